@@ -1,0 +1,37 @@
+# Two commands set up everything: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+
+.PHONY: run test lint-sample docs bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+## make run: set up and lint the bundled sample project
+run: $(STAMP)
+	$(BIN)/rocm-lint check fixtures/sample-project --output-format full --exit-zero
+
+## make test: set up with test dependencies and run every test
+test: $(TEST_STAMP)
+	$(BIN)/python -m pytest -q
+
+## make docs: regenerate docs/rules/ from the registry and the rule pages
+docs: $(STAMP)
+	$(BIN)/python -m rocm_lint.docgen docs/rules
+
+## make bench: compare rocm-lint with ruff and ast.parse on the torch wheel's sources
+bench: $(TEST_STAMP)
+	$(BIN)/python benchmarks/bench_python.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -1,0 +1,3 @@
+from rocm_lint.cli import main
+
+raise SystemExit(main())

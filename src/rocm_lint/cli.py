@@ -1,0 +1,147 @@
+"""``rocm-lint``: check, rule, rules."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import replace
+from typing import List, Optional, Sequence
+
+from rocm_lint import __version__
+from rocm_lint.config import Config, ConfigError, _codes, discover
+from rocm_lint.output import FORMATS
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _code_list(value: str) -> List[str]:
+    try:
+        return list(_codes(value, "codes"))
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rocm-lint",
+        description="Find NVIDIA-only code that breaks, hangs or silently computes wrong results on AMD ROCm.",
+    )
+    parser.add_argument("--version", action="version", version=f"rocm-lint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="lint files and directories (default: the current directory)")
+    check.add_argument("paths", nargs="*", metavar="PATH")
+    check.add_argument("--select", type=_code_list, metavar="CODES",
+                       help="codes or prefixes to enable (replaces the configured selection)")
+    check.add_argument("--extend-select", type=_code_list, metavar="CODES", default=[],
+                       help="codes or prefixes to enable in addition")
+    check.add_argument("--ignore", type=_code_list, metavar="CODES", default=[],
+                       help="codes or prefixes to disable")
+    check.add_argument("--output-format", choices=FORMATS, default=None,
+                       help="default: full on a terminal, else concise")
+    check.add_argument("--statistics", action="store_true", help="print a count per code instead of findings")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    check.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                       help="worker processes (default: number of CPUs)")
+    check.add_argument("--config", metavar="FILE", help="read settings from FILE instead of pyproject.toml")
+    check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+
+    rule = sub.add_parser("rule", help="print a rule's documentation")
+    rule.add_argument("code", metavar="CODE")
+
+    rules = sub.add_parser("rules", help="list every rule")
+    rules.add_argument("--json", action="store_true", help="machine-readable catalogue")
+    return parser
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"rocm-lint: error: {message}\n")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from rocm_lint.engine import check_paths
+    from rocm_lint.output import render
+    from rocm_lint.output.text import render_statistics
+
+    paths = args.paths or ["."]
+    try:
+        config = discover(paths, args.config)
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_ERROR
+    if args.select is not None:
+        config = replace(config, select=tuple(args.select), extend_select=())
+    if args.extend_select:
+        config = replace(config, extend_select=config.extend_select + tuple(args.extend_select))
+    if args.ignore:
+        config = replace(config, ignore=config.ignore + tuple(args.ignore))
+    if args.jobs is not None and args.jobs < 1:
+        _error("--jobs must be at least 1")
+        return EXIT_ERROR
+
+    report = check_paths(paths, config, jobs=args.jobs)
+    out = sys.stdout
+    fmt = args.output_format or ("full" if out.isatty() else "concise")
+    if args.statistics:
+        render_statistics(report.findings, out)
+    else:
+        render(fmt, report.findings, out, color=out.isatty() and not os.environ.get("NO_COLOR"))
+    out.flush()
+    for err in report.errors:
+        _error(str(err))
+    if not args.quiet and fmt != "json":
+        n = len(report.findings)
+        summary = f"Found {n} finding{'s' if n != 1 else ''} in {report.files_checked} file{'s' if report.files_checked != 1 else ''}."
+        if not n:
+            summary = f"All checks passed ({report.files_checked} file{'s' if report.files_checked != 1 else ''})."
+        if report.errors:
+            summary += f" {len(report.errors)} file{'s' if len(report.errors) != 1 else ''} could not be analysed."
+        sys.stderr.write(summary + "\n")
+    if report.errors:
+        return EXIT_ERROR
+    if report.findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def cmd_rule(args: argparse.Namespace) -> int:
+    from rocm_lint.registry import get_rule
+
+    rule = get_rule(args.code)
+    if rule is None:
+        _error(f"unknown rule {args.code!r}; `rocm-lint rules` lists them")
+        return EXIT_ERROR
+    sys.stdout.write(rule.doc)
+    return EXIT_CLEAN
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from rocm_lint.registry import all_rules
+
+    rules = all_rules()
+    if args.json:
+        json.dump([r.as_dict() for r in rules], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_CLEAN
+    for r in rules:
+        fix = r.fix.value if r.fix else "-"
+        sys.stdout.write(f"{r.code}  {r.name:<28} fix:{fix:<8} {r.summary}\n")
+    return EXIT_CLEAN
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_ERROR
+    handler = {"check": cmd_check, "rule": cmd_rule, "rules": cmd_rules}[args.command]
+    try:
+        return handler(args)
+    except KeyboardInterrupt:  # pragma: no cover
+        return 130
+    except BrokenPipeError:  # pragma: no cover - `rocm-lint check | head`
+        sys.stderr.close()
+        return EXIT_CLEAN

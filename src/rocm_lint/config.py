@@ -1,0 +1,201 @@
+"""Configuration: ``[tool.rocm-lint]`` in pyproject.toml, overridden by the command line."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
+# Predicates that are true exactly on ROCm (matched on the last dotted component,
+# or on the whole dotted tail when the entry has a dot), used bare or called.
+DEFAULT_ROCM_PREDICATES: Tuple[str, ...] = (
+    "is_rocm", "is_hip", "IS_ROCM", "IS_HIP", "IS_HIP_EXTENSION", "HIP_ENVIRONMENT",
+    "IS_ROCM_SYSTEM", "TEST_WITH_ROCM", "is_rocm_pytorch", "USE_ROCM", "ROCM_HOME",
+    "current_platform.is_rocm",
+)
+# Predicates that are true exactly on NVIDIA CUDA.  Deliberately narrow:
+# ``tensor.is_cuda`` and ``torch.cuda.is_available()`` are True on ROCm too.
+DEFAULT_CUDA_PREDICATES: Tuple[str, ...] = ("current_platform.is_cuda",)
+# Test decorators that skip the decorated test on ROCm.
+DEFAULT_ROCM_SKIP_DECORATORS: Tuple[str, ...] = ("skipIfRocm", "skip_if_rocm", "skipIfHip")
+
+DEFAULT_EXCLUDE: Tuple[str, ...] = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox",
+    ".pants.d", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", "__pypackages__",
+    "_build", "buck-out", "dist", "node_modules", "site-packages", "venv", "__pycache__",
+)
+
+_CODE_RE = re.compile(r"^ROC[0-9]{0,3}$")
+
+
+class ConfigError(Exception):
+    """A configuration problem: reported on one line, exit code 2."""
+
+
+@dataclass(frozen=True)
+class Config:
+    select: Tuple[str, ...] = ("ROC",)
+    extend_select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: Tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    rocm_predicates: Tuple[str, ...] = DEFAULT_ROCM_PREDICATES
+    cuda_predicates: Tuple[str, ...] = DEFAULT_CUDA_PREDICATES
+    rocm_skip_decorators: Tuple[str, ...] = DEFAULT_ROCM_SKIP_DECORATORS
+    root: Optional[Path] = None  # the directory that holds the config file
+    source: Optional[Path] = None
+
+    def is_enabled(self, code: str) -> bool:
+        """flake8's decision: the longest matching selector wins, ignore wins ties."""
+        sel = max((len(s) for s in self.select + self.extend_select if code.startswith(s)), default=-1)
+        ign = max((len(s) for s in self.ignore if code.startswith(s)), default=-1)
+        return sel >= 0 and sel > ign
+
+    def enabled_codes(self, codes: Sequence[str]) -> FrozenSet[str]:
+        return frozenset(c for c in codes if self.is_enabled(c))
+
+    def ignored_for(self, path: str) -> Tuple[str, ...]:
+        """Codes (prefixes) that per-file-ignores switches off for ``path``."""
+        rel = self._relative(path)
+        out: List[str] = []
+        for pattern, codes in self.per_file_ignores:
+            if _glob_match(rel, pattern):
+                out.extend(codes)
+        return tuple(out)
+
+    def _relative(self, path: str) -> str:
+        p = Path(path)
+        if self.root is not None:
+            try:
+                return p.resolve().relative_to(self.root.resolve()).as_posix()
+            except ValueError:
+                pass
+        return p.as_posix()
+
+
+def _glob_match(rel: str, pattern: str) -> bool:
+    # Like ruff: a pattern without a slash matches the file name anywhere.
+    if "/" not in pattern:
+        return fnmatch.fnmatch(Path(rel).name, pattern) or fnmatch.fnmatch(rel, pattern)
+    return fnmatch.fnmatch(rel, pattern.lstrip("./"))
+
+
+def _codes(value: object, key: str) -> Tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v for v in re.split(r"[,\s]+", value) if v]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"'{key}' must be a list of rule codes, got {value!r}")
+    out = tuple(v.strip().upper() for v in value)
+    for code in out:
+        if not _CODE_RE.match(code):
+            raise ConfigError(f"'{key}': {code!r} is not a rocm-lint code or prefix (ROC, ROC6, ROC601)")
+    return out
+
+
+def _strings(value: object, key: str) -> Tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"'{key}' must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+_KEYS = {
+    "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude",
+    "respect-gitignore", "rocm-predicates", "extend-rocm-predicates", "cuda-predicates",
+    "extend-cuda-predicates", "rocm-skip-decorators",
+}
+
+
+def from_table(table: dict, base: Config = Config(), source: Optional[Path] = None) -> Config:
+    """Build a Config from a ``[tool.rocm-lint]`` table (keys in kebab-case)."""
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(_KEYS))}")
+    cfg = base
+    if "select" in table:
+        cfg = replace(cfg, select=_codes(table["select"], "select"))
+    if "extend-select" in table:
+        cfg = replace(cfg, extend_select=_codes(table["extend-select"], "extend-select"))
+    if "ignore" in table:
+        cfg = replace(cfg, ignore=_codes(table["ignore"], "ignore"))
+    if "per-file-ignores" in table:
+        pfi = table["per-file-ignores"]
+        if not isinstance(pfi, dict):
+            raise ConfigError("'per-file-ignores' must be a table of glob = [codes]")
+        cfg = replace(cfg, per_file_ignores=tuple(
+            (str(k), _codes(v, f"per-file-ignores.{k}")) for k, v in pfi.items()))
+    if "exclude" in table:
+        cfg = replace(cfg, exclude=_strings(table["exclude"], "exclude"))
+    if "extend-exclude" in table:
+        cfg = replace(cfg, extend_exclude=_strings(table["extend-exclude"], "extend-exclude"))
+    if "respect-gitignore" in table:
+        if not isinstance(table["respect-gitignore"], bool):
+            raise ConfigError("'respect-gitignore' must be true or false")
+        cfg = replace(cfg, respect_gitignore=table["respect-gitignore"])
+    for key, attr in (("rocm-predicates", "rocm_predicates"), ("cuda-predicates", "cuda_predicates"),
+                      ("rocm-skip-decorators", "rocm_skip_decorators")):
+        if key in table:
+            cfg = replace(cfg, **{attr: _strings(table[key], key)})
+    for key, attr in (("extend-rocm-predicates", "rocm_predicates"),
+                      ("extend-cuda-predicates", "cuda_predicates")):
+        if key in table:
+            cfg = replace(cfg, **{attr: getattr(cfg, attr) + _strings(table[key], key)})
+    if source is not None:
+        cfg = replace(cfg, root=source.parent, source=source)
+    return cfg
+
+
+def load_file(path: Path) -> Config:
+    """Read ``[tool.rocm-lint]`` from pyproject.toml (or a bare table from any other TOML file)."""
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("rocm-lint", {})
+    else:
+        table = data.get("tool", {}).get("rocm-lint", data)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.rocm-lint] must be a table")
+    try:
+        return from_table(table, source=path)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def find_config(start: Path) -> Optional[Path]:
+    """The nearest pyproject.toml with a [tool.rocm-lint] table, from ``start`` upwards."""
+    start = start.resolve()
+    for directory in [start, *start.parents]:
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                text = candidate.read_text("utf-8", errors="replace")
+            except OSError:
+                continue
+            if re.search(r"^\s*\[tool\.rocm-lint", text, re.M):
+                return candidate
+    return None
+
+
+def discover(paths: Sequence[str], explicit: Optional[str] = None) -> Config:
+    if explicit:
+        return load_file(Path(explicit))
+    anchor = Path(paths[0]) if paths else Path.cwd()
+    if anchor.is_file() or not anchor.exists():
+        anchor = anchor.parent if str(anchor.parent) else Path.cwd()
+    found = find_config(anchor if str(anchor) else Path.cwd())
+    return load_file(found) if found else Config()

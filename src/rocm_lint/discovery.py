@@ -1,0 +1,141 @@
+"""Which files to check: walk the given paths, honouring .gitignore and excludes.
+
+Like ruff: files named explicitly on the command line are always checked (if
+they are of a kind rocm-lint reads); directories are walked without following
+symlinked directories, skipping excluded names and git-ignored paths.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from rocm_lint.config import Config
+from rocm_lint.finding import FileError
+
+# File kinds the analysers read. (Only Python has rules today; the CUDA and
+# config scanners add their suffixes here.)
+LANGUAGE_BY_SUFFIX: Dict[str, str] = {".py": "python"}
+
+
+def language_of(path: Union[str, Path]) -> Optional[str]:
+    return LANGUAGE_BY_SUFFIX.get(Path(path).suffix.lower())
+
+
+class _GitIgnore:
+    """Stacked .gitignore files from the walk root down (pathspec's gitwildmatch)."""
+
+    def __init__(self) -> None:
+        self._specs: Dict[Path, object] = {}
+
+    def spec_for(self, directory: Path):
+        if directory not in self._specs:
+            spec = None
+            ignore_file = directory / ".gitignore"
+            if ignore_file.is_file():
+                try:
+                    import pathspec
+
+                    lines = ignore_file.read_text("utf-8", errors="replace").splitlines()
+                    spec = pathspec.PathSpec.from_lines("gitwildmatch", lines)
+                except (OSError, ValueError):
+                    spec = None
+            self._specs[directory] = spec
+        return self._specs[directory]
+
+    def ignored(self, path: Path, is_dir: bool, chain: Sequence[Path]) -> bool:
+        for directory in chain:
+            spec = self.spec_for(directory)
+            if spec is None:
+                continue
+            rel = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
+            if spec.match_file(rel):
+                return True
+        return False
+
+
+def _git_root_chain(start: Path) -> List[Path]:
+    """Directories from the enclosing git work tree's root down to ``start``."""
+    start = start.resolve()
+    chain = [start]
+    for parent in start.parents:
+        if (chain[-1] / ".git").exists():
+            break
+        chain.append(parent)
+    if not (chain[-1] / ".git").exists():
+        return [start]  # not in a git work tree: only .gitignore files below start count
+    return list(reversed(chain))
+
+
+def _excluded(name: str, rel: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p.rstrip("/")) for p in patterns)
+
+
+def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, FileError]]:
+    """Yield file paths to check, or FileErrors for paths that cannot be walked."""
+    patterns = tuple(config.exclude) + tuple(config.extend_exclude)
+    seen = set()
+    gitignore = _GitIgnore()
+    for raw in paths:
+        path = Path(raw)
+        if not os.path.lexists(raw):
+            yield FileError(raw, "no such file or directory")
+            continue
+        if path.is_symlink() and not path.exists():
+            try:
+                os.stat(raw)
+                reason = "broken symbolic link"
+            except OSError as exc:
+                reason = exc.strerror.lower() if exc.strerror else "broken symbolic link"
+            yield FileError(raw, reason)
+            continue
+        if path.is_file() or not path.is_dir():
+            key = os.path.realpath(raw)
+            if key not in seen:
+                seen.add(key)
+                if language_of(path) is not None:
+                    yield raw
+            continue
+        chain = _git_root_chain(path) if config.respect_gitignore else []
+        base_chain = [d for d in chain if d != path.resolve()]
+        root_resolved = path.resolve()
+        for dirpath, dirnames, filenames in os.walk(raw, onerror=None, followlinks=False):
+            here = Path(dirpath)
+            here_resolved = root_resolved / here.relative_to(path) if here != path else root_resolved
+            dir_chain = base_chain + _chain_below(root_resolved, here_resolved) if config.respect_gitignore else []
+            rel_base = here.relative_to(path)
+            keep = []
+            for d in sorted(dirnames):
+                rel = (rel_base / d).as_posix()
+                if _excluded(d, rel, patterns):
+                    continue
+                if dir_chain and gitignore.ignored(here_resolved / d, True, dir_chain):
+                    continue
+                keep.append(d)
+            dirnames[:] = keep
+            for f in sorted(filenames):
+                if language_of(f) is None:
+                    continue
+                rel = (rel_base / f).as_posix()
+                if _excluded(f, rel, patterns):
+                    continue
+                if dir_chain and gitignore.ignored(here_resolved / f, False, dir_chain):
+                    continue
+                full = os.path.join(dirpath, f)
+                key = os.path.realpath(full)
+                if key in seen:
+                    continue
+                seen.add(key)
+                if os.path.islink(full) and not os.path.exists(full):
+                    yield FileError(full, "broken symbolic link")
+                    continue
+                yield full
+
+
+def _chain_below(root: Path, here: Path) -> List[Path]:
+    chain = [root]
+    for part in here.relative_to(root).parts:
+        chain.append(chain[-1] / part)
+    return chain

@@ -1,0 +1,166 @@
+"""The engine: read a file, pick its analyser, apply suppressions, collect findings.
+
+Every front end (CLI, flake8, LSP) goes through here or through
+:func:`analyse_python_tree`, so a rule runs the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import tokenize
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple, Union
+
+from rocm_lint import noqa
+from rocm_lint.config import Config
+from rocm_lint.discovery import iter_files, language_of
+from rocm_lint.finding import FileError, Finding
+from rocm_lint.registry import all_rules
+
+MAX_FILE_BYTES = 16 * 1024 * 1024  # larger files are reported and skipped
+
+
+@dataclass
+class Report:
+    findings: List[Finding] = field(default_factory=list)
+    errors: List[FileError] = field(default_factory=list)
+    files_checked: int = 0
+
+
+# -- rule selection ----------------------------------------------------------------------
+@lru_cache(maxsize=64)
+def _triggers(codes: FrozenSet[str], language: str) -> Tuple[Tuple[str, ...], Optional["re.Pattern[str]"]]:
+    words = sorted({t for r in all_rules() if r.code in codes and language in r.languages for t in r.triggers})
+    if not words:
+        return (), None
+    return tuple(words), re.compile("|".join(map(re.escape, words)))
+
+
+def enabled_codes(config: Config, path: Optional[str] = None) -> FrozenSet[str]:
+    codes = config.enabled_codes([r.code for r in all_rules()])
+    if path is not None:
+        off = config.ignored_for(path)
+        if off:
+            codes = frozenset(c for c in codes if not c.startswith(off))
+    return codes
+
+
+@lru_cache(maxsize=1)
+def python_codes() -> FrozenSet[str]:
+    """Every registered Python code (flake8 gets them all and selects itself)."""
+    return frozenset(r.code for r in all_rules() if "python" in r.languages)
+
+
+# -- reading -----------------------------------------------------------------------------
+def read_source(path: str) -> Union[str, FileError]:
+    """Decode a source file the way Python would (PEP 263 cookie, BOM), or say why not."""
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            return FileError(path, f"file too large ({size} bytes, limit {MAX_FILE_BYTES}); skipped")
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return FileError(path, f"cannot read: {(exc.strerror or str(exc)).lower()}")
+    return decode_source(path, data)
+
+
+def decode_source(path: str, data: bytes) -> Union[str, FileError]:
+    if b"\0" in data:
+        return FileError(path, "binary file (contains NUL bytes); skipped")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return FileError(path, f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}")
+    try:
+        return data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
+        where = f" at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
+        return FileError(path, f"cannot decode as {encoding}{where}: {reason}")
+
+
+# -- Python ------------------------------------------------------------------------------
+def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
+                        codes: FrozenSet[str]) -> List[Finding]:
+    """Run the enabled Python rules on an already parsed module (flake8 calls this)."""
+    from rocm_lint.python.analyzer import Analyzer, ModuleContext, extend_with_bound_names, trigger_lines
+
+    words, pattern = _triggers(codes, "python")
+    if pattern is None or not any(w in text for w in words):
+        return []
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    ctx = ModuleContext(path, tree, config)
+    lines = extend_with_bound_names(text, trigger_lines(text, pattern), ctx)
+    findings = Analyzer(ctx, set(codes), lines).run()
+    findings.sort()
+    return findings
+
+
+def check_python_source(path: str, text: str, config: Config,
+                        codes: Optional[FrozenSet[str]] = None) -> Union[List[Finding], FileError]:
+    codes = enabled_codes(config, path) if codes is None else codes
+    words, _ = _triggers(codes, "python")
+    if not any(w in text for w in words):
+        return []  # the fast path: most files never reach the parser
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}, column {exc.offset}" if exc.lineno else "unknown position"
+        return FileError(path, f"syntax error at {where}: {exc.msg}")
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return FileError(path, f"cannot parse: {type(exc).__name__}: {exc}")
+    try:
+        findings = analyse_python_tree(path, text, tree, config, codes)
+    except RecursionError:
+        return FileError(path, "cannot analyse: nesting too deep")
+    return noqa.filter_findings(findings, text)
+
+
+# -- files -------------------------------------------------------------------------------
+def check_file(path: str, config: Config) -> Union[List[Finding], FileError]:
+    language = language_of(path)
+    text = read_source(path)
+    if isinstance(text, FileError):
+        return text
+    if language == "python":
+        return check_python_source(path, text, config)
+    return []
+
+
+def _check_many(args: Tuple[Sequence[str], Config]) -> List[Union[List[Finding], FileError]]:
+    paths, config = args
+    return [check_file(p, config) for p in paths]
+
+
+def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None) -> Report:
+    report = Report()
+    files: List[str] = []
+    for item in iter_files(paths, config):
+        if isinstance(item, FileError):
+            report.errors.append(item)
+        else:
+            files.append(item)
+    report.files_checked = len(files)
+    jobs = jobs or os.cpu_count() or 1
+    # Processes pay for themselves only on bigger trees (start-up is ~50 ms each).
+    if jobs > 1 and len(files) >= 200:
+        chunks = [files[i::jobs * 4] for i in range(jobs * 4)]
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = [r for batch in pool.map(_check_many, [(c, config) for c in chunks]) for r in batch]
+    else:
+        results = [check_file(p, config) for p in files]
+    for result in results:
+        if isinstance(result, FileError):
+            report.errors.append(result)
+        else:
+            report.findings.extend(result)
+    report.findings.sort()
+    report.errors.sort(key=lambda e: e.path)
+    return report

@@ -1,0 +1,59 @@
+"""flake8 adapter: ``flake8 --select ROC``.
+
+A thin shim over the engine: it reuses the AST flake8 already parsed (no
+second parse), yields every Python finding, and leaves selection and
+``# noqa`` to flake8 itself.  Gate settings come from ``[tool.rocm-lint]`` in
+the nearest pyproject.toml, extended by ``--rocm-predicates``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Iterator, List, Optional, Tuple
+
+from rocm_lint import __version__
+
+
+class RocmLintPlugin:
+    name = "rocm-lint"
+    version = __version__
+
+    _config = None
+    _extra_predicates: Tuple[str, ...] = ()
+
+    def __init__(self, tree: ast.AST, filename: str, lines: List[str]) -> None:
+        self.tree = tree
+        self.filename = filename
+        self.lines = lines
+
+    @classmethod
+    def add_options(cls, option_manager) -> None:
+        option_manager.add_option(
+            "--rocm-predicates", default="", parse_from_config=True, comma_separated_list=True,
+            help="extra names that are true exactly on ROCm (e.g. MY_IS_AMD, platform.is_amd)",
+        )
+
+    @classmethod
+    def parse_options(cls, options) -> None:
+        cls._extra_predicates = tuple(getattr(options, "rocm_predicates", None) or ())
+        cls._config = None
+
+    @classmethod
+    def config(cls):
+        if cls._config is None:
+            from rocm_lint.config import Config, ConfigError, discover
+
+            try:
+                cfg = discover(["."])
+            except ConfigError:
+                cfg = Config()
+            cls._config = replace(cfg, rocm_predicates=cfg.rocm_predicates + cls._extra_predicates)
+        return cls._config
+
+    def run(self) -> Iterator[Tuple[int, int, str, type]]:
+        from rocm_lint.engine import analyse_python_tree, python_codes
+
+        text = "".join(self.lines)
+        for f in analyse_python_tree(self.filename, text, self.tree, self.config(), python_codes()):
+            yield f.line, f.col, f"{f.code} {f.message}", type(self)

@@ -1,0 +1,95 @@
+"""``# noqa`` exactly as flake8 reads it (and as ruff accepts it).
+
+* ``# noqa`` on a line suppresses every finding on it; ``# noqa: ROC101,ROC2``
+  suppresses those codes and prefixes (flake8 matches prefixes too).
+* A noqa comment anywhere in a multi-line statement or string covers all of
+  its lines (flake8's logical-line mapping).
+* ``# flake8: noqa`` or ``# ruff: noqa`` on a line of its own skips the file;
+  ``# ruff: noqa: ROC101`` skips those codes in the file.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+
+# flake8/defaults.py: NOQA_INLINE_REGEXP
+NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.I)
+NOQA_FILE = re.compile(r"^\s*# (?:flake8|ruff)[:=]\s*noqa(?P<codes>:\s?[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*)?\s*$",
+                       re.I | re.M)
+_SPLIT = re.compile(r"[,\s]+")
+
+def file_exemption(text: str) -> Tuple[bool, FrozenSet[str]]:
+    """(skip whole file, codes exempted file-wide)."""
+    codes: List[str] = []
+    for m in NOQA_FILE.finditer(text):
+        if m.group("codes") is None:
+            return True, frozenset()
+        else:
+            codes.extend(c for c in _SPLIT.split(m.group("codes").lstrip(":").strip()) if c)
+    return False, frozenset(c.upper() for c in codes)
+
+
+def _logical_line_mapping(text: str) -> Dict[int, str]:
+    """flake8's FileProcessor._noqa_line_mapping: line -> text of its whole logical line."""
+    lines = text.splitlines(keepends=True)
+    mapping: Dict[int, str] = {}
+    lo, hi = len(lines) + 2, -1
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (tokenize.ENDMARKER, tokenize.DEDENT):
+                continue
+            lo = min(lo, tok.start[0])
+            hi = max(hi, tok.end[0])
+            if tok.type in (tokenize.NL, tokenize.NEWLINE):
+                joined = "".join(lines[lo - 1:hi])
+                for n in range(lo, hi + 1):
+                    mapping[n] = joined
+                lo, hi = len(lines) + 2, -1
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return {}
+    return mapping
+
+
+class NoqaIndex:
+    """Answers "is this code suppressed on this line?" for one file."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._mapping: Optional[Dict[int, str]] = None
+        self._lines: Optional[List[str]] = None
+
+    def _line_text(self, line: int) -> str:
+        if self._mapping is None:
+            self._mapping = _logical_line_mapping(self.text)
+        if line in self._mapping:
+            return self._mapping[line]
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+
+    def suppresses(self, line: int, code: str) -> bool:
+        m = NOQA_INLINE.search(self._line_text(line))
+        if m is None:
+            return False
+        codes_str = m.group("codes")
+        if codes_str is None:
+            return True
+        codes = tuple(c.strip().upper() for c in _SPLIT.split(codes_str) if c.strip())
+        return code in codes or code.startswith(codes)
+
+
+def filter_findings(findings: Iterable, text: str) -> list:
+    """Drop findings suppressed by noqa comments (the CLI path; flake8 does its own)."""
+    findings = list(findings)
+    if not findings or "noqa" not in text.lower():
+        return findings
+    skip_file, file_codes = file_exemption(text)
+    if skip_file:
+        return []
+    index = NoqaIndex(text)
+    exempt = tuple(file_codes)
+    return [f for f in findings
+            if not (exempt and f.code.startswith(exempt)) and not index.suppresses(f.line, f.code)]

@@ -1,0 +1,42 @@
+"""ruff's JSON shape, so tools that read ``ruff --output-format json`` read ours."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import List, TextIO
+
+from rocm_lint.finding import Finding
+from rocm_lint.registry import get_rule
+
+
+def finding_to_json(f: Finding) -> dict:
+    rule = get_rule(f.code)
+    fix = None
+    if f.fix is not None:
+        fix = {
+            "applicability": f.fix.applicability.value,
+            "message": f.fix.message,
+            "edits": [
+                {"content": e.content,
+                 "location": {"row": e.start[0], "column": e.start[1] + 1},
+                 "end_location": {"row": e.end[0], "column": e.end[1] + 1}}
+                for e in f.fix.edits
+            ],
+        }
+    return {
+        "cell": None,
+        "code": f.code,
+        "end_location": {"row": f.end_line or f.line, "column": (f.end_col if f.end_line else f.col) + 1},
+        "filename": os.path.abspath(f.path),
+        "fix": fix,
+        "location": {"row": f.line, "column": f.col + 1},
+        "message": f.message,
+        "noqa_row": f.line,
+        "url": rule.url if rule else None,
+    }
+
+
+def render_json(findings: List[Finding], out: TextIO) -> None:
+    json.dump([finding_to_json(f) for f in findings], out, indent=2)
+    out.write("\n")

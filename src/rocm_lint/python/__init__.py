@@ -1,0 +1,1 @@
+"""The Python analyser: stdlib ``ast`` plus gate analysis. Never LibCST, never torch."""

@@ -1,0 +1,305 @@
+"""Walk a module once, tracking gates, and run the registered Python checkers.
+
+The walk is pruned: a statement is only entered when one of its lines holds a
+trigger word of an enabled rule (or a name bound on such a line).  Statements
+that are skipped still feed the gate analysis (early exits such as
+``if torch.version.hip: return`` change what follows).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+
+from rocm_lint.config import Config
+from rocm_lint.finding import Finding
+from rocm_lint.python.gates import NVIDIA, ROCM, Fact, GateAnalysis
+from rocm_lint.python.names import ImportMap
+from rocm_lint.registry import PythonChecker, python_checkers
+
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
+
+
+class State(NamedTuple):
+    """What is known about the code being visited."""
+
+    nvidia_only: bool = False  # only ever runs where ROCm is not in use
+    rocm_only: bool = False  # only ever runs on ROCm
+    import_guarded: bool = False  # inside ``try:`` whose handler catches ImportError
+    in_function: bool = False
+
+    def apply(self, fact: Fact) -> "State":
+        if fact == NVIDIA and not self.nvidia_only:
+            return self._replace(nvidia_only=True)
+        if fact == ROCM and not self.rocm_only:
+            return self._replace(rocm_only=True)
+        return self
+
+
+class ModuleContext:
+    """Everything a checker may ask about the module; ``state`` is the current node's."""
+
+    def __init__(self, path: str, tree: ast.Module, config: Config) -> None:
+        self.path = path
+        self.tree = tree
+        self.config = config
+        self.imports = ImportMap()
+        self.gates = GateAnalysis(self.imports, config.rocm_predicates, config.cuda_predicates)
+        self.state = State()
+        # Names assigned exactly once anywhere in the module, with their value:
+        # lets ``MODE = "reduce-overhead"; torch.compile(m, mode=MODE)`` resolve.
+        self.single_bindings: Dict[str, ast.AST] = {}
+        self._learn(tree)
+
+    def _learn(self, tree: ast.Module) -> None:
+        assignments: List[Tuple[ast.AST, ast.AST]] = []
+        functions: List[ast.AST] = []
+        counts: Dict[str, int] = {}
+        for stmt in _statements(tree.body):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                self.imports.add_import(stmt)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    assignments.append((target, stmt.value))
+                    if isinstance(target, ast.Name):
+                        counts[target.id] = counts.get(target.id, 0) + 1
+                        if len(targets) == 1:
+                            self.single_bindings[target.id] = stmt.value
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.append(stmt)
+        for name, n in counts.items():
+            if n > 1:
+                self.single_bindings.pop(name, None)
+        for target, value in assignments:
+            if isinstance(target, ast.Name) and counts.get(target.id) == 1:
+                self.imports.add_alias(target.id, value)
+        for fn in functions:
+            self.gates.learn_function(fn)
+        for target, value in assignments:
+            self.gates.learn_assignment(target, value)
+        for fn in functions:
+            self.gates.learn_function(fn)
+
+    # -- helpers for checkers ----------------------------------------------------------
+    def qualname(self, node: ast.AST) -> Optional[str]:
+        return self.imports.qualname(node)
+
+    def resolve(self, node: ast.AST) -> ast.AST:
+        """Follow a name bound once in the module to its value (one step)."""
+        if isinstance(node, ast.Name) and node.id in self.single_bindings:
+            return self.single_bindings[node.id]
+        return node
+
+    def constant(self, node: ast.AST) -> object:
+        """The constant value of ``node`` (following single bindings), else ``...``."""
+        node = self.resolve(node)
+        if isinstance(node, ast.Constant):
+            return node.value
+        return ...
+
+    def string_text(self, node: ast.AST) -> Optional[str]:
+        """The literal text of a string, f-string or ``"a" + "b"``; ``{}`` for holes."""
+        node = self.resolve(node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.JoinedStr):
+            return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.string_text(node.left), self.string_text(node.right)
+            if left is not None or right is not None:
+                return (left or "{}") + (right or "{}")
+        return None
+
+
+def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included (no expressions: this stays cheap)."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        nested: List[ast.stmt] = []
+        for name in ("body", "orelse", "finalbody"):
+            nested.extend(getattr(stmt, name, None) or ())
+        for clause in list(getattr(stmt, "handlers", None) or ()) + list(getattr(stmt, "cases", None) or ()):
+            nested.extend(clause.body)
+        stack.extend(reversed(nested))
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    decorators = getattr(stmt, "decorator_list", None)
+    if decorators:
+        return min(stmt.lineno, *(d.lineno for d in decorators))
+    return stmt.lineno
+
+
+class Analyzer:
+    """One walk of one module, dispatching nodes to the enabled checkers."""
+
+    def __init__(self, ctx: ModuleContext, enabled: Set[str], lines_of_interest: Optional[List[int]]) -> None:
+        self.ctx = ctx
+        self.enabled = enabled
+        self.lines = lines_of_interest  # sorted; None means "visit everything"
+        self.dispatch: Dict[type, List[PythonChecker]] = {}
+        for checker in python_checkers():
+            if checker.codes & enabled:
+                for t in checker.node_types:
+                    self.dispatch.setdefault(t, []).append(checker)
+        self.findings: List[Finding] = []
+
+    def run(self) -> List[Finding]:
+        self.walk_block(self.ctx.tree.body, State())
+        return self.findings
+
+    # -- pruning ----------------------------------------------------------------------
+    def touches(self, stmt: ast.stmt) -> bool:
+        if self.lines is None:
+            return True
+        lo = _first_line(stmt)
+        hi = getattr(stmt, "end_lineno", None) or lo
+        i = bisect.bisect_left(self.lines, lo)
+        return i < len(self.lines) and self.lines[i] <= hi
+
+    # -- statements -------------------------------------------------------------------
+    def walk_block(self, stmts: Sequence[ast.stmt], state: State) -> None:
+        gates = self.ctx.gates
+        for stmt in stmts:
+            if self.touches(stmt):
+                self.visit_stmt(stmt, state)
+            # Early exits: ``if torch.version.hip: return`` leaves NVIDIA-only code behind.
+            if isinstance(stmt, ast.If):
+                body_exits = gates.terminates(stmt.body)
+                else_exits = gates.terminates(stmt.orelse)
+                if body_exits != else_exits:
+                    t, f = gates.facts(stmt.test)
+                    state = state.apply(f if body_exits else t)
+            elif isinstance(stmt, ast.Assert):
+                state = state.apply(gates.facts(stmt.test)[0])
+
+    def visit_stmt(self, stmt: ast.stmt, state: State) -> None:
+        self.check(stmt, state)
+        gates = self.ctx.gates
+        if isinstance(stmt, ast.If):
+            t, f = gates.facts(stmt.test)
+            self.visit_expr(stmt.test, state)
+            self.walk_block(stmt.body, state.apply(t))
+            self.walk_block(stmt.orelse, state.apply(f))
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner = state
+            for dec in stmt.decorator_list:
+                self.visit_expr(dec, state)
+                inner = inner.apply(gates.decorator_facts(dec, self.ctx.config.rocm_skip_decorators)[0])
+            if isinstance(stmt, ast.ClassDef):
+                for node in stmt.bases + [k.value for k in stmt.keywords]:
+                    self.visit_expr(node, state)
+            else:
+                self.visit_expr(stmt.args, state)
+                if stmt.returns is not None:
+                    self.visit_expr(stmt.returns, state)
+                inner = inner._replace(in_function=True)
+            self.walk_block(stmt.body, inner)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            guarded = state.import_guarded or any(_catches_import_error(h) for h in stmt.handlers)
+            self.walk_block(stmt.body, state._replace(import_guarded=guarded))
+            for handler in stmt.handlers:
+                if handler.type is not None:
+                    self.visit_expr(handler.type, state)
+                self.walk_block(handler.body, state)
+            self.walk_block(stmt.orelse, state)
+            self.walk_block(stmt.finalbody, state)
+        else:
+            for _name, value in ast.iter_fields(stmt):
+                if isinstance(value, list):
+                    if value and isinstance(value[0], ast.stmt):
+                        self.walk_block(value, state)
+                    else:
+                        for item in value:
+                            if isinstance(item, ast.AST):
+                                self.visit_node(item, state)
+                elif isinstance(value, ast.AST):
+                    self.visit_node(value, state)
+
+    def visit_node(self, node: ast.AST, state: State) -> None:
+        if isinstance(node, ast.stmt):
+            self.visit_stmt(node, state)
+        elif isinstance(node, (ast.excepthandler,)) or type(node).__name__ == "match_case":
+            for child in ast.iter_child_nodes(node):
+                if not isinstance(child, ast.stmt):
+                    self.visit_expr(child, state)
+            self.walk_block(node.body, state)
+        else:
+            self.visit_expr(node, state)
+
+    # -- expressions ------------------------------------------------------------------
+    def visit_expr(self, node: ast.AST, state: State) -> None:
+        self.check(node, state)
+        gates = self.ctx.gates
+        if isinstance(node, ast.IfExp):
+            t, f = gates.facts(node.test)
+            self.visit_expr(node.test, state)
+            self.visit_expr(node.body, state.apply(t))
+            self.visit_expr(node.orelse, state.apply(f))
+        elif isinstance(node, ast.BoolOp):
+            acc = state
+            is_and = isinstance(node.op, ast.And)
+            for value in node.values:
+                self.visit_expr(value, acc)
+                t, f = gates.facts(value)
+                acc = acc.apply(t if is_and else f)
+        else:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):  # never happens in valid trees
+                    continue
+                self.visit_expr(child, state)
+
+    def check(self, node: ast.AST, state: State) -> None:
+        checkers = self.dispatch.get(type(node))
+        if not checkers or state.nvidia_only:
+            return
+        ctx = self.ctx
+        ctx.state = state
+        for checker in checkers:
+            for where, code, message in checker.fn(node, ctx):
+                if code in self.enabled:
+                    self.findings.append(Finding(
+                        ctx.path, where.lineno, where.col_offset, code, message,
+                        getattr(where, "end_lineno", None) or where.lineno,
+                        getattr(where, "end_col_offset", None) or where.col_offset,
+                    ))
+
+
+def _catches_import_error(handler: ast.excepthandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    for t in types:
+        name = t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", None)
+        if name in _IMPORT_ERRORS:
+            return True
+    return False
+
+
+def trigger_lines(text: str, pattern: "re.Pattern[str]", tree: Optional[ast.Module] = None) -> List[int]:
+    """Sorted line numbers that hold a trigger word."""
+    starts = [0]
+    find = text.find
+    pos = find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = find("\n", pos + 1)
+    return sorted({bisect.bisect_right(starts, m.start()) for m in pattern.finditer(text)})
+
+
+def extend_with_bound_names(text: str, lines: List[int], ctx: ModuleContext) -> List[int]:
+    """Add the lines that mention a name bound on a trigger line (``MODE = "reduce-overhead"``)."""
+    names = []
+    line_set = set(lines)
+    for name, value in ctx.single_bindings.items():
+        if value.lineno in line_set or (getattr(value, "end_lineno", value.lineno) in line_set):
+            names.append(name)
+    if not names:
+        return lines
+    pattern = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, names)))
+    return sorted(set(lines) | set(trigger_lines(text, pattern)))

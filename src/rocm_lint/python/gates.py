@@ -1,0 +1,222 @@
+"""Gate analysis: does a test expression tell us we are on ROCm, or on NVIDIA?
+
+``facts(expr)`` answers with a pair ``(when_true, when_false)``, each ROCM,
+NVIDIA or None (nothing known).  ``torch.version.hip is not None`` gives
+``(ROCM, NVIDIA)``; ``torch.version.cuda`` gives ``(NVIDIA, ROCM)``; ``not``
+swaps; ``and``/``or`` combine as logic says.  NVIDIA here means "not ROCm":
+code that only runs where the test says NVIDIA is never flagged.
+
+``torch.cuda.is_available()`` and ``tensor.is_cuda`` are *not* gates: both are
+True on ROCm, where HIP masquerades as CUDA.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterable, Optional, Tuple
+
+from rocm_lint.python.names import ImportMap, dotted
+
+ROCM = "rocm"
+NVIDIA = "nvidia"
+Fact = Optional[str]
+Facts = Tuple[Fact, Fact]
+UNKNOWN: Facts = (None, None)
+ON_ROCM: Facts = (ROCM, NVIDIA)
+ON_NVIDIA: Facts = (NVIDIA, ROCM)
+
+_HIP = "torch.version.hip"
+_CUDA = "torch.version.cuda"
+_VERSION_STRINGS = ("torch.__version__", "torch.version.__version__")
+# Calls that never return: a branch that ends in one is an early exit.
+_NORETURN = {
+    "sys.exit", "exit", "quit", "os._exit", "pytest.skip", "pytest.fail", "pytest.exit",
+    "self.skipTest", "unittest.SkipTest", "os.abort",
+}
+
+
+def swap(f: Facts) -> Facts:
+    return (f[1], f[0])
+
+
+def _match(tail: str, entries: Iterable[str]) -> bool:
+    last = tail.rsplit(".", 1)[-1]
+    for entry in entries:
+        if "." in entry:
+            if tail == entry or tail.endswith("." + entry):
+                return True
+        elif last == entry:
+            return True
+    return False
+
+
+class GateAnalysis:
+    def __init__(self, imports: ImportMap, rocm_predicates: Iterable[str],
+                 cuda_predicates: Iterable[str]) -> None:
+        self.imports = imports
+        self.rocm_predicates = tuple(rocm_predicates)
+        self.cuda_predicates = tuple(cuda_predicates)
+        # Inferred from the module: ``IS_HIP = torch.version.hip is not None``,
+        # ``self.is_rocm = ...``, ``def is_hip(): return torch.version.hip is not None``.
+        self.bound_names: Dict[str, Facts] = {}
+        self.bound_attrs: Dict[str, Facts] = {}
+        self.bound_functions: Dict[str, Facts] = {}
+
+    # -- learning the module's own predicates -------------------------------------
+    def learn_assignment(self, target: ast.AST, value: ast.AST) -> None:
+        f = self.facts(value)
+        if f == UNKNOWN:
+            return
+        if isinstance(target, ast.Name):
+            self.bound_names.setdefault(target.id, f)
+        elif isinstance(target, ast.Attribute):
+            self.bound_attrs.setdefault(target.attr, f)
+
+    def learn_function(self, fn: ast.AST) -> None:
+        """A function whose body is ``return <predicate>`` is a predicate itself."""
+        body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+            f = self.facts(body[0].value)
+            if f != UNKNOWN:
+                self.bound_functions.setdefault(fn.name, f)
+
+    # -- evaluating a test ----------------------------------------------------------
+    def facts(self, e: ast.AST) -> Facts:
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            return swap(self.facts(e.operand))
+        if isinstance(e, ast.BoolOp):
+            parts = [self.facts(v) for v in e.values]
+            if isinstance(e.op, ast.And):
+                # true: every operand true, so any operand's truth fact holds;
+                # false: some operand false, known only if all agree.
+                return (_any(p[0] for p in parts), _all(p[1] for p in parts))
+            return (_all(p[0] for p in parts), _any(p[1] for p in parts))
+        if isinstance(e, ast.NamedExpr):
+            return self.facts(e.value)
+        if isinstance(e, ast.Compare) and len(e.ops) == 1:
+            return self._compare(e.left, e.ops[0], e.comparators[0])
+        if isinstance(e, ast.Call):
+            return self._call(e)
+        if isinstance(e, (ast.Name, ast.Attribute)):
+            return self._reference(e)
+        if isinstance(e, ast.Subscript):
+            # torch.version.hip.split(".")[0] only evaluates without error on ROCm.
+            return (self._root_fact(e), None)
+        return UNKNOWN
+
+    def _reference(self, e: ast.AST) -> Facts:
+        qual = self.imports.qualname(e)
+        if qual == _HIP:
+            return ON_ROCM
+        if qual == _CUDA:
+            return ON_NVIDIA
+        if isinstance(e, ast.Name) and e.id in self.bound_names:
+            return self.bound_names[e.id]
+        if isinstance(e, ast.Attribute) and e.attr in self.bound_attrs:
+            return self.bound_attrs[e.attr]
+        tail = dotted(e)
+        if tail is not None:
+            if _match(tail, self.rocm_predicates):
+                return ON_ROCM
+            if _match(tail, self.cuda_predicates):
+                return ON_NVIDIA
+        return UNKNOWN
+
+    def _call(self, e: ast.Call) -> Facts:
+        func = e.func
+        qual = self.imports.qualname(func)
+        if qual in ("bool",) and len(e.args) == 1:
+            return self.facts(e.args[0])
+        if qual == "getattr" and len(e.args) >= 2 and self.imports.qualname(e.args[0]) == "torch.version":
+            attr = e.args[1]
+            if isinstance(attr, ast.Constant) and attr.value == "hip":
+                return ON_ROCM
+            if isinstance(attr, ast.Constant) and attr.value == "cuda":
+                return ON_NVIDIA
+            return UNKNOWN
+        if not e.args and not e.keywords:
+            if isinstance(func, ast.Name) and func.id in self.bound_functions:
+                return self.bound_functions[func.id]
+            if isinstance(func, ast.Attribute) and func.attr in self.bound_functions:
+                return self.bound_functions[func.attr]
+            ref = self._reference(func)
+            if ref != UNKNOWN:
+                return ref
+        # torch.version.hip.startswith("6"): evaluates (truthily) only on ROCm.
+        return (self._root_fact(func), None)
+
+    def _compare(self, left: ast.AST, op: ast.cmpop, right: ast.AST) -> Facts:
+        if isinstance(op, (ast.Is, ast.Eq, ast.IsNot, ast.NotEq)):
+            for a, b in ((left, right), (right, left)):
+                if isinstance(b, ast.Constant) and b.value is None:
+                    f = self.facts(a)
+                    return swap(f) if isinstance(op, (ast.Is, ast.Eq)) else f
+                if isinstance(b, ast.Constant) and isinstance(b.value, bool):
+                    f = self.facts(a)
+                    positive = b.value == isinstance(op, (ast.Is, ast.Eq))
+                    return f if positive else swap(f)
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, ast.Constant) \
+                and left.value in ("rocm", "hip", "+rocm") \
+                and self.imports.qualname(right) in _VERSION_STRINGS:
+            return ON_ROCM if isinstance(op, ast.In) else swap(ON_ROCM)
+        # torch.version.hip >= "6.0", version.parse(torch.version.cuda) >= ...:
+        # true only where the version string exists.
+        fact = self._root_fact(left) or self._root_fact(right)
+        return (fact, None)
+
+    def _root_fact(self, e: ast.AST) -> Fact:
+        """ROCM/NVIDIA when ``e`` reads torch.version.hip/cuda (directly or as an argument)."""
+        for node in ast.walk(e):
+            if isinstance(node, ast.Attribute):
+                qual = self.imports.qualname(node)
+                if qual == _HIP:
+                    return ROCM
+                if qual == _CUDA:
+                    return NVIDIA
+        return None
+
+    # -- control flow -----------------------------------------------------------------
+    def terminates(self, body: list) -> bool:
+        """Does this block always leave the enclosing block (return/raise/continue/break)?"""
+        if not body:
+            return False
+        last = body[-1]
+        if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+            return True
+        if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+            tail = dotted(last.value.func)
+            qual = self.imports.qualname(last.value.func)
+            return (qual in _NORETURN) or (tail in _NORETURN)
+        if isinstance(last, ast.If):
+            return self.terminates(last.body) and self.terminates(last.orelse)
+        return False
+
+    def decorator_facts(self, decorator: ast.AST, skip_decorators: Iterable[str]) -> Facts:
+        """Facts that hold inside a test decorated to skip on some platform.
+
+        Returned as (fact-in-body, None): the body runs only when the skip did not.
+        """
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        tail = dotted(target) or ""
+        last = tail.rsplit(".", 1)[-1]
+        if _match(tail, skip_decorators):
+            return (NVIDIA, None)
+        if isinstance(decorator, ast.Call) and decorator.args:
+            if last in ("skipIf", "skipif"):
+                return (self.facts(decorator.args[0])[1], None)
+            if last in ("skipUnless",):
+                return (self.facts(decorator.args[0])[0], None)
+        return UNKNOWN
+
+
+def _any(facts: Iterable[Fact]) -> Fact:
+    for f in facts:
+        if f is not None:
+            return f
+    return None
+
+
+def _all(facts: Iterable[Fact]) -> Fact:
+    facts = list(facts)
+    first = facts[0] if facts else None
+    return first if first is not None and all(f == first for f in facts) else None

@@ -1,0 +1,35 @@
+"""ROC3: caching-allocator and environment settings that HIP builds reject."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, Tuple
+
+from rocm_lint.finding import Applicability
+from rocm_lint.python.patterns import env_settings
+from rocm_lint.registry import python_checker, register
+
+register(
+    "ROC301", "allocator-max-split-size",
+    "max_split_size_mb in the allocator config: rejected by some HIP allocator builds",
+    triggers=("max_split_size_mb",),
+    fix=Applicability.SAFE,
+)
+
+ALLOC_CONF_VARS = {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}
+_MESSAGE = ("`max_split_size_mb` in {where} is rejected by some HIP allocator builds and, with "
+            "expandable_segments, grows memory on ROCm: leave it out when `is_rocm`")
+
+
+@python_checker(ast.Assign, ast.AnnAssign, ast.Call, ast.Dict, codes=("ROC301",))
+def find_max_split_size(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+    for where, name, value in env_settings(node, ctx):
+        text = ctx.string_text(value)
+        if name in ALLOC_CONF_VARS and text is not None and "max_split_size_mb" in text:
+            yield where, "ROC301", _MESSAGE.format(where=name)
+    if isinstance(node, ast.Call):
+        qual = ctx.qualname(node.func) or ""
+        if qual.rsplit(".", 1)[-1] in ("_set_allocator_settings", "set_allocator_settings") and node.args:
+            text = ctx.string_text(node.args[0])
+            if text is not None and "max_split_size_mb" in text:
+                yield node, "ROC301", _MESSAGE.format(where="the allocator settings")
