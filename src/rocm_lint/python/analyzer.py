@@ -88,16 +88,40 @@ class ModuleContext:
         return self.imports.qualname(node)
 
     def resolve(self, node: ast.AST) -> ast.AST:
-        """Follow a name bound once in the module to its value (one step)."""
-        if isinstance(node, ast.Name) and node.id in self.single_bindings:
-            return self.single_bindings[node.id]
+        """The expression ``node`` evaluates on ROCm, as far as it is known statically.
+
+        Follows a name bound once in the module to its value, and picks the ROCm
+        arm of a gated ternary (``"default" if is_rocm else "reduce-overhead"``).
+        """
+        for _ in range(8):  # bounded: bindings may refer to each other
+            if isinstance(node, ast.Name) and node.id in self.single_bindings:
+                node = self.single_bindings[node.id]
+            elif isinstance(node, ast.IfExp):
+                t, f = self.gates.facts(node.test)
+                if t == ROCM or f == NVIDIA:
+                    node = node.body
+                elif f == ROCM or t == NVIDIA:
+                    node = node.orelse
+                else:
+                    return node
+            else:
+                return node
         return node
 
     def constant(self, node: ast.AST) -> object:
-        """The constant value of ``node`` (following single bindings), else ``...``."""
+        """The constant value ``node`` has on ROCm, else ``...`` (unknown).
+
+        A ROCm predicate is True there and an NVIDIA one False, so
+        ``allow_tf32 = not is_rocm`` is known to be False on ROCm.
+        """
         node = self.resolve(node)
         if isinstance(node, ast.Constant):
             return node.value
+        t, f = self.gates.facts(node)
+        if t == NVIDIA or f == ROCM:
+            return False
+        if t == ROCM:
+            return True
         return ...
 
     def string_text(self, node: ast.AST) -> Optional[str]:

@@ -134,6 +134,10 @@ class GateAnalysis:
             if isinstance(attr, ast.Constant) and attr.value == "cuda":
                 return ON_NVIDIA
             return UNKNOWN
+        if qual == "hasattr" and len(e.args) == 2 and self.imports.qualname(e.args[0]) == "torch.version" \
+                and isinstance(e.args[1], ast.Constant) and e.args[1].value == "hip":
+            # True on every modern torch; False only on builds that predate ROCm support.
+            return (None, NVIDIA)
         if not e.args and not e.keywords:
             if isinstance(func, ast.Name) and func.id in self.bound_functions:
                 return self.bound_functions[func.id]

@@ -1,0 +1,424 @@
+"""Gate analysis on its own: many real-world spellings of "are we on ROCm?".
+
+Each case is a module where ``HAZARD`` stands for an ungated TF32 switch; the
+test asserts whether the analyser reports it.  Idioms marked with a project
+name are the shapes those projects use.
+"""
+
+import textwrap
+
+import pytest
+
+from rocm_lint.config import Config
+from rocm_lint.engine import check_python_source
+
+HAZARD = "torch.backends.cuda.matmul.allow_tf32 = True"
+
+GATED = {
+    "if-not-hip": """
+        if not torch.version.hip:
+            HAZARD
+    """,
+    "if-hip-is-none": """
+        if torch.version.hip is None:
+            HAZARD
+    """,
+    "if-hip-eq-none": """
+        if torch.version.hip == None:
+            HAZARD
+    """,
+    "else-of-hip-is-not-none": """
+        if torch.version.hip is not None:
+            pass
+        else:
+            HAZARD
+    """,
+    "if-cuda": """
+        if torch.version.cuda:
+            HAZARD
+    """,
+    "if-cuda-is-not-none": """
+        if torch.version.cuda is not None:
+            HAZARD
+    """,
+    "getattr-hip": """
+        if getattr(torch.version, "hip", None) is None:
+            HAZARD
+    """,
+    "getattr-cuda": """
+        if getattr(torch.version, "cuda", None):
+            HAZARD
+    """,
+    "hasattr-and-hip": """
+        if hasattr(torch.version, "hip") and torch.version.hip:
+            pass
+        else:
+            HAZARD
+    """,
+    "hasattr-false (a torch that predates ROCm)": """
+        if hasattr(torch.version, "hip"):
+            pass
+        else:
+            HAZARD
+    """,
+    "bool-of-hip": """
+        if not bool(torch.version.hip):
+            HAZARD
+    """,
+    "version-string": """
+        if "rocm" not in torch.__version__:
+            HAZARD
+    """,
+    "cuda-version-compare (transformers)": """
+        if torch.version.cuda and torch.version.cuda >= "11.0":
+            HAZARD
+    """,
+    "bound-name": """
+        is_rocm = torch.version.hip is not None
+        if not is_rocm:
+            HAZARD
+    """,
+    "bound-name-after-use": """
+        def setup():
+            if not _IS_AMD:
+                HAZARD
+        _IS_AMD = bool(torch.version.hip)
+    """,
+    "bound-name-chain": """
+        IS_ROCM_BUILD = torch.version.hip is not None
+        USE_TF32 = not IS_ROCM_BUILD
+        if USE_TF32:
+            HAZARD
+    """,
+    "annotated-binding": """
+        on_amd: bool = torch.version.hip is not None
+        if not on_amd:
+            HAZARD
+    """,
+    "alias-import": """
+        import torch as th
+        if th.version.cuda is not None:
+            HAZARD
+    """,
+    "from-torch-import-version": """
+        from torch import version
+        if version.hip is None:
+            HAZARD
+    """,
+    "vllm-current-platform": """
+        from vllm.platforms import current_platform
+        if not current_platform.is_rocm():
+            HAZARD
+    """,
+    "vllm-is-cuda": """
+        from vllm.platforms import current_platform
+        if current_platform.is_cuda():
+            HAZARD
+    """,
+    "deepspeed-is-rocm-pytorch": """
+        if not OpBuilder.is_rocm_pytorch():
+            HAZARD
+    """,
+    "cpp-extension-IS_HIP_EXTENSION": """
+        from torch.utils.cpp_extension import IS_HIP_EXTENSION
+        if not IS_HIP_EXTENSION:
+            HAZARD
+    """,
+    "bitsandbytes-HIP_ENVIRONMENT": """
+        from bitsandbytes.cextension import HIP_ENVIRONMENT
+        if not HIP_ENVIRONMENT:
+            HAZARD
+    """,
+    "torch-testing-TEST_WITH_ROCM": """
+        from torch.testing._internal.common_utils import TEST_WITH_ROCM
+        if not TEST_WITH_ROCM:
+            HAZARD
+    """,
+    "helper-function": """
+        def is_hip() -> bool:
+            \"\"\"True on ROCm.\"\"\"
+            return torch.version.hip is not None
+        def setup():
+            if is_hip():
+                return
+            HAZARD
+    """,
+    "method-helper": """
+        class Runner:
+            def _on_rocm(self):
+                return torch.version.hip is not None
+            def setup(self):
+                if not self._on_rocm():
+                    HAZARD
+    """,
+    "instance-attribute": """
+        class Runner:
+            def __init__(self):
+                self.use_rocm = torch.version.hip is not None
+            def setup(self):
+                if not self.use_rocm:
+                    HAZARD
+    """,
+    "elif-chain": """
+        if torch.version.hip:
+            pass
+        elif torch.cuda.is_available():
+            HAZARD
+    """,
+    "nested-gate": """
+        if torch.cuda.is_available():
+            if not is_rocm:
+                HAZARD
+    """,
+    "and-with-other-test": """
+        if torch.cuda.is_available() and not is_rocm:
+            HAZARD
+    """,
+    "or-early-return": """
+        def setup(args):
+            if args.cpu or is_rocm:
+                return
+            HAZARD
+    """,
+    "early-raise": """
+        def setup():
+            if torch.version.hip is not None:
+                raise RuntimeError("NVIDIA only")
+            HAZARD
+    """,
+    "early-continue": """
+        for dev in range(4):
+            if is_rocm:
+                continue
+            HAZARD
+    """,
+    "early-exit-sys-exit": """
+        import sys
+        if is_rocm:
+            sys.exit("unsupported")
+        HAZARD
+    """,
+    "else-early-return": """
+        def setup():
+            if torch.version.cuda:
+                pass
+            else:
+                return
+            HAZARD
+    """,
+    "module-level-raise": """
+        if torch.version.hip:
+            raise ImportError("this module is NVIDIA-only")
+        HAZARD
+    """,
+    "assert": """
+        assert not is_rocm
+        HAZARD
+    """,
+    "pytest-skip": """
+        import pytest
+        def test_tf32():
+            if torch.version.hip:
+                pytest.skip("NVIDIA only")
+            HAZARD
+    """,
+    "skipIfRocm": """
+        from torch.testing._internal.common_utils import skipIfRocm
+        @skipIfRocm
+        def test_tf32():
+            HAZARD
+    """,
+    "unittest-skipIf": """
+        import unittest
+        class T(unittest.TestCase):
+            @unittest.skipIf(torch.version.hip is not None, "NVIDIA only")
+            def test_tf32(self):
+                HAZARD
+    """,
+    "pytest-mark-skipif": """
+        import pytest
+        @pytest.mark.skipif(torch.version.hip is not None, reason="NVIDIA only")
+        def test_tf32():
+            HAZARD
+    """,
+    "skipUnless-cuda": """
+        import unittest
+        @unittest.skipUnless(torch.version.cuda, "NVIDIA only")
+        def test_tf32():
+            HAZARD
+    """,
+    "self-skipTest": """
+        import unittest
+        class T(unittest.TestCase):
+            def test_tf32(self):
+                if torch.version.hip:
+                    self.skipTest("NVIDIA only")
+                HAZARD
+    """,
+    "class-level-gate": """
+        class Settings:
+            if not is_rocm:
+                HAZARD
+    """,
+    "with-block-inside-gate": """
+        import contextlib
+        if not is_rocm:
+            with contextlib.suppress(Exception):
+                HAZARD
+    """,
+    "try-inside-gate": """
+        if torch.version.cuda is not None:
+            try:
+                HAZARD
+            except AttributeError:
+                pass
+    """,
+    "walrus": """
+        if (hip := torch.version.hip) is None:
+            HAZARD
+    """,
+    "double-negation": """
+        if not not torch.version.cuda:
+            HAZARD
+    """,
+    "compare-with-false": """
+        if is_rocm == False:
+            HAZARD
+    """,
+    "noqa": """
+        HAZARD  # noqa: ROC101
+    """,
+    "noqa-prefix": """
+        HAZARD  # noqa: ROC1
+    """,
+}
+
+NOT_GATED = {
+    "hasattr-true-is-not-a-gate": """
+        if hasattr(torch.version, "hip"):
+            pass
+        HAZARD
+    """,
+    "bare": """
+        HAZARD
+    """,
+    "cuda-is-available (True on ROCm)": """
+        if torch.cuda.is_available():
+            HAZARD
+    """,
+    "tensor-is_cuda (True on ROCm)": """
+        def f(x):
+            if x.is_cuda:
+                HAZARD
+    """,
+    "device-type-cuda (also ROCm)": """
+        def f(device):
+            if device.type == "cuda":
+                HAZARD
+    """,
+    "rocm-branch": """
+        if torch.version.hip is not None:
+            HAZARD
+    """,
+    "cuda-else-branch": """
+        if torch.version.cuda:
+            pass
+        else:
+            HAZARD
+    """,
+    "or-does-not-gate-body": """
+        if not is_rocm or torch.cuda.is_available():
+            HAZARD
+    """,
+    "and-false-branch-unknown": """
+        if torch.version.hip and torch.cuda.device_count() > 1:
+            pass
+        else:
+            HAZARD
+    """,
+    "gate-ends-before": """
+        if not is_rocm:
+            pass
+        HAZARD
+    """,
+    "early-return-without-exit": """
+        def setup():
+            if torch.version.hip:
+                print("rocm")
+            HAZARD
+    """,
+    "return-in-rocm-false-branch": """
+        def setup():
+            if not is_rocm:
+                return
+            HAZARD
+    """,
+    "gate-in-other-function": """
+        def a():
+            if is_rocm:
+                return
+        def b():
+            HAZARD
+    """,
+    "unrelated-is-available": """
+        if not torch.backends.cudnn.is_available():
+            HAZARD
+    """,
+    "skipIf-on-cuda": """
+        import unittest
+        @unittest.skipIf(torch.version.cuda is not None, "ROCm only")
+        def test_x():
+            HAZARD
+    """,
+    "noqa-other-code": """
+        HAZARD  # noqa: ROC201
+    """,
+    "is_cuda_alike (vllm: ROCm too)": """
+        from vllm.platforms import current_platform
+        if current_platform.is_cuda_alike():
+            HAZARD
+    """,
+}
+
+
+def _module(body: str) -> str:
+    header = "import torch\nis_rocm = torch.version.hip is not None\n"
+    return header + textwrap.dedent(body).replace("HAZARD", HAZARD)
+
+
+def _flagged(src: str) -> bool:
+    result = check_python_source("case.py", src, Config())
+    assert isinstance(result, list), result
+    return any(f.code == "ROC101" for f in result)
+
+
+@pytest.mark.parametrize("name", sorted(GATED))
+def test_gated_code_is_silent(name):
+    assert not _flagged(_module(GATED[name])), name
+
+
+@pytest.mark.parametrize("name", sorted(NOT_GATED))
+def test_ungated_code_is_flagged(name):
+    assert _flagged(_module(NOT_GATED[name])), name
+
+
+def test_configured_predicate():
+    src = _module("""
+        if not platform_is_amd():
+            HAZARD
+    """)
+    assert _flagged(src)
+    cfg = Config(rocm_predicates=Config().rocm_predicates + ("platform_is_amd",))
+    assert check_python_source("case.py", src, cfg) == []
+
+
+def test_configured_dotted_predicate_needs_its_owner():
+    cfg = Config(cuda_predicates=("accel.is_nvidia",))
+    assert check_python_source("case.py", _module("""
+        if accel.is_nvidia():
+            HAZARD
+    """), cfg) == []
+    assert check_python_source("case.py", _module("""
+        if other.is_nvidia():
+            HAZARD
+    """), cfg) != []
