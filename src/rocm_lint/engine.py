@@ -76,7 +76,9 @@ def decode_source(path: str, data: bytes) -> Union[str, FileError]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        return FileError(path, f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}")
+        if b"coding" in data[:400]:  # a bad PEP 263 cookie
+            return FileError(path, f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}")
+        encoding = "utf-8"  # undecodable first lines: let the decoder say where
     try:
         return data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:

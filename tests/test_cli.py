@@ -1,0 +1,253 @@
+"""The command line, end to end through ``python -m rocm_lint``."""
+
+import json
+import os
+import stat
+
+import pytest
+
+from conftest import FIXTURES, RULE_FIXTURES, run_cli
+
+HAZARD = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "train.py").write_text(HAZARD)
+    (tmp_path / "clean.py").write_text("import torch\nprint(torch.__version__)\n")
+    return tmp_path
+
+
+def test_findings_exit_1_and_concise_shape(project):
+    proc = run_cli("check", project)
+    assert proc.returncode == 1
+    assert proc.stdout.strip() == (
+        f"{project / 'train.py'}:2:1: ROC101 TF32 switch `torch.backends.cuda.matmul.allow_tf32` is "
+        "ignored on ROCm (hipBLASLt uses TF32 only with HIPBLASLT_ALLOW_TF32=1, RDNA not at all): "
+        "gate it with `if not is_rocm:`")
+    assert "Found 1 finding in 2 files." in proc.stderr
+
+
+def test_clean_exit_0(tmp_path):
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    proc = run_cli("check", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+
+
+def test_exit_zero(project):
+    assert run_cli("check", "--exit-zero", project).returncode == 0
+
+
+def test_default_path_is_cwd(project):
+    proc = run_cli("check", cwd=project)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("train.py:2:1: ROC101") or proc.stdout.startswith("./train.py:2:1: ROC101")
+
+
+def test_select_ignore_extend_select(project):
+    (project / "more.py").write_text("import torch\ntorch.compile(m, mode='reduce-overhead')\n")
+    codes = lambda p: sorted(l.split()[1] for l in p.stdout.splitlines())
+    assert codes(run_cli("check", project)) == ["ROC101", "ROC201"]
+    assert codes(run_cli("check", "--select", "ROC2", project)) == ["ROC201"]
+    assert codes(run_cli("check", "--ignore", "ROC101", project)) == ["ROC201"]
+    assert codes(run_cli("check", "--select", "ROC2", "--extend-select", "ROC101", project)) == ["ROC101", "ROC201"]
+    assert codes(run_cli("check", "--select", "ROC", "--ignore", "ROC1,ROC2", project)) == []
+    # the longest matching selector wins
+    assert codes(run_cli("check", "--ignore", "ROC", "--extend-select", "ROC101", project)) == ["ROC101"]
+
+
+def test_bad_select_is_usage_error(project):
+    proc = run_cli("check", "--select", "E501", project)
+    assert proc.returncode == 2
+    assert "not a rocm-lint code" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_json_output_is_ruff_shaped(project):
+    proc = run_cli("check", "--output-format", "json", project)
+    assert proc.returncode == 1
+    data = json.loads(proc.stdout)
+    assert len(data) == 1
+    item = data[0]
+    assert set(item) == {"cell", "code", "end_location", "filename", "fix", "location", "message",
+                         "noqa_row", "url"}
+    assert item["code"] == "ROC101"
+    assert item["location"] == {"row": 2, "column": 1}
+    assert item["end_location"] == {"row": 2, "column": 38}
+    assert item["filename"] == str(project / "train.py")
+    assert item["noqa_row"] == 2
+    assert item["fix"] is None
+    assert item["url"].endswith("docs/rules/ROC101.md")
+
+
+def test_json_output_empty_list(tmp_path):
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    proc = run_cli("check", "--output-format", "json", tmp_path)
+    assert json.loads(proc.stdout) == []
+
+
+def test_full_output_has_code_frame(project):
+    proc = run_cli("check", "--output-format", "full", project)
+    lines = proc.stdout.splitlines()
+    assert lines[0].endswith("gate it with `if not is_rocm:`")
+    assert "2 | torch.backends.cuda.matmul.allow_tf32 = True" in proc.stdout
+    assert "  | " + "^" * 37 in proc.stdout
+    assert "\x1b[" not in proc.stdout  # no colour when not a terminal
+
+
+def test_statistics(project):
+    (project / "b.py").write_text(HAZARD + "torch.backends.cudnn.allow_tf32 = True\n")
+    proc = run_cli("check", "--statistics", project)
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines() == ["3\tROC101\tungated-tf32-switch"]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_jobs_give_same_result(tmp_path, jobs):
+    for i in range(250):  # over the threshold where processes are used
+        (tmp_path / f"m{i}.py").write_text(HAZARD if i % 10 == 0 else "x = 1\n")
+    proc = run_cli("check", "-j", jobs, tmp_path)
+    assert proc.returncode == 1
+    assert len(proc.stdout.splitlines()) == 25
+
+
+def test_rule_command_prints_doc():
+    proc = run_cli("rule", "ROC101")
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("# ROC101")
+    assert "## Why is this bad on ROCm?" in proc.stdout
+    assert run_cli("rule", "roc201").returncode == 0
+
+
+def test_rule_command_unknown_code():
+    proc = run_cli("rule", "ROC999")
+    assert proc.returncode == 2
+    assert "unknown rule" in proc.stderr
+
+
+def test_rules_command_lists_catalogue():
+    proc = run_cli("rules")
+    assert proc.returncode == 0
+    assert any(l.startswith("ROC101  ungated-tf32-switch") for l in proc.stdout.splitlines())
+    data = json.loads(run_cli("rules", "--json").stdout)
+    by_code = {r["code"]: r for r in data}
+    assert by_code["ROC401"]["fix"] == "unsafe"
+    assert by_code["ROC101"]["languages"] == ["python"]
+    assert set(by_code) >= {"ROC101", "ROC201", "ROC203", "ROC204", "ROC205", "ROC301", "ROC401"}
+
+
+def test_no_command_prints_help():
+    proc = run_cli()
+    assert proc.returncode == 2
+    assert "check" in proc.stdout
+
+
+# -- bad input: one clear line per file, the rest still checked, exit 2, never a traceback --
+def _assert_reported(proc, fragment):
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    assert fragment in proc.stderr, proc.stderr
+
+
+def test_syntax_error_reported_and_others_checked(project):
+    (project / "broken.py").write_text("import torch\nif True\n    torch.backends.cudnn.allow_tf32 = True\n")
+    proc = run_cli("check", project)
+    _assert_reported(proc, "broken.py: syntax error at line 2")
+    assert "train.py:2:1: ROC101" in proc.stdout
+    assert len([l for l in proc.stderr.splitlines() if "error:" in l]) == 1
+
+
+def test_undecodable_bytes(project):
+    (project / "latin.py").write_bytes(b"# caf\xe9\nimport torch\ntorch.backends.cudnn.allow_tf32 = True\n")
+    proc = run_cli("check", project)
+    _assert_reported(proc, "latin.py: cannot decode as utf-8")
+    assert "train.py:2:1: ROC101" in proc.stdout
+
+
+def test_encoding_cookie_is_honoured(tmp_path):
+    (tmp_path / "latin.py").write_bytes(
+        b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\ntorch.backends.cudnn.allow_tf32 = True\n")
+    proc = run_cli("check", tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "latin.py:4:1: ROC101" in proc.stdout
+
+
+def test_bom_and_crlf(tmp_path):
+    (tmp_path / "win.py").write_bytes(b"\xef\xbb\xbfimport torch\r\n\r\ntorch.backends.cudnn.allow_tf32 = True\r\n")
+    proc = run_cli("check", tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "win.py:3:1: ROC101" in proc.stdout
+
+
+def test_binary_file(project):
+    (project / "blob.py").write_bytes(b"\x00\x01\x02allow_tf32\x00")
+    proc = run_cli("check", project)
+    _assert_reported(proc, "blob.py: binary file")
+    assert "train.py:2:1: ROC101" in proc.stdout
+
+
+def test_empty_file_is_fine(tmp_path):
+    (tmp_path / "empty.py").write_text("")
+    proc = run_cli("check", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_missing_path(project):
+    proc = run_cli("check", project / "nope.py", project)
+    _assert_reported(proc, "nope.py: no such file or directory")
+    assert "train.py:2:1: ROC101" in proc.stdout
+
+
+def test_symlink_loop(project):
+    os.symlink("loop.py", project / "loop.py")
+    os.symlink(project, project / "self")  # a directory cycle: not followed
+    proc = run_cli("check", project)
+    _assert_reported(proc, "loop.py:")
+    assert "train.py:2:1: ROC101" in proc.stdout
+    assert proc.stdout.count("ROC101") == 1
+
+
+def test_unreadable_file(project):
+    if os.geteuid() == 0:
+        pytest.skip("root reads everything")
+    path = project / "secret.py"
+    path.write_text(HAZARD)
+    path.chmod(0)
+    proc = run_cli("check", project)
+    _assert_reported(proc, "secret.py: cannot read")
+
+
+def test_broken_config(project):
+    (project / "pyproject.toml").write_text("[tool.rocm-lint\nselect = [\n")
+    proc = run_cli("check", project)
+    _assert_reported(proc, "pyproject.toml: invalid TOML")
+
+
+def test_config_with_wrong_types(project):
+    (project / "pyproject.toml").write_text('[tool.rocm-lint]\nselect = "ROC1"\nignore = 3\n')
+    proc = run_cli("check", project)
+    _assert_reported(proc, "'ignore' must be a list of rule codes")
+
+
+def test_unknown_config_key(project):
+    (project / "pyproject.toml").write_text('[tool.rocm-lint]\nselekt = ["ROC1"]\n')
+    proc = run_cli("check", project)
+    _assert_reported(proc, "unknown option(s) selekt")
+
+
+def test_explicit_config_file(project, tmp_path_factory):
+    cfg = tmp_path_factory.mktemp("cfg") / "rocm-lint.toml"
+    cfg.write_text('ignore = ["ROC101"]\n')
+    proc = run_cli("check", "--config", cfg, project)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_huge_file_is_skipped_with_a_message(tmp_path, monkeypatch):
+    from rocm_lint import engine
+
+    path = tmp_path / "huge.py"
+    path.write_text("x = 1\n")
+    monkeypatch.setattr(engine, "MAX_FILE_BYTES", 3)
+    result = engine.check_file(str(path), engine.Config())
+    assert "file too large" in str(result)

@@ -1,0 +1,62 @@
+"""File discovery: .gitignore, excludes, explicit paths."""
+
+import subprocess
+from pathlib import Path
+
+from rocm_lint.config import Config
+from rocm_lint.discovery import iter_files
+
+
+def names(paths, config=Config()):
+    return sorted(Path(p).name for p in iter_files([str(p) for p in paths], config) if isinstance(p, str))
+
+
+def make(tree: Path, files):
+    for rel in files:
+        path = tree / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+
+
+def test_gitignore_respected(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    make(tmp_path, ["a.py", "gen/b.py", "sub/c.py", "sub/d.py", "notes.txt"])
+    (tmp_path / ".gitignore").write_text("gen/\n")
+    (tmp_path / "sub" / ".gitignore").write_text("d.py\n")
+    assert names([tmp_path]) == ["a.py", "c.py"]
+    # walking a subdirectory still honours the root's .gitignore
+    assert names([tmp_path / "gen"]) == []
+    assert names([tmp_path], Config(respect_gitignore=False)) == ["a.py", "b.py", "c.py", "d.py"]
+
+
+def test_default_excludes_and_extend_exclude(tmp_path):
+    make(tmp_path, ["a.py", ".venv/lib/x.py", "node_modules/y.py", "build_dir/z.py", "third_party/w.py"])
+    assert names([tmp_path]) == ["a.py", "w.py", "z.py"]
+    assert names([tmp_path], Config(extend_exclude=("third_party", "build_*"))) == ["a.py"]
+
+
+def test_explicit_file_always_checked(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    make(tmp_path, ["gen/b.py"])
+    (tmp_path / ".gitignore").write_text("gen/\n")
+    assert names([tmp_path / "gen" / "b.py"]) == ["b.py"]
+
+
+def test_duplicates_visited_once(tmp_path):
+    make(tmp_path, ["a.py"])
+    assert names([tmp_path, tmp_path / "a.py"]) == ["a.py"]
+
+
+def test_per_file_ignores(tmp_path):
+    from rocm_lint.engine import check_paths
+
+    make(tmp_path, [])
+    (tmp_path / "tests").mkdir()
+    hazard = "import torch\ntorch.backends.cudnn.allow_tf32 = True\n"
+    (tmp_path / "tests" / "test_a.py").write_text(hazard)
+    (tmp_path / "train.py").write_text(hazard)
+    (tmp_path / "pyproject.toml").write_text('[tool.rocm-lint]\nper-file-ignores = { "tests/*" = ["ROC1"] }\n')
+    from rocm_lint.config import discover
+
+    report = check_paths([str(tmp_path)], discover([str(tmp_path)]))
+    assert [Path(f.path).name for f in report.findings] == ["train.py"]
