@@ -39,7 +39,7 @@ class _GitIgnore:
                     import pathspec
 
                     lines = ignore_file.read_text("utf-8", errors="replace").splitlines()
-                    spec = pathspec.PathSpec.from_lines("gitwildmatch", lines)
+                    spec = pathspec.GitIgnoreSpec.from_lines(lines)
                 except (OSError, ValueError):
                     spec = None
             self._specs[directory] = spec

@@ -11,7 +11,6 @@ import io
 import os
 import re
 import tokenize
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import FrozenSet, Iterable, List, Optional, Sequence, Tuple, Union
@@ -101,8 +100,8 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
     ctx = ModuleContext(path, tree, config)
     lines = extend_with_bound_names(text, trigger_lines(text, pattern), ctx)
     findings = Analyzer(ctx, set(codes), lines).run()
-    findings.sort()
-    return findings
+    # One place can be reached twice (a dict constant handed to two compile calls).
+    return sorted(set(findings))
 
 
 def check_python_source(path: str, text: str, config: Config,
@@ -153,6 +152,8 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
     jobs = jobs or os.cpu_count() or 1
     # Processes pay for themselves only on bigger trees (start-up is ~50 ms each).
     if jobs > 1 and len(files) >= 200:
+        from concurrent.futures import ProcessPoolExecutor  # only paid for on big trees
+
         chunks = [files[i::jobs * 4] for i in range(jobs * 4)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             results = [r for batch in pool.map(_check_many, [(c, config) for c in chunks]) for r in batch]

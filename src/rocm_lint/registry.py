@@ -49,11 +49,18 @@ class Rule:
         return DOCS_URL.format(code=self.code)
 
     @property
-    def doc(self) -> str:
-        """The rule's documentation page (Markdown), shipped inside the package."""
+    def body(self) -> str:
+        """The hand-written part of the rule's page, shipped inside the package."""
         from importlib import resources
 
         return (resources.files("rocm_lint") / "docs" / f"{self.code}.md").read_text("utf-8")
+
+    @property
+    def doc(self) -> str:
+        """The whole page: registry header plus body (what ``rocm-lint rule`` prints)."""
+        from rocm_lint.docgen import render_rule
+
+        return render_rule(self)
 
     def as_dict(self) -> dict:
         return {

@@ -51,6 +51,8 @@ class ModuleContext:
         # Names assigned exactly once anywhere in the module, with their value:
         # lets ``MODE = "reduce-overhead"; torch.compile(m, mode=MODE)`` resolve.
         self.single_bindings: Dict[str, ast.AST] = {}
+        # Every value assigned to a name (``x = ...``) or attribute (``self.x = ...``), by name.
+        self.all_bindings: Dict[str, List[ast.AST]] = {}
         self._learn(tree)
 
     def _learn(self, tree: ast.Module) -> None:
@@ -64,6 +66,9 @@ class ModuleContext:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for target in targets:
                     assignments.append((target, stmt.value))
+                    key = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+                    if key is not None:
+                        self.all_bindings.setdefault(key, []).append(stmt.value)
                     if isinstance(target, ast.Name):
                         counts[target.id] = counts.get(target.id, 0) + 1
                         if len(targets) == 1:
@@ -107,6 +112,11 @@ class ModuleContext:
             else:
                 return node
         return node
+
+    def bound_values(self, node: ast.AST) -> List[ast.AST]:
+        """Every value the module assigns to this name or attribute name (empty if unknown)."""
+        key = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
+        return self.all_bindings.get(key, []) if key is not None else []
 
     def constant(self, node: ast.AST) -> object:
         """The constant value ``node`` has on ROCm, else ``...`` (unknown).

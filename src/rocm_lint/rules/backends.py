@@ -36,10 +36,30 @@ def _tf32_message(what: str) -> str:
             "HIPBLASLT_ALLOW_TF32=1, RDNA not at all): gate it with `if not is_rocm:`")
 
 
+def _reads_tf32_switch(node: ast.AST, ctx) -> bool:
+    return ctx.qualname(node) in TF32_FLAGS | TF32_PRECISION
+
+
+def _is_restore(value: ast.AST, ctx) -> bool:
+    """``allow_tf32 = saved`` where ``saved`` only ever holds a TF32 switch's earlier value."""
+    if _reads_tf32_switch(value, ctx):
+        return True
+    if isinstance(value, (ast.Name, ast.Attribute)):
+        bindings = ctx.bound_values(value)
+        return bool(bindings) and all(_reads_tf32_switch(b, ctx) for b in bindings)
+    return False
+
+
 def _enables(attr: str, value: ast.AST, ctx) -> bool:
+    """Could this assignment turn TF32 on where ROCm runs it?"""
+    if _is_restore(value, ctx):
+        return False
+    known = ctx.constant(value)
+    if known is ...:
+        return True  # unknown values (``args.tf32``) may well turn it on
     if attr in TF32_FLAGS:
-        return ctx.constant(value) is not False
-    return isinstance(ctx.constant(value), str) and ctx.constant(value).lower() == "tf32"
+        return bool(known)
+    return isinstance(known, str) and known.lower() == "tf32"
 
 
 @python_checker(ast.Assign, ast.AnnAssign, codes=("ROC101",))

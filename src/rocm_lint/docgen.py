@@ -1,0 +1,60 @@
+"""Render rule pages from the registry: ``rocm-lint rule CODE`` prints the same text
+that ``python -m rocm_lint.docgen docs/rules`` writes to ``docs/rules/CODE.md``.
+
+The header (name, summary, family, languages, fix) comes from the registry and the
+body (What it does / Why is this bad on ROCm? / Example / Use instead / Fix safety /
+References) from ``rocm_lint/docs/CODE.md``, so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Dict
+
+from rocm_lint.registry import FAMILIES, Rule, all_rules
+
+_FIX_WORDS = {
+    "safe": "safe (applied by `--fix`)",
+    "unsafe": "unsafe (applied with `--unsafe-fixes`)",
+    "display": "display only",
+}
+
+
+def render_rule(rule: Rule) -> str:
+    fix = _FIX_WORDS.get(rule.fix.value, rule.fix.value) if rule.fix else "none"
+    header = (
+        f"# {rule.code}: {rule.name}\n\n"
+        f"{rule.summary}.\n\n"
+        f"| Family | Languages | Fix |\n|---|---|---|\n"
+        f"| {rule.family} — {FAMILIES.get(rule.family, '')} | {', '.join(rule.languages)} | {fix} |\n\n"
+    )
+    return header + rule.body.lstrip()
+
+
+def render_index() -> str:
+    rows = ["# Rules", "", "| Code | Name | Fix | Summary |", "|---|---|---|---|"]
+    for rule in all_rules():
+        rows.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | "
+                    f"{rule.fix.value if rule.fix else '-'} | {rule.summary} |")
+    return "\n".join(rows) + "\n"
+
+
+def render_all() -> Dict[str, str]:
+    pages = {f"{r.code}.md": render_rule(r) for r in all_rules()}
+    pages["index.md"] = render_index()
+    return pages
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    out = Path(argv[0] if argv else "docs/rules")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in render_all().items():
+        (out / name).write_text(text, encoding="utf-8")
+    print(f"wrote {len(render_all())} pages to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
