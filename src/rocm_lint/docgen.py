@@ -14,10 +14,11 @@ from typing import Dict
 
 from rocm_lint.registry import FAMILIES, Rule, all_rules
 
+# Autofix (``--fix``) is not implemented yet: the pages say what the fix will be.
 _FIX_WORDS = {
-    "safe": "safe (applied by `--fix`)",
-    "unsafe": "unsafe (applied with `--unsafe-fixes`)",
-    "display": "display only",
+    "safe": "safe (autofix planned)",
+    "unsafe": "unsafe (autofix planned)",
+    "display": "display only (no autofix)",
 }
 
 

@@ -97,7 +97,7 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
         return []
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    ctx = ModuleContext(path, tree, config)
+    ctx = ModuleContext(path, tree, config, text)
     lines = extend_with_bound_names(text, trigger_lines(text, pattern), ctx)
     findings = Analyzer(ctx, set(codes), lines).run()
     # One place can be reached twice (a dict constant handed to two compile calls).

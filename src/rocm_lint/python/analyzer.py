@@ -41,9 +41,10 @@ class State(NamedTuple):
 class ModuleContext:
     """Everything a checker may ask about the module; ``state`` is the current node's."""
 
-    def __init__(self, path: str, tree: ast.Module, config: Config) -> None:
+    def __init__(self, path: str, tree: ast.Module, config: Config, text: str = "") -> None:
         self.path = path
         self.tree = tree
+        self.text = text  # the module's source, for file-level questions
         self.config = config
         self.imports = ImportMap()
         self.gates = GateAnalysis(self.imports, config.rocm_predicates, config.cuda_predicates)
