@@ -23,7 +23,7 @@ def test_findings_exit_1_and_concise_shape(project):
     assert proc.returncode == 1
     assert proc.stdout.strip() == (
         f"{project / 'train.py'}:2:1: ROC101 TF32 switch `torch.backends.cuda.matmul.allow_tf32` is "
-        "ignored on ROCm (hipBLASLt uses TF32 only with HIPBLASLT_ALLOW_TF32=1, RDNA not at all): "
+        "ignored by ROCm builds unless HIPBLASLT_ALLOW_TF32=1 (and unsupported on some GPUs): "
         "gate it with `if not is_rocm:`")
     assert "Found 1 finding in 2 files." in proc.stderr
 

@@ -11,14 +11,15 @@ from rocm_lint.registry import python_checker, register
 
 register(
     "ROC301", "allocator-max-split-size",
-    "max_split_size_mb in the allocator config: rejected by some HIP allocator builds",
+    "max_split_size_mb in the allocator config: with expandable segments, runaway memory and zero reads on ROCm",
     triggers=("max_split_size_mb",),
     fix=Applicability.SAFE,
 )
 
 ALLOC_CONF_VARS = {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}
-_MESSAGE = ("`max_split_size_mb` in {where} is rejected by some HIP allocator builds and, with "
-            "expandable_segments, grows memory on ROCm: leave it out when `is_rocm`")
+_MESSAGE = ("`max_split_size_mb` in {where}: combined with expandable segments (on by default from "
+            "ROCm 7.0) it has grown reserved memory until OOM and read back zeros on ROCm: leave it "
+            "out when `is_rocm`")
 
 
 @python_checker(ast.Assign, ast.AnnAssign, ast.Call, ast.Dict, codes=("ROC301",))

@@ -10,7 +10,7 @@ from rocm_lint.registry import python_checker, register
 
 register(
     "ROC101", "ungated-tf32-switch",
-    "TF32 switch set without a ROCm gate: ignored on ROCm unless HIPBLASLT_ALLOW_TF32=1",
+    "TF32 switch set without a ROCm gate: ignored by ROCm builds unless HIPBLASLT_ALLOW_TF32=1",
     triggers=("allow_tf32", "set_float32_matmul_precision", "fp32_precision"),
     fix=Applicability.SAFE,
 )
@@ -32,8 +32,8 @@ _MATMUL_PRECISIONS = ("high", "medium")
 
 
 def _tf32_message(what: str) -> str:
-    return (f"TF32 switch `{what}` is ignored on ROCm (hipBLASLt uses TF32 only with "
-            "HIPBLASLT_ALLOW_TF32=1, RDNA not at all): gate it with `if not is_rocm:`")
+    return (f"TF32 switch `{what}` is ignored by ROCm builds unless HIPBLASLT_ALLOW_TF32=1 "
+            "(and unsupported on some GPUs): gate it with `if not is_rocm:`")
 
 
 def _reads_tf32_switch(node: ast.AST, ctx) -> bool:

@@ -10,7 +10,7 @@ from rocm_lint.registry import python_checker, register
 
 register(
     "ROC401", "unguarded-pynvml-import",
-    "module-level `import pynvml` without try/except ImportError or a ROCm gate",
+    "module-level `import pynvml` without try/except ImportError or a ROCm gate: no NVML on AMD hosts",
     triggers=("pynvml",),
     fix=Applicability.UNSAFE,
 )
@@ -28,6 +28,6 @@ def find_unguarded_pynvml_import(node, ctx) -> Iterator[Tuple[ast.AST, str, str]
     state = ctx.state
     if state.in_function or state.import_guarded or not _imports_pynvml(node):
         return
-    yield node, "ROC401", ("module-level `import pynvml` with no fallback: NVML is absent on AMD "
-                           "hosts and, when installed, breaks device queries beside ROCm torch; "
-                           "wrap it in try/except ImportError or gate it on `is_rocm` (use amdsmi)")
+    yield node, "ROC401", ("module-level `import pynvml` with no fallback: AMD hosts have no NVML "
+                           "(nvmlInit fails, or the package is missing); wrap it in try/except "
+                           "ImportError and use amdsmi when `is_rocm`")
