@@ -13,8 +13,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
+# CPU torch for the runtime tests only (the linter never depends on torch); the 2.13.0
+# wheel is served from local disk on the project's machines.
 $(TEST_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet torch==2.13.0 numpy
 	touch $@
 
 ## make run: set up and lint the bundled sample project

@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = sub.add_parser("rules", help="list every rule")
     rules.add_argument("--json", action="store_true", help="machine-readable catalogue")
+
+    doctor = sub.add_parser("doctor", help="check the live torch, GPU and host (needs torch installed)")
+    doctor.add_argument("--json", action="store_true", help="machine-readable report")
     return parser
 
 
@@ -131,13 +134,53 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from rocm_lint import runtime
+    from rocm_lint.registry import get_rule
+
+    env = runtime.environment()
+    findings = runtime.check()
+    order = {s: i for i, s in enumerate(runtime.SEVERITY_ORDER)}
+    findings.sort(key=lambda f: (order.get(f.severity or "info", 9), f.code))
+    critical = any(f.severity == "critical" for f in findings)
+    if env["torch"] is None:
+        verdict = "torch is not installed in this environment: nothing to check"
+    elif env["platform"] != "rocm":
+        verdict = f"not ROCm ({env['platform']}): nothing to check"
+    elif not findings:
+        verdict = "ROCm: no problems found"
+    else:
+        verdict = f"ROCm: {len(findings)} finding{'s' if len(findings) != 1 else ''}"
+    if args.json:
+        rule_url = lambda code: get_rule(code).url if get_rule(code) else None
+        json.dump({
+            "environment": env,
+            "verdict": verdict,
+            "findings": [{"code": f.code, "severity": f.severity, "message": f.message,
+                          "url": rule_url(f.code)} for f in findings],
+        }, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        gpu = env["gpu"] or "no GPU visible"
+        arch = f" ({env['arch']}, warp {env['warp_size']})" if env["arch"] else ""
+        sys.stdout.write(f"torch {env['torch'] or '-'} · platform {env['platform'] or '-'} · {gpu}{arch}\n")
+        for severity in runtime.SEVERITY_ORDER:
+            group = [f for f in findings if (f.severity or "info") == severity]
+            if group:
+                sys.stdout.write(f"\n{severity} ({len(group)})\n")
+                for f in group:
+                    sys.stdout.write(f"  {f.code}  {f.message}\n")
+        sys.stdout.write(f"\n{verdict}\n")
+    return EXIT_FINDINGS if critical else EXIT_CLEAN
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return EXIT_ERROR
-    handler = {"check": cmd_check, "rule": cmd_rule, "rules": cmd_rules}[args.command]
+    handler = {"check": cmd_check, "rule": cmd_rule, "rules": cmd_rules, "doctor": cmd_doctor}[args.command]
     try:
         return handler(args)
     except KeyboardInterrupt:  # pragma: no cover

@@ -47,10 +47,8 @@ class Finding:
     end_line: int = field(default=0, compare=False)
     end_col: int = field(default=0, compare=False)
     fix: Optional[Fix] = field(default=None, compare=False)
-
-    def with_path(self, path: str) -> "Finding":
-        return Finding(path, self.line, self.col, self.code, self.message,
-                       self.end_line, self.end_col, self.fix)
+    # Set by checks whose weight varies per case (the runtime doctor: critical/warning/info).
+    severity: Optional[str] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
