@@ -247,6 +247,37 @@ GATED = {
         def test_tf32():
             HAZARD
     """,
+    "unconditional-skip (never runs)": """
+        import unittest
+        class T(unittest.TestCase):
+            @unittest.skip("flaky")
+            def test_tf32(self):
+                HAZARD
+    """,
+    "pytest-mark-skip": """
+        import pytest
+        @pytest.mark.skip(reason="later")
+        def test_tf32():
+            HAZARD
+    """,
+    "torchao-is_ROCM (any case)": """
+        def is_ROCM():
+            return torch.cuda.is_available() and torch.version.hip is not None
+        if not is_ROCM():
+            HAZARD
+    """,
+    "torchao-is_sm_at_least_90 (checks torch.version.cuda)": """
+        from torchao.utils import is_sm_at_least_90
+        if is_sm_at_least_90():
+            HAZARD
+    """,
+    "pytestmark-module-skip": """
+        import pytest
+        from torchao.utils import is_sm_at_least_100
+        pytestmark = [pytest.mark.skipif(not is_sm_at_least_100(), reason="SM100+")]
+        def test_x():
+            HAZARD
+    """,
     "self-skipTest": """
         import unittest
         class T(unittest.TestCase):

@@ -24,7 +24,11 @@ DEFAULT_ROCM_PREDICATES: Tuple[str, ...] = (
 )
 # Predicates that are true exactly on NVIDIA CUDA.  Deliberately narrow:
 # ``tensor.is_cuda`` and ``torch.cuda.is_available()`` are True on ROCm too.
-DEFAULT_CUDA_PREDICATES: Tuple[str, ...] = ("current_platform.is_cuda",)
+DEFAULT_CUDA_PREDICATES: Tuple[str, ...] = (
+    "current_platform.is_cuda",
+    # torchao.utils: each is `torch.cuda.is_available() and torch.version.cuda and capability >= ...`
+    "is_sm_at_least_89", "is_sm_at_least_90", "is_sm_at_least_100",
+)
 # Test decorators that skip the decorated test on ROCm.
 DEFAULT_ROCM_SKIP_DECORATORS: Tuple[str, ...] = ("skipIfRocm", "skip_if_rocm", "skipIfHip")
 

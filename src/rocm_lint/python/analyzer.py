@@ -185,8 +185,20 @@ class Analyzer:
         self.findings: List[Finding] = []
 
     def run(self) -> List[Finding]:
-        self.walk_block(self.ctx.tree.body, State())
+        self.walk_block(self.ctx.tree.body, self.module_state())
         return self.findings
+
+    def module_state(self) -> State:
+        """``pytestmark = pytest.mark.skipif(<rocm test>, ...)`` gates every test in the module."""
+        state = State()
+        for stmt in self.ctx.tree.body:
+            if isinstance(stmt, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets):
+                marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
+                for mark in marks:
+                    state = state.apply(self.ctx.gates.decorator_facts(
+                        mark, self.ctx.config.rocm_skip_decorators)[0])
+        return state
 
     # -- pruning ----------------------------------------------------------------------
     def touches(self, stmt: ast.stmt) -> bool:

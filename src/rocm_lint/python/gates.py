@@ -7,7 +7,9 @@ swaps; ``and``/``or`` combine as logic says.  NVIDIA here means "not ROCm":
 code that only runs where the test says NVIDIA is never flagged.
 
 ``torch.cuda.is_available()`` and ``tensor.is_cuda`` are *not* gates: both are
-True on ROCm, where HIP masquerades as CUDA.
+True on ROCm, where HIP masquerades as CUDA.  ``torch.cuda.is_available()`` being
+*False* does tell us something: there is no GPU, so no ROCm hazard can happen
+there; it counts as NVIDIA ("not on a ROCm GPU") when false.
 """
 
 from __future__ import annotations
@@ -40,12 +42,14 @@ def swap(f: Facts) -> Facts:
 
 
 def _match(tail: str, entries: Iterable[str]) -> bool:
-    last = tail.rsplit(".", 1)[-1]
+    """A dotted entry must match the end of the dotted name exactly; a plain one matches the
+    last name, ignoring case (``is_rocm``, ``IS_ROCM`` and torchao's ``is_ROCM`` alike)."""
+    last = tail.rsplit(".", 1)[-1].lower()
     for entry in entries:
         if "." in entry:
             if tail == entry or tail.endswith("." + entry):
                 return True
-        elif last == entry:
+        elif last == entry.lower():
             return True
     return False
 
@@ -138,6 +142,8 @@ class GateAnalysis:
                 and isinstance(e.args[1], ast.Constant) and e.args[1].value == "hip":
             # True on every modern torch; False only on builds that predate ROCm support.
             return (None, NVIDIA)
+        if qual == "torch.cuda.is_available" and not e.args:
+            return (None, NVIDIA)  # False: no GPU at all, so no ROCm hazard either
         if not e.args and not e.keywords:
             if isinstance(func, ast.Name) and func.id in self.bound_functions:
                 return self.bound_functions[func.id]
@@ -204,6 +210,9 @@ class GateAnalysis:
         tail = dotted(target) or ""
         last = tail.rsplit(".", 1)[-1]
         if _match(tail, skip_decorators):
+            return (NVIDIA, None)
+        # @unittest.skip("...") / @pytest.mark.skip(...): the body never runs, on ROCm neither.
+        if tail in ("unittest.skip", "skip", "pytest.mark.skip", "mark.skip"):
             return (NVIDIA, None)
         if isinstance(decorator, ast.Call) and decorator.args:
             if last in ("skipIf", "skipif"):
