@@ -1,0 +1,36 @@
+"""`make run` lints fixtures/sample-project: its hazards are found, its gated code is not."""
+
+from conftest import FIXTURES, run_cli
+
+SAMPLE = FIXTURES / "sample-project"
+ISSUE2_CODES = "ROC101,ROC201,ROC203,ROC204,ROC205,ROC301,ROC401"
+
+
+def findings(select):
+    proc = run_cli("check", "--select", select, "--output-format", "concise", "--quiet", SAMPLE)
+    assert proc.returncode in (0, 1), proc.stderr
+    return sorted((line.split(":")[0].split("sample-project/")[1], int(line.split(":")[1]), line.split()[1])
+                  for line in proc.stdout.splitlines())
+
+
+def test_sample_project_hazards_found_and_gated_code_silent():
+    assert findings(ISSUE2_CODES) == sorted([
+        ("train.py", 8, "ROC401"),     # import pynvml
+        ("train.py", 16, "ROC301"),    # max_split_size_mb with expandable_segments
+        ("train.py", 49, "ROC101"),    # allow_tf32 (matmul)
+        ("train.py", 50, "ROC101"),    # allow_tf32 (cudnn)
+        ("train.py", 59, "ROC203"),    # triton.cudagraphs
+        ("train.py", 61, "ROC204"),    # max_autotune
+        ("train.py", 65, "ROC201"),    # mode="reduce-overhead"
+    ])
+    # Silent by design: set_float32_matmul_precision under `if not is_rocm:` (l.52),
+    # memory_planning under `if torch.version.cuda is not None:` (l.63), the ternary compile
+    # mode in evaluate(), the comment and help text that mention the switches, re.compile, and
+    # model.py's guarded flash_attn import.
+
+
+def test_make_run_command_succeeds():
+    proc = run_cli("check", SAMPLE, "--output-format", "full", "--exit-zero")
+    assert proc.returncode == 0, proc.stderr
+    assert "train.py:65:43: ROC201" in proc.stdout
+    assert "Traceback" not in proc.stderr
