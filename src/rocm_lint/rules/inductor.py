@@ -17,6 +17,12 @@ register(
     fix=Applicability.SAFE,
 )
 register(
+    "ROC202", "max-autotune-compile",
+    'torch.compile(mode="max-autotune") without a ROCm gate: GEMM autotuning has memory-fault and hang reports',
+    triggers=("max-autotune",),
+    fix=Applicability.SAFE,
+)
+register(
     "ROC203", "inductor-cudagraphs",
     "Inductor triton.cudagraphs / cudagraph_trees enabled without a ROCm gate",
     triggers=("cudagraphs", "cudagraph_trees"),
@@ -61,6 +67,26 @@ def find_reduce_overhead_compile(node: ast.Call, ctx) -> Iterator[Tuple[ast.AST,
             yield kw.value, "ROC201", (
                 'torch.compile(mode="reduce-overhead") captures CUDA graphs; HIP-graph capture on '
                 'ROCm has hang and crash reports: use `mode="default" if is_rocm else "reduce-overhead"`')
+
+
+_AUTOTUNE_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
+
+
+@python_checker(ast.Call, codes=("ROC202",))
+def find_max_autotune_compile(node: ast.Call, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+    qual = ctx.qualname(node.func)
+    if qual != "torch.compile":
+        # functools.partial(torch.compile, mode=...)
+        if qual not in ("functools.partial", "partial") or not node.args \
+                or ctx.qualname(node.args[0]) != "torch.compile":
+            return
+    for kw in node.keywords:
+        mode = ctx.constant(kw.value) if kw.arg == "mode" else None
+        if mode in _AUTOTUNE_MODES:
+            yield kw.value, "ROC202", (
+                f'torch.compile(mode="{mode}") autotunes GEMMs with Triton; on ROCm that has '
+                'memory-fault, hang and endless-autotune reports: use '
+                f'`mode="default" if is_rocm else "{mode}"`')
 
 
 @python_checker(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call,
