@@ -77,7 +77,8 @@ def test_json_output_is_ruff_shaped(project):
     assert item["end_location"] == {"row": 2, "column": 38}
     assert item["filename"] == str(project / "train.py")
     assert item["noqa_row"] == 2
-    assert item["fix"] is None
+    assert item["fix"]["applicability"] == "safe"
+    assert item["fix"]["edits"][0]["content"].endswith("if not is_rocm:\n    torch.backends.cuda.matmul.allow_tf32 = True\n")
     assert item["url"].endswith("docs/rules/ROC101.md")
 
 

@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="worker processes (default: number of CPUs)")
     check.add_argument("--config", metavar="FILE", help="read settings from FILE instead of pyproject.toml")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes (the NVIDIA path never changes)")
+    check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
 
     rule = sub.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", metavar="CODE")
@@ -86,7 +89,23 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     report = check_paths(paths, config, jobs=args.jobs)
     out = sys.stdout
+    if args.fix or args.diff:
+        fixed, would_fix = _apply_fixes(report, config, args, out)
+        if args.diff:
+            if not args.quiet:
+                sys.stderr.write(f"Would fix {would_fix} finding{'s' if would_fix != 1 else ''}.\n")
+            for err in report.errors:
+                _error(str(err))
+            return EXIT_ERROR if report.errors else (EXIT_FINDINGS if would_fix else EXIT_CLEAN)
+        if fixed:
+            errors = report.errors
+            report = check_paths(paths, config, jobs=args.jobs)  # what remains after the fixes
+            report.errors = errors
+    else:
+        fixed = 0
     fmt = args.output_format or ("full" if out.isatty() else "concise")
+    if fmt == "json":
+        report.findings = _with_edits(report.findings)
     if args.statistics:
         render_statistics(report.findings, out)
     else:
@@ -99,6 +118,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         summary = f"Found {n} finding{'s' if n != 1 else ''} in {report.files_checked} file{'s' if report.files_checked != 1 else ''}."
         if not n:
             summary = f"All checks passed ({report.files_checked} file{'s' if report.files_checked != 1 else ''})."
+        if fixed:
+            summary = f"Fixed {fixed} finding{'s' if fixed != 1 else ''}, {n} remaining ({report.files_checked} file{'s' if report.files_checked != 1 else ''})."
+        else:
+            fixable = sum(1 for f in report.findings if f.fix is not None)
+            if fixable and not args.fix:
+                summary += f" {fixable} fixable with --fix (or --unsafe-fixes); --diff shows how."
         if report.errors:
             summary += f" {len(report.errors)} file{'s' if len(report.errors) != 1 else ''} could not be analysed."
         sys.stderr.write(summary + "\n")
@@ -107,6 +132,52 @@ def cmd_check(args: argparse.Namespace) -> int:
     if report.findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _apply_fixes(report, config, args, out):
+    """Fix (or, with --diff, show) every file with fixable findings. Returns (fixed, would_fix)."""
+    from rocm_lint.finding import Applicability, FileError
+    from rocm_lint.fix.engine import unified_diff
+    from rocm_lint.fix.files import fix_file
+
+    wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if args.unsafe_fixes else set())
+    paths = sorted({f.path for f in report.findings if f.fix is not None and f.fix.applicability in wanted})
+    fixed = would_fix = 0
+    for path in paths:
+        outcome = fix_file(path, config, unsafe=args.unsafe_fixes, write=not args.diff)
+        if outcome.error:
+            report.errors.append(FileError(path, outcome.error))
+            continue
+        for finding, why in outcome.dropped:
+            sys.stderr.write(f"rocm-lint: {path}:{finding.line}:{finding.col + 1}: {finding.code} "
+                             f"not fixed: {why}\n")
+        if args.diff and outcome.changed:
+            out.write(unified_diff(path, outcome.old, outcome.new))
+        would_fix += len(outcome.applied)
+        if not args.diff:
+            fixed += len(outcome.applied)
+    return fixed, would_fix
+
+
+def _with_edits(findings):
+    """Fill in each fix's edits (ruff's JSON carries them); only files with fixes are re-read."""
+    from dataclasses import replace as dc_replace
+
+    from rocm_lint.engine import read_source
+    from rocm_lint.finding import Fix
+    from rocm_lint.fix.engine import edits_for
+
+    texts = {}
+    out = []
+    for f in findings:
+        if f.fix is not None and f.recipe is not None:
+            if f.path not in texts:
+                texts[f.path] = read_source(f.path)
+            text = texts[f.path]
+            edits = edits_for(f.path, text, f) if isinstance(text, str) else ()
+            f = dc_replace(f, fix=Fix(f.fix.applicability, f.fix.message, edits) if edits else None)
+        out.append(f)
+    return out
 
 
 def cmd_rule(args: argparse.Namespace) -> int:

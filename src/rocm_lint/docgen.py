@@ -14,10 +14,9 @@ from typing import Dict
 
 from rocm_lint.registry import FAMILIES, Rule, all_rules
 
-# Autofix (``--fix``) is not implemented yet: the pages say what the fix will be.
 _FIX_WORDS = {
-    "safe": "safe (autofix planned)",
-    "unsafe": "unsafe (autofix planned)",
+    "safe": "safe (`--fix`)",
+    "unsafe": "unsafe (`--fix --unsafe-fixes`)",
     "display": "display only (no autofix)",
 }
 

@@ -49,6 +49,8 @@ class Finding:
     fix: Optional[Fix] = field(default=None, compare=False)
     # Set by checks whose weight varies per case (the runtime doctor: critical/warning/info).
     severity: Optional[str] = field(default=None, compare=False)
+    # The repair a rule asked for (rocm_lint.fix.recipes); the fix engine turns it into edits.
+    recipe: Optional[object] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import re
 from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from rocm_lint.config import Config
-from rocm_lint.finding import Finding
+from rocm_lint.finding import Applicability, Finding, Fix
 from rocm_lint.python.gates import NVIDIA, ROCM, Fact, GateAnalysis
 from rocm_lint.python.names import ImportMap
 from rocm_lint.registry import PythonChecker, python_checkers
@@ -49,6 +49,7 @@ class ModuleContext:
         self.imports = ImportMap()
         self.gates = GateAnalysis(self.imports, config.rocm_predicates, config.cuda_predicates)
         self.state = State()
+        self.statement: Optional[ast.stmt] = None  # the innermost statement being visited
         # Names assigned exactly once anywhere in the module, with their value:
         # lets ``MODE = "reduce-overhead"; torch.compile(m, mode=MODE)`` resolve.
         self.single_bindings: Dict[str, ast.AST] = {}
@@ -118,6 +119,16 @@ class ModuleContext:
         """Every value the module assigns to this name or attribute name (empty if unknown)."""
         key = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
         return self.all_bindings.get(key, []) if key is not None else []
+
+    def is_whole_statement(self, node: ast.AST) -> bool:
+        """Is ``node`` the entire current statement (an assignment, or a call on its own line)?
+
+        Only then may a fix gate the statement without gating anything else with it.
+        """
+        stmt = self.statement
+        if stmt is node:
+            return True
+        return isinstance(stmt, ast.Expr) and stmt.value is node
 
     def constant(self, node: ast.AST) -> object:
         """The constant value ``node`` has on ROCm, else ``...`` (unknown).
@@ -226,6 +237,13 @@ class Analyzer:
                 state = state.apply(gates.facts(stmt.test)[0])
 
     def visit_stmt(self, stmt: ast.stmt, state: State) -> None:
+        outer, self.ctx.statement = self.ctx.statement, stmt
+        try:
+            self._visit_stmt(stmt, state)
+        finally:
+            self.ctx.statement = outer
+
+    def _visit_stmt(self, stmt: ast.stmt, state: State) -> None:
         self.check(stmt, state)
         gates = self.ctx.gates
         if isinstance(stmt, ast.If):
@@ -308,13 +326,27 @@ class Analyzer:
         ctx = self.ctx
         ctx.state = state
         for checker in checkers:
-            for where, code, message in checker.fn(node, ctx):
+            for where, code, message, *recipe in checker.fn(node, ctx):
                 if code in self.enabled:
                     self.findings.append(Finding(
                         ctx.path, where.lineno, where.col_offset, code, message,
                         getattr(where, "end_lineno", None) or where.lineno,
                         getattr(where, "end_col_offset", None) or where.col_offset,
+                        fix=_fix_of(code, recipe[0] if recipe else None),
+                        recipe=recipe[0] if recipe else None,
                     ))
+
+
+def _fix_of(code: str, recipe) -> "Optional[Fix]":
+    """The Fix a recipe promises, with the rule's declared applicability (edits come later)."""
+    if recipe is None:
+        return None
+    from rocm_lint.registry import get_rule
+
+    rule = get_rule(code)
+    if rule is None or rule.fix is None or rule.fix == Applicability.DISPLAY:
+        return None
+    return Fix(rule.fix, recipe.message)
 
 
 def _catches_import_error(handler: ast.excepthandler) -> bool:

@@ -6,6 +6,7 @@ import ast
 from typing import Iterator, Tuple
 
 from rocm_lint.finding import Applicability
+from rocm_lint.fix.recipes import GateStatement, RocmValue, span_of
 from rocm_lint.python.patterns import env_settings
 from rocm_lint.registry import python_checker, register
 
@@ -22,15 +23,35 @@ _MESSAGE = ("`max_split_size_mb` in {where}: combined with expandable segments (
             "out when `is_rocm`")
 
 
+def without_max_split(conf: str) -> str:
+    """The allocator setting with every ``max_split_size_mb:N`` entry removed."""
+    return ",".join(part for part in conf.split(",")
+                    if part.strip() and not part.strip().startswith("max_split_size_mb"))
+
+
+def _recipe(value: ast.AST, node: ast.AST, ctx):
+    """ROCm gets the same string without max_split_size_mb (only for a literal string);
+    when nothing would be left, the whole statement is skipped on ROCm instead."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        if not without_max_split(value.value).strip():
+            whole = ctx.is_whole_statement(node) and len(getattr(node, "targets", [0])) == 1
+            return GateStatement() if whole else None
+        rocm = without_max_split(value.value).replace("\\", "\\\\").replace('"', '\\"')
+        return RocmValue(span_of(value), f'"{rocm}"',
+                         "Drop max_split_size_mb on ROCm")
+    return None
+
+
 @python_checker(ast.Assign, ast.AnnAssign, ast.Call, ast.Dict, codes=("ROC301",))
 def find_max_split_size(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
     for where, name, value in env_settings(node, ctx):
         text = ctx.string_text(value)
         if name in ALLOC_CONF_VARS and text is not None and "max_split_size_mb" in text:
-            yield where, "ROC301", _MESSAGE.format(where=name)
+            yield where, "ROC301", _MESSAGE.format(where=name), _recipe(value, node, ctx)
     if isinstance(node, ast.Call):
         qual = ctx.qualname(node.func) or ""
         if qual.rsplit(".", 1)[-1] in ("_set_allocator_settings", "set_allocator_settings") and node.args:
             text = ctx.string_text(node.args[0])
             if text is not None and "max_split_size_mb" in text:
-                yield node, "ROC301", _MESSAGE.format(where="the allocator settings")
+                yield node, "ROC301", _MESSAGE.format(where="the allocator settings"), \
+                    _recipe(node.args[0], node, ctx)

@@ -6,7 +6,10 @@ import ast
 from typing import Iterator, Tuple
 
 from rocm_lint.finding import Applicability
+from rocm_lint.fix.recipes import GateStatement
 from rocm_lint.registry import python_checker, register
+
+GATE = GateStatement()
 
 register(
     "ROC101", "ungated-tf32-switch",
@@ -71,7 +74,8 @@ def find_ungated_tf32_assignments(node, ctx) -> Iterator[Tuple[ast.AST, str, str
         qual = ctx.qualname(target)
         if (qual in TF32_FLAGS or qual in TF32_PRECISION) and node.value is not None \
                 and _enables(qual, node.value, ctx):
-            yield target, "ROC101", _tf32_message(qual)
+            only_switches = all(ctx.qualname(t) in TF32_FLAGS | TF32_PRECISION for t in targets)
+            yield target, "ROC101", _tf32_message(qual), GATE if only_switches else None
 
 
 @python_checker(ast.Call, codes=("ROC101",))
@@ -84,12 +88,13 @@ def find_ungated_tf32_calls(node: ast.Call, ctx) -> Iterator[Tuple[ast.AST, str,
         if isinstance(precision, str) and precision in _MATMUL_PRECISIONS:
             yield node, "ROC101", (
                 f'`torch.set_float32_matmul_precision("{precision}")` asks for TF32, which ROCm '
-                "ignores unless HIPBLASLT_ALLOW_TF32=1: gate it with `if not is_rocm:`")
+                "ignores unless HIPBLASLT_ALLOW_TF32=1: gate it with `if not is_rocm:`"), \
+                GATE if ctx.is_whole_statement(node) else None
     elif qual == "setattr" and len(node.args) == 3:
         owner, name, value = node.args
         attr = f"{ctx.qualname(owner)}.{ctx.constant(name)}"
         if (attr in TF32_FLAGS or attr in TF32_PRECISION) and _enables(attr, value, ctx):
-            yield node, "ROC101", _tf32_message(attr)
+            yield node, "ROC101", _tf32_message(attr), GATE if ctx.is_whole_statement(node) else None
 
 
 # -- ROC102-ROC105 -------------------------------------------------------------------------
@@ -190,12 +195,12 @@ def find_rocm_ignored_backend_settings(node, ctx) -> Iterator[Tuple[ast.AST, str
         if not isinstance(target, ast.Attribute):
             continue
         if ctx.qualname(target) in REDUCTION_FLAGS and _disallows_reduction(node.value, ctx):
-            yield target, "ROC102", _reduction_message(ctx.qualname(target))
+            yield target, "ROC102", _reduction_message(ctx.qualname(target)), GATE if len(targets) == 1 else None
         elif _is_cufft_max_size(target, ctx) and _raises_on_rocm(node.value, ctx):
             yield target, "ROC104", (
                 "`cufft_plan_cache.max_size` cannot be configured on ROCm: the hipFFT plan cache is "
                 f"fixed at {_HIPFFT_MAX_PLANS} plans and larger values raise RuntimeError; set it "
-                "only `if not is_rocm:`")
+                "only `if not is_rocm:`"), GATE if len(targets) == 1 else None
 
 
 @python_checker(ast.Call, codes=("ROC102",))
@@ -204,7 +209,7 @@ def find_reduction_setattr(node: ast.Call, ctx) -> Iterator[Tuple[ast.AST, str, 
         owner, name, value = node.args
         attr = f"{ctx.qualname(owner)}.{ctx.constant(name)}"
         if attr in REDUCTION_FLAGS and _disallows_reduction(value, ctx):
-            yield node, "ROC102", _reduction_message(attr)
+            yield node, "ROC102", _reduction_message(attr), GATE if ctx.is_whole_statement(node) else None
 
 
 # SDPA backends that are fused kernels: on ROCm, flash and memory-efficient attention come

@@ -6,6 +6,7 @@ import ast
 from typing import Iterator, Tuple
 
 from rocm_lint.finding import Applicability
+from rocm_lint.fix.recipes import GuardImport
 from rocm_lint.registry import python_checker, register
 
 register(
@@ -30,4 +31,5 @@ def find_unguarded_pynvml_import(node, ctx) -> Iterator[Tuple[ast.AST, str, str]
         return
     yield node, "ROC401", ("module-level `import pynvml` with no fallback: AMD hosts have no NVML "
                            "(nvmlInit fails, or the package is missing); wrap it in try/except "
-                           "ImportError and use amdsmi when `is_rocm`")
+                           "ImportError and use amdsmi when `is_rocm`"), GuardImport(
+        "Guard the import with try/except ImportError (the name is None where pynvml is missing)")
