@@ -13,6 +13,8 @@ import ast
 import copy
 from typing import Iterable, List, Optional
 
+from rocm_lint.python.names import ImportMap
+
 _HIP = "torch.version.hip"
 _CUDA = "torch.version.cuda"
 
@@ -20,17 +22,11 @@ _CUDA = "torch.version.cuda"
 class _Fold(ast.NodeTransformer):
     def __init__(self, flags: Iterable[str], torch_names: Iterable[str]) -> None:
         self.flags = set(flags)
-        self.torch_names = set(torch_names)
+        self.imports = ImportMap()
+        self.imports.names.update({name: "torch" for name in torch_names})
 
     def _dotted(self, node: ast.AST) -> Optional[str]:
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        head = "torch" if node.id in self.torch_names else node.id
-        return ".".join([head] + list(reversed(parts)))
+        return self.imports.qualname(node)
 
     # -- leaves ---------------------------------------------------------------------------
     def visit_Name(self, node: ast.Name) -> ast.AST:
