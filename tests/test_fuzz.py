@@ -23,7 +23,7 @@ GATES = [
     ("if torch.version.cuda:", "gated"),
     ("if torch.version.hip is None:", "gated"),
     ("if torch.cuda.is_available():", "open"),
-    ("if torch.version.hip:", "open"),
+    ("if torch.version.hip:", "gated"),  # ROCm-only: explicitly handled
     ("if x > 1:", "open"),
 ]
 FILLER = ["x = 1", "print(x)", "y = [i for i in range(3)]", "def f():\n    return 2", "pass"]

@@ -1,7 +1,9 @@
 """Gate analysis on its own: many real-world spellings of "are we on ROCm?".
 
 Each case is a module where ``HAZARD`` stands for an ungated TF32 switch; the
-test asserts whether the analyser reports it.  Idioms marked with a project
+test asserts whether the analyser reports it.  GATED cases are silent because the
+code runs only on NVIDIA, or only on ROCm (code written for ROCm on purpose is
+"explicitly handled", DESIGN.md).  Idioms marked with a project
 name are the shapes those projects use.
 """
 
@@ -15,6 +17,28 @@ from rocm_lint.engine import check_python_source
 HAZARD = "torch.backends.cuda.matmul.allow_tf32 = True"
 
 GATED = {
+    "skipIf-on-cuda (ROCm-only: explicitly handled)": """
+        import unittest
+        @unittest.skipIf(torch.version.cuda is not None, "ROCm only")
+        def test_x():
+            HAZARD
+    """,
+    "return-in-rocm-false-branch (ROCm-only: explicitly handled)": """
+        def setup():
+            if not is_rocm:
+                return
+            HAZARD
+    """,
+    "cuda-else-branch (ROCm-only: explicitly handled)": """
+        if torch.version.cuda:
+            pass
+        else:
+            HAZARD
+    """,
+    "rocm-branch (ROCm-only: explicitly handled)": """
+        if torch.version.hip is not None:
+            HAZARD
+    """,
     "if-not-hip": """
         if not torch.version.hip:
             HAZARD
@@ -347,16 +371,6 @@ NOT_GATED = {
             if device.type == "cuda":
                 HAZARD
     """,
-    "rocm-branch": """
-        if torch.version.hip is not None:
-            HAZARD
-    """,
-    "cuda-else-branch": """
-        if torch.version.cuda:
-            pass
-        else:
-            HAZARD
-    """,
     "or-does-not-gate-body": """
         if not is_rocm or torch.cuda.is_available():
             HAZARD
@@ -378,12 +392,6 @@ NOT_GATED = {
                 print("rocm")
             HAZARD
     """,
-    "return-in-rocm-false-branch": """
-        def setup():
-            if not is_rocm:
-                return
-            HAZARD
-    """,
     "gate-in-other-function": """
         def a():
             if is_rocm:
@@ -393,12 +401,6 @@ NOT_GATED = {
     """,
     "unrelated-is-available": """
         if not torch.backends.cudnn.is_available():
-            HAZARD
-    """,
-    "skipIf-on-cuda": """
-        import unittest
-        @unittest.skipIf(torch.version.cuda is not None, "ROCm only")
-        def test_x():
             HAZARD
     """,
     "noqa-other-code": """

@@ -19,7 +19,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 # or on the whole dotted tail when the entry has a dot), used bare or called.
 DEFAULT_ROCM_PREDICATES: Tuple[str, ...] = (
     "is_rocm", "is_hip", "IS_ROCM", "IS_HIP", "IS_HIP_EXTENSION", "HIP_ENVIRONMENT",
-    "IS_ROCM_SYSTEM", "TEST_WITH_ROCM", "is_rocm_pytorch", "USE_ROCM", "ROCM_HOME",
+    "IS_ROCM_SYSTEM", "TEST_WITH_ROCM", "is_rocm_pytorch", "is_rocm_platform", "USE_ROCM", "ROCM_HOME",
     "current_platform.is_rocm",
 )
 # Predicates that are true exactly on NVIDIA CUDA.  Deliberately narrow:
@@ -28,6 +28,8 @@ DEFAULT_CUDA_PREDICATES: Tuple[str, ...] = (
     "current_platform.is_cuda",
     # torchao.utils: each is `torch.cuda.is_available() and torch.version.cuda and capability >= ...`
     "is_sm_at_least_89", "is_sm_at_least_90", "is_sm_at_least_100",
+    # transformers: False whenever torch.version.cuda is None
+    "is_torch_tf32_available",
 )
 # Test decorators that skip the decorated test on ROCm.
 DEFAULT_ROCM_SKIP_DECORATORS: Tuple[str, ...] = ("skipIfRocm", "skip_if_rocm", "skipIfHip")

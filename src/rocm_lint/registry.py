@@ -39,6 +39,10 @@ class Rule:
     # Literal words one of which must occur in a file for the rule to fire there:
     # the analyser skips parsing files that hold none of the enabled rules' triggers.
     triggers: Tuple[str, ...]
+    # Python code that only runs on ROCm was written for ROCm on purpose ("explicitly
+    # handled", DESIGN.md): most rules stay silent there.  Rules about ROCm-side mistakes
+    # (fnuz fp8 on the wrong GPU, wave64 hard-coded) set this to fire there too.
+    rocm_side: bool = False
 
     @property
     def family(self) -> str:
@@ -92,10 +96,11 @@ _PY_CHECKERS: List[PythonChecker] = []
 
 
 def register(code: str, name: str, summary: str, *, triggers: Iterable[str],
-             fix: Optional[Applicability] = None, languages: Tuple[str, ...] = ("python",)) -> Rule:
+             fix: Optional[Applicability] = None, languages: Tuple[str, ...] = ("python",),
+             rocm_side: bool = False) -> Rule:
     if code in _RULES:
         raise ValueError(f"rule {code} registered twice")
-    rule = Rule(code, name, summary, tuple(languages), fix, tuple(triggers))
+    rule = Rule(code, name, summary, tuple(languages), fix, tuple(triggers), rocm_side)
     _RULES[code] = rule
     return rule
 

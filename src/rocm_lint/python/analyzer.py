@@ -50,6 +50,7 @@ class ModuleContext:
         self.gates = GateAnalysis(self.imports, config.rocm_predicates, config.cuda_predicates)
         self.state = State()
         self.statement: Optional[ast.stmt] = None  # the innermost statement being visited
+        self.function: Optional[ast.AST] = None  # the innermost function being visited
         # Names assigned exactly once anywhere in the module, with their value:
         # lets ``MODE = "reduce-overhead"; torch.compile(m, mode=MODE)`` resolve.
         self.single_bindings: Dict[str, ast.AST] = {}
@@ -119,6 +120,23 @@ class ModuleContext:
         """Every value the module assigns to this name or attribute name (empty if unknown)."""
         key = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
         return self.all_bindings.get(key, []) if key is not None else []
+
+    def parameter_default(self, node: ast.AST) -> object:
+        """For a name that is a parameter of the enclosing function: its default's constant
+        value (``...`` if it has no constant default); ``None`` when it is not a parameter."""
+        fn = self.function
+        if fn is None or not isinstance(node, ast.Name):
+            return None
+        args = fn.args
+        positional = list(getattr(args, "posonlyargs", [])) + list(args.args)
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        for arg, default in pairs:
+            if arg.arg == node.id:
+                if isinstance(default, ast.Constant):
+                    return default.value
+                return ...
+        return None
 
     def is_whole_statement(self, node: ast.AST) -> bool:
         """Is ``node`` the entire current statement (an assignment, or a call on its own line)?
@@ -194,6 +212,9 @@ class Analyzer:
                 for t in checker.node_types:
                     self.dispatch.setdefault(t, []).append(checker)
         self.findings: List[Finding] = []
+        from rocm_lint.registry import all_rules
+
+        self.rocm_side_codes = {r.code for r in all_rules() if r.rocm_side}
 
     def run(self) -> List[Finding]:
         self.walk_block(self.ctx.tree.body, self.module_state())
@@ -264,7 +285,13 @@ class Analyzer:
                 if stmt.returns is not None:
                     self.visit_expr(stmt.returns, state)
                 inner = inner._replace(in_function=True)
-            self.walk_block(stmt.body, inner)
+            outer_fn = self.ctx.function
+            if not isinstance(stmt, ast.ClassDef):
+                self.ctx.function = stmt
+            try:
+                self.walk_block(stmt.body, inner)
+            finally:
+                self.ctx.function = outer_fn
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             guarded = state.import_guarded or any(_catches_import_error(h) for h in stmt.handlers)
             self.walk_block(stmt.body, state._replace(import_guarded=guarded))
@@ -327,7 +354,7 @@ class Analyzer:
         ctx.state = state
         for checker in checkers:
             for where, code, message, *recipe in checker.fn(node, ctx):
-                if code in self.enabled:
+                if code in self.enabled and (not state.rocm_only or code in self.rocm_side_codes):
                     self.findings.append(Finding(
                         ctx.path, where.lineno, where.col_offset, code, message,
                         getattr(where, "end_lineno", None) or where.lineno,

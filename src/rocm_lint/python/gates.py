@@ -4,7 +4,9 @@
 NVIDIA or None (nothing known).  ``torch.version.hip is not None`` gives
 ``(ROCM, NVIDIA)``; ``torch.version.cuda`` gives ``(NVIDIA, ROCM)``; ``not``
 swaps; ``and``/``or`` combine as logic says.  NVIDIA here means "not ROCm":
-code that only runs where the test says NVIDIA is never flagged.
+code that only runs where the test says NVIDIA is never flagged, and code that
+only runs on ROCm was written for ROCm on purpose (only rules registered with
+``rocm_side=True`` report there).
 
 ``torch.cuda.is_available()`` and ``tensor.is_cuda`` are *not* gates: both are
 True on ROCm, where HIP masquerades as CUDA.  ``torch.cuda.is_available()`` being

@@ -57,6 +57,11 @@ def _enables(attr: str, value: ast.AST, ctx) -> bool:
     """Could this assignment turn TF32 on where ROCm runs it?"""
     if _is_restore(value, ctx):
         return False
+    default = ctx.parameter_default(value)
+    if default is not None:
+        # A helper that forwards its caller's choice (`def enable_tf32(enable): ...allow_tf32 =
+        # enable`): the decision is at the call site, unless the helper defaults to True.
+        return default is not ... and bool(default)
     known = ctx.constant(value)
     if known is ...:
         return True  # unknown values (``args.tf32``) may well turn it on
