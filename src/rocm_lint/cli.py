@@ -201,7 +201,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
         return EXIT_CLEAN
     for r in rules:
         fix = r.fix.value if r.fix else "-"
-        sys.stdout.write(f"{r.code}  {r.name:<28} fix:{fix:<8} {r.summary}\n")
+        sys.stdout.write(f"{r.code}  {r.name:<36} fix:{fix:<8} {r.summary}\n")
     return EXIT_CLEAN
 
 

@@ -84,12 +84,38 @@ class ModuleContext:
         for target, value in assignments:
             if isinstance(target, ast.Name) and counts.get(target.id) == 1:
                 self.imports.add_alias(target.id, value)
+        # Only bindings whose text could name a platform test are evaluated (most
+        # assignments in a big module are not; evaluating them all dominated the run time).
+        lines = self.text.splitlines() if self.text else None
+        words = {"hip", "cuda", "rocm", "amd", "nvidia", "__version__"} | {
+            p.rsplit(".", 1)[-1].lower() for p in self.config.rocm_predicates + self.config.cuda_predicates}
+
+        def may_matter(node: ast.AST) -> bool:
+            if lines is None:
+                return True
+            end = getattr(node, "end_lineno", None) or node.lineno
+            text = " ".join(lines[node.lineno - 1:end]).lower()
+            return any(w in text for w in words)
+
+        def single_return(fn) -> bool:
+            body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            return len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
+
+        functions = [fn for fn in functions if single_return(fn)]
         for fn in functions:
-            self.gates.learn_function(fn)
+            if may_matter(fn):
+                self.gates.learn_function(fn)
         for target, value in assignments:
+            if not may_matter(value):
+                continue
+            before = len(self.gates.bound_names) + len(self.gates.bound_attrs)
             self.gates.learn_assignment(target, value)
+            if len(self.gates.bound_names) + len(self.gates.bound_attrs) > before:
+                name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
+                words.add(name.lower())  # later bindings may build on this one
         for fn in functions:
-            self.gates.learn_function(fn)
+            if may_matter(fn):
+                self.gates.learn_function(fn)
 
     # -- helpers for checkers ----------------------------------------------------------
     def qualname(self, node: ast.AST) -> Optional[str]:
@@ -403,6 +429,11 @@ def extend_with_bound_names(text: str, lines: List[int], ctx: ModuleContext) -> 
     names = []
     line_set = set(lines)
     for name, value in ctx.single_bindings.items():
+        # Only literal values can carry a hazard to where they are used (a mode string, an
+        # options dict, an allocator string); following every name would visit half the file.
+        if not isinstance(value, (ast.Constant, ast.Dict, ast.JoinedStr, ast.BinOp, ast.IfExp,
+                                  ast.List, ast.Tuple, ast.Call)):
+            continue
         if value.lineno in line_set or (getattr(value, "end_lineno", value.lineno) in line_set):
             names.append(name)
     if not names:

@@ -67,12 +67,14 @@ class GateAnalysis:
         self.bound_names: Dict[str, Facts] = {}
         self.bound_attrs: Dict[str, Facts] = {}
         self.bound_functions: Dict[str, Facts] = {}
+        self._cache: Dict[int, Tuple[ast.AST, Facts]] = {}
 
     # -- learning the module's own predicates -------------------------------------
     def learn_assignment(self, target: ast.AST, value: ast.AST) -> None:
         f = self.facts(value)
         if f == UNKNOWN:
             return
+        self._cache.clear()  # a new predicate name can change earlier answers
         if isinstance(target, ast.Name):
             self.bound_names.setdefault(target.id, f)
         elif isinstance(target, ast.Attribute):
@@ -84,10 +86,22 @@ class GateAnalysis:
         if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
             f = self.facts(body[0].value)
             if f != UNKNOWN:
+                self._cache.clear()
                 self.bound_functions.setdefault(fn.name, f)
 
     # -- evaluating a test ----------------------------------------------------------
     def facts(self, e: ast.AST) -> Facts:
+        """(when_true, when_false) for a test expression; memoised per node (the walk asks
+        about the same tests again when it tracks early exits)."""
+        key = id(e)
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] is e:
+            return cached[1]
+        result = self._facts(e)
+        self._cache[key] = (e, result)
+        return result
+
+    def _facts(self, e: ast.AST) -> Facts:
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
             return swap(self.facts(e.operand))
         if isinstance(e, ast.BoolOp):
@@ -176,15 +190,26 @@ class GateAnalysis:
         fact = self._root_fact(left) or self._root_fact(right)
         return (fact, None)
 
-    def _root_fact(self, e: ast.AST) -> Fact:
-        """ROCM/NVIDIA when ``e`` reads torch.version.hip/cuda (directly or as an argument)."""
-        for node in ast.walk(e):
-            if isinstance(node, ast.Attribute):
-                qual = self.imports.qualname(node)
-                if qual == _HIP:
-                    return ROCM
-                if qual == _CUDA:
-                    return NVIDIA
+    def _root_fact(self, e: ast.AST, depth: int = 4) -> Fact:
+        """ROCM/NVIDIA when ``e`` reads torch.version.hip/cuda: directly, through a method or
+        subscript chain (``torch.version.hip.split(".")[0]``), or as a call argument
+        (``float(torch.version.cuda)``, ``version.parse(torch.version.cuda)``), a few levels deep."""
+        if depth < 0:
+            return None
+        if isinstance(e, ast.Attribute):
+            qual = self.imports.qualname(e)
+            if qual == _HIP:
+                return ROCM
+            if qual == _CUDA:
+                return NVIDIA
+            return self._root_fact(e.value, depth - 1)
+        if isinstance(e, ast.Subscript):
+            return self._root_fact(e.value, depth - 1)
+        if isinstance(e, ast.Call):
+            for child in [e.func, *e.args]:
+                fact = self._root_fact(child, depth - 1)
+                if fact is not None:
+                    return fact
         return None
 
     # -- control flow -----------------------------------------------------------------
