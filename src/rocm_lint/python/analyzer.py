@@ -45,12 +45,15 @@ class ModuleContext:
         self.path = path
         self.tree = tree
         self.text = text  # the module's source, for file-level questions
+        self._lines: Optional[List[str]] = None
         self.config = config
         self.imports = ImportMap()
         self.gates = GateAnalysis(self.imports, config.rocm_predicates, config.cuda_predicates)
         self.state = State()
         self.statement: Optional[ast.stmt] = None  # the innermost statement being visited
+        self.node: Optional[ast.AST] = None  # the node being checked
         self.function: Optional[ast.AST] = None  # the innermost function being visited
+        self.stack: List[ast.AST] = []  # the visited node's ancestors, module first
         # Names assigned exactly once anywhere in the module, with their value:
         # lets ``MODE = "reduce-overhead"; torch.compile(m, mode=MODE)`` resolve.
         self.single_bindings: Dict[str, ast.AST] = {}
@@ -146,6 +149,45 @@ class ModuleContext:
         """Every value the module assigns to this name or attribute name (empty if unknown)."""
         key = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
         return self.all_bindings.get(key, []) if key is not None else []
+
+    def parent_of(self, node: ast.AST) -> Optional[ast.AST]:
+        """The parent of the node being checked, or of one of its ancestors."""
+        stack = self.stack
+        if node is self.node:
+            return stack[-1] if stack else None
+        for i in range(len(stack) - 1, 0, -1):
+            if stack[i] is node:
+                return stack[i - 1]
+        return None
+
+    def ancestors(self, node: ast.AST) -> Iterator[Tuple[ast.AST, ast.AST]]:
+        """(child, parent) pairs from ``node`` (the node being checked, or one of its
+        ancestors) up to the module: the walk's own path, no parent map needed."""
+        stack = self.stack
+        if node is self.node:
+            i = len(stack)
+        else:
+            i = next((k for k in range(len(stack) - 1, -1, -1) if stack[k] is node), 0)
+        child = node
+        while i > 0:
+            parent = stack[i - 1]
+            yield child, parent
+            child, i = parent, i - 1
+
+    def segment(self, node: ast.AST) -> Optional[str]:
+        """``ast.get_source_segment`` without re-splitting the whole source on every call."""
+        if not self.text or getattr(node, "end_lineno", None) is None:
+            return None
+        if self._lines is None:
+            self._lines = self.text.splitlines(keepends=True)
+        lines = self._lines[node.lineno - 1:node.end_lineno]
+        if not lines:
+            return None
+        if len(lines) == 1:
+            return lines[0].encode("utf-8")[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
+        first = lines[0].encode("utf-8")[node.col_offset:].decode("utf-8", "replace")
+        last = lines[-1].encode("utf-8")[:node.end_col_offset].decode("utf-8", "replace")
+        return first + "".join(lines[1:-1]) + last
 
     def parameter_default(self, node: ast.AST) -> object:
         """For a name that is a parameter of the enclosing function: its default's constant
@@ -292,6 +334,14 @@ class Analyzer:
 
     def _visit_stmt(self, stmt: ast.stmt, state: State) -> None:
         self.check(stmt, state)
+        stack = self.ctx.stack
+        stack.append(stmt)
+        try:
+            self._visit_stmt_children(stmt, state)
+        finally:
+            stack.pop()
+
+    def _visit_stmt_children(self, stmt: ast.stmt, state: State) -> None:
         gates = self.ctx.gates
         if isinstance(stmt, ast.If):
             t, f = gates.facts(stmt.test)
@@ -310,7 +360,8 @@ class Analyzer:
                 self.visit_expr(stmt.args, state)
                 if stmt.returns is not None:
                     self.visit_expr(stmt.returns, state)
-                inner = inner._replace(in_function=True)
+                # A try around a def does not run around its body.
+                inner = inner._replace(in_function=True, import_guarded=False)
             outer_fn = self.ctx.function
             if not isinstance(stmt, ast.ClassDef):
                 self.ctx.function = stmt
@@ -343,16 +394,27 @@ class Analyzer:
         if isinstance(node, ast.stmt):
             self.visit_stmt(node, state)
         elif isinstance(node, (ast.excepthandler,)) or type(node).__name__ == "match_case":
-            for child in ast.iter_child_nodes(node):
-                if not isinstance(child, ast.stmt):
-                    self.visit_expr(child, state)
-            self.walk_block(node.body, state)
+            self.ctx.stack.append(node)
+            try:
+                for child in ast.iter_child_nodes(node):
+                    if not isinstance(child, ast.stmt):
+                        self.visit_expr(child, state)
+                self.walk_block(node.body, state)
+            finally:
+                self.ctx.stack.pop()
         else:
             self.visit_expr(node, state)
 
     # -- expressions ------------------------------------------------------------------
     def visit_expr(self, node: ast.AST, state: State) -> None:
         self.check(node, state)
+        self.ctx.stack.append(node)
+        try:
+            self._visit_expr_children(node, state)
+        finally:
+            self.ctx.stack.pop()
+
+    def _visit_expr_children(self, node: ast.AST, state: State) -> None:
         gates = self.ctx.gates
         if isinstance(node, ast.IfExp):
             t, f = gates.facts(node.test)
@@ -378,6 +440,7 @@ class Analyzer:
             return
         ctx = self.ctx
         ctx.state = state
+        ctx.node = node
         for checker in checkers:
             for where, code, message, *recipe in checker.fn(node, ctx):
                 if code in self.enabled and (not state.rocm_only or code in self.rocm_side_codes):

@@ -1,3 +1,313 @@
 """ROC8: hardware-dependent choices (fp8 formats, warp width) made statically."""
 
 from __future__ import annotations
+
+import ast
+import re
+import weakref
+from typing import Dict, Iterator, Optional, Tuple
+
+from rocm_lint.finding import Applicability
+from rocm_lint.registry import python_checker, register
+
+register(
+    "ROC801", "hard-coded-fp8-dtype",
+    "fp8 dtype hard-coded: gfx942 (MI300) uses FNUZ fp8, gfx950 (MI350) and gfx12 (RDNA4) use OCP e4m3fn/e5m2",
+    triggers=("float8_e4m3fn", "float8_e5m2"),
+    fix=Applicability.DISPLAY,
+    rocm_side=True,
+)
+register(
+    "ROC802", "hard-coded-warp-size",
+    "warp size 32 assumed in Python/Triton code: CDNA GPUs (MI200/MI300) run 64-wide wavefronts",
+    # A warp-width name, or the arithmetic forms (`num_warps * 32`, `B // 32`): "warp" alone
+    # occurs in most Triton code (num_warps) and would send every kernel file to the parser.
+    triggers=("WARP_SIZE", "warp_size", "WarpSize", "warpSize", "THREADS_PER_WARP", "threads_per_warp",
+              "ThreadsPerWarp", "WARP_WIDTH", "warp_width", "LANES_PER_WARP", "lanes_per_warp",
+              "* 32", "*32", "32 *", "32*", "// 32", "//32"),
+    fix=Applicability.DISPLAY,
+)
+
+def _imports_nvidia_dsl(ctx) -> bool:
+    """CuTe DSL / CUTLASS Python modules only ever run on NVIDIA GPUs (ROC707 covers CUTLASS)."""
+    return any(q.split(".", 1)[0] == "cutlass" for q in ctx.imports.names.values())
+
+
+# -- ROC801: fp8 formats ---------------------------------------------------------------------
+_OCP = {"torch.float8_e4m3fn": "float8_e4m3fn", "torch.float8_e5m2": "float8_e5m2"}
+_FNUZ = {"torch.float8_e4m3fnuz": "float8_e4m3fnuz", "torch.float8_e5m2fnuz": "float8_e5m2fnuz"}
+# Words in a test (if/ternary), a function name or a competing binding that show the fp8
+# format is chosen per GPU architecture: ``"gfx94" in props.gcnArchName``,
+# ``current_platform.fp8_dtype()``, ``is_fp8_fnuz()``, ``use_fnuz`` ...
+_ARCH_WORDS = re.compile(r"gcnarchname|gfx\d|fnuz|fp8_dtype\s*\(|\bocp\b|mi300|mi3[05]5|mi350|cdna3", re.I)
+# Tests and function names about the format of stored data (a checkpoint serialised as OCP
+# e4m3fn is loaded as such on every GPU; vLLM converts it after loading), not a compute choice.
+# Storage-only casts (``storage_dtype=``, ``fp8_input_store``, weight-only configs) go through
+# PyTorch's software conversion and back, never through fp8 hardware, so they are safe too.
+_STORED_FORMAT = re.compile(
+    r"checkpoint|serializ|create_weights|load_state|state_dict|convert|storage|_store\b|store_|"
+    r"weight_?only|layerwise_casting", re.I)
+# Keywords that take a dtype; ``out_dtype=`` of torch._scaled_mm included.  ``elem_dtype=``
+# (OCP MX element formats, OCP by specification) is left out.
+_DTYPE_KEYWORD = re.compile(r"(^|_)dtype$")
+_NOT_A_CHOICE_KEYWORDS = {"elem_dtype", "storage_dtype"}
+# Path parts and function names of code that never runs on a ROCm GPU (NVIDIA-only
+# libraries and architectures, CPU kernels), or whose fp8 type is OCP e4m3 by specification
+# on every vendor (NVFP4 block scales, OCP MX formats): no per-GPU choice to make there.
+_NOT_ROCM_GPU = re.compile(
+    r"(?<![a-z0-9])(?:nvfp4|mxfp\d*|mx|mx_formats|fp4|nv|cutlass|cute|cutedsl|deep_?gemm|"
+    r"trtllm|flashinfer|marlin|machete|flashmla|hopper|blackwell|sm_?90a?|sm_?100a?|nvidia|"
+    r"modelopt|nunchaku|cpu|x86|hpu|xpu|npu|mps|tpu|habana|gaudi|ascend)(?![a-z0-9])")
+
+
+def _words(name: str) -> str:
+    """``fusedQuantizeNv`` -> ``fused_quantize_nv`` (so camelCase parts count as words)."""
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+
+
+def _source(node: ast.AST, ctx) -> str:
+    text = ctx.segment(node)
+    return text if text is not None else ast.dump(node)
+
+
+def _is_arch_test(test: ast.AST, ctx) -> bool:
+    return bool(_ARCH_WORDS.search(_source(test, ctx)))
+
+
+def _dtype_use(node: ast.AST, ctx) -> Optional[str]:
+    """How the fp8 literal ``node`` is used as a dtype ('to', 'keyword', 'binding'), else None.
+
+    Skips ternary arms and ``and``/``or`` operands on the way up.  Comparisons, ``in``
+    tests, ``isinstance``, containers (tuples of supported dtypes, dict tables),
+    ``torch.finfo(...)`` and bit reinterpretation (``.view(dtype=...)``) are no dtype
+    choice and return None.
+    """
+    for child, parent in ctx.ancestors(node):
+        if isinstance(parent, ast.IfExp) and child is not parent.test:
+            continue
+        if isinstance(parent, ast.BoolOp):
+            continue
+        if isinstance(parent, ast.Call) and child in parent.args:
+            func = parent.func
+            if isinstance(func, ast.Attribute) and func.attr == "to":
+                return "to"
+            return None
+        if isinstance(parent, ast.keyword):
+            if not parent.arg or parent.arg in _NOT_A_CHOICE_KEYWORDS \
+                    or not _DTYPE_KEYWORD.search(parent.arg):
+                return None
+            call = ctx.parent_of(parent)
+            if isinstance(call, ast.Call):
+                func = call.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name == "view" or _STORED_FORMAT.search(_words(name)):
+                    return None  # bit reinterpretation; weight-only / storage configs
+            return "keyword"
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)) and child is parent.value:
+            return "binding"
+        return None
+    return None
+
+
+def _arch_chosen(node: ast.AST, ctx) -> bool:
+    """Is the statement holding ``node`` under an if/ternary on the GPU architecture, after
+    an earlier arch test in an enclosing block (``if is_fp8_fnuz(): return ...``), or in a
+    function about one format (``def normalize_e4m3fn_to_e4m3fnuz``, ``def nvfp4_quantize``)?"""
+    for child, parent in ctx.ancestors(node):
+        if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
+            if _is_arch_test(parent.test, ctx) or _STORED_FORMAT.search(_source(parent.test, ctx)):
+                return True
+        if isinstance(child, ast.stmt):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(parent, field, None)
+                if isinstance(block, list) and child in block:
+                    for earlier in block[:block.index(child)]:
+                        if isinstance(earlier, ast.If) and _is_arch_test(earlier.test, ctx):
+                            return True
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and (_ARCH_WORDS.search(parent.name) or _STORED_FORMAT.search(parent.name)
+                     or _NOT_ROCM_GPU.search(_words(parent.name))):
+            return True
+    return False
+
+
+def _rebound_per_arch(stmt: ast.AST, ctx) -> bool:
+    """``e4m3 = torch.float8_e4m3fn`` with another binding of the same name elsewhere that
+    picks per architecture (``e4m3 = torch.float8_e4m3fnuz`` under ``if is_rocm:``), or a
+    target that is itself about the choice (``platform.fp8_dtype.return_value = ...``)."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    for target in targets:
+        text = ctx.segment(target)
+        if text and re.search(r"fp8_dtype\.|fnuz", text):
+            return True
+        for value in ctx.bound_values(target):
+            if value is stmt.value:
+                continue
+            text = ctx.segment(value)
+            if text and _ARCH_WORDS.search(text):
+                return True
+    return False
+
+
+_FNUZ_AWARE: "weakref.WeakKeyDictionary[object, bool]" = weakref.WeakKeyDictionary()
+
+
+def _fnuz_aware(ctx) -> bool:
+    """Does the module's code (not its comments) handle the FNUZ formats or the per-arch
+    choice itself?  Then its OCP literals are deliberate: checkpoint formats that are
+    normalised later (vLLM's ``normalize_e4m3fn_to_e4m3fnuz``), or an OCP-only path."""
+    aware = _FNUZ_AWARE.get(ctx)
+    if aware is None:
+        aware = False
+        for sub in ast.walk(ctx.tree):
+            name = None
+            if isinstance(sub, ast.Attribute):
+                # torch.float8_e4m3fnuz itself says "ROCm", not "which ROCm GPU"
+                name = sub.attr if not sub.attr.startswith("float8_") else None
+            elif isinstance(sub, ast.Name):
+                name = sub.id
+            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = sub.name
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and len(sub.value) < 40:
+                name = sub.value if re.search(r"gfx9[45]", sub.value) else None
+            if name and (name == "fp8_dtype" and isinstance(sub, ast.Attribute)
+                         or re.search(r"fnuz|gcnarchname|gfx9[45]", name, re.I)):
+                aware = True
+                break
+        _FNUZ_AWARE[ctx] = aware
+    return aware
+
+
+def _not_rocm_gpu_path(ctx) -> bool:
+    parts = re.split(r"[/\\]", ctx.path)
+    if parts[-1].startswith("convert"):  # offline checkpoint conversion scripts
+        return True
+    return any(_NOT_ROCM_GPU.search(_words(part)) for part in parts[-4:])
+
+
+_FP8_NAMES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+
+
+@python_checker(ast.Attribute, ast.Name, codes=("ROC801",))
+def find_hard_coded_fp8_dtype(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+    if (node.attr if isinstance(node, ast.Attribute) else node.id) not in _FP8_NAMES:
+        return
+    qual = ctx.qualname(node)
+    ocp, fnuz = _OCP.get(qual), _FNUZ.get(qual)
+    if ocp is None and fnuz is None:
+        return
+    use = _dtype_use(node, ctx)
+    if use is None:
+        return
+    if _imports_nvidia_dsl(ctx) or _not_rocm_gpu_path(ctx) or _arch_chosen(node, ctx):
+        return
+    if ocp is not None and _fnuz_aware(ctx):
+        return
+    if use == "binding":
+        stmt = next(p for c, p in ctx.ancestors(node) if isinstance(p, (ast.Assign, ast.AnnAssign)))
+        if _rebound_per_arch(stmt, ctx):
+            return
+    if ocp is not None:
+        yield node, "ROC801", (
+            f"`torch.{ocp}` is the OCP fp8 format, which MI300 (gfx942) does not support in hardware "
+            "(it uses FNUZ: hipBLASLt rejects or mis-scales OCP fp8 there): choose the dtype per GPU, "
+            "e.g. `torch.float8_e4m3fnuz if \"gfx94\" in torch.cuda.get_device_properties(0).gcnArchName "
+            "else torch.float8_e4m3fn`")
+    else:
+        yield node, "ROC801", (
+            f"`torch.{fnuz}` is the FNUZ fp8 format of MI300 (gfx942) only; MI350 (gfx950) and RDNA4 "
+            "(gfx12) use OCP `float8_e4m3fn`/`float8_e5m2`: choose by `gcnArchName` (or vLLM's "
+            "`current_platform.fp8_dtype()`) instead of by ROCm alone")
+
+
+# -- ROC802: warp width ----------------------------------------------------------------------
+# Names that hold the width of a warp (not a count of warps such as ``num_warps``).
+_WARP_SIZE_NAME = re.compile(r"warp_?size|threads_?per_?warp|warp_?width|lanes_?per_?warp", re.I)
+_WARP_NAME = re.compile(r"warp", re.I)
+
+
+def _name_of(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript):  # kwargs["num_warps"], meta["NUM_WARPS"]
+        key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return key.value
+    return None
+
+
+def _is_32(node: ast.AST, ctx) -> bool:
+    """The constant 32 on ROCm: ``32``, a name bound once to 32, ``tl.constexpr(32)``;
+    ``64 if is_rocm else 32`` picks the ROCm arm."""
+    resolved = ctx.resolve(node)
+    if isinstance(resolved, ast.Call) and len(resolved.args) == 1 and not resolved.keywords:
+        func = ctx.qualname(resolved.func) or ""
+        if func.rsplit(".", 1)[-1] == "constexpr":
+            resolved = resolved.args[0]
+    value = ctx.constant(resolved)
+    return type(value) is int and value == 32
+
+
+def _is_32_use(node: ast.AST, ctx) -> bool:
+    """As :func:`_is_32`, but a warp-size constant (``WARP_SIZE``) is reported where it is
+    bound, not again at each use."""
+    name = _name_of(node)
+    if name and _WARP_SIZE_NAME.search(name):
+        return False
+    return _is_32(node, ctx)
+
+
+_WARP_MESSAGE = ("{what} assumes 32 threads per warp, but CDNA GPUs (MI200/MI300) run 64-wide "
+                 "wavefronts: read the width from the device (`torch.cuda.get_device_properties(d)."
+                 "warp_size`, or Triton's `triton.runtime.driver.active.get_current_target().warp_size`)")
+
+
+@python_checker(ast.Assign, ast.AnnAssign, codes=("ROC802",))
+def find_warp_size_binding(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+    if node.value is None or _imports_nvidia_dsl(ctx):
+        return
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    for target in targets:
+        name = _name_of(target)
+        if name and _WARP_SIZE_NAME.search(name) and _is_32(node.value, ctx):
+            yield target, "ROC802", _WARP_MESSAGE.format(what=f"`{name} = 32`")
+        elif name and _WARP_NAME.search(name) and _divides_by_32(node.value, ctx):
+            yield target, "ROC802", _WARP_MESSAGE.format(what=f"`{name}` computed as threads // 32")
+
+
+def _divides_by_32(value: ast.AST, ctx) -> bool:
+    """``BLOCK // 32`` somewhere in a value (threads turned into warps)."""
+    for sub in ast.walk(value):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Div)) \
+                and _is_32_use(sub.right, ctx):
+            return True
+    return False
+
+
+@python_checker(ast.arguments, codes=("ROC802",))
+def find_warp_size_default(node: ast.arguments, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+    """``def kernel(..., WARP_SIZE: tl.constexpr = 32)``."""
+    if _imports_nvidia_dsl(ctx):
+        return
+    positional = list(getattr(node, "posonlyargs", [])) + list(node.args)
+    pairs = list(zip(positional[len(positional) - len(node.defaults):], node.defaults))
+    pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
+    for arg, default in pairs:
+        if _WARP_SIZE_NAME.search(arg.arg) and _is_32(default, ctx):
+            yield default, "ROC802", _WARP_MESSAGE.format(what=f"`{arg.arg}=32`")
+
+
+@python_checker(ast.BinOp, codes=("ROC802",))
+def find_warp_thread_math(node: ast.BinOp, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+    """``num_warps * 32`` / ``32 * num_warps``: threads per block from a warp count."""
+    if _imports_nvidia_dsl(ctx):
+        return
+    if isinstance(node.op, ast.Mult):
+        for const, other in ((node.right, node.left), (node.left, node.right)):
+            name = _name_of(other)
+            if name and _WARP_NAME.search(name) and not _WARP_SIZE_NAME.search(name) \
+                    and _is_32_use(const, ctx):
+                yield node, "ROC802", _WARP_MESSAGE.format(what=f"`{name} * 32`")
+                return

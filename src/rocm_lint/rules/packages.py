@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, Tuple
+import os
+import re
+from typing import Dict, Iterator, Optional, Set, Tuple
+from weakref import WeakKeyDictionary
 
 from rocm_lint.finding import Applicability
 from rocm_lint.fix.recipes import GuardImport
@@ -33,3 +36,303 @@ def find_unguarded_pynvml_import(node, ctx) -> Iterator[Tuple[ast.AST, str, str]
                            "(nvmlInit fails, or the package is missing); wrap it in try/except "
                            "ImportError and use amdsmi when `is_rocm`"), GuardImport(
         "Guard the import with try/except ImportError (the name is None where pynvml is missing)")
+
+
+# -- where a statement sits (shared by ROC402-ROC404) ----------------------------------
+# The walker hands checkers the current statement and State, not the statements around it.
+# These rules need two things State does not carry: the `if` tests above an import (an
+# availability check such as `if is_flash_attn_available():`) and the exception types the
+# enclosing `try` catches (FileNotFoundError is not an ImportError).  A statement-only
+# parent map per module answers both; it is built once, on first use.
+_PARENTS: "WeakKeyDictionary" = WeakKeyDictionary()
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _parents(ctx) -> Dict[int, Tuple[ast.AST, str]]:
+    parents = _PARENTS.get(ctx)
+    if parents is None:
+        parents = {}
+        stack = [ctx.tree]
+        while stack:
+            node = stack.pop()
+            for field in ("body", "orelse", "finalbody"):
+                for child in getattr(node, field, None) or ():
+                    if isinstance(child, ast.stmt):
+                        parents[id(child)] = (node, field)
+                        stack.append(child)
+            for clause in list(getattr(node, "handlers", None) or ()) + list(getattr(node, "cases", None) or ()):
+                for child in clause.body:
+                    parents[id(child)] = (node, "handlers")
+                    stack.append(child)
+        _PARENTS[ctx] = parents
+    return parents
+
+
+def _enclosing(ctx, stmt: Optional[ast.AST]) -> Iterator[Tuple[ast.AST, str]]:
+    """(parent statement, field holding the child) from the innermost out, stopping at a def:
+    a `try` or `if` around a function definition does not run around the function's body."""
+    parents = _parents(ctx)
+    while stmt is not None and id(stmt) in parents:
+        parent, field = parents[id(stmt)]
+        if isinstance(parent, _FUNCTIONS):
+            return
+        yield parent, field
+        stmt = parent
+
+
+def _words(node: ast.AST) -> Set[str]:
+    """Lower-cased names, attributes and strings in an expression (an `if` test)."""
+    out = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            out.add(sub.id.lower())
+        elif isinstance(sub, ast.Attribute):
+            out.add(sub.attr.lower())
+        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            out.add(sub.value.lower())
+    return out
+
+
+def _under_if_naming(ctx, stmt: ast.AST, keys: Tuple[str, ...]) -> bool:
+    """Is the statement in either branch of an `if` whose test names one of ``keys``
+    (an availability or opt-in check: `if is_flash_attn_available():`, `if NVTX_PROFILE:`,
+    `if importlib.util.find_spec("flash_attn")`), or under `if TYPE_CHECKING:`?"""
+    for parent, field in _enclosing(ctx, stmt):
+        if isinstance(parent, ast.If) and field in ("body", "orelse"):
+            words = _words(parent.test)
+            if "type_checking" in words or any(k in w for w in words for k in keys):
+                return True
+    return False
+
+
+def _path_tokens(ctx) -> Set[str]:
+    parts = re.split(r"[^a-z0-9]+", os.path.splitext(ctx.path.replace("\\", "/"))[0].lower())
+    return {p for p in parts if p}
+
+
+# -- ROC402: packages with no ROCm build ---------------------------------------------------
+register(
+    "ROC402", "nvidia-only-package-import",
+    "module-level import of an NVIDIA-only package (TensorRT, Torch-TensorRT, nvtx, PyCUDA, DALI) "
+    "with no fallback: it has no ROCm build",
+    triggers=("tensorrt", "nvtx", "pycuda", "dali"),
+    fix=Applicability.DISPLAY,
+)
+
+# top-level module -> (what it is, what ROCm offers instead, words of an opt-in `if` test)
+_NVIDIA_ONLY = {
+    "tensorrt": ("TensorRT", "MIGraphX", ("tensorrt", "trt")),
+    "tensorrt_llm": ("TensorRT-LLM", "vLLM or SGLang on ROCm", ("tensorrt", "trt")),
+    "torch_tensorrt": ("Torch-TensorRT", "`torch.compile` or MIGraphX", ("tensorrt", "trt")),
+    "nvtx": ("the `nvtx` package", "`torch.cuda.nvtx` or rocTX (`hip.roctx`)", ("nvtx",)),
+    "pycuda": ("PyCUDA", "PyTorch's own stream/memory APIs or HIP Python", ("pycuda",)),
+    "nvidia.dali": ("NVIDIA DALI", "a CPU or PyTorch data pipeline", ("dali",)),
+}
+
+
+def _nvidia_only_module(name: Optional[str]) -> Optional[str]:
+    if not name:
+        return None
+    for mod in _NVIDIA_ONLY:
+        if name == mod or name.startswith(mod + "."):
+            return mod
+    return None
+
+
+def _named_after_backend(ctx) -> bool:
+    """A file whose path names the backend (`trt_utils.py`, `export/trtllm/`, `run_tensorrt_x.py`)
+    is that backend's integration code: it is only imported by users who chose the backend."""
+    for tok in _path_tokens(ctx):
+        if tok.startswith(("tensorrt", "trt")) or tok in ("nvtx", "pycuda", "dali"):
+            return True
+    return False
+
+
+@python_checker(ast.Import, ast.ImportFrom, codes=("ROC402",))
+def find_nvidia_only_package_import(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+    state = ctx.state
+    if state.in_function or state.import_guarded:
+        return  # lazy imports sit on a path the caller opted into; guarded ones have a fallback
+    if isinstance(node, ast.Import):
+        mods = [_nvidia_only_module(a.name) for a in node.names]
+    else:
+        mods = [_nvidia_only_module(node.module)] if node.level == 0 else []
+        if node.level == 0 and node.module == "nvidia":  # from nvidia import dali
+            mods += [_nvidia_only_module("nvidia." + a.name) for a in node.names]
+    mod = next((m for m in mods if m), None)
+    if mod is None:
+        return
+    what, instead, keys = _NVIDIA_ONLY[mod]
+    if _under_if_naming(ctx, ctx.statement, keys) or _named_after_backend(ctx):
+        return
+    yield node, "ROC402", (f"module-level import of {what}, which has no ROCm build: this module "
+                           "fails to import on AMD hosts; import it in try/except ImportError or "
+                           f"behind `if not is_rocm:` (on ROCm use {instead})")
+
+
+# -- ROC403: flash_attn without a fallback -------------------------------------------------
+register(
+    "ROC403", "flash-attn-import-without-fallback",
+    "module-level `import flash_attn` with no fallback: the CUDA wheel does not build or import on ROCm",
+    triggers=("flash_attn",),
+    fix=Applicability.DISPLAY,
+)
+
+
+def _imports_flash_attn(node) -> bool:
+    if isinstance(node, ast.Import):
+        return any(a.name == "flash_attn" or a.name.startswith("flash_attn.") for a in node.names)
+    return node.level == 0 and node.module is not None and (
+        node.module == "flash_attn" or node.module.startswith("flash_attn."))
+
+
+def _inside_flash_attn_project(ctx) -> bool:
+    """flash-attn's own package, tests and benchmarks (upstream or the ROCm fork) need it by
+    definition: the ROCm fork installs under the same name."""
+    parts = os.path.abspath(ctx.path).replace("\\", "/").lower().split("/")
+    return "flash_attn" in parts[:-1] or any("flash-attention" in p for p in parts[:-1])
+
+
+@python_checker(ast.Import, ast.ImportFrom, codes=("ROC403",))
+def find_flash_attn_import_without_fallback(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+    state = ctx.state
+    if state.in_function or state.import_guarded or not _imports_flash_attn(node):
+        return
+    if _under_if_naming(ctx, ctx.statement, ("flash",)) or _inside_flash_attn_project(ctx):
+        return
+    yield node, "ROC403", ("`flash_attn` imported with no fallback: flash-attn's prebuilt wheels are "
+                           "CUDA-only and a ROCm build must be compiled separately for supported GPUs, "
+                           "so this fails on most ROCm installs; import it in try/except ImportError "
+                           "and fall back to `torch.nn.functional.scaled_dot_product_attention`")
+
+
+# -- ROC404: nvidia-smi / nvcc run as a subprocess -----------------------------------------
+register(
+    "ROC404", "nvidia-tool-subprocess",
+    "`nvidia-smi` or `nvcc` run through subprocess/os.system without a ROCm gate: absent on ROCm hosts",
+    triggers=("nvidia-smi", "nvcc"),
+    fix=Applicability.DISPLAY,
+)
+
+_TOOLS = {"nvidia-smi": "`rocm-smi` / `amd-smi`", "nvcc": "`hipcc` (and `torch.version.hip` for the version)"}
+_EXEC_RUNNERS = {
+    "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+    "subprocess.Popen", "asyncio.create_subprocess_exec",
+}
+_SHELL_RUNNERS = {
+    "os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
+    "asyncio.create_subprocess_shell",
+}
+# What a missing executable raises (FileNotFoundError, an OSError) and its catch-alls.
+_MISSING_TOOL_ERRORS = {"FileNotFoundError", "OSError", "EnvironmentError", "IOError", "Exception",
+                        "BaseException"}
+# Through a shell a missing tool is exit status 127: only `check=True` style calls raise, and
+# they raise CalledProcessError.
+_SHELL_ERRORS = _MISSING_TOOL_ERRORS | {"CalledProcessError", "SubprocessError"}
+_NVIDIA_HELPER_WORDS = ("cuda", "nvcc", "nvidia", "nvml")
+_ENV_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _tool_of_word(word: Optional[str]) -> Optional[str]:
+    if not word:
+        return None
+    base = word.strip("\"'").replace("\\", "/").rsplit("/", 1)[-1].lower()
+    if base.endswith(".exe"):
+        base = base[:-4]
+    return base if base in _TOOLS else None
+
+
+def _tool_of_shell(text: Optional[str]) -> Optional[str]:
+    """The program a shell command line starts (after `VAR=x`, `sudo`, `env`)."""
+    if text is None:
+        return None
+    for word in text.split():
+        if _ENV_WORD.match(word) or word in ("sudo", "env", "exec", "command"):
+            continue
+        return _tool_of_word(word)
+    return None
+
+
+def _tool_of_argv(node: ast.AST, ctx) -> Optional[str]:
+    """The program an argv (list, tuple, `"...".split()`, `shlex.split(...)`) starts."""
+    node = ctx.resolve(node)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        if not node.elts:
+            return None
+        first = ctx.resolve(node.elts[0])
+        if isinstance(first, ast.Call) and ctx.qualname(first.func) in ("os.path.join", "pathlib.Path") \
+                and first.args:
+            return _tool_of_word(ctx.string_text(first.args[-1]))
+        text = ctx.string_text(first)
+        return _tool_of_word(text) if text is not None else None
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "split" and not node.args:
+            return _tool_of_shell(ctx.string_text(func.value))
+        if ctx.qualname(func) == "shlex.split" and node.args:
+            return _tool_of_shell(ctx.string_text(node.args[0]))
+        return None
+    return _tool_of_shell(ctx.string_text(node))
+
+
+def _handled(ctx, stmt: ast.AST, errors: Set[str]) -> bool:
+    """Inside the body of a `try` whose handlers catch one of ``errors`` (or catch all)?"""
+    for parent, field in _enclosing(ctx, stmt):
+        if isinstance(parent, ast.Try) or type(parent).__name__ == "TryStar":
+            if field != "body":
+                continue
+            for handler in parent.handlers:
+                if handler.type is None:
+                    return True
+                types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+                for t in types:
+                    name = t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", None)
+                    if name in errors:
+                        return True
+    return False
+
+
+def _looks_up(ctx, scope: ast.AST, tool: str) -> bool:
+    """Does the scope ask whether the tool exists (`shutil.which("nvidia-smi")`,
+    `find_executable("nvcc")`, `os.path.exists(<.../nvcc>)`) before relying on it?"""
+    for sub in ast.walk(scope):
+        if isinstance(sub, ast.Call) and sub.args:
+            qual = ctx.qualname(sub.func) or ""
+            if qual.rsplit(".", 1)[-1] in ("which", "find_executable", "exists", "isfile", "access"):
+                if _tool_of_word(ctx.string_text(sub.args[0])) == tool:
+                    return True
+    return False
+
+
+@python_checker(ast.Call, codes=("ROC404",))
+def find_nvidia_tool_subprocess(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+    qual = ctx.qualname(node.func)
+    if qual not in _EXEC_RUNNERS and qual not in _SHELL_RUNNERS:
+        return
+    argv = node.args[0] if node.args else next(
+        (k.value for k in node.keywords if k.arg in ("args", "cmd", "command")), None)
+    if argv is None:
+        return
+    shell = qual in _SHELL_RUNNERS or any(
+        k.arg == "shell" and ctx.constant(k.value) not in (False, None, 0) for k in node.keywords)
+    if qual == "asyncio.create_subprocess_exec":
+        tool = _tool_of_word(ctx.string_text(argv))
+    elif shell:
+        tool = _tool_of_shell(ctx.string_text(argv)) or _tool_of_argv(argv, ctx)
+    else:
+        tool = _tool_of_argv(argv, ctx)
+    if tool is None:
+        return
+    if _handled(ctx, ctx.statement, _SHELL_ERRORS if shell else _MISSING_TOOL_ERRORS):
+        return
+    if _under_if_naming(ctx, ctx.statement, (tool, tool.replace("-", "_"))):
+        return
+    if _looks_up(ctx, ctx.function if ctx.function is not None else ctx.tree, tool):
+        return
+    if ctx.function is not None and any(w in ctx.function.name.lower() for w in _NVIDIA_HELPER_WORDS):
+        # `get_nvcc_cuda_version()`, `_check_nvidia_connectivity()`: a helper named for NVIDIA is
+        # called from the NVIDIA side of a platform split (its call sites carry the gate).
+        return
+    yield node, "ROC404", (f"`{tool}` is run with no ROCm gate or fallback: ROCm hosts have no "
+                           f"{tool} (use {_TOOLS[tool]}), so this raises FileNotFoundError or reads "
+                           "empty output; gate it with `if not is_rocm:` or catch FileNotFoundError")
