@@ -115,7 +115,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         _error(str(err))
     if not args.quiet and fmt != "json":
         n = len(report.findings)
-        summary = f"Found {n} finding{'s' if n != 1 else ''} in {report.files_checked} file{'s' if report.files_checked != 1 else ''}."
+        with_findings = len({f.path for f in report.findings})
+        summary = (f"Found {n} finding{'s' if n != 1 else ''} in {with_findings} "
+                   f"file{'s' if with_findings != 1 else ''} ({report.files_checked} checked).")
         if not n:
             summary = f"All checks passed ({report.files_checked} file{'s' if report.files_checked != 1 else ''})."
         if fixed:

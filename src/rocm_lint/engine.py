@@ -40,6 +40,21 @@ def _triggers(codes: FrozenSet[str], language: str) -> Tuple[Tuple[str, ...], Op
     return tuple(words), re.compile("|".join(map(re.escape, words)))
 
 
+@lru_cache(maxsize=64)
+def _prefilters(codes: FrozenSet[str], language: str):
+    """Per rule: (trigger words, precheck regex or None)."""
+    return tuple((r.triggers, re.compile(r.precheck) if r.precheck else None)
+                 for r in all_rules() if r.code in codes and language in r.languages and r.triggers)
+
+
+def worth_parsing(text: str, codes: FrozenSet[str], language: str = "python") -> bool:
+    """Could any enabled rule fire in ``text``? (Most files are answered here, unparsed.)"""
+    for words, precheck in _prefilters(codes, language):
+        if any(w in text for w in words) and (precheck is None or precheck.search(text)):
+            return True
+    return False
+
+
 def enabled_codes(config: Config, path: Optional[str] = None) -> FrozenSet[str]:
     codes = config.enabled_codes([r.code for r in all_rules()])
     if path is not None:
@@ -92,13 +107,14 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
     """Run the enabled Python rules on an already parsed module (flake8 calls this)."""
     from rocm_lint.python.analyzer import Analyzer, ModuleContext, extend_with_bound_names, trigger_lines
 
-    words, pattern = _triggers(codes, "python")
-    if pattern is None or not any(w in text for w in words):
+    words, _ = _triggers(codes, "python")
+    present = [w for w in words if w in text]
+    if not present:
         return []
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     ctx = ModuleContext(path, tree, config, text)
-    lines = extend_with_bound_names(text, trigger_lines(text, pattern), ctx)
+    lines = extend_with_bound_names(text, trigger_lines(text, present), ctx)
     findings = Analyzer(ctx, set(codes), lines).run()
     # One place can be reached twice (a dict constant handed to two compile calls).
     return sorted(set(findings))
@@ -107,8 +123,7 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
 def check_python_source(path: str, text: str, config: Config,
                         codes: Optional[FrozenSet[str]] = None) -> Union[List[Finding], FileError]:
     codes = enabled_codes(config, path) if codes is None else codes
-    words, _ = _triggers(codes, "python")
-    if not any(w in text for w in words):
+    if not worth_parsing(text, codes):
         return []  # the fast path: most files never reach the parser
     try:
         tree = ast.parse(text, filename=path)
@@ -154,7 +169,9 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
     if jobs > 1 and len(files) >= 200:
         from concurrent.futures import ProcessPoolExecutor  # only paid for on big trees
 
-        chunks = [files[i::jobs * 4] for i in range(jobs * 4)]
+        # Many small interleaved chunks: heavy files cluster in directories.
+        n = jobs * 16
+        chunks = [files[i::n] for i in range(n)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             results = [r for batch in pool.map(_check_many, [(c, config) for c in chunks]) for r in batch]
     else:

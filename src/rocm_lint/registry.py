@@ -43,6 +43,10 @@ class Rule:
     # handled", DESIGN.md): most rules stay silent there.  Rules about ROCm-side mistakes
     # (fnuz fp8 on the wrong GPU, wave64 hard-coded) set this to fire there too.
     rocm_side: bool = False
+    # Optional regex that every file with a finding of this rule matches (a cheap, sound
+    # over-approximation, e.g. the switch *assigned* rather than merely mentioned): files
+    # that hold a trigger word but not this pattern are not parsed for the rule.
+    precheck: Optional[str] = None
 
     @property
     def family(self) -> str:
@@ -97,10 +101,10 @@ _PY_CHECKERS: List[PythonChecker] = []
 
 def register(code: str, name: str, summary: str, *, triggers: Iterable[str],
              fix: Optional[Applicability] = None, languages: Tuple[str, ...] = ("python",),
-             rocm_side: bool = False) -> Rule:
+             rocm_side: bool = False, precheck: Optional[str] = None) -> Rule:
     if code in _RULES:
         raise ValueError(f"rule {code} registered twice")
-    rule = Rule(code, name, summary, tuple(languages), fix, tuple(triggers), rocm_side)
+    rule = Rule(code, name, summary, tuple(languages), fix, tuple(triggers), rocm_side, precheck)
     _RULES[code] = rule
     return rule
 

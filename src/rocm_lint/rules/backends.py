@@ -15,6 +15,7 @@ register(
     "ROC101", "ungated-tf32-switch",
     "TF32 switch set without a ROCm gate: ignored by ROCm builds unless HIPBLASLT_ALLOW_TF32=1",
     triggers=("allow_tf32", "set_float32_matmul_precision", "fp32_precision"),
+    precheck=r"(?:allow_tf32|fp32_precision)\s*=(?!=)|set_float32_matmul_precision\s*\(|setattr\s*\(",
     fix=Applicability.SAFE,
 )
 
@@ -125,6 +126,8 @@ register(
     "ROC105", "unsupported-distributed-backend",
     'init_process_group with a backend ROCm does not provide (only "nccl"/RCCL and "gloo" are supported)',
     triggers=("init_process_group",),
+    # a finding names mpi/ucc (any case, also Backend.MPI) or a "cuda:<backend>" pair
+    precheck=r"(?i)mpi|ucc|cuda:",
     fix=Applicability.DISPLAY,
 )
 

@@ -42,6 +42,8 @@ register(
               "extra-device-vectorization", "diag-suppress", "ccbin", "compiler-bindir",
               "default-stream", "split-compile", "-rdc", "relocatable-device-code",
               "allow-unsupported-compiler", "disable-warnings", "source-in-ptx"),
+    # every finding reaches an nvcc sink: a "nvcc" key, dict(nvcc=...) or extra_cuda_cflags=
+    precheck=r"nvcc|extra_cuda_cflags",
     fix=Applicability.UNSAFE,
 )
 

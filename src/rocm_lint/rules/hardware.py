@@ -25,6 +25,7 @@ register(
     triggers=("WARP_SIZE", "warp_size", "WarpSize", "warpSize", "THREADS_PER_WARP", "threads_per_warp",
               "ThreadsPerWarp", "WARP_WIDTH", "warp_width", "LANES_PER_WARP", "lanes_per_warp",
               "* 32", "*32", "32 *", "32*", "// 32", "//32"),
+    precheck=r"[Ww][Aa][Rr][Pp]",  # every finding names a warp (`num_warps * 32`, `WARP_SIZE = 32`)
     fix=Applicability.DISPLAY,
 )
 

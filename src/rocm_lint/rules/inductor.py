@@ -27,18 +27,22 @@ register(
     "ROC203", "inductor-cudagraphs",
     "Inductor triton.cudagraphs / cudagraph_trees enabled without a ROCm gate",
     triggers=("cudagraphs", "cudagraph_trees"),
+    # set (`... = True`, `patch(...)`) or named as a key: a read such as `if config.triton.cudagraphs:` is not
+    precheck=r"cudagraph(?:s|_trees)\s*=(?!=)|[\"']triton\.cudagraph",
     fix=Applicability.SAFE,
 )
 register(
     "ROC204", "inductor-max-autotune",
     "Inductor max_autotune enabled (config or TORCHINDUCTOR_MAX_AUTOTUNE) without a ROCm gate",
     triggers=("max_autotune", "MAX_AUTOTUNE"),
+    precheck=r"max_autotune\w*\s*=(?!=)|[\"']max_autotune|MAX_AUTOTUNE",
     fix=Applicability.SAFE,
 )
 register(
     "ROC205", "inductor-memory-planning",
     "Inductor's experimental memory_planning enabled without a ROCm gate",
     triggers=("memory_planning",),
+    precheck=r"memory_planning\s*=(?!=)|[\"']memory_planning",
     fix=Applicability.SAFE,
 )
 
