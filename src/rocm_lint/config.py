@@ -26,6 +26,8 @@ DEFAULT_ROCM_PREDICATES: Tuple[str, ...] = (
 # ``tensor.is_cuda`` and ``torch.cuda.is_available()`` are True on ROCm too.
 DEFAULT_CUDA_PREDICATES: Tuple[str, ...] = (
     "current_platform.is_cuda",
+    # vLLM: `is_nvidia = device_platform == "nvidia"` (fla ops), `def _is_cuda()` (setup.py)
+    "is_nvidia", "_is_cuda",
     # torchao.utils: each is `torch.cuda.is_available() and torch.version.cuda and capability >= ...`
     "is_sm_at_least_89", "is_sm_at_least_90", "is_sm_at_least_100",
     # transformers: False whenever torch.version.cuda is None

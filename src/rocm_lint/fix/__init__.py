@@ -7,4 +7,4 @@ ROCm flag folded to False the fixed module's AST equals the original's
 (:mod:`rocm_lint.fix.nvidia_path`).  A fix that fails either check is dropped, never written.
 """
 
-from rocm_lint.fix.recipes import GateStatement, GuardImport, RocmValue  # noqa: F401
+from rocm_lint.fix.recipes import GateStatement, GuardImport, RocmValue, WrapExpression  # noqa: F401

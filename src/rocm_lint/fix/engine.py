@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from rocm_lint.finding import Applicability, Edit, Finding, Fix
 from rocm_lint.fix.nvidia_path import same_on_nvidia
-from rocm_lint.fix.recipes import GateStatement, GuardImport, RocmValue
+from rocm_lint.fix.recipes import GateStatement, GuardImport, RocmValue, WrapExpression
 
 FLAG = "is_rocm"
 
@@ -97,7 +97,7 @@ def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan):
             gate_lines.setdefault(f.line, []).append(f)
         elif isinstance(f.recipe, GuardImport):
             guard_lines.setdefault(f.line, []).append(f)
-        elif isinstance(f.recipe, RocmValue):
+        elif isinstance(f.recipe, (RocmValue, WrapExpression)):
             l, c, el, ec = f.recipe.span
             key = (l, _char_col(lines[l - 1], c), el, _char_col(lines[el - 1], ec))
             values[key] = (f, f.recipe)
@@ -120,7 +120,19 @@ def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan):
                 out.append(stmt)
         return out
 
+    # Contexts where a conditional expression needs no parentheses around it.
+    bare_ok = (cst.Arg, cst.DictElement, cst.Assign, cst.AnnAssign, cst.Return, cst.Element,
+               cst.Expr, cst.AugAssign, cst.StarredDictElement)
+
     class Fixer(cst.CSTTransformer):
+        def __init__(self):
+            super().__init__()
+            self.parents = []
+
+        def on_visit(self, node):
+            self.parents.append(node)
+            return super().on_visit(node)
+
         def leave_IndentedBlock(self, original, updated):
             return updated.with_changes(body=merge_gates(updated.body)) if created else updated
 
@@ -159,6 +171,7 @@ def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan):
 
         def on_leave(self, original, updated):
             result = super().on_leave(original, updated)
+            self.parents.pop()
             if isinstance(original, cst.BaseExpression) and values:
                 pos = positions.get(original)
                 if pos is not None:
@@ -166,27 +179,30 @@ def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan):
                     if key in values and isinstance(result, cst.BaseExpression):
                         f, recipe = values.pop(key)
                         applied.add(id(f))
+                        parent = self.parents[-1] if self.parents else None
+                        wrap = not isinstance(parent, bare_ok)
+                        parens = dict(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if wrap else {}
+                        if isinstance(recipe, WrapExpression):
+                            inner = cst.Module([]).code_for_node(result)
+                            source = recipe.template.format(expr=inner, torch=flag.torch_alias)
+                            new = cst.parse_expression(source)
+                            return new.with_changes(**parens) if wrap else new
                         return cst.IfExp(
                             test=cst.Name(flag_name),
                             body=cst.parse_expression(recipe.rocm_source),
                             orelse=result,
-                            lpar=[cst.LeftParen()] if _needs_parens(original) else [],
-                            rpar=[cst.RightParen()] if _needs_parens(original) else [],
+                            **parens,
                         )
             return result
 
     new_module = wrapper.visit(Fixer())
-    uses_flag = any(not isinstance(f.recipe, GuardImport) for f in findings if id(f) in applied)
+    uses_flag = any(isinstance(f.recipe, (GateStatement, RocmValue)) for f in findings if id(f) in applied)
     if uses_flag and flag.statements:
         stmts = [cst.parse_statement(s + "\n") for s in flag.statements]
         body = list(new_module.body)
         at = flag.insert_after + 1
         new_module = new_module.with_changes(body=body[:at] + stmts + body[at:])
     return new_module.code, applied, uses_flag
-
-
-def _needs_parens(node) -> bool:
-    return False
 
 
 def _bound_names(stmt) -> List[str]:

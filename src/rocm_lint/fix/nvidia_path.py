@@ -60,6 +60,25 @@ class _Fold(ast.NodeTransformer):
                 return ast.copy_location(ast.Constant(left is not None), node)
         return node
 
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)
+        keep = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                decides = (not value.value) if isinstance(node.op, ast.And) else bool(value.value)
+                if decides:  # `False and ...` / `True or ...`: the result is this constant
+                    if not keep:
+                        return value
+                    keep.append(value)
+                    break
+                continue  # `True and x` is x
+            keep.append(value)
+        if not keep:
+            return node.values[-1]
+        if len(keep) == 1:
+            return keep[0]
+        return ast.copy_location(ast.BoolOp(op=node.op, values=keep), node)
+
     def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
         self.generic_visit(node)
         if isinstance(node.test, ast.Constant):

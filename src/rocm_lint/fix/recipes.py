@@ -25,6 +25,16 @@ class RocmValue:
 
 
 @dataclass(frozen=True)
+class WrapExpression:
+    """Replace the expression at ``span`` with ``template`` ({expr}: the original, {torch}: the
+    module's torch alias), e.g. ``{torch}.version.cuda is not None and ({expr})``."""
+
+    span: Span
+    template: str
+    message: str = "Test the platform first"
+
+
+@dataclass(frozen=True)
 class GuardImport:
     """Wrap the import in ``try: ... except ImportError: <names> = None`` (never safe)."""
 
