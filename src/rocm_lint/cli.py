@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import List, Optional, Sequence
 
 from rocm_lint import __version__
-from rocm_lint.config import Config, ConfigError, _codes, discover
+from rocm_lint.config import ConfigError, _codes, discover
 from rocm_lint.output import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

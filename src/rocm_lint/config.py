@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import fnmatch
-import os
 import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Union
 
 from rocm_lint.config import Config
 from rocm_lint.finding import FileError

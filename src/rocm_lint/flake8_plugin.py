@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Tuple
 
 from rocm_lint import __version__
 

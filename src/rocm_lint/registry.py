@@ -8,7 +8,7 @@ registry holds metadata only; analysers ask it which checkers to run.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, Type
 

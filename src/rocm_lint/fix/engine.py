@@ -7,7 +7,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from rocm_lint.finding import Applicability, Edit, Finding, Fix
+from rocm_lint.finding import Applicability, Edit, Finding
 from rocm_lint.fix.nvidia_path import same_on_nvidia
 from rocm_lint.fix.recipes import GateStatement, GuardImport, RocmValue, WrapExpression
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, TextIO
+from typing import List, TextIO
 
 from rocm_lint.finding import Finding
 

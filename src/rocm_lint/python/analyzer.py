@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from rocm_lint.config import Config
 from rocm_lint.finding import Applicability, Finding, Fix
@@ -173,6 +173,27 @@ class ModuleContext:
             parent = stack[i - 1]
             yield child, parent
             child, i = parent, i - 1
+
+    def enclosing_statements(self, node: ast.AST) -> Iterator[Tuple[ast.AST, str]]:
+        """(enclosing statement, field holding ``node``'s branch) from the innermost out,
+        stopping at a def: a ``try``/``if`` around a function does not run around its body."""
+        for child, parent in self.ancestors(node):
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return
+            if isinstance(parent, ast.excepthandler):
+                continue
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                if child in (getattr(parent, field, None) or ()):
+                    yield parent, field
+                    break
+
+    def caught(self, node: ast.AST, names) -> bool:
+        """Is ``node`` inside the body of a ``try`` whose handlers catch one of ``names``?"""
+        for parent, field in self.enclosing_statements(node):
+            if field == "body" and (isinstance(parent, ast.Try) or type(parent).__name__ == "TryStar"):
+                if any(handler_catches(h, names) for h in parent.handlers):
+                    return True
+        return False
 
     def segment(self, node: ast.AST) -> Optional[str]:
         """``ast.get_source_segment`` without re-splitting the whole source on every call."""
@@ -465,15 +486,20 @@ def _fix_of(code: str, recipe) -> "Optional[Fix]":
     return Fix(rule.fix, recipe.message)
 
 
-def _catches_import_error(handler: ast.excepthandler) -> bool:
+def handler_catches(handler: ast.excepthandler, names) -> bool:
+    """Does this ``except`` clause catch one of the exception ``names`` (a bare one catches all)?"""
     if handler.type is None:
         return True
     types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     for t in types:
         name = t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", None)
-        if name in _IMPORT_ERRORS:
+        if name in names:
             return True
     return False
+
+
+def _catches_import_error(handler: ast.excepthandler) -> bool:
+    return handler_catches(handler, _IMPORT_ERRORS)
 
 
 def trigger_lines(text: str, words: Sequence[str]) -> List[int]:

@@ -645,18 +645,7 @@ def _is_cuda_version(node: ast.AST, ctx) -> bool:
 
 def _caught(node: ast.AST, ctx) -> bool:
     """Inside ``try:`` whose handler catches the TypeError/AttributeError None raises."""
-    for child, parent in ctx.ancestors(node):
-        if isinstance(parent, ast.Try) and child in parent.body:
-            for handler in parent.handlers:
-                if handler.type is None:
-                    return True
-                types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-                for t in types:
-                    name = t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", None)
-                    if name in _NONE_ERRORS:
-                        return True
-        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            return False
+    return ctx.caught(node, _NONE_ERRORS)
     return False
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 import weakref
-from typing import Dict, Iterator, Optional, Tuple
+from typing import Iterator, Optional, Tuple
 
 from rocm_lint.finding import Applicability
 from rocm_lint.registry import python_checker, register

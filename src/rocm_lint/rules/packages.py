@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Dict, Iterator, Optional, Set, Tuple
-from weakref import WeakKeyDictionary
+from typing import Iterator, Optional, Set, Tuple
 
 from rocm_lint.finding import Applicability
 from rocm_lint.fix.recipes import GuardImport
@@ -39,45 +38,11 @@ def find_unguarded_pynvml_import(node, ctx) -> Iterator[Tuple[ast.AST, str, str]
 
 
 # -- where a statement sits (shared by ROC402-ROC404) ----------------------------------
-# The walker hands checkers the current statement and State, not the statements around it.
-# These rules need two things State does not carry: the `if` tests above an import (an
-# availability check such as `if is_flash_attn_available():`) and the exception types the
-# enclosing `try` catches (FileNotFoundError is not an ImportError).  A statement-only
-# parent map per module answers both; it is built once, on first use.
-_PARENTS: "WeakKeyDictionary" = WeakKeyDictionary()
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-def _parents(ctx) -> Dict[int, Tuple[ast.AST, str]]:
-    parents = _PARENTS.get(ctx)
-    if parents is None:
-        parents = {}
-        stack = [ctx.tree]
-        while stack:
-            node = stack.pop()
-            for field in ("body", "orelse", "finalbody"):
-                for child in getattr(node, field, None) or ():
-                    if isinstance(child, ast.stmt):
-                        parents[id(child)] = (node, field)
-                        stack.append(child)
-            for clause in list(getattr(node, "handlers", None) or ()) + list(getattr(node, "cases", None) or ()):
-                for child in clause.body:
-                    parents[id(child)] = (node, "handlers")
-                    stack.append(child)
-        _PARENTS[ctx] = parents
-    return parents
-
-
 def _enclosing(ctx, stmt: Optional[ast.AST]) -> Iterator[Tuple[ast.AST, str]]:
-    """(parent statement, field holding the child) from the innermost out, stopping at a def:
-    a `try` or `if` around a function definition does not run around the function's body."""
-    parents = _parents(ctx)
-    while stmt is not None and id(stmt) in parents:
-        parent, field = parents[id(stmt)]
-        if isinstance(parent, _FUNCTIONS):
-            return
-        yield parent, field
-        stmt = parent
+    """(parent statement, field holding the child), innermost first, stopping at a def."""
+    if stmt is None:
+        return iter(())
+    return ctx.enclosing_statements(stmt)
 
 
 def _words(node: ast.AST) -> Set[str]:
@@ -277,19 +242,7 @@ def _tool_of_argv(node: ast.AST, ctx) -> Optional[str]:
 
 def _handled(ctx, stmt: ast.AST, errors: Set[str]) -> bool:
     """Inside the body of a `try` whose handlers catch one of ``errors`` (or catch all)?"""
-    for parent, field in _enclosing(ctx, stmt):
-        if isinstance(parent, ast.Try) or type(parent).__name__ == "TryStar":
-            if field != "body":
-                continue
-            for handler in parent.handlers:
-                if handler.type is None:
-                    return True
-                types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-                for t in types:
-                    name = t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", None)
-                    if name in errors:
-                        return True
-    return False
+    return ctx.caught(stmt, errors)
 
 
 def _looks_up(ctx, scope: ast.AST, tool: str) -> bool:
