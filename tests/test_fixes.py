@@ -236,3 +236,26 @@ def test_gpu_benchmark_fixed_script_is_the_fix_of_the_original():
     original = (ROOT / "benchmarks" / "gpu_fix" / "model_script.py").read_text()
     fixed = (ROOT / "benchmarks" / "gpu_fix" / "model_script_fixed.py").read_text()
     assert fixed_text(original).text == fixed
+
+
+def test_fix_the_sample_project(tmp_path):
+    """--fix on the bundled sample project: every changed file keeps its NVIDIA program."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    copy = tmp_path / "sample"
+    shutil.copytree(FIXTURES / "sample-project", copy)
+    before = {p: p.read_text() for p in copy.rglob("*.py")}
+    proc = run_cli("check", "--fix", "--unsafe-fixes", copy)
+    assert "Fixed" in proc.stderr, proc.stderr
+    changed = 0
+    for path, old in before.items():
+        new = path.read_text()
+        if new != old:
+            changed += 1
+            ast.parse(new)
+            result = fixed_text(old, unsafe=False, path=str(path))
+            assert same_on_nvidia(old, result.text, [result.flag], [result.torch_alias, "torch"], result.inserted)
+    assert changed >= 2
+    assert run_cli("check", "--fix", "--unsafe-fixes", copy).stderr.count("Fixed") == 0  # nothing left to fix
