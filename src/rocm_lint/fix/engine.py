@@ -59,7 +59,13 @@ def plan_flag(tree: ast.Module, first_fix_line: int, rocm_names: Dict[str, objec
                 if (alias.asname or alias.name) == "IS_HIP_EXTENSION":
                     return FlagPlan(alias.asname or alias.name, None, [], torch_alias or "torch")
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    name = FLAG if FLAG not in taken else "_is_rocm_build"
+    # `is_rocm` already means "on ROCm" here, only bound later at module level: binding it
+    # earlier to the same test changes nothing and keeps one name for one idea.
+    params = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    nested = {t.id for s in ast.walk(tree) if isinstance(s, (ast.Assign, ast.AnnAssign)) and s not in tree.body
+              for t in (s.targets if isinstance(s, ast.Assign) else [s.target]) if isinstance(t, ast.Name)}
+    same_meaning = rocm_names.get(FLAG) == ON_ROCM and FLAG not in params and FLAG not in nested
+    name = FLAG if FLAG not in taken or same_meaning else "_is_rocm_build"
     statements = []
     if torch_alias is None:
         statements.append("import torch")

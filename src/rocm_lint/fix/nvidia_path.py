@@ -97,9 +97,16 @@ def fold(tree: ast.Module, flags: Iterable[str], torch_names: Iterable[str] = ("
          inserted: Iterable[str] = ()) -> ast.Module:
     """The module as it runs on NVIDIA, with the fix's inserted statements dropped."""
     tree = copy.deepcopy(tree)
-    drop = set(inserted)
-    if drop:
-        tree.body = [s for s in tree.body if ast.dump(s) not in drop]
+    drop = list(inserted)
+    if drop:  # the first occurrence of each inserted statement (the module may bind it again later)
+        body = []
+        for stmt in tree.body:
+            dump = ast.dump(stmt)
+            if dump in drop:
+                drop.remove(dump)
+                continue
+            body.append(stmt)
+        tree.body = body
     tree = _Fold(flags, torch_names).visit(tree)
     return ast.fix_missing_locations(tree)
 
