@@ -46,6 +46,7 @@ class ModuleContext:
         self.tree = tree
         self.text = text  # the module's source, for file-level questions
         self._lines: Optional[List[str]] = None
+        self._memo: Dict[str, object] = {}
         self.config = config
         self.imports = ImportMap()
         self.gates = GateAnalysis(self.imports, config.rocm_predicates, config.cuda_predicates)
@@ -149,6 +150,12 @@ class ModuleContext:
         """Every value the module assigns to this name or attribute name (empty if unknown)."""
         key = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
         return self.all_bindings.get(key, []) if key is not None else []
+
+    def memo(self, key: str, factory):
+        """A value computed once per module for the rules (``factory()`` on first use)."""
+        if key not in self._memo:
+            self._memo[key] = factory()
+        return self._memo[key]
 
     def parent_of(self, node: ast.AST) -> Optional[ast.AST]:
         """The parent of the node being checked, or of one of its ancestors."""

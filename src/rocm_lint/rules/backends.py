@@ -359,10 +359,7 @@ def _capability_bindings(ctx) -> dict:
     checkers in NVIDIA-only code, so a capability read under `if torch.version.cuda:` is
     not recorded and comparisons of it elsewhere stay silent.
     """
-    found = ctx.__dict__.get("_roc106_bindings")
-    if found is None:
-        found = ctx.__dict__["_roc106_bindings"] = {}
-    return found
+    return ctx.memo("roc106.bindings", dict)
 
 
 def _binding_key(node: ast.AST, ctx, function):
@@ -445,7 +442,7 @@ def _local_names(function, ctx) -> set:
     """Parameters and assigned names of a function (they shadow module-level bindings)."""
     if function is None:
         return set()
-    cache = ctx.__dict__.setdefault("_roc106_locals", {})
+    cache = ctx.memo("roc106.locals", dict)
     names = cache.get(id(function))
     if names is None:
         args = function.args

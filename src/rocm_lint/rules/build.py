@@ -189,11 +189,7 @@ class _BuildFacts:
 
 
 def build_facts(ctx) -> _BuildFacts:
-    facts = getattr(ctx, "_rocm_lint_build_facts", None)
-    if facts is None or facts.ctx is not ctx:
-        facts = _BuildFacts(ctx)
-        ctx._rocm_lint_build_facts = facts
-    return facts
+    return ctx.memo("roc5.build_facts", lambda: _BuildFacts(ctx))
 
 
 def _is_bare_string(node: ast.AST, ctx) -> bool:

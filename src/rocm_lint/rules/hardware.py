@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import re
-import weakref
 from typing import Iterator, Optional, Tuple
 
 from rocm_lint.finding import Applicability
@@ -150,33 +149,29 @@ def _rebound_per_arch(stmt: ast.AST, ctx) -> bool:
     return False
 
 
-_FNUZ_AWARE: "weakref.WeakKeyDictionary[object, bool]" = weakref.WeakKeyDictionary()
-
-
 def _fnuz_aware(ctx) -> bool:
     """Does the module's code (not its comments) handle the FNUZ formats or the per-arch
     choice itself?  Then its OCP literals are deliberate: checkpoint formats that are
     normalised later (vLLM's ``normalize_e4m3fn_to_e4m3fnuz``), or an OCP-only path."""
-    aware = _FNUZ_AWARE.get(ctx)
-    if aware is None:
-        aware = False
-        for sub in ast.walk(ctx.tree):
-            name = None
-            if isinstance(sub, ast.Attribute):
-                # torch.float8_e4m3fnuz itself says "ROCm", not "which ROCm GPU"
-                name = sub.attr if not sub.attr.startswith("float8_") else None
-            elif isinstance(sub, ast.Name):
-                name = sub.id
-            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                name = sub.name
-            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and len(sub.value) < 40:
-                name = sub.value if re.search(r"gfx9[45]", sub.value) else None
-            if name and (name == "fp8_dtype" and isinstance(sub, ast.Attribute)
-                         or re.search(r"fnuz|gcnarchname|gfx9[45]", name, re.I)):
-                aware = True
-                break
-        _FNUZ_AWARE[ctx] = aware
-    return aware
+    return ctx.memo("roc801.fnuz_aware", lambda: _handles_fnuz(ctx))
+
+
+def _handles_fnuz(ctx) -> bool:
+    for sub in ast.walk(ctx.tree):
+        name = None
+        if isinstance(sub, ast.Attribute):
+            # torch.float8_e4m3fnuz itself says "ROCm", not "which ROCm GPU"
+            name = sub.attr if not sub.attr.startswith("float8_") else None
+        elif isinstance(sub, ast.Name):
+            name = sub.id
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = sub.name
+        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and len(sub.value) < 40:
+            name = sub.value if re.search(r"gfx9[45]", sub.value) else None
+        if name and (name == "fp8_dtype" and isinstance(sub, ast.Attribute)
+                     or re.search(r"fnuz|gcnarchname|gfx9[45]", name, re.I)):
+            return True
+    return False
 
 
 def _not_rocm_gpu_path(ctx) -> bool:
