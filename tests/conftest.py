@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 RULE_FIXTURES = FIXTURES / "rules"
-EXPECT = re.compile(r"#\s*expect:\s*((?:ROC[0-9]{3}\s*)+)")
+EXPECT = re.compile(r"(?:#|//|/\*)\s*expect:\s*((?:ROC[0-9]{3}\s*)+)")  # `#` Python/shell, `//` `/*` C++
 
 
 def expected_findings(path: Path) -> Counter:

@@ -60,6 +60,10 @@ class Config:
     rocm_predicates: Tuple[str, ...] = DEFAULT_ROCM_PREDICATES
     cuda_predicates: Tuple[str, ...] = DEFAULT_CUDA_PREDICATES
     rocm_skip_decorators: Tuple[str, ...] = DEFAULT_ROCM_SKIP_DECORATORS
+    # C++: project macros defined only in ROCm builds / only in NVIDIA builds, on top of the
+    # built-in ones (USE_ROCM, __HIP_PLATFORM_AMD__ ... / __CUDA_ARCH__, CUDA_VERSION ...).
+    rocm_macros: Tuple[str, ...] = ()
+    cuda_macros: Tuple[str, ...] = ()
     root: Optional[Path] = None  # the directory that holds the config file
     source: Optional[Path] = None
 
@@ -119,7 +123,7 @@ def _strings(value: object, key: str) -> Tuple[str, ...]:
 _KEYS = {
     "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude",
     "respect-gitignore", "rocm-predicates", "extend-rocm-predicates", "cuda-predicates",
-    "extend-cuda-predicates", "rocm-skip-decorators",
+    "extend-cuda-predicates", "rocm-skip-decorators", "rocm-macros", "cuda-macros",
 }
 
 
@@ -150,7 +154,8 @@ def from_table(table: dict, base: Config = Config(), source: Optional[Path] = No
             raise ConfigError("'respect-gitignore' must be true or false")
         cfg = replace(cfg, respect_gitignore=table["respect-gitignore"])
     for key, attr in (("rocm-predicates", "rocm_predicates"), ("cuda-predicates", "cuda_predicates"),
-                      ("rocm-skip-decorators", "rocm_skip_decorators")):
+                      ("rocm-skip-decorators", "rocm_skip_decorators"),
+                      ("rocm-macros", "rocm_macros"), ("cuda-macros", "cuda_macros")):
         if key in table:
             cfg = replace(cfg, **{attr: _strings(table[key], key)})
     for key, attr in (("extend-rocm-predicates", "rocm_predicates"),

@@ -15,13 +15,38 @@ from typing import Dict, Iterator, List, Optional, Sequence, Union
 from rocm_lint.config import Config
 from rocm_lint.finding import FileError
 
-# File kinds the analysers read. (Only Python has rules today; the CUDA and
-# config scanners add their suffixes here.)
-LANGUAGE_BY_SUFFIX: Dict[str, str] = {".py": "python"}
+# File kinds the analysers read.  "cuda" files are always scanned by the C++ rules;
+# "cpp" files only when they hold device code (``__global__``, warp intrinsics ...).
+LANGUAGE_BY_SUFFIX: Dict[str, str] = {
+    ".py": "python",
+    ".cu": "cuda", ".cuh": "cuda", ".hip": "cuda",
+    ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".c": "cpp", ".h": "cpp", ".hpp": "cpp", ".hh": "cpp",
+    ".hxx": "cpp", ".inl": "cpp", ".ipp": "cpp", ".tcc": "cpp",
+    ".sh": "shell", ".bash": "shell", ".zsh": "shell",
+    ".dockerfile": "dockerfile", ".containerfile": "dockerfile",
+    ".yml": "yaml", ".yaml": "yaml",
+    ".env": "dotenv",
+    ".cmake": "cmake",
+}
+# Files known by name (or name pattern) rather than suffix.
+LANGUAGE_BY_NAME: Dict[str, str] = {
+    "cmakelists.txt": "cmake", "dockerfile": "dockerfile", "containerfile": "dockerfile",
+    ".env": "dotenv", ".envrc": "shell",
+}
 
 
 def language_of(path: Union[str, Path]) -> Optional[str]:
-    return LANGUAGE_BY_SUFFIX.get(Path(path).suffix.lower())
+    name = Path(path).name.lower()
+    language = LANGUAGE_BY_NAME.get(name)
+    if language is not None:
+        return language
+    if name.startswith(("dockerfile.", "containerfile.")):  # Dockerfile.rocm, Dockerfile.cuda
+        return "dockerfile"
+    if name.startswith(".env."):  # .env.local, .env.production
+        return "dotenv"
+    if name.endswith(".cuh.inl"):
+        return "cuda"
+    return LANGUAGE_BY_SUFFIX.get(Path(name).suffix)
 
 
 class _GitIgnore:

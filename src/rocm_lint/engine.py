@@ -84,9 +84,21 @@ def read_source(path: str) -> Union[str, FileError]:
     return decode_source(path, data)
 
 
+def source_encoding(path: str, data: bytes) -> str:
+    """How a non-Python file is decoded: UTF-8, or Latin-1 for legacy bytes (C++ comments
+    in old code bases), which round-trips every byte so a fix never corrupts the file."""
+    try:
+        data.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        return "latin-1"
+
+
 def decode_source(path: str, data: bytes) -> Union[str, FileError]:
     if b"\0" in data:
         return FileError(path, "binary file (contains NUL bytes); skipped")
+    if language_of(path) not in (None, "python"):
+        return data.decode(source_encoding(path, data))
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
@@ -139,15 +151,73 @@ def check_python_source(path: str, text: str, config: Config,
     return noqa.filter_findings(findings, text)
 
 
+# -- C++ and config files ------------------------------------------------------------------
+class LineIndex:
+    """Offsets to (1-based line, 0-based column) and back, for one text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def line_of(self, offset: int) -> int:
+        from bisect import bisect_right
+
+        return bisect_right(self.starts, offset)
+
+    def position(self, offset: int) -> Tuple[int, int]:
+        line = self.line_of(offset)
+        return line, offset - self.starts[line - 1]
+
+    def offset(self, line: int, col: int = 0) -> int:
+        return self.starts[line - 1] + col
+
+
+def findings_from_hits(path: str, hits, index: LineIndex) -> List[Finding]:
+    """Turn a text scanner's offset-based hits into Findings (fixes carry their edits)."""
+    from rocm_lint.finding import Edit, Fix
+    from rocm_lint.registry import get_rule
+
+    out = []
+    for hit in hits:
+        line, col = index.position(hit.start)
+        end_line, end_col = index.position(max(hit.end, hit.start))
+        fix = None
+        rule = get_rule(hit.code)
+        if hit.edits and rule is not None and rule.fix is not None:
+            edits = tuple(Edit(content, index.position(a), index.position(b)) for a, b, content in hit.edits)
+            fix = Fix(rule.fix, hit.fix_message, edits)
+        out.append(Finding(path, line, col, hit.code, hit.message, end_line, end_col, fix=fix))
+    return sorted(set(out))
+
+
+def check_source(path: str, text: str, config: Config, language: Optional[str] = None,
+                 codes: Optional[FrozenSet[str]] = None) -> Union[List[Finding], FileError]:
+    """Check one file's text with the analyser of its language."""
+    language = language or language_of(path)
+    if language == "python":
+        return check_python_source(path, text, config, codes)
+    codes = enabled_codes(config, path) if codes is None else codes
+    if language in ("cuda", "cpp"):
+        if not worth_parsing(text, codes, "cuda"):
+            return []
+        from rocm_lint.cpp.scanner import check_cpp_source
+
+        return check_cpp_source(path, text, config, codes, language)
+    if language is not None:
+        if not worth_parsing(text, codes, language):
+            return []
+        from rocm_lint.text.scanner import check_config_source
+
+        return check_config_source(path, text, config, codes, language)
+    return []
+
+
 # -- files -------------------------------------------------------------------------------
 def check_file(path: str, config: Config) -> Union[List[Finding], FileError]:
-    language = language_of(path)
     text = read_source(path)
     if isinstance(text, FileError):
         return text
-    if language == "python":
-        return check_python_source(path, text, config)
-    return []
+    return check_source(path, text, config)
 
 
 def _check_many(args: Tuple[Sequence[str], Config]) -> List[Union[List[Finding], FileError]]:

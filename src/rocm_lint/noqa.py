@@ -93,3 +93,59 @@ def filter_findings(findings: Iterable, text: str) -> list:
     exempt = tuple(file_codes)
     return [f for f in findings
             if not (exempt and f.code.startswith(exempt)) and not index.suppresses(f.line, f.code)]
+
+
+# -- C++ and config files ------------------------------------------------------------------
+# ``// rocm-lint: ignore[ROC601,ROC602]`` (any comment style; bare ``rocm-lint: ignore`` = all),
+# clang-tidy's ``// NOLINT(ROC601)`` / ``// NOLINTNEXTLINE(ROC601)`` (bare = all), and
+# ``# noqa: ROC301`` in the hash-comment languages.  Codes may be prefixes (``ROC6``).
+_IGNORE = re.compile(r"rocm-lint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
+_NOLINT = re.compile(r"\bNOLINT(?P<next>NEXTLINE)?\b(?:\((?P<codes>[^)]*)\))?")
+_COMMENT_MARKERS = ("rocm-lint", "NOLINT", "noqa")
+
+
+def _codes_match(codes_str: Optional[str], code: str) -> bool:
+    if codes_str is None:
+        return True
+    codes = tuple(c.strip().upper() for c in _SPLIT.split(codes_str) if c.strip())
+    return code in codes or code.startswith(codes)
+
+
+def filter_comment_findings(findings: Iterable, text: str, *, hash_comments: bool) -> list:
+    """Drop findings suppressed on their line (or by a NOLINTNEXTLINE on the line above).
+
+    Only the comment part of a line counts, so a string that happens to say NOLINT does not
+    suppress: for C++ ``//``/``/*``, for shell, YAML, Dockerfile, .env and CMake ``#``.
+    """
+    findings = list(findings)
+    if not findings or not any(m in text for m in _COMMENT_MARKERS):
+        return findings
+    lines = text.splitlines()
+    opener = "#" if hash_comments else "//"
+
+    def comment_of(n: int) -> str:
+        if not 0 < n <= len(lines):
+            return ""
+        line = lines[n - 1]
+        cut = [i for i in (line.find(opener), -1 if hash_comments else line.find("/*")) if i >= 0]
+        return line[min(cut):] if cut else ""
+
+    def suppressed(f) -> bool:
+        here = comment_of(f.line)
+        m = _IGNORE.search(here)
+        if m and _codes_match(m.group("codes"), f.code):
+            return True
+        if not hash_comments:
+            for m in _NOLINT.finditer(here):
+                if not m.group("next") and _codes_match(m.group("codes"), f.code):
+                    return True
+            for m in _NOLINT.finditer(comment_of(f.line - 1)):
+                if m.group("next") and _codes_match(m.group("codes"), f.code):
+                    return True
+        else:
+            m = NOQA_INLINE.search(here)
+            if m and _codes_match(m.group("codes"), f.code):
+                return True
+        return False
+
+    return [f for f in findings if not suppressed(f)]

@@ -95,8 +95,39 @@ class PythonChecker:
     codes: FrozenSet[str]
 
 
+# Languages (rocm_lint.discovery): C++ with device code, and the small config files.
+CPP_LANGUAGES = ("cuda", "cpp")
+CONFIG_LANGUAGES = ("shell", "dockerfile", "yaml", "dotenv", "cmake")
+
+
+@dataclass(frozen=True)
+class SourceChecker:
+    """A checker of a non-Python file: ``fn(unit)`` yields :class:`Hit` objects, where
+    ``unit`` is the scanner's view of the file (``rocm_lint.cpp.scanner.CppUnit`` or
+    ``rocm_lint.config_files.ConfigUnit``).  The scanner applies gates and suppressions."""
+
+    fn: Callable[..., Iterator["Hit"]]
+    languages: Tuple[str, ...]
+    codes: FrozenSet[str]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A finding of a text scanner, as offsets into the file's text."""
+
+    start: int
+    end: int
+    code: str
+    message: str
+    # The repair, as (start offset, end offset, replacement) edits of the file's text, and
+    # what it does; its applicability is the rule's.  Empty: nothing to apply.
+    edits: Tuple[Tuple[int, int, str], ...] = ()
+    fix_message: str = ""
+
+
 _RULES: Dict[str, Rule] = {}
 _PY_CHECKERS: List[PythonChecker] = []
+_SOURCE_CHECKERS: List[SourceChecker] = []
 
 
 def register(code: str, name: str, summary: str, *, triggers: Iterable[str],
@@ -114,6 +145,16 @@ def python_checker(*node_types: Type[ast.AST], codes: Iterable[str]):
 
     def deco(fn: CheckerFn) -> CheckerFn:
         _PY_CHECKERS.append(PythonChecker(fn, tuple(node_types), frozenset(codes)))
+        return fn
+
+    return deco
+
+
+def source_checker(*languages: str, codes: Iterable[str]):
+    """Decorator: register ``fn(unit)`` to run on every file of ``languages``."""
+
+    def deco(fn):
+        _SOURCE_CHECKERS.append(SourceChecker(fn, tuple(languages), frozenset(codes)))
         return fn
 
     return deco
@@ -137,6 +178,11 @@ def get_rule(code: str) -> Optional[Rule]:
 def python_checkers() -> List[PythonChecker]:
     _load()
     return list(_PY_CHECKERS)
+
+
+def source_checkers(language: str, codes: FrozenSet[str]) -> List[SourceChecker]:
+    _load()
+    return [c for c in _SOURCE_CHECKERS if language in c.languages and c.codes & codes]
 
 
 def expand_codes(selectors: Iterable[str]) -> List[str]:

@@ -46,7 +46,8 @@ def _encoding(data: bytes) -> str:
 
 
 def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix:
-    from rocm_lint.engine import check_python_source, decode_source
+    from rocm_lint.discovery import language_of
+    from rocm_lint.engine import check_source, decode_source, source_encoding
     from rocm_lint.fix.engine import fix_source
 
     real = os.path.realpath(path)  # write through symlinks, never replace them
@@ -59,14 +60,22 @@ def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix
     text = decode_source(path, data)
     if isinstance(text, FileError):
         return FileFix(path, "", "", error=text.reason)
-    findings = check_python_source(path, text, config)
+    language = language_of(path)
+    findings = check_source(path, text, config, language)
     if isinstance(findings, FileError):
         return FileFix(path, text, text, error=findings.reason)
-    result = fix_source(path, text, findings, unsafe=unsafe)
+    if language == "python":
+        result = fix_source(path, text, findings, unsafe=unsafe)
+        encoding = _encoding(data)
+    else:
+        from rocm_lint.fix.text_edits import apply_text_fixes
+
+        result = apply_text_fixes(path, text, findings, language, unsafe=unsafe)
+        encoding = source_encoding(path, data)
     outcome = FileFix(path, text, result.text, result.applied, result.dropped)
     if write and outcome.changed:
         try:
-            write_atomic(real, result.text, _encoding(data), before)
+            write_atomic(real, result.text, encoding, before)
         except ChangedOnDisk:
             outcome.error = "changed on disk while being fixed; not written"
             outcome.new, outcome.applied = text, []

@@ -1,0 +1,80 @@
+"""A C/C++/CUDA lexer that blanks comments and literals, keeping every offset.
+
+The rules match literal-first patterns on *code*: the text with every comment and the
+inside of every string and character literal replaced by spaces (newlines kept, so lines
+and columns stay put; the quotes stay, so ``"   "`` still reads as a string).  The
+literal contents remain available through :class:`Lexed.strings` for the rules that need
+them (inline PTX, ``#include "..."``).
+
+One compiled regular expression finds the next comment or literal; everything between is
+code.  Handled: ``//`` comments continued with a backslash, ``/* */`` (unterminated: to the
+end), string and character literals with escapes and backslash-newline, raw strings
+``R"delim( ... )delim"`` with encoding prefixes, digit separators (``0xFFFF'FFFF`` is one
+number, not a character literal), and unterminated literals (to the end of the line, as
+compilers recover).  pygments' CudaLexer is the oracle in the tests.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Tuple
+
+_TOKEN = re.compile(r"""
+    (?P<line>//(?:[^\\\n]|\\(?:\r?\n|.))*)
+  | (?P<block>/\*[\s\S]*?(?:\*/|\Z))
+  | (?P<raw>(?<![\w])(?:u8|[uUL])?R"(?P<delim>[^()\\\s"]{0,16})\([\s\S]*?(?:\)(?P=delim)"|\Z))
+  | (?P<str>"(?:[^"\\\n]|\\[\s\S])*(?:"|$))
+  | (?P<chr>(?<![0-9A-Fa-f_])'(?:[^'\\\n]|\\[\s\S])*(?:'|$))
+""", re.X | re.M)
+
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+@dataclass(frozen=True)
+class Lexed:
+    text: str  # the original
+    code: str  # comments and literal contents blanked, same length as text
+    # (start, end) of every string/char literal including its quotes, in file order
+    strings: Tuple[Tuple[int, int], ...]
+    comments: Tuple[Tuple[int, int], ...]
+
+    def string_value(self, start: int, end: int) -> str:
+        """The text between the quotes of the literal at ``start..end``."""
+        s = self.text[start:end]
+        if s.startswith(("R", "u8R", "uR", "UR", "LR")):
+            open_ = s.index("(")
+            return s[open_ + 1:s.rfind(")")]
+        first = s.find('"') if '"' in s[:3] else s.find("'")
+        last = len(s) - 1 if len(s) > first + 1 and s[-1] == s[first] else len(s)
+        return s[first + 1:last]
+
+
+def _blank(segment: str) -> str:
+    return _NOT_NEWLINE.sub(" ", segment)
+
+
+def lex(text: str) -> Lexed:
+    pieces: List[str] = []
+    strings: List[Tuple[int, int]] = []
+    comments: List[Tuple[int, int]] = []
+    last = 0
+    for m in _TOKEN.finditer(text):
+        start, end = m.span()
+        pieces.append(text[last:start])
+        kind = m.lastgroup if m.lastgroup != "delim" else "raw"
+        if m.group("line") is not None or m.group("block") is not None:
+            comments.append((start, end))
+            pieces.append(_blank(m.group()))
+        else:
+            strings.append((start, end))
+            literal = m.group()
+            quote = literal.find('"') if kind in ("raw", "str") else literal.find("'")
+            closed = end - start > quote + 1 and literal[-1] in "\"'" and kind != "raw" or \
+                (kind == "raw" and literal.endswith('"') and literal.count('"') >= 2)
+            head = literal[:quote + 1]
+            tail = literal[-1] if closed else ""
+            pieces.append(head + _blank(literal[len(head):len(literal) - len(tail)]) + tail)
+        last = end
+    pieces.append(text[last:])
+    return Lexed(text, "".join(pieces), tuple(strings), tuple(comments))

@@ -1,0 +1,637 @@
+"""A model of the C preprocessor's conditionals, evaluated on two platforms at once.
+
+Every ``#if``/``#ifdef``/``#ifndef``/``#elif``/``#else``/``#endif`` condition is evaluated
+twice, once as the NVIDIA compiler sees it ("cuda": USE_ROCM and the other ROCm macros
+undefined) and once as a ROCm build sees it ("rocm": USE_ROCM defined, ``__CUDA_ARCH__``
+and ``CUDA_VERSION`` undefined).  Macros we cannot see (they come from headers or the
+command line) are *unknown*, so the logic is three-valued: True, False or None.  Each
+line of the file then gets a status per platform: compiled (True), not compiled (False)
+or maybe (None).  A line whose ROCm status is False is NVIDIA-only (or dead): the C++
+rules stay silent there.  A line whose CUDA status is False but ROCm status is not is the
+ROCm side of a split.
+
+The same expression trees give :func:`same_on_nvidia`, the check behind every C++ fix:
+a partial preprocessor that folds the ROCm macros away and compares what the NVIDIA
+compiler would see before and after.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Union
+
+from rocm_lint.cpp.lexer import Lexed, lex
+
+Tri = Optional[bool]  # True, False, or None (unknown)
+Value = Optional[int]  # an integer, or None (unknown)
+
+# -- what each platform defines ---------------------------------------------------------------
+# Defined in ROCm builds only (``defined(X)`` is 1 on ROCm, 0 on NVIDIA).
+ROCM_DEFINED = frozenset({
+    "USE_ROCM", "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__",
+    "HIP_VERSION", "HIP_VERSION_MAJOR", "HIP_VERSION_MINOR", "HIP_VERSION_PATCH", "ROCM_VERSION",
+    "ROCM_VERSION_MAJOR", "TORCH_HIP_VERSION", "__HIP_ROCclr__", "USE_ROCM_ATTENTION",
+})
+# Only in some ROCm compilations (the device pass, one GPU arch): 0 on NVIDIA, unknown on ROCm.
+ROCM_SOMETIMES = frozenset({
+    "__HIP_DEVICE_COMPILE__", "__AMDGCN__", "__AMDGPU__", "__AMDGCN_WAVEFRONT_SIZE",
+    "__AMDGCN_WAVEFRONT_SIZE__", "__GFX8__", "__GFX9__", "__GFX10__", "__GFX11__", "__GFX12__",
+})
+_GFX_MACRO = re.compile(r"__gfx\w+__$")
+# Defined (in some compilations) on NVIDIA only: unknown there, 0 under HIP-Clang.
+CUDA_ONLY = frozenset({
+    "__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__",
+    "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__", "__NVCC__", "__CUDACC_RDC__", "__NVCOMPILER",
+    "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__", "CUDNN_VERSION", "CUBLAS_VERSION",
+    "NCCL_VERSION_CODE", "__CUDA_ARCH_SPECIFIC__", "__CUDA_ARCH_FAMILY_SPECIFIC__", "__CUDA__",
+})
+_CUDA_FEATURE_MACRO = re.compile(r"__CUDA_ARCH_FEAT_\w+$")
+# A branch taken only on wave64 hardware (gfx9: GCN5/CDNA) or only on wave32 hardware
+# (gfx10+: RDNA): the matching hard-coded wave size is right there.
+WAVE64_CONDITION = re.compile(
+    r"(?<!!)\b(?:defined\s*\(?\s*)?(?:__GFX9__|__gfx9\w*__|__CDNA\w*__)"
+    r"|__AMDGCN_WAVEFRONT_SIZE(?:__)?\s*==\s*64")
+WAVE32_CONDITION = re.compile(
+    r"(?<!!)\b(?:defined\s*\(?\s*)?(?:__GFX1[0-2]__|__gfx1[0-2]\w*__|__RDNA\w*__)"
+    r"|__AMDGCN_WAVEFRONT_SIZE(?:__)?\s*==\s*32")
+
+CUDA, ROCM = "cuda", "rocm"
+
+
+def is_rocm_macro(name: str, extra: Iterable[str] = ()) -> bool:
+    return name in ROCM_DEFINED or name in ROCM_SOMETIMES or bool(_GFX_MACRO.match(name)) or name in extra
+
+
+def is_cuda_macro(name: str, extra: Iterable[str] = ()) -> bool:
+    return name in CUDA_ONLY or bool(_CUDA_FEATURE_MACRO.match(name)) or name in extra
+
+
+# -- expressions ----------------------------------------------------------------------------
+_EXPR_TOKEN = re.compile(r"""
+    (?P<num>0[xX][0-9a-fA-F']+|\d[\d']*)[uUlL]*
+  | (?P<name>[A-Za-z_]\w*)
+  | (?P<op>&&|\|\||==|!=|<=|>=|<<|>>|[-+*/%<>!~&|^?:(),])
+  | (?P<char>'(?:[^'\\]|\\.)*')
+  | (?P<other>\S)
+""", re.X)
+
+
+@dataclass(frozen=True)
+class Node:
+    kind: str  # num, name, defined, call, unary, binary, ternary
+    value: object = None  # int (num), str (name/defined/call text), operator
+    args: Tuple["Node", ...] = ()
+
+
+class _Parser:
+    BINARY = [("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="),
+              ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
+
+    def __init__(self, text: str) -> None:
+        self.toks: List[Tuple[str, str]] = []
+        for m in _EXPR_TOKEN.finditer(text):
+            kind = m.lastgroup
+            self.toks.append((kind, m.group(kind) if kind != "num" else m.group("num")))
+        self.i = 0
+
+    def peek(self) -> Tuple[str, str]:
+        return self.toks[self.i] if self.i < len(self.toks) else ("end", "")
+
+    def take(self) -> Tuple[str, str]:
+        tok = self.peek()
+        self.i += 1
+        return tok
+
+    def parse(self) -> Node:
+        node = self.ternary()
+        if self.peek()[0] != "end":
+            raise ValueError("trailing tokens")
+        return node
+
+    def ternary(self) -> Node:
+        cond = self.binary(0)
+        if self.peek() == ("op", "?"):
+            self.take()
+            a = self.ternary()
+            if self.take() != ("op", ":"):
+                raise ValueError("expected :")
+            b = self.ternary()
+            return Node("ternary", "?", (cond, a, b))
+        return cond
+
+    def binary(self, level: int) -> Node:
+        if level == len(self.BINARY):
+            return self.unary()
+        left = self.binary(level + 1)
+        while self.peek()[0] == "op" and self.peek()[1] in self.BINARY[level]:
+            op = self.take()[1]
+            left = Node("binary", op, (left, self.binary(level + 1)))
+        return left
+
+    def unary(self) -> Node:
+        kind, text = self.peek()
+        if kind == "op" and text in ("!", "~", "-", "+"):
+            self.take()
+            return Node("unary", text, (self.unary(),))
+        return self.primary()
+
+    def primary(self) -> Node:
+        kind, text = self.take()
+        if kind == "num":
+            text = text.replace("'", "")
+            return Node("num", int(text, 16) if text[:2].lower() == "0x" else int(text, 8 if text.startswith("0") and len(text) > 1 else 10))
+        if kind == "char":
+            return Node("name", text)  # rare; unknown value
+        if kind == "name":
+            if text == "defined":
+                paren = self.peek() == ("op", "(")
+                if paren:
+                    self.take()
+                k, name = self.take()
+                if k != "name":
+                    raise ValueError("defined without a name")
+                if paren and self.take() != ("op", ")"):
+                    raise ValueError("expected )")
+                return Node("defined", name)
+            if self.peek() == ("op", "("):  # a function-like macro or __has_include(...)
+                depth, parts = 0, [text]
+                while True:
+                    k, t = self.take()
+                    if k == "end":
+                        raise ValueError("unbalanced call")
+                    parts.append(t)
+                    depth += t == "(" if k == "op" else 0
+                    depth -= t == ")" if k == "op" else 0
+                    if depth == 0:
+                        break
+                return Node("call", "".join(parts))
+            if text in ("true", "false"):
+                return Node("num", int(text == "true"))
+            return Node("name", text)
+        if (kind, text) == ("op", "("):
+            node = self.ternary()
+            if self.take() != ("op", ")"):
+                raise ValueError("expected )")
+            return node
+        raise ValueError(f"unexpected {text!r}")
+
+
+def parse_condition(text: str) -> Optional[Node]:
+    try:
+        return _Parser(text).parse()
+    except (ValueError, RecursionError, IndexError):
+        return None
+
+
+def names_in(node: Optional[Node]) -> List[str]:
+    if node is None:
+        return []
+    if node.kind in ("name", "defined"):
+        return [node.value]
+    if node.kind == "call":
+        return re.findall(r"[A-Za-z_]\w*", node.value)
+    return [n for a in node.args for n in names_in(a)]
+
+
+def _truth(v: Value) -> Tri:
+    return None if v is None else v != 0
+
+
+def _int(t: Tri) -> Value:
+    return None if t is None else int(t)
+
+
+def _binary(op: str, a: Value, b: Value) -> Value:
+    if op == "&&":
+        if a == 0 or b == 0:
+            return 0
+        return None if a is None or b is None else 1
+    if op == "||":
+        if (a is not None and a != 0) or (b is not None and b != 0):
+            return 1
+        return None if a is None or b is None else 0
+    if a is None or b is None:
+        return None
+    try:
+        return {"|": lambda: a | b, "^": lambda: a ^ b, "&": lambda: a & b, "==": lambda: int(a == b),
+                "!=": lambda: int(a != b), "<": lambda: int(a < b), ">": lambda: int(a > b),
+                "<=": lambda: int(a <= b), ">=": lambda: int(a >= b), "<<": lambda: a << min(b, 64),
+                ">>": lambda: a >> min(b, 64), "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+                "/": lambda: int(a / b) if b else None, "%": lambda: a % b if b else None}[op]()
+    except (KeyError, ValueError, OverflowError):
+        return None
+
+
+class Platform:
+    """What one platform knows about macros: ``defined(name)`` and ``name``'s value."""
+
+    def __init__(self, world: str, rocm_macros: FrozenSet[str], cuda_macros: FrozenSet[str]) -> None:
+        self.world = world
+        self.rocm_macros = rocm_macros
+        self.cuda_macros = cuda_macros
+        # file-local #defines seen so far: name -> (defined?: Tri, value node or None)
+        self.local: Dict[str, Tuple[Tri, Optional[Node]]] = {}
+
+    def defined(self, name: str) -> Tri:
+        if name in self.local and self.local[name][0] is not None:
+            return self.local[name][0]
+        if self.world == CUDA:
+            if is_rocm_macro(name, self.rocm_macros):
+                return False
+            return None
+        if name in ROCM_DEFINED or name in self.rocm_macros:
+            return True
+        if name in ROCM_SOMETIMES or _GFX_MACRO.match(name):
+            return None
+        if is_cuda_macro(name, self.cuda_macros):
+            return False
+        return None
+
+    def value(self, name: str, depth: int = 0) -> Value:
+        if name in self.local and self.local[name][0]:
+            body = self.local[name][1]
+            return self.evaluate(body, depth + 1) if body is not None and depth < 8 else None
+        d = self.defined(name)
+        if d is False:
+            return 0  # an undefined identifier is 0 in #if
+        return None
+
+    def evaluate(self, node: Optional[Node], depth: int = 0) -> Value:
+        if node is None:
+            return None
+        k = node.kind
+        if k == "num":
+            return node.value
+        if k == "name":
+            return self.value(node.value, depth)
+        if k == "defined":
+            return _int(self.defined(node.value))
+        if k == "call":
+            return None
+        if k == "unary":
+            v = self.evaluate(node.args[0], depth)
+            if v is None:
+                return None
+            return {"!": int(not v), "~": ~v, "-": -v, "+": v}[node.value]
+        if k == "binary":
+            return _binary(node.value, self.evaluate(node.args[0], depth), self.evaluate(node.args[1], depth))
+        if k == "ternary":
+            c = self.evaluate(node.args[0], depth)
+            a, b = self.evaluate(node.args[1], depth), self.evaluate(node.args[2], depth)
+            if c is None:
+                return a if a == b else None
+            return a if c else b
+        return None
+
+
+# -- the file model ---------------------------------------------------------------------------
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*([A-Za-z_]\w*)?", re.M)
+_CONDITIONALS = {"if", "ifdef", "ifndef", "elif", "else", "endif", "elifdef", "elifndef"}
+
+
+@dataclass
+class Directive:
+    name: str  # if, ifdef, ifndef, elif, else, endif, define, undef, include, pragma, ...
+    line: int  # first line (1-based)
+    end_line: int  # last line (continuations)
+    start: int  # offset of '#'
+    end: int  # offset of the end of the directive's last line (before the newline)
+    arg_start: int  # offset where the argument (condition, macro name, header) starts
+    arg: str  # the argument text, comments blanked, continuations joined
+    # conditionals: their group (the #if and its #elif/#else/#endif share one), the status of
+    # the enclosing code on each platform, and the parsed condition (None for else/endif)
+    group: int = -1
+    outer: Tuple[Tri, Tri] = (True, True)
+    condition: Optional[Node] = None
+
+
+@dataclass
+class Region:
+    """A run of lines with the same compilation status."""
+
+    line: int
+    cuda: Tri
+    rocm: Tri
+    wave: Optional[int]  # 64 or 32 inside a branch taken only on such hardware (gfx9 / gfx10+)
+
+
+@dataclass
+class MacroDef:
+    name: str
+    line: int
+    body: str  # comments blanked, continuations joined, stripped
+    params: Optional[str]  # None for object-like macros
+    cuda: Tri
+    rocm: Tri
+
+
+def _and(a: Tri, b: Tri) -> Tri:
+    if a is False or b is False:
+        return False
+    return None if a is None or b is None else True
+
+
+def _or(a: Tri, b: Tri) -> Tri:
+    if a is True or b is True:
+        return True
+    return None if a is None or b is None else False
+
+
+def _not(a: Tri) -> Tri:
+    return None if a is None else not a
+
+
+@dataclass
+class _Frame:
+    outer: Tuple[Tri, Tri]
+    taken: Tuple[Tri, Tri]  # did an earlier branch of the group get taken?
+    wave_outer: Optional[int]
+    group: int
+
+
+@dataclass
+class Preprocessed:
+    lexed: Lexed
+    directives: List[Directive]
+    regions: List[Region]
+    macros: Dict[str, List[MacroDef]] = field(default_factory=dict)
+    _region_lines: List[int] = field(default_factory=list)
+
+    def status(self, line: int) -> Region:
+        if not self._region_lines:
+            self._region_lines = [r.line for r in self.regions]
+        i = bisect_right(self._region_lines, line) - 1
+        return self.regions[i] if i >= 0 else Region(1, True, True, None)
+
+    def nvidia_only(self, line: int) -> bool:
+        """Never compiled on ROCm (NVIDIA-only branch, or dead code like ``#if 0``)."""
+        return self.status(line).rocm is False
+
+    def rocm_only(self, line: int) -> bool:
+        r = self.status(line)
+        return r.cuda is False and r.rocm is not False
+
+    def macro(self, name: str, line: int, world: str = ROCM) -> Optional[MacroDef]:
+        """The object-like definition of ``name`` in effect at ``line`` on ``world``."""
+        best = None
+        for d in self.macros.get(name, ()):
+            if d.line >= line:
+                break
+            if (d.rocm if world == ROCM else d.cuda) is not False:
+                best = d
+        return best
+
+
+def _directive_spans(code: str) -> Iterable[Tuple[re.Match, int, int]]:
+    """Each directive with its extent; lines continued with a backslash belong to it (a
+    ``#x`` stringification on a continuation line is not a directive)."""
+    last_end = -1
+    for m in _DIRECTIVE.finditer(code):
+        if m.start() < last_end:
+            continue
+        end = code.find("\n", m.end())
+        while end != -1 and (code[end - 1:end] == "\\" or code[end - 2:end] == "\\\r"):
+            end = code.find("\n", end + 1)
+        if end == -1:
+            end = len(code)
+        last_end = end
+        yield m, m.start(), end
+
+
+def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str] = (),
+            cuda_macros: Iterable[str] = ()) -> Preprocessed:
+    lexed = lexed or lex(text)
+    code = lexed.code
+    rocm_extra, cuda_extra = frozenset(rocm_macros), frozenset(cuda_macros)
+    worlds = (Platform(CUDA, rocm_extra, cuda_extra), Platform(ROCM, rocm_extra, cuda_extra))
+    directives: List[Directive] = []
+    regions: List[Region] = [Region(1, True, True, None)]
+    macros: Dict[str, List[MacroDef]] = {}
+    stack: List[_Frame] = []
+    current = (True, True)
+    wave: Optional[int] = None
+    groups = 0
+    line = 1
+    pos = 0
+    for m, start, end in _directive_spans(code):
+        line += code.count("\n", pos, start)
+        pos = start
+        name = m.group(1) or ""
+        arg_start = m.end()
+        arg = code[arg_start:end].replace("\\\r\n", " ").replace("\\\n", " ").strip()
+        end_line = line + code.count("\n", start, end)
+        d = Directive(name, line, end_line, start, end, arg_start, arg)
+        directives.append(d)
+        if name in _CONDITIONALS:
+            new_state = None
+            if name in ("if", "ifdef", "ifndef"):
+                groups += 1
+                frame = _Frame(current, (False, False), wave, groups)
+                stack.append(frame)
+            elif not stack:
+                continue  # unbalanced #elif/#else/#endif: ignore, as a recovering compiler would
+            frame = stack[-1]
+            d.group, d.outer = frame.group, frame.outer
+            if name == "endif":
+                stack.pop()
+                new_state, wave = frame.outer, frame.wave_outer
+            else:
+                if name in ("if", "elif"):
+                    d.condition = parse_condition(arg)
+                elif name in ("ifdef", "ifndef", "elifdef", "elifndef"):
+                    word = re.match(r"\s*([A-Za-z_]\w*)", arg)
+                    if word:
+                        node = Node("defined", word.group(1))
+                        d.condition = Node("unary", "!", (node,)) if name.endswith("ndef") else node
+                if name == "else":
+                    taken = (True, True)
+                elif d.condition is None:
+                    taken = (None, None)
+                else:
+                    taken = tuple(_truth(w.evaluate(d.condition)) for w in worlds)
+                new_state = tuple(_and(o, _and(_not(t0), t)) for o, t0, t in zip(frame.outer, frame.taken, taken))
+                frame.taken = tuple(_or(t0, t) for t0, t in zip(frame.taken, taken))
+                wave = frame.wave_outer
+                if name not in ("else", "ifndef", "elifndef"):
+                    if WAVE64_CONDITION.search(arg):
+                        wave = 64
+                    elif WAVE32_CONDITION.search(arg):
+                        wave = 32
+            # the directive's own lines belong to the enclosing code, what follows to the branch
+            regions.append(Region(line, frame.outer[0], frame.outer[1], frame.wave_outer))
+            current = new_state
+            regions.append(Region(end_line + 1, current[0], current[1], wave))
+        elif name in ("define", "undef"):
+            mm = re.match(r"\s*([A-Za-z_]\w*)(\([^)]*\))?", arg)
+            if not mm:
+                continue
+            macro = mm.group(1)
+            if name == "define":
+                body = arg[mm.end():].strip()
+                md = MacroDef(macro, line, body, mm.group(2), current[0], current[1])
+                macros.setdefault(macro, []).append(md)
+                if md.params is None:
+                    node = parse_condition(body) if body else Node("num", 1)
+                    for w, state in zip(worlds, current):
+                        if state is True:
+                            w.local[macro] = (True, node)
+                        elif state is None:
+                            w.local[macro] = (None, None)
+            else:
+                for w, state in zip(worlds, current):
+                    if state is True:
+                        w.local[macro] = (False, None)
+                    elif state is None:
+                        w.local[macro] = (None, None)
+    return Preprocessed(lexed, directives, _merge(regions), macros)
+
+
+def _merge(regions: List[Region]) -> List[Region]:
+    out: List[Region] = []
+    for r in regions:
+        if out and out[-1].line == r.line:
+            out[-1] = r
+        elif out and (out[-1].cuda, out[-1].rocm, out[-1].wave) == (r.cuda, r.rocm, r.wave):
+            continue
+        else:
+            out.append(r)
+    return out
+
+
+# -- the NVIDIA translation unit, for checking fixes ------------------------------------------------
+def _fold(node: Optional[Node], rocm_extra: FrozenSet[str]) -> Union[int, str, None]:
+    """Partially evaluate ``node`` on NVIDIA: ROCm macros are 0, the rest stays symbolic.
+    Returns an int when the value is known, else a canonical string."""
+    if node is None:
+        return None
+    k = node.kind
+    if k == "num":
+        return node.value
+    if k == "name":
+        return 0 if is_rocm_macro(node.value, rocm_extra) else node.value
+    if k == "defined":
+        return 0 if is_rocm_macro(node.value, rocm_extra) else f"defined({node.value})"
+    if k == "call":
+        return re.sub(r"\s+", "", node.value)
+    if k == "unary":
+        a = _fold(node.args[0], rocm_extra)
+        if isinstance(a, int):
+            return {"!": int(not a), "~": ~a, "-": -a, "+": a}[node.value]
+        return f"{node.value}{a}"
+    if k == "binary":
+        a, b = (_fold(x, rocm_extra) for x in node.args)
+        op = node.value
+        if op in ("&&", "||"):
+            absorbing, neutral = (0, 1) if op == "&&" else (1, 0)
+            for x in (a, b):
+                if isinstance(x, int) and bool(x) == bool(absorbing):
+                    return absorbing
+            if isinstance(a, int):
+                return b if not isinstance(b, int) else int(bool(b))
+            if isinstance(b, int):
+                return a
+            return f"({a}{op}{b})"
+        if isinstance(a, int) and isinstance(b, int):
+            v = _binary(op, a, b)
+            if v is not None:
+                return v
+        return f"({a}{op}{b})"
+    if k == "ternary":
+        c, a, b = (_fold(x, rocm_extra) for x in node.args)
+        if isinstance(c, int):
+            return a if c else b
+        return f"({c}?{a}:{b})"
+    return None
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def nvidia_view(text: str, rocm_macros: Iterable[str] = ()) -> List[str]:
+    """What the NVIDIA compiler sees: code lines outside ROCm-only branches, whitespace
+    normalised, comments dropped, with every conditional folded (ROCm macros undefined,
+    everything else symbolic).  Conditionals that fold to a constant disappear."""
+    rocm_extra = frozenset(rocm_macros)
+    lexed = lex(text)
+    code = lexed.code
+    out: List[str] = []
+    # frames: [live, decided, opened, parent_live]
+    stack: List[List[bool]] = []
+    live = True
+    pos = 0
+
+    def emit_code(segment: str) -> None:
+        if live:
+            for raw in segment.replace("\\\r\n", " ").replace("\\\n", " ").split("\n"):
+                norm = _SPACE.sub(" ", raw).strip()
+                if norm:
+                    out.append(norm)
+
+    for m, start, end in _directive_spans(code):
+        emit_code(code[pos:start])
+        pos = end
+        name = m.group(1) or ""
+        arg = code[m.end():end].replace("\\\r\n", " ").replace("\\\n", " ").strip()
+        if name not in _CONDITIONALS:
+            emit_code(code[start:end])
+            continue
+        if name in ("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"):
+            if name in ("if", "elif"):
+                node = parse_condition(arg)
+                folded = _fold(node, rocm_extra) if node is not None else "?" + _SPACE.sub("", arg)
+            else:
+                word = re.match(r"\s*([A-Za-z_]\w*)", arg)
+                node = Node("defined", word.group(1) if word else "")
+                if name.endswith("ndef"):
+                    node = Node("unary", "!", (node,))
+                folded = _fold(node, rocm_extra)
+        if name in ("if", "ifdef", "ifndef"):
+            frame = [False, False, False, live]
+            stack.append(frame)
+            if not live:
+                continue
+            if isinstance(folded, int):
+                frame[0] = bool(folded)
+                frame[1] = bool(folded)
+            else:
+                out.append(f"#if {folded}")
+                frame[0], frame[2] = True, True
+            live = frame[0]
+            continue
+        if not stack:
+            out.append(f"#{name} {_SPACE.sub(' ', arg)}")
+            continue
+        frame = stack[-1]
+        if name == "endif":
+            stack.pop()
+            if frame[2] and frame[3]:
+                out.append("#endif")
+            live = frame[3]
+            continue
+        if not frame[3]:
+            continue
+        if frame[1]:
+            frame[0] = False
+        elif name == "else":
+            if frame[2]:
+                out.append("#else")
+            frame[0] = frame[1] = True
+        elif isinstance(folded, int):
+            if folded:
+                if frame[2]:
+                    out.append("#else")
+                frame[0] = frame[1] = True
+            else:
+                frame[0] = False
+        else:
+            out.append(f"#elif {folded}" if frame[2] else f"#if {folded}")
+            frame[0], frame[2] = True, True
+        live = frame[0]
+    emit_code(code[pos:])
+    return out
+
+
+def same_on_nvidia(old: str, new: str, rocm_macros: Iterable[str] = ()) -> bool:
+    return nvidia_view(old, rocm_macros) == nvidia_view(new, rocm_macros)

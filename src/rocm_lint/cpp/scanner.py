@@ -1,0 +1,273 @@
+"""The CUDA/C++ scanner: lex once, model the preprocessor once, run the C++ rules.
+
+Rules (``rocm_lint.rules.warp``, ``rocm_lint.rules.cuda_cpp``) are functions of a
+:class:`CppUnit` that yield :class:`rocm_lint.registry.Hit` objects.  They match on
+``unit.code`` (comments and literals blanked, offsets intact), so comments and strings
+never fire.  The scanner then drops hits on lines that are never compiled on ROCm
+(NVIDIA-only branches, ``#if 0``) and hits suppressed by a ``rocm-lint: ignore`` or
+``NOLINT`` comment.  Code in ROCm-only branches is checked: hazards there are real.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
+
+from rocm_lint import noqa
+from rocm_lint.config import Config
+from rocm_lint.cpp.lexer import Lexed, lex
+from rocm_lint.cpp.preproc import ROCM, Preprocessed, analyse, is_rocm_macro
+from rocm_lint.engine import LineIndex, findings_from_hits
+from rocm_lint.finding import FileError, Finding
+from rocm_lint.registry import Hit, source_checkers
+
+# A .cpp/.h file is scanned only if it holds device code.
+DEVICE_CODE = re.compile(
+    r"__global__|__device__|__shared__|__syncthreads|__shfl|__ballot|__activemask|__syncwarp"
+    r"|threadIdx|blockIdx|warpSize|__CUDA_ARCH__|<<<|\basm\b|__asm__")
+
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+_IDENT = re.compile(r"[A-Za-z_]\w*$")
+_CONST_DECL = re.compile(
+    r"\b(?:constexpr|const)\b[^;=(){}]*?\b([A-Za-z_]\w*)\s*(?:=\s*|\{\s*)([^;{}]+?)\s*[;}]")
+
+
+@dataclass
+class CppUnit:
+    path: str
+    text: str
+    config: Config
+    lexed: Lexed
+    pre: Preprocessed
+    index: LineIndex
+    memo: Dict[str, object] = field(default_factory=dict)
+
+    @property
+    def code(self) -> str:
+        return self.lexed.code
+
+    def line_of(self, offset: int) -> int:
+        return self.index.line_of(offset)
+
+    def nvidia_only(self, offset: int) -> bool:
+        return self.pre.nvidia_only(self.line_of(offset))
+
+    def rocm_only(self, offset: int) -> bool:
+        return self.pre.rocm_only(self.line_of(offset))
+
+    def rocm_macro(self, name: str) -> bool:
+        return is_rocm_macro(name, self.config.rocm_macros)
+
+    # -- structure --------------------------------------------------------------------------
+    def matching(self, open_at: int) -> int:
+        """Offset just past the bracket that closes the one at ``open_at`` (or len(code))."""
+        code = self.code
+        stack = [_CLOSERS[code[open_at]]]
+        i = open_at + 1
+        n = len(code)
+        while i < n and stack:
+            c = code[i]
+            if c in _CLOSERS:
+                stack.append(_CLOSERS[c])
+            elif c in ")]}":
+                if c != stack[-1]:
+                    return i  # unbalanced: stop here
+                stack.pop()
+            elif c == ";" and stack[-1] == ")" and len(stack) == 1 and code.count("(", open_at, i) > 50:
+                return i
+            i += 1
+        return i
+
+    def args(self, open_paren: int) -> List[Tuple[int, int]]:
+        """Spans of the top-level arguments of the call whose ``(`` is at ``open_paren``."""
+        code = self.code
+        close = self.matching(open_paren) - 1
+        spans, depth, start = [], 0, open_paren + 1
+        for i in range(open_paren + 1, max(close, open_paren + 1)):
+            c = code[i]
+            if c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+            elif c == "," and depth == 0:
+                spans.append(self._strip(start, i))
+                start = i + 1
+        if close > start or spans:
+            spans.append(self._strip(start, close))
+        return spans
+
+    def _strip(self, a: int, b: int) -> Tuple[int, int]:
+        while a < b and self.code[a].isspace():
+            a += 1
+        while b > a and self.code[b - 1].isspace():
+            b -= 1
+        return a, b
+
+    def statement_start(self, offset: int) -> int:
+        """Offset after the previous ``;``, ``{``, ``}`` or preprocessor line before ``offset``."""
+        code = self.code
+        i = offset
+        while i > 0:
+            c = code[i - 1]
+            if c in ";{}":
+                return i
+            if c == "\n":
+                line_start = code.rfind("\n", 0, i - 1) + 1
+                if code[line_start:i - 1].lstrip().startswith("#"):
+                    return i
+            i -= 1
+        return 0
+
+    def block_end(self, offset: int) -> int:
+        """Offset of the ``}`` that closes the innermost block around ``offset`` (or the end)."""
+        code = self.code
+        depth = 0
+        for i in range(offset, len(code)):
+            c = code[i]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                if depth == 0:
+                    return i
+                depth -= 1
+        return len(code)
+
+    def line_span(self, line: int) -> Tuple[int, int]:
+        """(start, end) offsets of a line, the newline excluded."""
+        start = self.index.offset(line)
+        end = self.text.find("\n", start)
+        end = len(self.text) if end == -1 else end
+        if end > start and self.text[end - 1] == "\r":
+            end -= 1
+        return start, end
+
+    # -- values -----------------------------------------------------------------------------
+    def constants(self) -> Dict[str, List[Tuple[int, str]]]:
+        """``const``/``constexpr`` scalars of the file: name -> [(offset, initializer text)]."""
+        cached = self.memo.get("constants")
+        if cached is None:
+            cached = {}
+            if "const" in self.code:
+                for m in _CONST_DECL.finditer(self.code):
+                    cached.setdefault(m.group(1), []).append((m.start(), m.group(2).strip()))
+            self.memo["constants"] = cached
+        return cached  # type: ignore[return-value]
+
+    def expand(self, text: str, offset: int, depth: int = 0) -> str:
+        """Follow ``text`` through object-like macros (as ROCm sees them at ``offset``) and
+        file-level constants, until it is no longer a plain name."""
+        text = text.strip()
+        while text.startswith("(") and text.endswith(")") and depth < 8:
+            text = text[1:-1].strip()
+        if depth >= 8 or not _IDENT.match(text):
+            return text
+        d = self.pre.macro(text, self.line_of(offset), ROCM)
+        if d is not None and d.params is None:
+            return self.expand(d.body, offset, depth + 1)
+        decls = [v for at, v in self.constants().get(text, ()) if at < offset]
+        if decls:
+            return self.expand(decls[-1], offset, depth + 1)
+        return text
+
+
+def check_cpp_source(path: str, text: str, config: Config, codes: FrozenSet[str],
+                     language: str = "cuda") -> Union[List[Finding], FileError]:
+    if language != "cuda" and not DEVICE_CODE.search(text):
+        return []
+    checkers = source_checkers("cuda", codes)
+    if not checkers:
+        return []
+    try:
+        lexed = lex(text)
+        pre = analyse(text, lexed, config.rocm_macros, config.cuda_macros)
+    except RecursionError:
+        return FileError(path, "cannot analyse: preprocessor nesting too deep")
+    unit = CppUnit(path, text, config, lexed, pre, LineIndex(text))
+    hits: List[Hit] = []
+    for checker in checkers:
+        for hit in checker.fn(unit):
+            if hit.code in codes and not unit.nvidia_only(hit.start):
+                hits.append(hit)
+    findings = findings_from_hits(path, hits, unit.index)
+    return noqa.filter_comment_findings(findings, text, hash_comments=False)
+
+
+def calls(unit: CppUnit, pattern: "re.Pattern[str]") -> Iterator[Tuple[re.Match, int]]:
+    """Matches of ``pattern`` (ending in a name) followed by ``(``: (match, offset of the paren)."""
+    code = unit.code
+    for m in pattern.finditer(code):
+        i = m.end()
+        while i < len(code) and code[i] in " \t\r\n":
+            i += 1
+        if i < len(code) and code[i] == "(":
+            yield m, i
+
+
+def literal_value(text: str) -> Optional[int]:
+    """The integer value of a C integer literal expression like ``0xFFFFFFFFu``, ``~0u``,
+    ``(unsigned)-1``, else None."""
+    t = text.strip().replace("'", "")
+    t = re.sub(r"^\(\s*(?:unsigned(?:\s+int)?|uint32_t|int|unsigned\s+long\s+long|uint64_t)\s*\)", "", t).strip()
+    m = re.fullmatch(r"(~?)\s*(0[xX][0-9a-fA-F]+|\d+)([uUlL]*)", t)
+    if not m:
+        return None
+    digits = m.group(2)
+    value = int(digits, 16) if digits[:2].lower() == "0x" else int(digits)
+    if m.group(1):
+        width = 64 if "ll" in m.group(3).lower() else 32
+        value = ~value & ((1 << width) - 1)
+    return value
+
+
+# -- fixes ------------------------------------------------------------------------------------
+_GATE_PREFERENCE = ("USE_ROCM", "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__")
+
+
+def rocm_gate_macro(unit: CppUnit) -> str:
+    """The macro a fix tests: the ROCm macro the file already tests (PyTorch's USE_ROCM
+    first), else the first configured one, else USE_ROCM."""
+    cached = unit.memo.get("gate_macro")
+    if cached is None:
+        used = {n for d in unit.pre.directives if d.condition is not None
+                for n in re.findall(r"[A-Za-z_]\w*", d.arg)}
+        cached = next((m for m in _GATE_PREFERENCE if m in used), None) \
+            or next((m for m in unit.config.rocm_macros if m in used), None) \
+            or (unit.config.rocm_macros[0] if unit.config.rocm_macros else "USE_ROCM")
+        unit.memo["gate_macro"] = cached
+    return cached  # type: ignore[return-value]
+
+
+def newline_of(unit: CppUnit) -> str:
+    return "\r\n" if "\r\n" in unit.text[:4096] else "\n"
+
+
+def gate_lines(unit: CppUnit, first: int, last: int, rocm_text: str) -> Tuple[int, int, str]:
+    """An edit that gives lines ``first..last`` a ROCm version: ``#ifdef MACRO`` + ``rocm_text``
+    ``#else`` + the original lines ``#endif``.  On lines only compiled for ROCm the text is
+    replaced in place.  ``rocm_text`` has no final newline."""
+    start, _ = unit.line_span(first)
+    _, end = unit.line_span(last)
+    original = unit.text[start:end]
+    if unit.pre.rocm_only(first):
+        return start, end, rocm_text
+    nl = newline_of(unit)
+    macro = rocm_gate_macro(unit)
+    return start, end, f"#ifdef {macro}{nl}{rocm_text}{nl}#else{nl}{original}{nl}#endif"
+
+
+def whole_statement_lines(unit: CppUnit, start: int, end: int) -> Optional[Tuple[int, int]]:
+    """(first, last) line of the statement spanning ``start..end`` when those lines hold
+    nothing else (no other statement, not part of a directive), else None."""
+    first, last = unit.line_of(start), unit.line_of(max(start, end - 1))
+    a, _ = unit.line_span(first)
+    _, b = unit.line_span(last)
+    code = unit.code
+    if code[a:start].strip() or code[end:b].strip():
+        return None
+    if any(code[unit.line_span(n)[0]:unit.line_span(n)[1]].lstrip().startswith("#")
+           for n in range(first, last + 1)):
+        return None
+    if any(code[unit.line_span(n)[1] - 1:unit.line_span(n)[1]] == "\\" for n in range(first, last + 1)):
+        return None  # inside a macro definition
+    return first, last

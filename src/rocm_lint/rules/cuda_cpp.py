@@ -1,0 +1,388 @@
+"""ROC7: other CUDA C++ portability hazards (inline PTX, CUDA-only headers and libraries,
+version and arch guards that silently exclude ROCm, NVIDIA-only primitives)."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from rocm_lint.cpp.preproc import CUDA_ONLY, ROCM, Node, Platform, _truth, names_in
+from rocm_lint.cpp.scanner import CppUnit, calls, newline_of, rocm_gate_macro
+from rocm_lint.finding import Applicability
+from rocm_lint.registry import CPP_LANGUAGES, Hit, register, source_checker
+
+register(
+    "ROC701", "inline-ptx",
+    "inline PTX assembly (asm/asm volatile with PTX text): cannot be compiled for AMD GPUs",
+    triggers=("asm",), fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
+)
+register(
+    "ROC702", "cuda-only-header",
+    "CUDA-only header (cuda_runtime.h, cuda_fp16.h, cublas_v2.h ...) included outside an NVIDIA-only "
+    "branch: not found by a HIP build",
+    triggers=("include",), fix=Applicability.SAFE, languages=CPP_LANGUAGES,
+)
+register(
+    "ROC703", "cuda-version-guard",
+    "#if/#elif on CUDA_VERSION/CUDART_VERSION/__CUDACC_VER_MAJOR__ with no ROCm term: the macro is "
+    "undefined on ROCm, so the branch is silently dropped (or taken)",
+    triggers=("CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_"), fix=Applicability.SAFE,
+    languages=CPP_LANGUAGES,
+)
+register(
+    "ROC704", "cuda-runtime-version-compare",
+    "cudaRuntimeGetVersion/cudaDriverGetVersion result compared with a number: HIP reports its own, "
+    "unrelated version numbers",
+    triggers=("cudaRuntimeGetVersion", "cudaDriverGetVersion"), fix=Applicability.DISPLAY,
+    languages=CPP_LANGUAGES,
+)
+register(
+    "ROC705", "cuda-arch-gate",
+    "__CUDA_ARCH__ feature gate (#if __CUDA_ARCH__ >= 800) with no ROCm branch: undefined under "
+    "HIP-Clang, so the fast path is silently dropped on AMD",
+    triggers=("__CUDA_ARCH__",), fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
+)
+register(
+    "ROC706", "wmma",
+    "nvcuda::wmma / <mma.h> tensor-core API: no HIP equivalent (rocWMMA differs)",
+    triggers=("nvcuda", "mma.h"), fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
+)
+register(
+    "ROC707", "cutlass-cute-libcudacxx",
+    "CUTLASS, CuTe or libcu++ (<cuda/std/...>, <cuda/pipeline>) included: no HIP port",
+    triggers=("cutlass", "cute", "cuda/"), fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
+)
+register(
+    "ROC708", "nvidia-only-sync-primitive",
+    "NVIDIA-only synchronisation/async-copy primitive (__nanosleep, __syncwarp(mask), __pipeline_*, "
+    "cuda::memcpy_async, cp.async, grid sync): missing or different under HIP",
+    triggers=("__nanosleep", "__syncwarp", "__pipeline_", "memcpy_async", "cp.async", "this_grid"),
+    fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
+)
+
+
+# -- includes ------------------------------------------------------------------------------------
+# CUDA header -> the HIP header that replaces it (None: no drop-in; display only).
+CUDA_HEADERS: Dict[str, Optional[str]] = {
+    "cuda_runtime.h": "hip/hip_runtime.h",
+    "cuda_runtime_api.h": "hip/hip_runtime_api.h",
+    "cuda.h": "hip/hip_runtime.h",
+    "device_launch_parameters.h": "hip/hip_runtime.h",
+    "cuda_fp16.h": "hip/hip_fp16.h",
+    "cuda_bf16.h": "hip/hip_bf16.h",
+    "cuda_fp8.h": "hip/hip_fp8.h",
+    "cuComplex.h": "hip/hip_complex.h",
+    "cooperative_groups.h": "hip/hip_cooperative_groups.h",
+    "cublas_v2.h": "hipblas/hipblas.h",
+    "cublas.h": "hipblas/hipblas.h",
+    "cublas_api.h": "hipblas/hipblas.h",
+    "cublasLt.h": "hipblaslt/hipblaslt.h",
+    "curand.h": "hiprand/hiprand.h",
+    "curand_kernel.h": "hiprand/hiprand_kernel.h",
+    "cusparse.h": "hipsparse/hipsparse.h",
+    "cufft.h": "hipfft/hipfft.h",
+    "cusolverDn.h": "hipsolver/hipsolver.h",
+    "nccl.h": "rccl/rccl.h",
+    "cub/cub.cuh": "hipcub/hipcub.hpp",
+    "cudnn.h": None,
+    "nvToolsExt.h": None,
+    "nvtx3/nvToolsExt.h": None,
+    "nvml.h": None,
+    "cuda_profiler_api.h": None,
+    "cuda_pipeline.h": None,
+    "cuda_awbarrier.h": None,
+    "cuda_fp4.h": None,
+    "cuda_fp6.h": None,
+    "cuda_gl_interop.h": None,
+    "cuda_occupancy.h": None,
+    "cufile.h": None,
+    "nvrtc.h": None,
+}
+_INCLUDE = re.compile(r"\s*[<\"]([^>\"]+)[>\"]")
+
+
+def includes(unit: CppUnit) -> List[Tuple[object, str, int, int]]:
+    """(directive, header, start, end) of every ``#include`` with a literal header name."""
+    cached = unit.memo.get("includes")
+    if cached is None:
+        cached = []
+        for d in unit.pre.directives:
+            if d.name in ("include", "include_next"):
+                m = _INCLUDE.match(unit.text, d.arg_start, d.end)
+                if m:
+                    cached.append((d, m.group(1).strip().lstrip("./"), m.start(1), m.end(1)))
+        unit.memo["includes"] = cached
+    return cached  # type: ignore[return-value]
+
+
+def _cuda_header(header: str) -> Tuple[bool, Optional[str]]:
+    if header in CUDA_HEADERS:
+        return True, CUDA_HEADERS[header]
+    if header.startswith("cub/"):
+        return True, "hipcub/hipcub.hpp"
+    if header.startswith("nvtx3/"):
+        return True, None
+    return False, None
+
+
+@source_checker(*CPP_LANGUAGES, codes=("ROC702",))
+def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
+    found = []
+    for d, header, start, end in includes(unit):
+        is_cuda, hip = _cuda_header(header)
+        if is_cuda and not unit.pre.nvidia_only(d.line):
+            found.append((d, header, hip, start, end))
+    # Consecutive fixable includes share one #ifdef block (each finding carries the same edit).
+    runs: List[List[tuple]] = []
+    for item in found:
+        d, header, hip = item[0], item[1], item[2]
+        fixable = hip is not None and d.line == d.end_line and not unit.pre.rocm_only(d.line)
+        if fixable and runs and runs[-1][-1][0].line == d.line - 1 and runs[-1][-1][5]:
+            runs[-1].append(item + (fixable,))
+        else:
+            runs.append([item + (fixable,)])
+    nl = newline_of(unit)
+    for run in runs:
+        edits: Tuple[Tuple[int, int, str], ...] = ()
+        if run[0][5]:
+            first, last = run[0][0], run[-1][0]
+            a, _ = unit.line_span(first.line)
+            _, b = unit.line_span(last.line)
+            original = unit.text[a:b]
+            rocm_lines = []
+            for d, header, hip, start, end, _ in run:
+                la, lb = unit.line_span(d.line)
+                line = unit.text[la:lb]
+                rocm_lines.append(line[:start - la] + hip + line[end - la:])
+            macro = rocm_gate_macro(unit)
+            edits = ((a, b, f"#ifdef {macro}{nl}{nl.join(rocm_lines)}{nl}#else{nl}{original}{nl}#endif"),)
+        for d, header, hip, start, end, _ in run:
+            instead = f"; on ROCm include <{hip}>" if hip else " and has no drop-in HIP header"
+            yield Hit(start, end, "ROC702",
+                      f"`{header}` is a CUDA-only header: a HIP build does not find it{instead} "
+                      "(or keep this include in an NVIDIA-only branch)",
+                      edits=edits if hip else (),
+                      fix_message=f"include <{hip}> under `#ifdef {rocm_gate_macro(unit)}`" if hip else "")
+
+
+_LIBCUDACXX = re.compile(r"^(?:cutlass|cute)/|^cuda/(?!.*\.h$)|^cuda/std/")
+
+
+@source_checker(*CPP_LANGUAGES, codes=("ROC706", "ROC707"))
+def find_nvidia_only_libraries(unit: CppUnit) -> Iterator[Hit]:
+    for d, header, start, end in includes(unit):
+        if header == "mma.h":
+            yield Hit(start, end, "ROC706",
+                      "`<mma.h>` is CUDA's WMMA tensor-core API: HIP has no `nvcuda::wmma`; port to rocWMMA "
+                      "(different API) or to MFMA/WMMA builtins via Composable Kernel")
+        elif _LIBCUDACXX.search(header):
+            lib = "CUTLASS" if header.startswith("cutlass/") else "CuTe" if header.startswith("cute/") else "libcu++"
+            yield Hit(start, end, "ROC707",
+                      f"`{header}` is {lib}, which has no HIP port: this file cannot build for AMD GPUs; "
+                      "keep it NVIDIA-only and provide a ROCm path (Composable Kernel, hipCUB/rocPRIM)")
+    code = unit.code
+    if "nvcuda" in code:
+        lines = set()
+        for m in re.finditer(r"\bnvcuda\s*::|\bnamespace\s+nvcuda\b", code):
+            line = unit.line_of(m.start())
+            if line in lines:
+                continue
+            lines.add(line)
+            yield Hit(m.start(), m.end(), "ROC706",
+                      "`nvcuda::wmma` is CUDA's tensor-core API with no HIP equivalent; port to rocWMMA "
+                      "(different API) or MFMA builtins, behind `#ifdef USE_ROCM`")
+
+
+# -- inline PTX ------------------------------------------------------------------------------------
+_ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b(?:\s+(?:volatile|__volatile__|goto|inline))*")
+# PTX instructions carry dotted type/space qualifiers (mov.u32, ld.global.nc.v4.u32, mma.sync...);
+# AMD GCN mnemonics use underscores (v_mov_b32, s_waitcnt), so the dot tells them apart.
+_PTX = re.compile(r"(?:^|[;{}\s]|\\[nt])(?:@!?%?\w+\s+)?[a-z][a-z0-9]*(?:\.[a-z0-9_]+)+\b"
+                  r"|(?:^|[;{}\s])\.(?:reg|pred|shared|local|global|param)\b|^\s*(?:trap|brkpt|pmevent)\s*;")
+
+
+def asm_blocks(unit: CppUnit) -> List[Tuple[int, int, str]]:
+    """(start, end, assembly text) of every asm statement."""
+    cached = unit.memo.get("asm")
+    if cached is None:
+        cached = []
+        strings = unit.lexed.strings
+        starts = [s for s, _ in strings]
+        for m, paren in calls(unit, _ASM):
+            end = unit.matching(paren)
+            i = bisect_left(starts, paren)
+            parts = []
+            while i < len(strings) and strings[i][0] < end:
+                # the template is the strings before the first ':' (operands follow)
+                if ":" in unit.code[paren:strings[i][0]]:
+                    break
+                parts.append(unit.lexed.string_value(*strings[i]))
+                i += 1
+            cached.append((m.start(), end, "".join(parts)))
+        unit.memo["asm"] = cached
+    return cached  # type: ignore[return-value]
+
+
+@source_checker(*CPP_LANGUAGES, codes=("ROC701",))
+def find_inline_ptx(unit: CppUnit) -> Iterator[Hit]:
+    for start, end, text in asm_blocks(unit):
+        m = _PTX.search(text)
+        if m:
+            instr = " ".join(m.group(0).replace("\\n", " ").replace("\\t", " ").split())
+            yield Hit(start, end, "ROC701",
+                      f"inline PTX (`{instr}`): PTX is NVIDIA's virtual ISA and cannot be compiled for AMD "
+                      "GPUs; keep it under `#ifndef USE_ROCM` and give ROCm a portable or builtin version")
+
+
+# -- version and arch guards ---------------------------------------------------------------------
+CUDA_VERSION_MACROS = {"CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__",
+                       "__CUDACC_VER_BUILD__"}
+_COMPARISONS = {"==", "!=", "<", ">", "<=", ">="}
+
+
+def _compares(node: Optional[Node], names) -> List[str]:
+    """Comparison operators in ``node`` with one of ``names`` on a side."""
+    if node is None:
+        return []
+    out = []
+    if node.kind == "binary" and node.value in _COMPARISONS and any(n in names for a in node.args for n in names_in(a)):
+        out.append(node.value)
+    for a in node.args:
+        out.extend(_compares(a, names))
+    return out
+
+
+def _mentions_rocm(unit: CppUnit, node: Optional[Node]) -> bool:
+    return any(unit.rocm_macro(n) for n in names_in(node))
+
+
+def _rocm_value(unit: CppUnit, node: Optional[Node]):
+    world = Platform(ROCM, frozenset(unit.config.rocm_macros), frozenset(unit.config.cuda_macros))
+    return _truth(world.evaluate(node))
+
+
+@source_checker(*CPP_LANGUAGES, codes=("ROC703",))
+def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
+    code = unit.code
+    nl = newline_of(unit)
+    for d in unit.pre.directives:
+        if d.name not in ("if", "elif") or d.condition is None:
+            continue
+        if not _compares(d.condition, CUDA_VERSION_MACROS) or _mentions_rocm(unit, d.condition):
+            continue
+        macro = rocm_gate_macro(unit)
+        edits: Tuple[Tuple[int, int, str], ...] = ()
+        value = _rocm_value(unit, d.condition)
+        end = d.end
+        while end > d.arg_start and code[end - 1] in " \t\r\n\\":
+            end -= 1
+        begin = d.arg_start
+        while begin < end and code[begin] in " \t":
+            begin += 1
+        cond = unit.text[begin:end]
+        complex_ = "||" in code[begin:end] or "?" in code[begin:end]
+        if value is False:
+            new = f"({cond}) && !defined({macro})" if complex_ else f"{cond} && !defined({macro})"
+            edits = ((begin, end, new),)
+            what = f"false on ROCm, so this branch is silently dropped there; the fix appends `&& !defined({macro})`"
+        elif value is True:
+            new = f"({cond}) || defined({macro})" if "?" in code[begin:end] else f"{cond} || defined({macro})"
+            edits = ((begin, end, new),)
+            what = f"true on ROCm, so this branch is silently taken there; the fix appends `|| defined({macro})`"
+        else:
+            what = "undecided on ROCm"
+        if "\n" in unit.text[begin:end]:
+            edits = ()  # a condition continued over several lines: shown, not rewritten
+        names = sorted({n for n in names_in(d.condition) if n in CUDA_VERSION_MACROS})
+        yield Hit(d.start, d.end, "ROC703",
+                  f"`#{d.name}` on {', '.join(names)} with no ROCm term: the macro is undefined under HIP, so the "
+                  f"condition is {what}; make the ROCm behaviour explicit (test `{macro}` or `HIP_VERSION`)",
+                  edits=edits, fix_message="state the ROCm behaviour explicitly (same result on both platforms)")
+
+
+@source_checker(*CPP_LANGUAGES, codes=("ROC705",))
+def find_cuda_arch_gates(unit: CppUnit) -> Iterator[Hit]:
+    groups: Dict[int, list] = {}
+    for d in unit.pre.directives:
+        if d.group >= 0 and d.name in ("if", "ifdef", "ifndef", "elif", "else"):
+            groups.setdefault(d.group, []).append(d)
+    for members in groups.values():
+        if any(_mentions_rocm(unit, d.condition) for d in members):
+            continue  # the group has a ROCm branch
+        if members[0].outer[1] is False:
+            continue  # the whole group is NVIDIA-only
+        reported = False
+        for i, d in enumerate(members):
+            ops = _compares(d.condition, {"__CUDA_ARCH__"}) if d.name in ("if", "elif") else []
+            dropped = unit.pre.status(d.end_line + 1).rocm is False
+            if ops and dropped and any(op in (">=", ">", "==") for op in ops):
+                target = d
+            elif d.name == "else" and dropped and any(
+                    op in ("<", "<=") for m in members[:i] for op in _compares(m.condition, {"__CUDA_ARCH__"})):
+                target = members[0]
+            else:
+                continue
+            if reported:
+                break
+            reported = True
+            yield Hit(target.start, target.end, "ROC705",
+                      "`__CUDA_ARCH__` feature gate with no ROCm branch: HIP-Clang never defines `__CUDA_ARCH__`, "
+                      "so on AMD GPUs this fast path is silently compiled out; add a ROCm branch "
+                      "(`|| defined(__HIP_DEVICE_COMPILE__)` if the code is portable, or a HIP implementation)")
+
+
+@source_checker(*CPP_LANGUAGES, codes=("ROC704",))
+def find_runtime_version_compares(unit: CppUnit) -> Iterator[Hit]:
+    code = unit.code
+    for m in re.finditer(r"\b(cudaRuntimeGetVersion|cudaDriverGetVersion)\s*\(\s*&\s*([A-Za-z_][\w.]*)\s*\)", code):
+        name = re.escape(m.group(2))
+        end = unit.block_end(m.end())
+        pattern = re.compile(r"\b" + name + r"\s*(?:[<>]=?|[!=]=)\s*\(?\s*\d|\d\s*\)?\s*(?:[<>]=?|[!=]=)\s*" + name + r"\b"
+                             r"|\b" + name + r"\s*/\s*\d+\s*(?:[<>]=?|[!=]=)")
+        for c in pattern.finditer(code, m.end(), end):
+            yield Hit(c.start(), c.end(), "ROC704",
+                      f"`{m.group(2)}` from `{m.group(1)}` compared with a CUDA version number: under HIP it "
+                      "holds HIP's own version (e.g. 60342134 for 6.3), so the comparison silently picks the "
+                      "wrong branch; compare `HIP_VERSION` on ROCm")
+
+
+# -- NVIDIA-only primitives ------------------------------------------------------------------------
+_PRIMITIVES = re.compile(
+    r"\b(__nanosleep|__pipeline_memcpy_async|__pipeline_commit|__pipeline_wait_prior|__pipeline_arrive_on"
+    r"|cuda\s*::\s*memcpy_async)\s*\(")
+_GRID_SYNC = re.compile(r"\bthis_grid\s*\(\s*\)\s*\.\s*sync\s*\(")
+_GRID_VAR = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*(?:(?:cg|cooperative_groups)\s*::\s*)?this_grid\s*\(\s*\)"
+                       r"|\bgrid_group\s+([A-Za-z_]\w*)\s*=")
+
+
+@source_checker(*CPP_LANGUAGES, codes=("ROC708",))
+def find_nvidia_only_primitives(unit: CppUnit) -> Iterator[Hit]:
+    code = unit.code
+    for m in _PRIMITIVES.finditer(code):
+        name = re.sub(r"\s+", "", m.group(1))
+        yield Hit(m.start(), m.end() - 1, "ROC708",
+                  f"`{name}` is NVIDIA-only (sm_70+/sm_80+ hardware): HIP has no equivalent with the same "
+                  "semantics; give ROCm its own path under `#ifdef USE_ROCM`")
+    for m, paren in calls(unit, re.compile(r"\b__syncwarp\b")):
+        args = unit.args(paren)
+        if args and args[0][0] < args[0][1]:
+            yield Hit(m.start(), unit.matching(paren), "ROC708",
+                      "`__syncwarp(mask)`: lanes of an AMD wavefront run in lock-step and HIP's `__syncwarp` "
+                      "takes a 64-bit mask; a CUDA 32-bit mask covers half a wavefront")
+    for start, end, text in asm_blocks(unit):
+        if re.search(r"\bcp\.async\b", text):
+            yield Hit(start, end, "ROC708",
+                      "`cp.async` (asynchronous global-to-shared copy, sm_80+) has no HIP equivalent; use "
+                      "ordinary loads on ROCm")
+    for m in _GRID_SYNC.finditer(code):
+        yield Hit(m.start(), m.end() - 1, "ROC708", _grid_message())
+    for g in _GRID_VAR.finditer(code):
+        name = g.group(1) or g.group(2)
+        for m in re.finditer(r"\b" + re.escape(name) + r"\s*\.\s*sync\s*\(", code[g.end():unit.block_end(g.end())]):
+            yield Hit(g.end() + m.start(), g.end() + m.end() - 1, "ROC708", _grid_message())
+
+
+def _grid_message() -> str:
+    return ("grid-wide sync (`this_grid().sync()`) needs a cooperative launch: under HIP launch the kernel with "
+            "`hipLaunchCooperativeKernel`, and check `hipDeviceAttributeCooperativeLaunch`, or it deadlocks")

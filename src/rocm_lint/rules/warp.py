@@ -1,0 +1,365 @@
+"""ROC6: warp and wavefront width in CUDA C++ (AMD CDNA wavefronts are 64 lanes wide).
+
+Every checker reads ``unit.code`` (comments and literals blanked), so text in comments
+and strings never fires; the scanner drops hits in code that is never compiled on ROCm.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, List, Optional, Set, Tuple
+
+from rocm_lint.cpp.scanner import (CppUnit, calls, gate_lines, literal_value, newline_of,
+                                   whole_statement_lines)
+from rocm_lint.finding import Applicability
+from rocm_lint.registry import CPP_LANGUAGES, Hit, register, source_checker
+
+register(
+    "ROC601", "lane-mask-32-bit",
+    "ballot/activemask result kept in 32 bits (32-bit variable, __popc/__ffs/__clz/__brev, 1 << lane): "
+    "lanes 32-63 of a 64-wide wavefront are dropped",
+    triggers=("__ballot", "__activemask"),
+    fix=Applicability.UNSAFE,
+    languages=CPP_LANGUAGES,
+)
+register(
+    "ROC602", "full-mask-32-bit",
+    "32-bit full mask (0xffffffff, ~0u, FULL_MASK) passed to a *_sync warp function: HIP wants a "
+    "64-bit mask (compile error) and 32 bits cover half a wavefront",
+    triggers=("_sync",),
+    fix=Applicability.UNSAFE,
+    languages=CPP_LANGUAGES,
+)
+register(
+    "ROC603", "warp-size-32",
+    "warp size 32 hard-coded (WARP_SIZE 32, & 31 / % 32 / >> 5 lane math, reductions from 16, "
+    "shuffle width 32): half of a 64-wide wavefront is ignored",
+    triggers=("32", "31", ">> 5", ">>5", "16", "0x1f", "0x1F"),
+    fix=Applicability.DISPLAY,
+    languages=CPP_LANGUAGES,
+)
+register(
+    "ROC604", "warp-size-compile-time",
+    "warpSize or __AMDGCN_WAVEFRONT_SIZE used as a compile-time constant: not a constant in ROCm 7, "
+    "the macro is deprecated",
+    triggers=("warpSize", "__AMDGCN_WAVEFRONT_SIZE"),
+    fix=Applicability.DISPLAY,
+    languages=CPP_LANGUAGES,
+)
+register(
+    "ROC605", "wave64-hard-coded-rocm",
+    "wave size 64 hard-coded on the ROCm side: RDNA GPUs run wave32",
+    triggers=("64", "63", ">> 6", ">>6", "32", "0x3f", "0x3F"),
+    fix=Applicability.DISPLAY,
+    languages=CPP_LANGUAGES,
+)
+
+FULL32 = 0xFFFFFFFF
+
+# -- ROC601 ------------------------------------------------------------------------------------
+_BALLOT = re.compile(r"\b(?:__ballot_sync|__ballot|__activemask)\b")
+_TYPE32 = r"(?:unsigned\s+int|unsigned(?!\s+(?:long|char|short))|(?<!long\s)int|uint32_t|int32_t|uint|u32)"
+_DECL32 = re.compile(r"^\s*(?:(?:const|static|register|volatile)\s+)*(" + _TYPE32 + r")\s+([A-Za-z_]\w*)\s*=\s*"
+                     r"(?:\(\s*" + _TYPE32 + r"\s*\)\s*|static_cast\s*<\s*" + _TYPE32 + r"\s*>\s*\(\s*)?$")
+_ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*$")
+_NARROW_CALL = re.compile(r"\b(__popc|__ffs|__clz|__brev)\s*\(\s*$")
+_SAME_MEANING_64 = {"__popc": "__popcll", "__ffs": "__ffsll"}  # __clz/__brev count from bit 63
+
+
+def _declared_32(unit: CppUnit, name: str, before: int) -> bool:
+    pattern = re.compile(r"\b" + _TYPE32 + r"\s+(?:[A-Za-z_]\w*\s*(?:=[^,;]*)?,\s*)*" + re.escape(name) + r"\s*[;,=]")
+    start = unit.code.rfind("{", 0, before)
+    return bool(pattern.search(unit.code, max(0, start - 2000) if start >= 0 else 0, before))
+
+
+def _ballot_variables(unit: CppUnit):
+    """(name, ballot call offset, statement start, statement end, declared 32-bit, declaration match)."""
+    cached = unit.memo.get("ballot_vars")
+    if cached is not None:
+        return cached
+    out = []
+    code = unit.code
+    for m, paren in calls(unit, _BALLOT):
+        stmt = unit.statement_start(m.start())
+        head = code[stmt:m.start()]
+        end = unit.matching(paren)
+        decl = _DECL32.match(head)
+        if decl:
+            out.append((decl.group(2), m.start(), stmt, end, True, decl))
+            continue
+        auto = re.match(r"^\s*(?:(?:const|static)\s+)*[\w:<>]+\s+([A-Za-z_]\w*)\s*=\s*$", head)
+        assign = _ASSIGN.match(head)
+        if auto:
+            out.append((auto.group(1), m.start(), stmt, end, False, None))
+        elif assign:
+            out.append((assign.group(1), m.start(), stmt, end, _declared_32(unit, assign.group(1), stmt), None))
+    unit.memo["ballot_vars"] = out
+    return out
+
+
+@source_checker(*CPP_LANGUAGES, codes=("ROC601",))
+def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
+    code = unit.code
+    # A ballot handed straight to a 32-bit bit-count: __popc(__ballot_sync(m, p))
+    for m, paren in calls(unit, _BALLOT):
+        stmt = unit.statement_start(m.start())
+        narrow = _NARROW_CALL.search(code, stmt, m.start())
+        if narrow and narrow.end() == m.start():
+            yield Hit(narrow.start(), unit.matching(paren), "ROC601",
+                      f"`{narrow.group(1)}` of a ballot counts only lanes 0-31: on a 64-wide wavefront the "
+                      f"ballot is 64 bits; use `{_SAME_MEANING_64.get(narrow.group(1), narrow.group(1) + 'll')}`")
+        tail = code[unit.matching(paren):unit.matching(paren) + 40]
+        if re.match(r"\s*&\s*\(?\s*1[uU]?\s*<<", tail):
+            yield Hit(m.start(), unit.matching(paren), "ROC601",
+                      "ballot tested with a 32-bit `1 << lane`: lanes 32-63 of a 64-wide wavefront are never "
+                      "seen; use `1ull << lane` and a 64-bit mask")
+    for name, at, stmt, end, is32, decl in _ballot_variables(unit):
+        scope_end = unit.block_end(end)
+        uses = list(re.finditer(r"\b(__popc|__ffs|__clz|__brev)\s*\(\s*" + re.escape(name) + r"\s*\)",
+                                code[end:scope_end]))
+        shifts = list(re.finditer(r"\b" + re.escape(name) + r"\s*&\s*\(?\s*1[uU]?\s*<<|\(\s*1[uU]?\s*<<\s*\w+\s*\)"
+                                  r"\s*&\s*" + re.escape(name) + r"\b", code[end:scope_end]))
+        if is32:
+            fix = _fix_declaration(unit, name, stmt, end, decl, uses, shifts) if decl else ()
+            yield Hit(at if decl is None else stmt + decl.start(1), end, "ROC601",
+                      f"`{name}` keeps a ballot in 32 bits: on a 64-wide wavefront lanes 32-63 are dropped "
+                      "(silent wrong results, or a hang waiting for them); use a 64-bit type "
+                      "(`unsigned long long`/`uint64_t`) and `__popcll`/`__ffsll`",
+                      edits=fix, fix_message="keep the ballot in 64 bits on ROCm (`unsigned long long`, "
+                                             "`__popcll`/`__ffsll`)")
+        else:
+            for u in uses:
+                yield Hit(end + u.start(), end + u.end(), "ROC601",
+                          f"`{u.group(1)}({name})` truncates the 64-bit ballot to lanes 0-31; use "
+                          f"`{_SAME_MEANING_64.get(u.group(1), u.group(1) + 'll')}`")
+        for s in shifts:
+            yield Hit(end + s.start(), end + s.end(), "ROC601",
+                      f"`{name}` tested with a 32-bit `1 << lane`: lanes 32-63 are never seen (and shifting "
+                      "an int by 32 or more is undefined); use `1ull << lane`")
+
+
+def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tuple[Tuple[int, int, str], ...]:
+    """The unsafe fix: on ROCm the declaration is 64-bit and its __popc/__ffs become the ll forms.
+    Only when every bit-count use has a 64-bit twin of the same meaning, each use is a whole
+    statement on its own lines, and nothing tests the mask with a 32-bit shift."""
+    if shifts or any(u.group(1) not in _SAME_MEANING_64 for u in uses):
+        return ()
+    code = unit.code
+    semi = code.find(";", end)
+    if semi == -1:
+        return ()
+    lines = whole_statement_lines(unit, stmt + len(decl.group(0)) - len(decl.group(0).lstrip()), semi + 1)
+    if lines is None:
+        return ()
+    edits = []
+    a, b = unit.line_span(lines[0])
+    b = unit.line_span(lines[1])[1]
+    original = unit.text[a:b]
+    type_at = stmt + decl.start(1) - a
+    rocm = original[:type_at] + "unsigned long long" + original[type_at + len(decl.group(1)):]
+    rocm = re.sub(r"\(\s*" + _TYPE32 + r"\s*\)|static_cast\s*<\s*" + _TYPE32 + r"\s*>",
+                  lambda m: "(unsigned long long)" if m.group(0).startswith("(") else "static_cast<unsigned long long>",
+                  rocm, count=1)
+    edits.append(gate_lines(unit, lines[0], lines[1], rocm))
+    scope_start = end
+    for u in uses:
+        u_start = scope_start + u.start()
+        u_stmt = unit.statement_start(u_start)
+        u_semi = code.find(";", u_start)
+        if u_semi == -1:
+            return ()
+        span = whole_statement_lines(unit, u_stmt + len(code[u_stmt:u_start]) - len(code[u_stmt:u_start].lstrip()),
+                                     u_semi + 1)
+        if span is None:
+            return ()
+        ua, ub = unit.line_span(span[0])[0], unit.line_span(span[1])[1]
+        text = unit.text[ua:ub]
+        rel = u_start - ua
+        call = u.group(1)
+        new = text[:rel] + _SAME_MEANING_64[call] + text[rel + len(call):]
+        edits.append(gate_lines(unit, span[0], span[1], new))
+    starts = [e[0] for e in edits]
+    if len(set(starts)) != len(starts):
+        return ()
+    return tuple(edits)
+
+
+# -- ROC602 ------------------------------------------------------------------------------------
+_SYNC_MASK_CALL = re.compile(
+    r"\b(?:__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync|__uni_sync|__syncwarp"
+    r"|__match_(?:any|all)_sync|__reduce_\w+_sync)\b")
+
+
+def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
+    """How ``text`` (a mask argument) is a 32-bit full mask on ROCm, or None."""
+    expanded = unit.expand(text, at)
+    value = literal_value(expanded)
+    if value == FULL32:
+        return text.strip() if expanded == text.strip() else f"{text.strip()} ({expanded})"
+    return None
+
+
+@source_checker(*CPP_LANGUAGES, codes=("ROC602",))
+def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
+    for m, paren in calls(unit, _SYNC_MASK_CALL):
+        args = unit.args(paren)
+        if not args or args[0][0] >= args[0][1]:
+            continue
+        a, b = args[0]
+        what = _full32(unit, unit.code[a:b], a)
+        if what is None:
+            continue
+        yield Hit(a, b, "ROC602",
+                  f"32-bit full mask `{what}` passed to `{m.group(0)}`: HIP's *_sync functions take a 64-bit "
+                  "mask (a 32-bit one fails to compile) and 0xffffffff names only lanes 0-31 of a 64-wide "
+                  "wavefront; use a 64-bit all-lanes mask on ROCm (`0xffffffffffffffffull`, `__activemask()`)")
+
+
+# -- ROC603 / ROC605: hard-coded wave sizes ----------------------------------------------------------
+_WARP_NAME = re.compile(
+    r"(?i)(?:^(?:k|c|g|s|m)?_*|_)(?:warp|wave(?:front)?)_?(?:size|sz|width|len(?:gth)?|threads|lanes|dim)_*$"
+    r"|threads_?per_?(?:warp|wave)|lanes_?per_?(?:warp|wave)|^(?:k_?)?num_?lanes$")
+_LANE_OPERAND = r"(?:threadIdx\s*\.\s*[xyz]|\b(?:tid|tidx|tid_x|thread_id|threadId|thread_idx|threadIdx_x|ltid|local_tid|lane|lane_id|laneId|lane_idx|laneid|lane_index))"
+
+
+def _size_patterns(size: int):
+    mask, shift = size - 1, size.bit_length() - 1
+    hexmask = hex(mask)
+    math = re.compile(_LANE_OPERAND + r"\s*(?:(&)\s*(?:" + str(mask) + "|" + hexmask + r")[uU]?|(%|/)\s*" + str(size)
+                      + r"[uU]?|(>>)\s*" + str(shift) + r")(?![\w.])", re.I if False else 0)
+    named = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*\(?\s*" + str(size) + r"[uU]?\s*\)?\s*(?=[;,}>)])")
+    return math, named
+
+
+_MATH32, _NAMED32 = _size_patterns(32)
+_MATH64, _NAMED64 = _size_patterns(64)
+_SHFL_WIDTH = re.compile(r"\b__shfl(?:_up|_down|_xor)?(_sync)?\b")
+_REDUCTION_LOOP = re.compile(
+    r"\bfor\s*\(\s*(?:(?:const\s+)?(?:unsigned\s+int|unsigned|int|uint32_t|size_t|auto|int32_t|uint)\s+)?([A-Za-z_]\w*)\s*="
+    r"\s*(\d+)[uU]?\s*;")
+_CUB_WARP = re.compile(r"\bWarp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\s*<[^<>;{}]*?,\s*(\d+)\s*[,>]")
+
+
+def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
+    """(start, end, what) of every hard-coded ``size`` used as the wave width."""
+    code = unit.code
+    math, named = (_MATH32, _NAMED32) if size == 32 else (_MATH64, _NAMED64)
+    for d in unit.pre.directives:
+        if d.name == "define":
+            m = re.match(r"\s*([A-Za-z_]\w*)\s+\(?\s*(\d+)[uU]?\s*\)?\s*$", d.arg)
+            if m and int(m.group(2)) == size and _WARP_NAME.search(m.group(1)):
+                at = d.arg_start + code[d.arg_start:d.end].find(m.group(1))
+                yield at, d.end, f"`#define {m.group(1)} {size}`"
+    for m in named.finditer(code):
+        if _WARP_NAME.search(m.group(1)):
+            yield m.start(), m.end(), f"`{m.group(1)} = {size}`"
+    for m in math.finditer(code):
+        yield m.start(), m.end(), f"lane/warp math `{' '.join(m.group(0).split())}`"
+    for m, paren in calls(unit, _SHFL_WIDTH):
+        args = unit.args(paren)
+        i = 3 if m.group(1) else 2
+        if len(args) > i and re.fullmatch(r"\(?\s*" + str(size) + r"[uU]?\s*\)?", code[args[i][0]:args[i][1]]):
+            yield args[i][0], args[i][1], f"shuffle width {size} in `{m.group(0)}`"
+    start_value = size // 2
+    for m in _REDUCTION_LOOP.finditer(code):
+        if int(m.group(2)) != start_value:
+            continue
+        var = m.group(1)
+        close = unit.matching(code.index("(", m.start()))
+        header = code[m.end():close]
+        if not re.search(r"\b" + re.escape(var) + r"\s*(?:>|>=|!=)\s*0|\b" + re.escape(var) + r"\s*(?:/=\s*2|>>=\s*1)"
+                         r"|\b" + re.escape(var) + r"\s*=\s*" + re.escape(var) + r"\s*(?:/\s*2|>>\s*1)", header):
+            continue
+        body_start = close
+        while body_start < len(code) and code[body_start] in " \t\r\n":
+            body_start += 1
+        body_end = unit.matching(body_start) if code[body_start:body_start + 1] == "{" else code.find(";", body_start)
+        if "__shfl" in code[body_start:body_end]:
+            number = m.start() + m.group(0).rindex(m.group(2))
+            yield number, number + len(m.group(2)), f"shuffle reduction starting at offset {start_value}"
+    if size == 32:
+        for m in _CUB_WARP.finditer(code):
+            if int(m.group(1)) == 32:
+                yield m.start(), m.end(), f"`{' '.join(m.group(0).rstrip(',>').split())}>` (a 32-lane logical warp)"
+
+
+@source_checker(*CPP_LANGUAGES, codes=("ROC603",))
+def find_warp_size_32(unit: CppUnit) -> Iterator[Hit]:
+    seen: Set[int] = set()
+    for start, end, what in _wave_hits(unit, 32):
+        region = unit.pre.status(unit.line_of(start))
+        if region.wave == 32 or start in seen:
+            continue  # an RDNA-only (wave32) branch: 32 is right there
+        seen.add(start)
+        yield Hit(start, end, "ROC603",
+                  f"warp size 32 hard-coded ({what}): AMD CDNA GPUs run 64-lane wavefronts, so half of each "
+                  "wavefront is ignored or mis-indexed; use `warpSize` at run time, `C10_WARP_SIZE` in PyTorch "
+                  "code, or a 64 under `#ifdef USE_ROCM`")
+
+
+@source_checker(*CPP_LANGUAGES, codes=("ROC605",))
+def find_wave64_on_rocm_side(unit: CppUnit) -> Iterator[Hit]:
+    seen: Set[int] = set()
+    for start, end, what in _wave_hits(unit, 64):
+        line = unit.line_of(start)
+        region = unit.pre.status(line)
+        if not unit.pre.rocm_only(line) or region.wave == 64 or start in seen:
+            continue
+        seen.add(start)
+        yield Hit(start, end, "ROC605",
+                  f"wave size 64 hard-coded on the ROCm side ({what}): right on CDNA (MI200/MI300), wrong on "
+                  "RDNA GPUs (gfx10/11/12), which HIP compiles for wave32; use `warpSize` at run time, or test "
+                  "the arch (`__GFX9__`) before assuming 64")
+
+
+# -- ROC604 ------------------------------------------------------------------------------------
+_WAVEFRONT_MACRO = re.compile(r"\b__AMDGCN_WAVEFRONT_SIZE(?:__)?\b")
+_ARRAY_BOUND = re.compile(r"\b([A-Za-z_]\w*)\s+[A-Za-z_]\w*\s*(?:\[[^\]\[;]*\]\s*)*\[[^\]\[;]*\bwarpSize\b[^\]\[;]*\]")
+_NOT_TYPES = {"return", "case", "else", "do", "goto", "throw", "delete", "new", "sizeof", "co_return", "co_yield"}
+_CONSTANT_CONTEXTS = (
+    (re.compile(r"\bconstexpr\b[^;{}]*?\bwarpSize\b"), "in a `constexpr`"),
+    (re.compile(r"\bstatic_assert\s*\([^;]*?\bwarpSize\b"), "in a `static_assert`"),
+    (re.compile(r"\b[A-Za-z_]\w*<\s*(?:[^<>;(){}]*,\s*)?warpSize\s*[,>]"), "as a template argument"),
+    (re.compile(r"\btemplate\s*<[^;{}]*?=\s*warpSize\b"), "as a template default"),
+    (re.compile(r"\bcase\s+warpSize\s*:"), "as a case label"),
+)
+
+
+@source_checker(*CPP_LANGUAGES, codes=("ROC604",))
+def find_compile_time_warp_size(unit: CppUnit) -> Iterator[Hit]:
+    code = unit.code
+    seen: Set[int] = set()
+
+    def hit(start: int, end: int, what: str):
+        at = code.find("warpSize", start, end)
+        at = start if at == -1 else at
+        if at in seen:
+            return None
+        seen.add(at)
+        return Hit(at, at + len("warpSize") if code.startswith("warpSize", at) else end, "ROC604",
+                   f"`warpSize` used {what}: since ROCm 7 it is no longer a compile-time constant, so this "
+                   "stops compiling; size with a constant you choose per arch (`#ifdef __GFX9__` 64 / 32), or "
+                   "read `warpSize` at run time")
+
+    for m in _WAVEFRONT_MACRO.finditer(code):
+        yield Hit(m.start(), m.end(), "ROC604",
+                  f"`{m.group(0)}` is deprecated (the wavefront size is no longer a compile-time property in "
+                  "recent ROCm/LLVM); read `warpSize` at run time, or test the arch macro (`__GFX9__`)")
+    if "warpSize" not in code:
+        return
+    for d in unit.pre.directives:
+        if d.name in ("if", "elif") and re.search(r"\bwarpSize\b", d.arg):
+            h = hit(d.arg_start, d.end, "in `#if` (the preprocessor cannot see it: it reads as 0)")
+            if h:
+                yield h
+    for m in _ARRAY_BOUND.finditer(code):
+        if m.group(1) in _NOT_TYPES:
+            continue
+        h = hit(m.start(), m.end(), "as an array bound")
+        if h:
+            yield h
+    for pattern, what in _CONSTANT_CONTEXTS:
+        for m in pattern.finditer(code):
+            h = hit(m.start(), m.end(), what)
+            if h:
+                yield h

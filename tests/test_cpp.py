@@ -1,0 +1,356 @@
+"""The CUDA/C++ scanner: rule fixtures, the lexer against pygments, the preprocessor model,
+suppressions, bad input, and fixes checked with gcc's preprocessor."""
+
+import re
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conftest import FIXTURES, RULE_FIXTURES, expected_findings, run_cli
+from rocm_lint.config import Config
+from rocm_lint.cpp.lexer import lex
+from rocm_lint.cpp.preproc import analyse, nvidia_view, same_on_nvidia
+from rocm_lint.engine import check_file, check_source
+from rocm_lint.fix.text_edits import apply_text_fixes
+from rocm_lint.registry import CPP_LANGUAGES, all_rules
+
+CPP_SUFFIXES = (".cu", ".cuh", ".hip", ".cpp", ".h", ".hpp")
+CPP_FIXTURES = sorted(p for p in RULE_FIXTURES.iterdir() if p.suffix in CPP_SUFFIXES)
+CPP_RULES = [r for r in all_rules() if set(r.languages) & set(CPP_LANGUAGES)]
+FIX_FIXTURES = sorted(p for p in (FIXTURES / "fixes").iterdir() if p.suffix in CPP_SUFFIXES)
+
+
+def findings(text, path="t.cu", config=Config()):
+    result = check_source(path, text, config)
+    assert isinstance(result, list), result
+    return result
+
+
+def codes_by_line(text, path="t.cu", config=Config()):
+    return sorted((f.line, f.code) for f in findings(text, path, config))
+
+
+# -- rule fixtures ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", CPP_FIXTURES, ids=lambda p: p.name)
+def test_engine_matches_markers(path):
+    result = check_file(str(path), Config())
+    assert isinstance(result, list), result
+    assert Counter((f.line, f.code) for f in result) == expected_findings(path)
+
+
+@pytest.mark.parametrize("path", CPP_FIXTURES, ids=lambda p: p.name)
+def test_fixture_is_not_trivial(path):
+    codes = {c for _, c in expected_findings(path)}
+    rule = path.stem[:-3] if path.stem.endswith("_ok") else path.stem
+    if path.stem.endswith("_ok"):
+        assert not codes
+        triggers = next(r.triggers for r in all_rules() if r.code == rule)
+        assert any(t in path.read_text("utf-8") for t in triggers)
+    else:
+        assert rule in codes
+
+
+@pytest.mark.parametrize("rule", CPP_RULES, ids=lambda r: r.code)
+def test_every_cpp_rule_has_fixtures(rule):
+    assert (RULE_FIXTURES / f"{rule.code}.cu").is_file()
+    assert (RULE_FIXTURES / f"{rule.code}_ok.cu").is_file()
+
+
+def test_cli_reports_cpp_fixtures():
+    proc = run_cli("check", "--output-format", "concise", "--quiet", "--select", "ROC6,ROC7", RULE_FIXTURES)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    want = sum(sum(c for (_, code), c in expected_findings(p).items() if code[:4] in ("ROC6", "ROC7"))
+               for p in CPP_FIXTURES)
+    assert len(lines) == want
+    assert all(re.match(r".+\.cu:\d+:\d+: ROC[67]\d\d ", line) for line in lines)
+
+
+# -- which files ---------------------------------------------------------------------------------------
+DEVICE_KERNEL = "__global__ void k(unsigned* o) { unsigned m = __ballot_sync(0xffffffff, 1); o[0] = m; }\n"
+
+
+@pytest.mark.parametrize("name", ["k.cu", "k.cuh", "k.hip", "k.cuh.inl"])
+def test_cuda_files_are_always_scanned(name):
+    assert {c for _, c in codes_by_line(DEVICE_KERNEL, name)} == {"ROC601", "ROC602"}
+
+
+@pytest.mark.parametrize("name", ["k.cpp", "k.cc", "k.h", "k.hpp"])
+def test_cpp_files_are_scanned_only_with_device_code(name):
+    assert {c for _, c in codes_by_line(DEVICE_KERNEL, name)} == {"ROC601", "ROC602"}
+    host_only = "#include <cuda_runtime.h>\nint lanes = 32;\nunsigned full = 0xffffffff;\n"
+    assert codes_by_line(host_only, name) == []
+    assert codes_by_line(host_only, "k.cu") == [(1, "ROC702")]
+
+
+# -- the lexer -----------------------------------------------------------------------------------------
+def test_lexer_keeps_offsets_and_blanks_comments_and_literals():
+    text = ('int a = 0xFFFF\'FFFF; // c \\\n  continued\nchar c = \'\\\'\'; const char* s = "a//b\\"";'
+            ' /* x\n y */ auto r = R"x(a)")x";\n')
+    lexed = lex(text)
+    assert len(lexed.code) == len(text)
+    assert [len(line) for line in lexed.code.split("\n")] == [len(line) for line in text.split("\n")]
+    assert "0xFFFF'FFFF" in lexed.code  # a digit separator is not a character literal
+    assert "continued" not in lexed.code and "a//b" not in lexed.code and ")a(" not in lexed.code
+    assert [lexed.string_value(*s) for s in lexed.strings] == ["\\'", 'a//b\\"', 'a)"']
+
+
+def _pygments_classes(text):
+    """Per character: 'c' comment, 's' string, '.' other, from pygments' CudaLexer."""
+    from pygments.lexers import CudaLexer
+    from pygments.token import Comment, String
+
+    classes = ["."] * len(text)
+    for start, tok, value in CudaLexer(stripnl=False, ensurenl=False).get_tokens_unprocessed(text):
+        if tok in Comment.Preproc or tok in Comment.PreprocFile:
+            kind = "."
+        elif tok in Comment:
+            kind = "c"
+        elif tok in String:
+            kind = "s"
+        else:
+            kind = "."
+        for i in range(start, min(start + len(value), len(text))):
+            classes[i] = kind
+    return classes
+
+
+def _our_classes(text):
+    lexed = lex(text)
+    classes = ["."] * len(text)
+    for a, b in lexed.comments:
+        classes[a:b] = ["c"] * (b - a)
+    for a, b in lexed.strings:
+        classes[a:b] = ["s"] * (b - a)
+    return classes
+
+
+def _directive_lines(text):
+    """Lines inside preprocessor directives: pygments lexes them as one Preproc token."""
+    lines, inside = set(), False
+    for n, line in enumerate(text.split("\n")):
+        if inside or line.lstrip().startswith("#"):
+            lines.add(n)
+            inside = line.endswith("\\")
+        else:
+            inside = False
+    return lines
+
+
+def assert_agrees_with_pygments(text):
+    ours, theirs = _our_classes(text), _pygments_classes(text)
+    skip = _directive_lines(text)
+    line = 0
+    for i, ch in enumerate(text):
+        if line not in skip and not ch.isspace() and ours[i] != theirs[i]:
+            context = text[max(0, i - 30):i + 30]
+            raise AssertionError(f"offset {i} ({ch!r}): ours {ours[i]!r}, pygments {theirs[i]!r} in {context!r}")
+        if ch == "\n":
+            line += 1
+
+
+@pytest.mark.parametrize("path", CPP_FIXTURES + FIX_FIXTURES, ids=lambda p: p.name)
+def test_lexer_agrees_with_pygments_on_fixtures(path):
+    assert_agrees_with_pygments(path.read_text("utf-8"))
+
+
+_PIECES = st.sampled_from([
+    "int x = 1;", "// line comment\n", "/* block */", "/* multi\nline */", '"str"', '"esc\\"aped"',
+    "'c'", "'\\n'", "a / b", "x /= 2;", "\n", " ", "__shfl_sync(0xffffffff, v, 1);", '"//not comment"',
+    "'\"'", '"/*not*/"', "0xffffffff", "f(a, b);", "{", "}", "R\"(raw\nstring)\"", '"\'"',
+])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_PIECES, max_size=25))
+def test_lexer_agrees_with_pygments_on_generated_code(pieces):
+    text = " ".join(pieces) + "\n"
+    assert_agrees_with_pygments(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab/*\"'\\\n #R(){};0x")), max_size=80))
+def test_lexer_never_fails_and_keeps_length(text):
+    lexed = lex(text)
+    assert len(lexed.code) == len(text)
+    assert all(c == t or c == " " for c, t in zip(lexed.code, text))
+    analyse(text, lexed)  # the preprocessor model never raises either
+
+
+# -- the preprocessor model ------------------------------------------------------------------------
+def status(text):
+    pre = analyse(text)
+    return {n: (pre.status(n).cuda, pre.status(n).rocm) for n in range(1, text.count("\n") + 2)}
+
+
+@pytest.mark.parametrize("cond,cuda,rocm", [
+    ("#ifdef USE_ROCM", False, True),
+    ("#ifndef USE_ROCM", True, False),
+    ("#if !defined(USE_ROCM)", True, False),
+    ("#if defined(__HIP_PLATFORM_AMD__)", False, True),
+    ("#if defined(__HIP_PLATFORM_HCC__) || defined(__HIPCC__)", False, True),
+    ("#if defined __HIP__", False, True),
+    ("#ifdef __HIP_DEVICE_COMPILE__", False, None),
+    ("#if defined(__gfx942__)", False, None),
+    ("#if HIP_VERSION >= 60000000", False, None),
+    ("#if ROCM_VERSION >= 60200", False, None),
+    ("#if TORCH_HIP_VERSION < 600", True, None),  # undefined on NVIDIA: 0 < 600
+    ("#if __CUDA_ARCH__ >= 800", None, False),
+    ("#if CUDA_VERSION >= 11000", None, False),
+    ("#if CUDA_VERSION < 11000", None, True),
+    ("#if !defined(USE_ROCM) && CUDA_VERSION >= 12000", None, False),
+    ("#if defined(USE_ROCM) || CUDA_VERSION >= 12000", None, True),
+    ("#if 0", False, False),
+    ("#if 1", True, True),
+    ("#ifdef SOME_PROJECT_FLAG", None, None),
+    ("#if (defined(USE_ROCM) ? 0 : 1)", True, False),
+])
+def test_condition_status(cond, cuda, rocm):
+    assert status(f"{cond}\nx\n#endif\n")[2] == (cuda, rocm)
+
+
+def test_else_and_elif_branches_and_nesting():
+    text = ("#ifdef USE_ROCM\nr\n#elif defined(FOO)\nf\n#else\nc\n#endif\n"
+            "#ifndef __HIP_PLATFORM_AMD__\n#if CUDA_VERSION >= 11000\nn\n#endif\n#endif\n")
+    s = status(text)
+    assert s[2] == (False, True)
+    assert s[4] == (None, False)
+    assert s[6] == (None, False)
+    assert s[10] == (None, False)
+    assert s[13] == (True, True)
+
+
+def test_local_defines_carry_the_platform():
+    text = "#ifdef USE_ROCM\n#define IS_HIP 1\n#else\n#define IS_HIP 0\n#endif\n#if IS_HIP\nr\n#else\nc\n#endif\n"
+    s = status(text)
+    assert s[7] == (False, True) and s[9] == (True, False)
+
+
+def test_configured_macros_gate():
+    text = "#ifndef MY_AMD_BUILD\nunsigned m = __ballot_sync(0xffffffff, 1);\n#endif\n"
+    assert codes_by_line(text)  # unknown macro: not a gate
+    cfg = Config(rocm_macros=("MY_AMD_BUILD",))
+    assert codes_by_line(text, config=cfg) == []
+
+
+def test_stringification_on_a_continuation_line_is_not_a_directive():
+    text = "#define STR(x) \\\n  #x\n#ifdef USE_ROCM\nr\n#endif\n"
+    assert status(text)[4] == (False, True)
+
+
+def test_config_file_reads_rocm_macros(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.rocm-lint]\nrocm-macros = ["MY_AMD_BUILD"]\n')
+    (tmp_path / "k.cu").write_text("#ifndef MY_AMD_BUILD\n#include <cuda_runtime.h>\n#endif\n")
+    proc = run_cli("check", "--output-format", "concise", tmp_path / "k.cu", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# -- suppressions and bad input --------------------------------------------------------------------
+@pytest.mark.parametrize("comment,silent", [
+    ("// rocm-lint: ignore[ROC602]", True),
+    ("// rocm-lint: ignore[ROC6]", True),
+    ("// rocm-lint: ignore", True),
+    ("// NOLINT(ROC602)", True),
+    ("// NOLINT", True),
+    ("/* NOLINT(ROC602) */", True),
+    ("// NOLINT(bugprone-branch-clone)", False),
+    ("// rocm-lint: ignore[ROC601]", False),
+])
+def test_suppression_comments(comment, silent):
+    text = f"__device__ float f(float v) {{ return __shfl_sync(0xffffffff, v, 0); }}  {comment}\n"
+    assert (codes_by_line(text) == []) is silent
+
+
+def test_nolintnextline():
+    text = "// NOLINTNEXTLINE(ROC602)\n__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"
+    assert codes_by_line(text) == []
+
+
+def test_crlf_and_latin1_and_unterminated_input(tmp_path):
+    body = "#include <cuda_fp16.h>\r\n/* caf\xe9 */\r\n__global__ void k() { unsigned m = __ballot(1); }\r\n/* open"
+    path = tmp_path / "k.cu"
+    path.write_bytes(body.encode("latin-1"))
+    result = check_file(str(path), Config())
+    assert sorted((f.line, f.code) for f in result) == [(1, "ROC702"), (3, "ROC601")]
+
+
+def test_binary_file_is_reported(tmp_path):
+    path = tmp_path / "k.cu"
+    path.write_bytes(b"__global__\0\x01")
+    proc = run_cli("check", path)
+    assert proc.returncode == 2 and "binary" in proc.stdout + proc.stderr
+
+
+# -- fixes ---------------------------------------------------------------------------------------------
+def fix(text, path="t.cu", unsafe=False):
+    result = apply_text_fixes(path, text, findings(text, path), "cuda", unsafe=unsafe)
+    return result
+
+
+@pytest.mark.parametrize("path", FIX_FIXTURES, ids=lambda p: p.name)
+def test_fix_fixture(path):
+    unsafe = "unsafe" in path.name
+    text = path.read_text("utf-8")
+    result = fix(text, str(path), unsafe=unsafe)
+    assert result.text == Path(str(path) + ".fixed").read_text("utf-8")
+    assert fix(result.text, str(path), unsafe=unsafe).text == result.text  # idempotent
+
+
+def _cpp_p(text, tmp_path, name):
+    """gcc's preprocessor on ``text`` as the NVIDIA build sees it (no ROCm macro defined)."""
+    src = tmp_path / f"{name}.cu"
+    src.write_text(text)
+    proc = subprocess.run(["cpp", "-P", "-x", "c++", "-undef", "-nostdinc", "-DCUDA_VERSION=12040",
+                           "-DCUDART_VERSION=12040", "-D__CUDACC_VER_MAJOR__=12", "-D__CUDACC_VER_MINOR__=4",
+                           str(src)], capture_output=True, text=True)
+    # headers are not available here: keep the #include lines, drop the error about them
+    return [line for line in proc.stdout.splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(shutil.which("cpp") is None, reason="gcc's preprocessor is not installed")
+@pytest.mark.parametrize("path", FIX_FIXTURES, ids=lambda p: p.name)
+def test_fix_keeps_the_nvidia_translation_unit(path, tmp_path):
+    text = path.read_text("utf-8")
+    fixed = Path(str(path) + ".fixed").read_text("utf-8")
+    # includes would make cpp fail without the CUDA headers: turn them into plain tokens
+    neutral = re.compile(r"^(\s*)#\s*include\s*([<\"])(.*)[>\"]", re.M)
+    text, fixed = (neutral.sub(r'\1INCLUDE(\2\3)', t) for t in (text, fixed))
+    before, after = _cpp_p(text, tmp_path, "before"), _cpp_p(fixed, tmp_path, "after")
+    assert before and before == after
+    assert same_on_nvidia(text, fixed)
+
+
+def test_nvidia_view_sees_changes_on_the_nvidia_side():
+    old = "#if CUDA_VERSION >= 11000\nx\n#endif\n"
+    assert same_on_nvidia(old, "#if CUDA_VERSION >= 11000 && !defined(USE_ROCM)\nx\n#endif\n")
+    assert not same_on_nvidia(old, "#if CUDA_VERSION >= 11000 && !defined(FOO)\nx\n#endif\n")
+    assert not same_on_nvidia(old, "#if CUDA_VERSION >= 11000\ny\n#endif\n")
+    assert not same_on_nvidia("a;\n", "#ifdef SOMETHING\na;\n#endif\n")
+    assert same_on_nvidia("a;\n", "#ifdef USE_ROCM\nb;\n#else\na;\n#endif\n")
+    assert nvidia_view("#ifdef USE_ROCM\nb;\n#else\na; // c\n#endif\n") == ["a;"]
+
+
+def test_cli_fix_writes_cpp_and_keeps_bytes(tmp_path):
+    src = (FIXTURES / "fixes" / "cuda_headers.cu").read_text("utf-8")
+    path = tmp_path / "k.cu"
+    path.write_bytes(src.replace("\n", "\r\n").encode())
+    path.chmod(0o640)
+    proc = run_cli("check", "--fix", path)
+    assert proc.returncode == 1  # cudnn.h has no drop-in HIP header: it remains
+    data = path.read_bytes()
+    assert b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert data.decode().replace("\r\n", "\n") == (FIXTURES / "fixes" / "cuda_headers.cu.fixed").read_text("utf-8")
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_fix_that_would_change_nvidia_is_refused(monkeypatch):
+    import rocm_lint.fix.text_edits as te
+
+    monkeypatch.setattr(te, "_same_on_nvidia", lambda *a: False)
+    text = "#include <cuda_fp16.h>\n__global__ void k() {}\n"
+    result = fix(text)
+    assert result.text == text and result.dropped
