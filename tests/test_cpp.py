@@ -45,7 +45,7 @@ def test_engine_matches_markers(path):
 @pytest.mark.parametrize("path", CPP_FIXTURES, ids=lambda p: p.name)
 def test_fixture_is_not_trivial(path):
     codes = {c for _, c in expected_findings(path)}
-    rule = path.stem[:-3] if path.stem.endswith("_ok") else path.stem
+    rule = path.stem.split("_")[0]  # ROC707.cu, ROC707_ok.cu, ROC707_uses.cuh
     if path.stem.endswith("_ok"):
         assert not codes
         triggers = next(r.triggers for r in all_rules() if r.code == rule)
@@ -67,7 +67,7 @@ def test_cli_reports_cpp_fixtures():
     want = sum(sum(c for (_, code), c in expected_findings(p).items() if code[:4] in ("ROC6", "ROC7"))
                for p in CPP_FIXTURES)
     assert len(lines) == want
-    assert all(re.match(r".+\.cu:\d+:\d+: ROC[67]\d\d ", line) for line in lines)
+    assert all(re.match(r".+\.cuh?:\d+:\d+: ROC[67]\d\d ", line) for line in lines)
 
 
 # -- which files ---------------------------------------------------------------------------------------
@@ -354,3 +354,26 @@ def test_fix_that_would_change_nvidia_is_refused(monkeypatch):
     text = "#include <cuda_fp16.h>\n__global__ void k() {}\n"
     result = fix(text)
     assert result.text == text and result.dropped
+
+
+# -- hipified builds --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("build", [
+    ("setup.py", "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"),
+    ("CMakeLists.txt", "add_custom_command(COMMAND python hipify.py ${SRCS})\n"),
+])
+def test_headers_of_hipified_builds_are_not_flagged(tmp_path, build):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / build[0]).write_text(build[1])
+    src = tmp_path / "csrc" / "k.cu"
+    src.parent.mkdir()
+    src.write_text("#include <cuda_fp16.h>\n#include <cudnn.h>\n__global__ void k() {}\n")
+    got = [(f.line, f.code) for f in check_file(str(src), Config())]
+    assert got == [(2, "ROC702")]  # hipify maps cuda_fp16.h; cudnn.h has no drop-in twin
+
+
+def test_torch_extension_source_is_hipified(tmp_path):
+    (tmp_path / ".git").mkdir()
+    text = "#include <torch/extension.h>\n#include <cuda_runtime.h>\n__global__ void k() {}\n"
+    assert codes_by_line(text, str(tmp_path / "k.cu")) == []
+    plain = "#include <cuda_runtime.h>\n__global__ void k() {}\n"
+    assert codes_by_line(plain, str(tmp_path / "k.cu")) == [(1, "ROC702")]

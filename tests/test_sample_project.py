@@ -34,3 +34,19 @@ def test_make_run_command_succeeds():
     assert proc.returncode == 0, proc.stderr
     assert "train.py:65:43: ROC201" in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+def test_sample_project_cuda_hazards():
+    assert findings("ROC6,ROC7") == sorted([
+        ("csrc/fused_softmax.cu", 11, "ROC603"),  # #define WARP_SIZE 32
+        ("csrc/fused_softmax.cu", 16, "ROC603"),  # reduction from offset 16
+        ("csrc/fused_softmax.cu", 17, "ROC602"),  # FULL_MASK 0xffffffff
+        ("csrc/fused_softmax.cu", 23, "ROC603"),
+        ("csrc/fused_softmax.cu", 24, "ROC602"),
+        ("csrc/fused_softmax.cu", 32, "ROC603"),  # threadIdx.x & 31
+        ("csrc/fused_softmax.cu", 41, "ROC601"),  # unsigned mask = __ballot_sync(...)
+        ("csrc/fused_softmax.cu", 41, "ROC602"),
+        ("csrc/fused_softmax.cu", 54, "ROC703"),  # bf16 dispatch dropped on ROCm
+    ])
+    # Silent by design: <cuda_fp16.h> (a torch extension: PyTorch's hipify rewrites it for ROCm)
+    # and <cuda_bf16.h> in the #else of #ifdef USE_ROCM.

@@ -131,6 +131,8 @@ def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
     found = []
     for d, header, start, end in includes(unit):
         is_cuda, hip = _cuda_header(header)
+        if hip is not None and unit.hipified:
+            continue  # PyTorch's hipify rewrites this include for the ROCm build
         if is_cuda and not unit.pre.nvidia_only(d.line):
             found.append((d, header, hip, start, end))
     # Consecutive fixable includes share one #ifdef block (each finding carries the same edit).
@@ -171,17 +173,28 @@ _LIBCUDACXX = re.compile(r"^(?:cutlass|cute)/|^cuda/(?!.*\.h$)|^cuda/std/")
 
 @source_checker(*CPP_LANGUAGES, codes=("ROC706", "ROC707"))
 def find_nvidia_only_libraries(unit: CppUnit) -> Iterator[Hit]:
+    reported: set = set()
     for d, header, start, end in includes(unit):
         if header == "mma.h":
             yield Hit(start, end, "ROC706",
                       "`<mma.h>` is CUDA's WMMA tensor-core API: HIP has no `nvcuda::wmma`; port to rocWMMA "
                       "(different API) or to MFMA/WMMA builtins via Composable Kernel")
-        elif _LIBCUDACXX.search(header):
+        elif _LIBCUDACXX.search(header) and not unit.pre.nvidia_only(d.line):
             lib = "CUTLASS" if header.startswith("cutlass/") else "CuTe" if header.startswith("cute/") else "libcu++"
+            if lib in reported:
+                continue  # once per library and file: the whole file depends on it
+            reported.add(lib)
             yield Hit(start, end, "ROC707",
                       f"`{header}` is {lib}, which has no HIP port: this file cannot build for AMD GPUs; "
                       "keep it NVIDIA-only and provide a ROCm path (Composable Kernel, hipCUB/rocPRIM)")
     code = unit.code
+    if not reported & {"CUTLASS", "CuTe"}:
+        m = next((m for m in re.finditer(r"\b(cute|cutlass)\s*::", code) if not unit.nvidia_only(m.start())), None)
+        if m:
+            lib = "CuTe" if m.group(1) == "cute" else "CUTLASS"
+            yield Hit(m.start(), m.end(), "ROC707",
+                      f"this file builds on {lib} (`{m.group(0)}`), which has no HIP port: it cannot build for "
+                      "AMD GPUs; keep it NVIDIA-only and provide a ROCm path (Composable Kernel)")
     if "nvcuda" in code:
         lines = set()
         for m in re.finditer(r"\bnvcuda\s*::|\bnamespace\s+nvcuda\b", code):

@@ -320,7 +320,7 @@ _CONSTANT_CONTEXTS = (
     (re.compile(r"\bconstexpr\b[^;{}]*?\bwarpSize\b"), "in a `constexpr`"),
     (re.compile(r"\bstatic_assert\s*\([^;]*?\bwarpSize\b"), "in a `static_assert`"),
     (re.compile(r"\b[A-Za-z_]\w*<\s*(?:[^<>;(){}]*,\s*)?warpSize\s*[,>]"), "as a template argument"),
-    (re.compile(r"\btemplate\s*<[^;{}]*?=\s*warpSize\b"), "as a template default"),
+    (re.compile(r"\btemplate\s*<[^<>;{}()]*?=\s*warpSize\b"), "as a template default"),
     (re.compile(r"\bcase\s+warpSize\s*:"), "as a case label"),
 )
 
