@@ -377,3 +377,25 @@ def test_torch_extension_source_is_hipified(tmp_path):
     assert codes_by_line(text, str(tmp_path / "k.cu")) == []
     plain = "#include <cuda_runtime.h>\n__global__ void k() {}\n"
     assert codes_by_line(plain, str(tmp_path / "k.cu")) == [(1, "ROC702")]
+
+
+def test_feature_macros_of_project_headers_gate(tmp_path):
+    """DeepSpeed's idiom: a project header defines PTX_AVAILABLE under __CUDA_ARCH__ only."""
+    from rocm_lint.cpp.includes import cache_clear
+
+    cache_clear()
+    (tmp_path / "includes").mkdir()
+    (tmp_path / "includes" / "utils.h").write_text(
+        "#pragma once\n#ifdef __HIP_PLATFORM_AMD__\n#define HALF_OK 1\n#else\n"
+        "#if __CUDA_ARCH__ >= 530\n#define HALF_OK 1\n#define PTX_AVAILABLE\n#endif\n#endif\n")
+    (tmp_path / "includes" / "memory.h").write_text('#pragma once\n#include "utils.h"\n')
+    kernel = ('#include "memory.h"\n'
+              "__device__ void f(unsigned* p) {\n#ifdef PTX_AVAILABLE\n"
+              '  asm volatile("st.shared.u32 [%0], 1;" :: "r"(p));\n#endif\n'
+              "#ifdef HALF_OK\n"
+              '  asm volatile("st.shared.u32 [%0], 2;" :: "r"(p));\n#endif\n}\n')
+    src = tmp_path / "kernels" / "k.cu"
+    src.parent.mkdir()
+    src.write_text(kernel)
+    got = [(f.line, f.code) for f in check_file(str(src), Config())]
+    assert got == [(7, "ROC701")]  # HALF_OK is also defined for ROCm: that PTX is compiled there
