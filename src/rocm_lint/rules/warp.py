@@ -209,10 +209,48 @@ def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
         what = _full32(unit, unit.code[a:b], a)
         if what is None:
             continue
+        edits = _full_mask_fix(unit, unit.code[a:b].strip(), a, b)
         yield Hit(a, b, "ROC602",
                   f"32-bit full mask `{what}` passed to `{m.group(0)}`: HIP's *_sync functions take a 64-bit "
                   "mask (a 32-bit one fails to compile) and 0xffffffff names only lanes 0-31 of a 64-wide "
-                  "wavefront; use a 64-bit all-lanes mask on ROCm (`0xffffffffffffffffull`, `__activemask()`)")
+                  "wavefront; use a 64-bit all-lanes mask on ROCm (`0xffffffffffffffffull`, `__activemask()`)",
+                  edits=edits, fix_message="use the 64-bit all-lanes mask on ROCm")
+
+
+FULL64 = "0xffffffffffffffffull"
+
+
+def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int, int, str], ...]:
+    """The unsafe fix: a ROCm twin of the statement with a 64-bit mask (a literal argument),
+    or of the ``#define`` that names the 32-bit mask (every use of the macro changes on ROCm:
+    unsafe when it also serves as a plain number)."""
+    if literal_value(text) == FULL32:
+        stmt = unit.statement_start(a)
+        semi = unit.code.find(";", b)
+        if semi == -1:
+            return ()
+        lead = len(unit.code[stmt:a]) - len(unit.code[stmt:a].lstrip())
+        lines = whole_statement_lines(unit, stmt + lead, semi + 1)
+        if lines is None:
+            return ()
+        start = unit.line_span(lines[0])[0]
+        original = unit.text[start:unit.line_span(lines[1])[1]]
+        return (gate_lines(unit, lines[0], lines[1], original[:a - start] + FULL64 + original[b - start:]),)
+    if not re.fullmatch(r"[A-Za-z_]\w*", text):
+        return ()
+    d = unit.pre.macro(text, unit.line_of(a))
+    if d is None or d.params is not None or literal_value(d.body) != FULL32:
+        return ()
+    directive = next((x for x in unit.pre.directives if x.name == "define" and x.line == d.line), None)
+    if directive is None or directive.line != directive.end_line:
+        return ()
+    start, end = unit.line_span(d.line)
+    line = unit.text[start:end]
+    body_at = unit.code.find(d.body, directive.arg_start - start + start, end)
+    if body_at == -1:
+        return ()
+    rel = body_at - start
+    return (gate_lines(unit, d.line, d.line, line[:rel] + FULL64 + line[rel + len(d.body):]),)
 
 
 # -- ROC603 / ROC605: hard-coded wave sizes ----------------------------------------------------------
