@@ -399,3 +399,18 @@ def test_feature_macros_of_project_headers_gate(tmp_path):
     src.write_text(kernel)
     got = [(f.line, f.code) for f in check_file(str(src), Config())]
     assert got == [(7, "ROC701")]  # HALF_OK is also defined for ROCm: that PTX is compiled there
+
+
+def test_platform_values_of_project_headers(tmp_path):
+    """bitsandbytes' idiom: compat.cuh defines BNB_HIP 1 on ROCm and 0 elsewhere."""
+    from rocm_lint.cpp.includes import cache_clear
+
+    cache_clear()
+    (tmp_path / "compat.cuh").write_text(
+        "#pragma once\n#if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)\n#define BNB_HIP 1\n"
+        "#else\n#define BNB_HIP 0\n#endif\n#define IS_CDNA (defined(__gfx90a__) || defined(__gfx942__))\n")
+    src = tmp_path / "common.cuh"
+    src.write_text('#include "compat.cuh"\n#if BNB_HIP\n#if IS_CDNA\n#define WARP_SIZE 64\n#else\n'
+                   "#define WARP_SIZE 32\n#endif\n#else\n#define WARP_SIZE 32\n#endif\n"
+                   "__device__ int lane() { return threadIdx.x % WARP_SIZE; }\n")
+    assert [(f.line, f.code) for f in check_file(str(src), Config())] == []

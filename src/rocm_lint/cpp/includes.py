@@ -1,12 +1,13 @@
-"""Macros that a file's own headers define for NVIDIA only.
+"""Macros that a file's own headers define, per platform.
 
 Projects name their feature tests: DeepSpeed's ``ds_kernel_utils.h`` says
 ``#if __CUDA_ARCH__ >= 530`` / ``#define PTX_AVAILABLE``, and the kernels test
-``#ifdef PTX_AVAILABLE`` around their PTX.  Such a macro is never defined on ROCm, so the
-code it guards is NVIDIA-only.  This module follows a file's quoted includes (``#include
-"x.h"``) into the project, analyses each header once with the same two-platform
-preprocessor model, and returns the macros whose every definition sits in code that ROCm
-never compiles.  Angle-bracket (system and library) headers are not followed.
+``#ifdef PTX_AVAILABLE`` around their PTX: the macro is never defined on ROCm, so the code it
+guards is NVIDIA-only.  bitsandbytes' ``compat.cuh`` defines ``BNB_HIP`` as 1 under
+``__HIP_PLATFORM_AMD__`` and 0 otherwise.  This module follows a file's quoted includes
+(``#include "x.h"``) into the project, analyses each header once with the same two-platform
+preprocessor model, and returns what each macro is on each platform (defined or not, and its
+value when one definition applies).  Angle-bracket (system and library) headers are not followed.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
-from typing import FrozenSet, Tuple
+from typing import Dict, Tuple
 
 _QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
@@ -37,54 +38,68 @@ def _resolve(name: str, directory: str) -> str:
     return ""
 
 
-def included_cuda_only_macros(path: str, text: str) -> FrozenSet[str]:
-    """Macros defined only for NVIDIA by the headers ``text`` includes with quotes."""
+Fact = Tuple[str, Tuple[object, object], Tuple[object, object]]  # name, (defined, body) per platform
+
+
+def included_macro_facts(path: str, text: str) -> Tuple[Fact, ...]:
+    """What the headers ``text`` includes with quotes define, per platform: for each macro,
+    (defined?, value expression) as the NVIDIA build and as the ROCm build sees it."""
     if '"' not in text or "include" not in text:
-        return frozenset()
+        return ()
     directory = os.path.dirname(os.path.abspath(path))
-    out: set = set()
+    merged: Dict[str, Fact] = {}
     for name in _QUOTED_INCLUDE.findall(text):
         header = _resolve(name, directory)
         if header and header != os.path.realpath(path):
-            out |= _header_facts(header, 0)
-    return frozenset(out)
+            for fact in _header_facts(header, 0):
+                merged[fact[0]] = fact
+    return tuple(merged.values())
+
+
+def _world_state(defs, world: str):
+    """(defined, body node) of a macro on one platform from all its definitions."""
+    from rocm_lint.cpp.preproc import Node, parse_condition
+
+    live = [d for d in defs if (d.cuda if world == "cuda" else d.rocm) is not False]
+    if not live:
+        return (False, None)
+    if len(live) == 1 and (live[0].cuda if world == "cuda" else live[0].rocm) is True and live[0].params is None:
+        body = live[0].body
+        return (True, parse_condition(body) if body else Node("num", 1))
+    return (None, None)
 
 
 @lru_cache(maxsize=2048)
-def _header_facts(header: str, depth: int) -> FrozenSet[str]:
+def _header_facts(header: str, depth: int) -> Tuple[Fact, ...]:
     from rocm_lint.cpp.preproc import analyse
 
     try:
         if os.path.getsize(header) > MAX_HEADER_BYTES:
-            return frozenset()
+            return ()
         with open(header, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
     except OSError:
-        return frozenset()
-    inherited: set = set()
+        return ()
+    inherited: Dict[str, Fact] = {}
     if depth < MAX_DEPTH:
         directory = os.path.dirname(header)
         for name in _QUOTED_INCLUDE.findall(text):
             sub = _resolve(name, directory)
             if sub and sub != header:
-                inherited |= _header_facts(sub, depth + 1)
+                for fact in _header_facts(sub, depth + 1):
+                    inherited[fact[0]] = fact
     if "define" not in text:
-        return frozenset(inherited)
+        return tuple(inherited.values())
     try:
-        pre = analyse(text, cuda_macros=inherited)
+        pre = analyse(text, seed=tuple(inherited.values()))
     except RecursionError:
-        return frozenset(inherited)
-    cuda_only = set(inherited)
+        return tuple(inherited.values())
     for name, defs in pre.macros.items():
-        if all(d.rocm is False for d in defs):
-            cuda_only.add(name)
-        else:
-            cuda_only.discard(name)
-    return frozenset(cuda_only)
+        if name.endswith(("_H", "_H_", "_HPP", "_CUH", "_INCLUDED")):
+            continue  # include guards
+        inherited[name] = (name, _world_state(defs, "cuda"), _world_state(defs, "rocm"))
+    return tuple(inherited.values())
 
 
 def cache_clear() -> None:
     _header_facts.cache_clear()
-
-
-__all__: Tuple[str, ...] = ("included_cuda_only_macros", "cache_clear")

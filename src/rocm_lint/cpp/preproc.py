@@ -51,10 +51,10 @@ _CUDA_FEATURE_MACRO = re.compile(r"__CUDA_ARCH_FEAT_\w+$")
 # A branch taken only on wave64 hardware (gfx9: GCN5/CDNA) or only on wave32 hardware
 # (gfx10+: RDNA): the matching hard-coded wave size is right there.
 WAVE64_CONDITION = re.compile(
-    r"(?<!!)\b(?:defined\s*\(?\s*)?(?:__GFX9__|__gfx9\w*__|__CDNA\w*__)"
+    r"(?<!!)\b(?:defined\s*\(?\s*)?(?:__GFX9__|__gfx9\w*__|\w*CDNA\w*)"
     r"|__AMDGCN_WAVEFRONT_SIZE(?:__)?\s*==\s*64")
 WAVE32_CONDITION = re.compile(
-    r"(?<!!)\b(?:defined\s*\(?\s*)?(?:__GFX1[0-2]__|__gfx1[0-2]\w*__|__RDNA\w*__)"
+    r"(?<!!)\b(?:defined\s*\(?\s*)?(?:__GFX1[0-2]__|__gfx1[0-2]\w*__|\w*RDNA\w*)"
     r"|__AMDGCN_WAVEFRONT_SIZE(?:__)?\s*==\s*32")
 
 CUDA, ROCM = "cuda", "rocm"
@@ -349,6 +349,7 @@ class _Frame:
     taken: Tuple[Tri, Tri]  # did an earlier branch of the group get taken?
     wave_outer: Optional[int]
     group: int
+    branch_wave: Optional[int] = None  # a branch of this group tested for a wave64/wave32 arch
 
 
 @dataclass
@@ -401,11 +402,16 @@ def _directive_spans(code: str) -> Iterable[Tuple[re.Match, int, int]]:
 
 
 def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str] = (),
-            cuda_macros: Iterable[str] = ()) -> Preprocessed:
+            cuda_macros: Iterable[str] = (), seed: Iterable[tuple] = ()) -> Preprocessed:
+    """The file model.  ``seed``: (name, (defined, body) on NVIDIA, (defined, body) on ROCm)
+    for macros the file's own headers define (``rocm_lint.cpp.includes``)."""
     lexed = lexed or lex(text)
     code = lexed.code
     rocm_extra, cuda_extra = frozenset(rocm_macros), frozenset(cuda_macros)
     worlds = (Platform(CUDA, rocm_extra, cuda_extra), Platform(ROCM, rocm_extra, cuda_extra))
+    for name, on_cuda, on_rocm in seed:
+        worlds[0].local[name] = on_cuda
+        worlds[1].local[name] = on_rocm
     directives: List[Directive] = []
     regions: List[Region] = [Region(1, True, True, None)]
     macros: Dict[str, List[MacroDef]] = {}
@@ -455,10 +461,14 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
                 frame.taken = tuple(_or(t0, t) for t0, t in zip(frame.taken, taken))
                 wave = frame.wave_outer
                 if name not in ("else", "ifndef", "elifndef"):
-                    if WAVE64_CONDITION.search(arg):
-                        wave = 64
-                    elif WAVE32_CONDITION.search(arg):
-                        wave = 32
+                    text = _expand_names(arg, macros)
+                    if WAVE64_CONDITION.search(text):
+                        wave = frame.branch_wave = 64
+                    elif WAVE32_CONDITION.search(text):
+                        wave = frame.branch_wave = 32
+                elif name == "else" and frame.branch_wave:
+                    # the other side of an arch test: `#if IS_CDNA` 64 `#else` 32 (RDNA) is deliberate
+                    wave = 96 - frame.branch_wave
             # the directive's own lines belong to the enclosing code, what follows to the branch
             regions.append(Region(line, frame.outer[0], frame.outer[1], frame.wave_outer))
             current = new_state
@@ -486,6 +496,21 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
                     elif state is None:
                         w.local[macro] = (None, None)
     return Preprocessed(lexed, directives, _merge(regions), macros)
+
+
+def _expand_names(text: str, macros: Dict[str, List[MacroDef]], depth: int = 0) -> str:
+    """``text`` with object-like macros defined in the file spliced in (for reading arch tests
+    such as ``#if IS_CDNA`` where ``IS_CDNA`` lists the gfx macros)."""
+    if depth > 4 or not macros:
+        return text
+
+    def repl(m: "re.Match[str]") -> str:
+        defs = macros.get(m.group(0))
+        if defs and defs[-1].params is None and defs[-1].body:
+            return "(" + _expand_names(defs[-1].body, macros, depth + 1) + ")"
+        return m.group(0)
+
+    return re.sub(r"[A-Za-z_]\w*", repl, text)
 
 
 def _merge(regions: List[Region]) -> List[Region]:

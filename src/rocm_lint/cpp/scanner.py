@@ -18,7 +18,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
 
 from rocm_lint import noqa
 from rocm_lint.config import Config
-from rocm_lint.cpp.includes import included_cuda_only_macros
+from rocm_lint.cpp.includes import included_macro_facts
 from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.preproc import ROCM, Preprocessed, analyse, is_rocm_macro
 from rocm_lint.engine import LineIndex, findings_from_hits
@@ -242,9 +242,9 @@ def check_cpp_source(path: str, text: str, config: Config, codes: FrozenSet[str]
         return []
     try:
         lexed = lex(text)
-        # feature macros the project's own headers define for NVIDIA only (PTX_AVAILABLE ...)
-        imported = included_cuda_only_macros(path, text)
-        pre = analyse(text, lexed, config.rocm_macros, tuple(config.cuda_macros) + tuple(imported))
+        # what the project's own headers define per platform (PTX_AVAILABLE, BNB_HIP ...)
+        seed = included_macro_facts(path, text)
+        pre = analyse(text, lexed, config.rocm_macros, config.cuda_macros, seed)
     except RecursionError:
         return FileError(path, "cannot analyse: preprocessor nesting too deep")
     unit = CppUnit(path, text, config, lexed, pre, LineIndex(text))
