@@ -325,9 +325,12 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
 def find_warp_size_32(unit: CppUnit) -> Iterator[Hit]:
     seen: Set[int] = set()
     for start, end, what in _wave_hits(unit, 32):
-        region = unit.pre.status(unit.line_of(start))
+        line = unit.line_of(start)
+        region = unit.pre.status(line)
         if region.wave == 32 or start in seen:
             continue  # an RDNA-only (wave32) branch: 32 is right there
+        if what.startswith("shuffle width") and unit.pre.rocm_only(line):
+            continue  # an explicit width on the ROCm side is a deliberate 32-lane logical warp
         seen.add(start)
         yield Hit(start, end, "ROC603",
                   f"warp size 32 hard-coded ({what}): AMD CDNA GPUs run 64-lane wavefronts, so half of each "
