@@ -298,19 +298,19 @@ def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
         if value is False:
             new = f"({cond}) && !defined({macro})" if complex_ else f"{cond} && !defined({macro})"
             edits = ((begin, end, new),)
-            what = f"false on ROCm, so this branch is silently dropped there; the fix appends `&& !defined({macro})`"
+            what = "is false on ROCm: this branch is silently dropped there"
         elif value is True:
             new = f"({cond}) || defined({macro})" if "?" in code[begin:end] else f"{cond} || defined({macro})"
             edits = ((begin, end, new),)
-            what = f"true on ROCm, so this branch is silently taken there; the fix appends `|| defined({macro})`"
+            what = "is true on ROCm: this branch is silently taken there"
         else:
-            what = "undecided on ROCm"
+            what = "depends on other macros on ROCm"
         if "\n" in unit.text[begin:end]:
             edits = ()  # a condition continued over several lines: shown, not rewritten
         names = sorted({n for n in names_in(d.condition) if n in CUDA_VERSION_MACROS})
         yield Hit(d.start, d.end, "ROC703",
-                  f"`#{d.name}` on {', '.join(names)} with no ROCm term: the macro is undefined under HIP, so the "
-                  f"condition is {what}; make the ROCm behaviour explicit (test `{macro}` or `HIP_VERSION`)",
+                  f"`#{d.name}` on {', '.join(names)} with no ROCm term: undefined under HIP, so the condition "
+                  f"{what}; say what ROCm should get (test `{macro}` or `HIP_VERSION`)",
                   edits=edits, fix_message="state the ROCm behaviour explicitly (same result on both platforms)")
 
 
