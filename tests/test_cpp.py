@@ -181,6 +181,26 @@ def test_lexer_never_fails_and_keeps_length(text):
     analyse(text, lexed)  # the preprocessor model never raises either
 
 
+_KERNEL_PIECES = st.sampled_from([
+    "#ifdef USE_ROCM\n", "#else\n", "#endif\n", "#if CUDA_VERSION >= 11000\n", "#if __CUDA_ARCH__ >= 800\n",
+    "#define FULL_MASK 0xffffffff\n", "#define WARP_SIZE 32\n", "unsigned m = __ballot_sync(FULL_MASK, p);\n",
+    "int n = __popc(m);\n", "v += __shfl_xor_sync(0xffffffff, v, 16, 32);\n", "int lane = threadIdx.x & 31;\n",
+    'asm volatile("mov.u32 %0, %%laneid;" : "=r"(x));\n', "#include <cuda_fp16.h>\n", "// comment\n",
+    "for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(~0u, v, o);\n", "{\n", "}\n", "(", ")", "/* x",
+    '"', "__shared__ float s[warpSize];\n", "cg::this_grid().sync();\n", "#elif defined(__HIP_PLATFORM_AMD__)\n",
+])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_KERNEL_PIECES, max_size=30))
+def test_scanner_and_fixes_never_fail_and_keep_the_nvidia_view(pieces):
+    text = "".join(pieces)
+    result = findings(text)
+    assert all(1 <= f.line <= text.count("\n") + 1 for f in result)
+    fixed = fix(text, unsafe=True)
+    assert same_on_nvidia(text, fixed.text)
+
+
 # -- the preprocessor model ------------------------------------------------------------------------
 def status(text):
     pre = analyse(text)
