@@ -71,6 +71,20 @@ def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix
         from rocm_lint.fix.text_edits import apply_text_fixes
 
         result = apply_text_fixes(path, text, findings, language, unsafe=unsafe)
+        # Overlapping fixes (a ballot declaration and its mask on one line) land in later
+        # passes, like ruff's fix loop; each pass is verified against the one before.
+        for _ in range(8):
+            if not result.applied or not any("overlaps" in why for _, why in result.dropped):
+                break
+            again = check_source(path, result.text, config, language)
+            if isinstance(again, FileError):
+                break
+            more = apply_text_fixes(path, result.text, again, language, unsafe=unsafe)
+            if not more.applied:
+                break
+            result.text = more.text
+            result.applied = result.applied + more.applied
+            result.dropped = [d for d in result.dropped if "overlaps" not in d[1]] + more.dropped
         encoding = source_encoding(path, data)
     outcome = FileFix(path, text, result.text, result.applied, result.dropped)
     if write and outcome.changed:
