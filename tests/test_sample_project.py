@@ -22,6 +22,7 @@ def test_sample_project_hazards_found_and_gated_code_silent():
         ("train.py", 59, "ROC203"),    # triton.cudagraphs
         ("train.py", 61, "ROC204"),    # max_autotune
         ("train.py", 65, "ROC201"),    # mode="reduce-overhead"
+        ("scripts/launch.sh", 4, "ROC301"),  # the same allocator setting exported by the launcher
     ])
     # Silent by design: set_float32_matmul_precision under `if not is_rocm:` (l.52),
     # memory_planning under `if torch.version.cuda is not None:` (l.63), the ternary compile
@@ -50,3 +51,11 @@ def test_sample_project_cuda_hazards():
     ])
     # Silent by design: <cuda_fp16.h> (a torch extension: PyTorch's hipify rewrites it for ROCm)
     # and <cuda_bf16.h> in the #else of #ifdef USE_ROCM.
+
+
+def test_sample_project_launch_script():
+    assert findings("ROC3") == sorted([
+        ("scripts/launch.sh", 4, "ROC301"),  # export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128
+        ("scripts/launch.sh", 5, "ROC302"),  # export TORCHINDUCTOR_MAX_AUTOTUNE=1
+        ("train.py", 16, "ROC301"),
+    ])

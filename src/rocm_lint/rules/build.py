@@ -9,7 +9,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from rocm_lint.finding import Applicability
 from rocm_lint.python.gates import NVIDIA, ROCM
 from rocm_lint.python.patterns import env_settings
-from rocm_lint.registry import python_checker, register
+from rocm_lint.registry import CONFIG_LANGUAGES, Hit, python_checker, register, source_checker
 
 # -- ROC501 -----------------------------------------------------------------------------
 # nvcc options that clang++ (what hipcc runs, and what torch's BuildExtension calls
@@ -215,8 +215,10 @@ register(
     "ROC502", "nvidia-arch-list-without-rocm",
     "hard-coded NVIDIA arch list (TORCH_CUDA_ARCH_LIST, -gencode, CMAKE_CUDA_ARCHITECTURES) "
     "in a file that names no ROCm arch: ignored by ROCm builds",
-    triggers=("TORCH_CUDA_ARCH_LIST", "CUDAARCHS", "CMAKE_CUDA_ARCHITECTURES", "arch=", "gpu-architecture"),
+    triggers=("TORCH_CUDA_ARCH_LIST", "CUDAARCHS", "CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES", "arch=",
+              "gpu-architecture"),
     fix=Applicability.DISPLAY,
+    languages=("python", *CONFIG_LANGUAGES),
 )
 register(
     "ROC503", "hard-coded-amd-arch",
@@ -225,6 +227,7 @@ register(
               "GPU_TARGETS", "HCC_AMDGPU_TARGET"),
     fix=Applicability.DISPLAY,
     rocm_side=True,  # a hard-coded gfx arch is always on the ROCm side
+    languages=("python", *CONFIG_LANGUAGES),
 )
 
 NVIDIA_ARCH_VARS = {"TORCH_CUDA_ARCH_LIST", "CUDAARCHS", "CMAKE_CUDA_ARCHITECTURES"}
@@ -350,3 +353,33 @@ def find_arch_flags(node: ast.Constant, ctx) -> Iterator[Tuple[ast.AST, str, str
     elif _AMD_ARCH_FLAG.match(text) and not _file_matches(ctx, "amd_arch_source", _AMD_ARCH_SOURCE) \
             and (text.lstrip().startswith("-D") or id(node) in build_facts(ctx).sink_constants):
         yield node, "ROC503", _amd_message(f"`{text.strip()}`")
+
+
+# -- shell, Dockerfile, YAML, .env, CMake --------------------------------------------------------------
+_CMAKE_NVIDIA_ARCH_VARS = NVIDIA_ARCH_VARS | {"CUDA_ARCHITECTURES"}
+_CMAKE_AMD_ARCH_VARS = AMD_ARCH_VARS | {"HIP_ARCHITECTURES", "AMDGPU_TARGETS"}
+# Flag words in any config file: `-gencode arch=compute_80,code=sm_80`, `-arch=sm_90`, `--offload-arch=gfx942`
+_NVIDIA_ARCH_WORD = re.compile(r"(?:-gencode[=\s]+)?\barch=compute_\d+\w*(?:,code=\S+)?|(?<![\w-])-arch[=\s]+sm_\d+\w*"
+                               r"|--gpu-architecture[=\s]+sm_\d+\w*")
+_AMD_ARCH_WORD = re.compile(r"--(?:offload-arch|amdgpu-target)=gfx[0-9a-f]+\w*")
+
+
+@source_checker(*CONFIG_LANGUAGES, codes=("ROC502", "ROC503"))
+def find_arch_settings_in_config(unit) -> Iterator[Hit]:
+    from rocm_lint.text.scanner import is_literal, nvidia_only_file, overridable_default
+
+    nvidia_only = nvidia_only_file(unit)
+    counterpart = bool(_ROCM_COUNTERPART.search(unit.code))
+    if not nvidia_only and not counterpart:
+        for s in unit.settings_of(_CMAKE_NVIDIA_ARCH_VARS):
+            if is_literal(s.value) and re.search(r"\d", s.value) and not overridable_default(unit, s):
+                yield Hit(unit.anchor(s), s.value_end, "ROC502", _nvidia_message(f"`{s.name}={s.value.strip()}`"))
+        for m in _NVIDIA_ARCH_WORD.finditer(unit.code):
+            if "$" in m.group(0):
+                continue
+            yield Hit(m.start(), m.end(), "ROC502", _nvidia_message(f"`{' '.join(m.group(0).split())}`"))
+    for s in unit.settings_of(_CMAKE_AMD_ARCH_VARS):
+        if is_literal(s.value) and re.search(r"gfx\d", s.value) and not overridable_default(unit, s):
+            yield Hit(unit.anchor(s), s.value_end, "ROC503", _amd_message(f"`{s.name}={s.value.strip()}`"))
+    for m in _AMD_ARCH_WORD.finditer(unit.code):
+        yield Hit(m.start(), m.end(), "ROC503", _amd_message(f"`{m.group(0)}`"))
