@@ -55,8 +55,13 @@ def worth_parsing(text: str, codes: FrozenSet[str], language: str = "python") ->
     return False
 
 
+@lru_cache(maxsize=16)
+def _selected_codes(config: Config) -> FrozenSet[str]:
+    return config.enabled_codes([r.code for r in all_rules()])
+
+
 def enabled_codes(config: Config, path: Optional[str] = None) -> FrozenSet[str]:
-    codes = config.enabled_codes([r.code for r in all_rules()])
+    codes = _selected_codes(config)
     if path is not None:
         off = config.ignored_for(path)
         if off:

@@ -24,6 +24,7 @@ MAX_DEPTH = 4
 MAX_HEADER_BYTES = 2 * 1024 * 1024
 
 
+@lru_cache(maxsize=8192)
 def _resolve(name: str, directory: str) -> str:
     here = directory
     for _ in range(4):
@@ -48,9 +49,10 @@ def included_macro_facts(path: str, text: str) -> Tuple[Fact, ...]:
         return ()
     directory = os.path.dirname(os.path.abspath(path))
     merged: Dict[str, Fact] = {}
+    myself = os.path.realpath(path)
     for name in _QUOTED_INCLUDE.findall(text):
         header = _resolve(name, directory)
-        if header and header != os.path.realpath(path):
+        if header and header != myself:
             for fact in _header_facts(header, 0):
                 merged[fact[0]] = fact
     return tuple(merged.values())

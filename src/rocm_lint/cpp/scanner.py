@@ -262,9 +262,13 @@ def check_cpp_source(path: str, text: str, config: Config, codes: FrozenSet[str]
 
 
 def calls(unit: CppUnit, pattern: "re.Pattern[str]") -> Iterator[Tuple[re.Match, int]]:
-    """Matches of ``pattern`` (ending in a name) followed by ``(``: (match, offset of the paren)."""
+    """Matches of ``pattern`` (ending in a name) followed by ``(``: (match, offset of the paren).
+    Patterns start with a literal (no leading ``\\b``, which would defeat the regex engine's
+    literal search); a match that continues an identifier is skipped here."""
     code = unit.code
     for m in pattern.finditer(code):
+        if m.start() and (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+            continue
         i = m.end()
         while i < len(code) and code[i] in " \t\r\n":
             i += 1

@@ -188,7 +188,7 @@ def find_nvidia_only_libraries(unit: CppUnit) -> Iterator[Hit]:
                       f"`{header}` is {lib}, which has no HIP port: this file cannot build for AMD GPUs; "
                       "keep it NVIDIA-only and provide a ROCm path (Composable Kernel, hipCUB/rocPRIM)")
     code = unit.code
-    if not reported & {"CUTLASS", "CuTe"}:
+    if not reported & {"CUTLASS", "CuTe"} and ("cute" in code or "cutlass" in code):
         m = next((m for m in re.finditer(r"\b(cute|cutlass)\s*::", code) if not unit.nvidia_only(m.start())), None)
         if m:
             lib = "CuTe" if m.group(1) == "cute" else "CUTLASS"
@@ -208,7 +208,7 @@ def find_nvidia_only_libraries(unit: CppUnit) -> Iterator[Hit]:
 
 
 # -- inline PTX ------------------------------------------------------------------------------------
-_ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b(?:\s+(?:volatile|__volatile__|goto|inline))*")
+_ASM = re.compile(r"(?:asm|__asm__|__asm)\b(?:\s+(?:volatile|__volatile__|goto|inline))*")
 # PTX instructions carry dotted type/space qualifiers (mov.u32, ld.global.nc.v4.u32, mma.sync...);
 # AMD GCN mnemonics use underscores (v_mov_b32, s_waitcnt), so the dot tells them apart.
 _PTX = re.compile(r"(?:^|[;{}\s]|\\[nt])(?:@!?%?\w+\s+)?[a-z][a-z0-9]*(?:\.[a-z0-9_]+)+\b"
@@ -220,6 +220,9 @@ def asm_blocks(unit: CppUnit) -> List[Tuple[int, int, str]]:
     cached = unit.memo.get("asm")
     if cached is None:
         cached = []
+        if "asm" not in unit.code:
+            unit.memo["asm"] = cached
+            return cached
         strings = unit.lexed.strings
         starts = [s for s, _ in strings]
         for m, paren in calls(unit, _ASM):
@@ -348,6 +351,8 @@ def find_cuda_arch_gates(unit: CppUnit) -> Iterator[Hit]:
 @source_checker(*CPP_LANGUAGES, codes=("ROC704",))
 def find_runtime_version_compares(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
+    if "GetVersion" not in code:
+        return
     for m in re.finditer(r"\b(cudaRuntimeGetVersion|cudaDriverGetVersion)\s*\(\s*&\s*([A-Za-z_][\w.]*)\s*\)", code):
         name = re.escape(m.group(2))
         end = unit.block_end(m.end())
@@ -372,12 +377,13 @@ _GRID_VAR = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*(?:(?:cg|cooperative_groups)\s*:
 @source_checker(*CPP_LANGUAGES, codes=("ROC708",))
 def find_nvidia_only_primitives(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
-    for m in _PRIMITIVES.finditer(code):
+    for m in (_PRIMITIVES.finditer(code) if "__nanosleep" in code or "__pipeline_" in code
+              or "memcpy_async" in code else ()):
         name = re.sub(r"\s+", "", m.group(1))
         yield Hit(m.start(), m.end() - 1, "ROC708",
                   f"`{name}` is NVIDIA-only (sm_70+/sm_80+ hardware): HIP has no equivalent with the same "
                   "semantics; give ROCm its own path under `#ifdef USE_ROCM`")
-    for m, paren in calls(unit, re.compile(r"\b__syncwarp\b")):
+    for m, paren in (calls(unit, re.compile(r"__syncwarp\b")) if "__syncwarp" in code else ()):
         args = unit.args(paren)
         if args and args[0][0] < args[0][1]:
             yield Hit(m.start(), unit.matching(paren), "ROC708",
@@ -388,6 +394,8 @@ def find_nvidia_only_primitives(unit: CppUnit) -> Iterator[Hit]:
             yield Hit(start, end, "ROC708",
                       "`cp.async` (asynchronous global-to-shared copy, sm_80+) has no HIP equivalent; use "
                       "ordinary loads on ROCm")
+    if "this_grid" not in code and "grid_group" not in code:
+        return
     for m in _GRID_SYNC.finditer(code):
         yield Hit(m.start(), m.end() - 1, "ROC708", _grid_message())
     for g in _GRID_VAR.finditer(code):

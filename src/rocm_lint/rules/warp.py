@@ -57,7 +57,7 @@ register(
 FULL32 = 0xFFFFFFFF
 
 # -- ROC601 ------------------------------------------------------------------------------------
-_BALLOT = re.compile(r"\b(?:__ballot_sync|__ballot|__activemask)\b")
+_BALLOT = re.compile(r"__(?:ballot_sync|ballot|activemask)\b")
 _TYPE32 = r"(?:unsigned\s+int|unsigned(?!\s+(?:long|char|short))|(?<!long\s)int|uint32_t|int32_t|uint|u32)"
 _DECL32 = re.compile(r"^\s*(?:(?:const|static|register|volatile)\s+)*(" + _TYPE32 + r")\s+([A-Za-z_]\w*)\s*=\s*"
                      r"(?:\(\s*" + _TYPE32 + r"\s*\)\s*|static_cast\s*<\s*" + _TYPE32 + r"\s*>\s*\(\s*)?$")
@@ -100,6 +100,8 @@ def _ballot_variables(unit: CppUnit):
 @source_checker(*CPP_LANGUAGES, codes=("ROC601",))
 def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
+    if "__ballot" not in code and "__activemask" not in code:
+        return
     # A ballot handed straight to a 32-bit bit-count: __popc(__ballot_sync(m, p))
     for m, paren in calls(unit, _BALLOT):
         stmt = unit.statement_start(m.start())
@@ -186,8 +188,8 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
 
 # -- ROC602 ------------------------------------------------------------------------------------
 _SYNC_MASK_CALL = re.compile(
-    r"\b(?:__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync|__uni_sync|__syncwarp"
-    r"|__match_(?:any|all)_sync|__reduce_\w+_sync)\b")
+    r"__(?:shfl(?:_up|_down|_xor)?_sync|ballot_sync|any_sync|all_sync|uni_sync|syncwarp"
+    r"|match_(?:any|all)_sync|reduce_\w+_sync)\b")
 
 
 def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
@@ -201,6 +203,8 @@ def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
 
 @source_checker(*CPP_LANGUAGES, codes=("ROC602",))
 def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
+    if "_sync" not in unit.code and "__syncwarp" not in unit.code:
+        return
     for m, paren in calls(unit, _SYNC_MASK_CALL):
         args = unit.args(paren)
         if not args or args[0][0] >= args[0][1]:
@@ -261,19 +265,23 @@ _LANE_OPERAND = r"(?:threadIdx\s*\.\s*[xyz]|\b(?:tid|tidx|tid_x|thread_id|thread
 
 
 def _size_patterns(size: int):
+    """Literal-first patterns (the number, then the operand looked up behind it: fast)."""
     mask, shift = size - 1, size.bit_length() - 1
-    hexmask = hex(mask)
-    math = re.compile(_LANE_OPERAND + r"\s*(?:(&)\s*(?:" + str(mask) + "|" + hexmask + r")[uU]?|(%|/)\s*" + str(size)
-                      + r"[uU]?|(>>)\s*" + str(shift) + r")(?![\w.])", re.I if False else 0)
-    named = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*\(?\s*" + str(size) + r"[uU]?\s*\)?\s*(?=[;,}>)])")
+    # the number first (a literal search), then the operator behind it
+    math = re.compile(r"(?:%d|%s|%d|%d)[uU]?(?![\w.])" % (mask, hex(mask).replace("0x", "0[xX]"), size, shift))
+    named = re.compile(r"%d[uU]?(?=\s*\)?\s*[;,}>)])" % size)  # the number first: a fast literal search
     return math, named
 
 
+_LANE_OPERAND_BEHIND = re.compile(_LANE_OPERAND + r"\s*$")
+_NAME_BEHIND = re.compile(r"([A-Za-z_]\w*)\s*$")
+_OPERATOR_BEHIND = re.compile(r"(>>|&|%|/)\s*$")
+_ASSIGNED_BEHIND = re.compile(r"(?<![=!<>])=\s*\(?\s*$")
 _MATH32, _NAMED32 = _size_patterns(32)
 _MATH64, _NAMED64 = _size_patterns(64)
-_SHFL_WIDTH = re.compile(r"\b__shfl(?:_up|_down|_xor)?(_sync)?\b")
+_SHFL_WIDTH = re.compile(r"__shfl(?:_up|_down|_xor)?(_sync)?\b")
 _REDUCTION_LOOP = re.compile(
-    r"\bfor\s*\(\s*(?:(?:const\s+)?(?:unsigned\s+int|unsigned|int|uint32_t|size_t|auto|int32_t|uint)\s+)?([A-Za-z_]\w*)\s*="
+    r"for\s*\(\s*(?:(?:const\s+)?(?:unsigned\s+int|unsigned|int|uint32_t|size_t|auto|int32_t|uint)\s+)?([A-Za-z_]\w*)\s*="
     r"\s*(\d+)[uU]?\s*;")
 _CUB_WARP = re.compile(r"\bWarp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\s*<[^<>;{}]*?,\s*(\d+)\s*[,>]")
 
@@ -289,17 +297,35 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
                 at = d.arg_start + code[d.arg_start:d.end].find(m.group(1))
                 yield at, d.end, f"`#define {m.group(1)} {size}`"
     for m in named.finditer(code):
-        if _WARP_NAME.search(m.group(1)):
-            yield m.start(), m.end(), f"`{m.group(1)} = {size}`"
+        eq = _ASSIGNED_BEHIND.search(code, max(0, m.start() - 80), m.start())
+        if eq is None:
+            continue
+        name = _NAME_BEHIND.search(code, max(0, eq.start() - 80), eq.start())
+        if name and _WARP_NAME.search(name.group(1)):
+            yield name.start(1), m.end(), f"`{name.group(1)} = {size}`"
+    mask, shift = size - 1, size.bit_length() - 1
+    ops = {str(mask): "&", hex(mask): "&", str(size): "%/", str(shift): ">>"}
     for m in math.finditer(code):
-        yield m.start(), m.end(), f"lane/warp math `{' '.join(m.group(0).split())}`"
-    for m, paren in calls(unit, _SHFL_WIDTH):
+        number = m.group(0).rstrip("uU").lower()
+        if m.start() and (code[m.start() - 1].isalnum() or code[m.start() - 1] in "_."):
+            continue
+        op = _OPERATOR_BEHIND.search(code, max(0, m.start() - 8), m.start())
+        if op is None or op.group(1) not in ops.get(number, ()) or (op.group(1) == ">>") != (number == str(shift)):
+            continue
+        operand = _LANE_OPERAND_BEHIND.search(code, max(0, op.start() - 40), op.start())
+        if operand:
+            yield operand.start(), m.end(), f"lane/warp math `{' '.join(code[operand.start():m.end()].split())}`"
+    if "__shfl" not in code:
+        calls_ = ()
+    else:
+        calls_ = calls(unit, _SHFL_WIDTH)
+    for m, paren in calls_:
         args = unit.args(paren)
         i = 3 if m.group(1) else 2
         if len(args) > i and re.fullmatch(r"\(?\s*" + str(size) + r"[uU]?\s*\)?", code[args[i][0]:args[i][1]]):
             yield args[i][0], args[i][1], f"shuffle width {size} in `{m.group(0)}`"
     start_value = size // 2
-    for m in _REDUCTION_LOOP.finditer(code):
+    for m in (_REDUCTION_LOOP.finditer(code) if "__shfl" in code else ()):
         if int(m.group(2)) != start_value:
             continue
         var = m.group(1)
@@ -315,7 +341,7 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
         if "__shfl" in code[body_start:body_end]:
             number = m.start() + m.group(0).rindex(m.group(2))
             yield number, number + len(m.group(2)), f"shuffle reduction starting at offset {start_value}"
-    if size == 32:
+    if size == 32 and "Warp" in code:
         for m in _CUB_WARP.finditer(code):
             if int(m.group(1)) == 32:
                 yield m.start(), m.end(), f"`{' '.join(m.group(0).rstrip(',>').split())}>` (a 32-lane logical warp)"
@@ -340,6 +366,8 @@ def find_warp_size_32(unit: CppUnit) -> Iterator[Hit]:
 
 @source_checker(*CPP_LANGUAGES, codes=("ROC605",))
 def find_wave64_on_rocm_side(unit: CppUnit) -> Iterator[Hit]:
+    if not any(r.cuda is False and r.rocm is not False for r in unit.pre.regions):
+        return  # no ROCm-only code in this file
     seen: Set[int] = set()
     for start, end, what in _wave_hits(unit, 64):
         line = unit.line_of(start)
@@ -382,7 +410,7 @@ def find_compile_time_warp_size(unit: CppUnit) -> Iterator[Hit]:
                    "stops compiling; size with a constant you choose per arch (`#ifdef __GFX9__` 64 / 32), or "
                    "read `warpSize` at run time")
 
-    for m in _WAVEFRONT_MACRO.finditer(code):
+    for m in (_WAVEFRONT_MACRO.finditer(code) if "__AMDGCN_WAVEFRONT_SIZE" in code else ()):
         yield Hit(m.start(), m.end(), "ROC604",
                   f"`{m.group(0)}` is deprecated (the wavefront size is no longer a compile-time property in "
                   "recent ROCm/LLVM); read `warpSize` at run time, or test the arch macro (`__GFX9__`)")
