@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint-sample docs bench clean
+.PHONY: run test lint-sample docs bench bench-cpp clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ docs: $(STAMP)
 ## make bench: compare rocm-lint with ruff and ast.parse on the torch wheel's sources
 bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/bench_python.py
+
+## make bench-cpp: the C++ scanner on FBGEMM, apex and flash-attention (cloned outside the repo)
+bench-cpp: $(TEST_STAMP)
+	$(BIN)/python benchmarks/bench_cpp.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -78,6 +78,8 @@ class Config:
 
     def ignored_for(self, path: str) -> Tuple[str, ...]:
         """Codes (prefixes) that per-file-ignores switches off for ``path``."""
+        if not self.per_file_ignores:
+            return ()
         rel = self._relative(path)
         out: List[str] = []
         for pattern, codes in self.per_file_ignores:

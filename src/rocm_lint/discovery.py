@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
+from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint.config import Config
 from rocm_lint.finding import FileError
@@ -36,7 +38,7 @@ LANGUAGE_BY_NAME: Dict[str, str] = {
 
 
 def language_of(path: Union[str, Path]) -> Optional[str]:
-    name = Path(path).name.lower()
+    name = os.path.basename(os.fspath(path)).lower()
     language = LANGUAGE_BY_NAME.get(name)
     if language is not None:
         return language
@@ -46,7 +48,8 @@ def language_of(path: Union[str, Path]) -> Optional[str]:
         return "dotenv"
     if name.endswith(".cuh.inl"):
         return "cuda"
-    return LANGUAGE_BY_SUFFIX.get(Path(name).suffix)
+    dot = name.rfind(".")
+    return LANGUAGE_BY_SUFFIX.get(name[dot:]) if dot > 0 else None
 
 
 class _GitIgnore:
@@ -94,8 +97,17 @@ def _git_root_chain(start: Path) -> List[Path]:
     return list(reversed(chain))
 
 
+@lru_cache(maxsize=32)
+def _exclusion_regex(patterns: Tuple[str, ...]):
+    """One compiled regex for all exclude globs (fnmatch's semantics, case as the OS has it)."""
+    if not patterns:
+        return None
+    return re.compile("|".join(fnmatch.translate(os.path.normcase(p.rstrip("/"))) for p in patterns))
+
+
 def _excluded(name: str, rel: str, patterns: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p.rstrip("/")) for p in patterns)
+    regex = _exclusion_regex(tuple(patterns))
+    return regex is not None and bool(regex.match(os.path.normcase(name)) or regex.match(os.path.normcase(rel)))
 
 
 def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, FileError]]:
@@ -117,7 +129,7 @@ def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, File
             yield FileError(raw, reason)
             continue
         if path.is_file() or not path.is_dir():
-            key = os.path.realpath(raw)
+            key = os.path.realpath(raw) if os.path.islink(raw) else os.path.abspath(raw)
             if key not in seen:
                 seen.add(key)
                 if language_of(path) is not None:
@@ -149,7 +161,8 @@ def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, File
                 if dir_chain and gitignore.ignored(here_resolved / f, False, dir_chain):
                     continue
                 full = os.path.join(dirpath, f)
-                key = os.path.realpath(full)
+                # the walk follows no symlinked directory: only links need resolving to dedupe
+                key = os.path.realpath(full) if os.path.islink(full) else os.path.abspath(full)
                 if key in seen:
                     continue
                 seen.add(key)

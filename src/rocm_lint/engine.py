@@ -162,7 +162,13 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._starts: Optional[List[int]] = None
+
+    @property
+    def starts(self) -> List[int]:
+        if self._starts is None:  # built on first use: most files have no finding
+            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        return self._starts
 
     def line_of(self, offset: int) -> int:
         from bisect import bisect_right

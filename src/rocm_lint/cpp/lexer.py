@@ -60,31 +60,33 @@ class Lexed:
 
 
 def _blank(segment: str) -> str:
+    if "\n" not in segment:
+        return " " * len(segment)
     return _NOT_NEWLINE.sub(" ", segment)
 
 
 def lex(text: str) -> Lexed:
-    pieces: List[str] = []
     strings: List[Tuple[int, int]] = []
     comments: List[Tuple[int, int]] = []
-    last = 0
-    for m in (_TOKEN if 'R"' in text else _FAST_TOKEN).finditer(text):
-        start, end = m.span()
-        pieces.append(text[last:start])
-        kind = m.lastgroup if m.lastgroup != "delim" else "raw"
-        kind = kind or "raw"
-        if m.group("line") is not None or m.group("block") is not None:
-            comments.append((start, end))
-            pieces.append(_blank(m.group()))
-        else:
-            strings.append((start, end))
-            literal = m.group()
-            quote = literal.find('"') if kind in ("raw", "str") else literal.find("'")
-            closed = end - start > quote + 1 and literal[-1] in "\"'" and kind != "raw" or \
-                (kind == "raw" and literal.endswith('"') and literal.count('"') >= 2)
-            head = literal[:quote + 1]
-            tail = literal[-1] if closed else ""
-            pieces.append(head + _blank(literal[len(head):len(literal) - len(tail)]) + tail)
-        last = end
-    pieces.append(text[last:])
-    return Lexed(text, "".join(pieces), tuple(strings), tuple(comments))
+
+    def blank(m: "re.Match[str]") -> str:
+        literal = m.group()
+        kind = m.lastgroup
+        if kind in ("line", "block"):
+            comments.append(m.span())
+            return " " * len(literal) if "\n" not in literal else _NOT_NEWLINE.sub(" ", literal)
+        strings.append(m.span())
+        if kind in ("str", "chr"):
+            quote = literal[0]
+            closed = len(literal) > 1 and literal[-1] == quote
+            inner = literal[1:-1] if closed else literal[1:]
+            return quote + _blank(inner) + (quote if closed else "")
+        # raw string (with an optional encoding prefix)
+        open_ = literal.find('"')
+        closed = literal.endswith('"') and literal.count('"') >= 2
+        head = literal[:open_ + 1]
+        inner = literal[len(head):-1] if closed else literal[len(head):]
+        return head + _blank(inner) + ('"' if closed else "")
+
+    code = (_TOKEN if 'R"' in text else _FAST_TOKEN).sub(blank, text)
+    return Lexed(text, code, tuple(strings), tuple(comments))

@@ -20,17 +20,23 @@ from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.cpp.includes import included_macro_facts
 from rocm_lint.cpp.lexer import Lexed, lex
-from rocm_lint.cpp.preproc import ROCM, Preprocessed, analyse, is_rocm_macro
+from rocm_lint.cpp.preproc import CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, names_in
 from rocm_lint.engine import LineIndex, findings_from_hits
 from rocm_lint.finding import FileError, Finding
 from rocm_lint.registry import Hit, source_checkers
 
-# A .cpp/.h file is scanned only if it holds device code.
-DEVICE_CODE = re.compile(
-    r"__global__|__device__|__shared__|__syncthreads|__shfl|__ballot|__activemask|__syncwarp"
-    r"|threadIdx|blockIdx|warpSize|__CUDA_ARCH__|<<<|\basm\b|__asm__")
+# A .cpp/.h file is scanned only if it holds device code (plain substring tests: fast).
+DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__shfl", "__ballot", "__activemask",
+                "__syncwarp", "threadIdx", "blockIdx", "warpSize", "__CUDA_ARCH__", "<<<", "__asm__", "asm(",
+                "asm volatile")
+
+
+def holds_device_code(text: str) -> bool:
+    return any(w in text for w in DEVICE_WORDS)
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
+_BRACKET = re.compile(r"[()\[\]{}]")
+_BRACKET_OR_COMMA = re.compile(r"[()\[\]{},]")
 # A torch extension source: CUDAExtension/load() hipify it on ROCm.
 _TORCH_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](?:torch/extension\.h|torch/all\.h|ATen/|c10/|torch/csrc/)", re.M)
 # A build that hipifies its sources: torch's CUDAExtension/BuildExtension, or an explicit hipify step
@@ -123,38 +129,36 @@ class CppUnit:
 
     # -- structure --------------------------------------------------------------------------
     def matching(self, open_at: int) -> int:
-        """Offset just past the bracket that closes the one at ``open_at`` (or len(code))."""
+        """Offset just past the bracket that closes the one at ``open_at`` (or where the
+        nesting breaks, or len(code)).  Only bracket characters are visited."""
         code = self.code
         stack = [_CLOSERS[code[open_at]]]
-        i = open_at + 1
-        n = len(code)
-        while i < n and stack:
-            c = code[i]
+        for m in _BRACKET.finditer(code, open_at + 1):
+            c = m.group()
             if c in _CLOSERS:
                 stack.append(_CLOSERS[c])
-            elif c in ")]}":
-                if c != stack[-1]:
-                    return i  # unbalanced: stop here
+            elif c != stack[-1]:
+                return m.start()  # unbalanced: stop here
+            else:
                 stack.pop()
-            elif c == ";" and stack[-1] == ")" and len(stack) == 1 and code.count("(", open_at, i) > 50:
-                return i
-            i += 1
-        return i
+                if not stack:
+                    return m.end()
+        return len(code)
 
     def args(self, open_paren: int) -> List[Tuple[int, int]]:
         """Spans of the top-level arguments of the call whose ``(`` is at ``open_paren``."""
         code = self.code
         close = self.matching(open_paren) - 1
         spans, depth, start = [], 0, open_paren + 1
-        for i in range(open_paren + 1, max(close, open_paren + 1)):
-            c = code[i]
+        for m in _BRACKET_OR_COMMA.finditer(code, open_paren + 1, max(close, open_paren + 1)):
+            c = m.group()
             if c in "([{":
                 depth += 1
             elif c in ")]}":
                 depth -= 1
-            elif c == "," and depth == 0:
-                spans.append(self._strip(start, i))
-                start = i + 1
+            elif depth == 0:
+                spans.append(self._strip(start, m.start()))
+                start = m.end()
         if close > start or spans:
             spans.append(self._strip(start, close))
         return spans
@@ -233,9 +237,21 @@ class CppUnit:
         return text
 
 
+def _tests_foreign_macros(pre: Preprocessed) -> bool:
+    """Does a conditional test a macro this file neither defines nor knows (one its headers
+    may define, like PTX_AVAILABLE)?  Only then are the headers read."""
+    for d in pre.directives:
+        if d.condition is not None:
+            for name in names_in(d.condition):
+                if name not in pre.macros and not is_rocm_macro(name) and name not in CUDA_ONLY \
+                        and name != "defined":
+                    return True
+    return False
+
+
 def check_cpp_source(path: str, text: str, config: Config, codes: FrozenSet[str],
                      language: str = "cuda") -> Union[List[Finding], FileError]:
-    if language != "cuda" and not DEVICE_CODE.search(text):
+    if language != "cuda" and not holds_device_code(text):
         return []
     checkers = source_checkers("cuda", codes)
     if not checkers:
@@ -243,8 +259,11 @@ def check_cpp_source(path: str, text: str, config: Config, codes: FrozenSet[str]
     try:
         lexed = lex(text)
         # what the project's own headers define per platform (PTX_AVAILABLE, BNB_HIP ...)
-        seed = included_macro_facts(path, text)
-        pre = analyse(text, lexed, config.rocm_macros, config.cuda_macros, seed)
+        pre = analyse(text, lexed, config.rocm_macros, config.cuda_macros)
+        if _tests_foreign_macros(pre):
+            seed = included_macro_facts(path, text)
+            if seed:
+                pre = analyse(text, lexed, config.rocm_macros, config.cuda_macros, seed)
     except RecursionError:
         return FileError(path, "cannot analyse: preprocessor nesting too deep")
     unit = CppUnit(path, text, config, lexed, pre, LineIndex(text))

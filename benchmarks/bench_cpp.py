@@ -1,0 +1,127 @@
+"""Speed of the CUDA/C++ scanner on real CUDA code, against its peers, in one run.
+
+Corpus: the C/C++/CUDA sources of real repositories unpacked outside this repository (by
+default FBGEMM, NVIDIA/apex and Dao-AILab/flash-attention under
+``$ROCM_LINT_BENCH_DIR/cpp`` or ``/tmp/rocm-lint-bench/cpp``; ``--corpus DIR`` takes any tree;
+when the default corpus is missing the script clones the three with ``git clone --depth 1``).
+Measured on the same files, best of N:
+
+* ``rocm-lint check --select ROC6,ROC7`` on the trees (the product: discovery, device-code
+  filter, lexer, #if model, rules), default jobs and ``-j 1``;
+* the scanner in one process (``engine.check_source`` per file: no start-up, no discovery);
+* the lexer alone and lexer + preprocessor model;
+* pygments' ``CudaLexer`` (the oracle the tests compare with) on a sample of the files.
+
+MB/s are over all C/C++ bytes of the corpus (the product skips .cpp/.h files without device code:
+those are reported too).  Target: the in-process scanner at 20 MB/s or more on 2 cores.
+Usage: python benchmarks/bench_cpp.py [--corpus DIR ...] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_ROOT = Path(os.environ.get("ROCM_LINT_BENCH_DIR", Path(tempfile.gettempdir()) / "rocm-lint-bench")) / "cpp"
+UPSTREAMS = {"FBGEMM": "https://github.com/pytorch/FBGEMM", "apex": "https://github.com/NVIDIA/apex",
+             "flash-attention": "https://github.com/Dao-AILab/flash-attention"}
+SUFFIXES = (".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".inl")
+
+
+def ensure_corpus(root: Path):
+    trees = []
+    for name, url in UPSTREAMS.items():
+        tree = root / name
+        if not tree.is_dir():
+            root.mkdir(parents=True, exist_ok=True)
+            proc = subprocess.run(["git", "clone", "--quiet", "--depth", "1", url, str(tree)])
+            if proc.returncode != 0:
+                sys.exit(f"cannot fetch {url}; unpack it under {root} or pass --corpus DIR")
+        trees.append(tree)
+    return trees
+
+
+def read_corpus(trees):
+    files = []
+    for tree in trees:
+        for dirpath, _, names in os.walk(tree):
+            for n in names:
+                if n.endswith(SUFFIXES):
+                    p = os.path.join(dirpath, n)
+                    with open(p, "rb") as fh:
+                        data = fh.read()
+                    if b"\0" not in data:
+                        files.append((p, data.decode("utf-8", errors="replace")))
+    return files
+
+
+def best_of(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", action="append", type=Path, help="a tree of C++/CUDA sources (repeatable)")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    trees = args.corpus or ensure_corpus(DEFAULT_ROOT)
+
+    from rocm_lint.config import Config
+    from rocm_lint.cpp.lexer import lex
+    from rocm_lint.cpp.preproc import analyse
+    from rocm_lint.cpp.scanner import holds_device_code
+    from rocm_lint.engine import check_source
+
+    files = read_corpus(trees)
+    mb = sum(len(t.encode("utf-8")) for _, t in files) / 1e6
+    device = [(p, t) for p, t in files if p.endswith((".cu", ".cuh", ".hip")) or holds_device_code(t)]
+    mb_device = sum(len(t.encode("utf-8")) for _, t in device) / 1e6
+    print(f"corpus: {', '.join(str(t) for t in trees)}")
+    print(f"{len(files)} C/C++ files, {mb:.1f} MB; {len(device)} hold device code ({mb_device:.1f} MB)\n")
+    config = Config()
+    rows = []
+
+    def run_cli(*extra):
+        cmd = [sys.executable, "-m", "rocm_lint", "check", "--select", "ROC6,ROC7", "--exit-zero", "-q",
+               "--output-format", "concise", *extra, *map(str, trees)]
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+
+    rows.append(("rocm-lint check (default jobs)", best_of(run_cli, args.repeat), mb))
+    rows.append(("rocm-lint check -j 1", best_of(lambda: run_cli("-j", "1"), args.repeat), mb))
+    rows.append(("scanner in-process", best_of(lambda: [check_source(p, t, config) for p, t in files], args.repeat), mb))
+    rows.append(("lexer", best_of(lambda: [lex(t) for _, t in device], args.repeat), mb_device))
+    rows.append(("lexer + #if model", best_of(lambda: [analyse(t) for _, t in device], args.repeat), mb_device))
+    try:
+        from pygments.lexers import CudaLexer
+
+        sample = device[: max(1, len(device) // 20)]
+        mb_sample = sum(len(t.encode("utf-8")) for _, t in sample) / 1e6
+        lexer = CudaLexer()
+        rows.append((f"pygments CudaLexer ({len(sample)}-file sample)",
+                     best_of(lambda: [list(lexer.get_tokens(t)) for _, t in sample], 1), mb_sample))
+    except ImportError:
+        print("pygments not installed: its row is skipped")
+
+    scanner = rows[2][2] / rows[2][1]
+    print(f"{'tool':44s} {'MB':>6s} {'s':>7s} {'MB/s':>7s} {'vs scanner':>10s}")
+    for name, seconds, size in rows:
+        rate = size / seconds
+        print(f"{name:44s} {size:6.1f} {seconds:7.2f} {rate:7.1f} {rate / scanner:9.2f}x")
+    target = rows[0][2] / rows[0][1]
+    print(f"\ntarget: rocm-lint >= 20 MB/s on this machine ({os.cpu_count()} cores): "
+          f"{'MET' if target >= 20 else 'NOT MET'} ({target:.1f} MB/s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
