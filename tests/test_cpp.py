@@ -434,3 +434,30 @@ def test_platform_values_of_project_headers(tmp_path):
                    "#define WARP_SIZE 32\n#endif\n#else\n#define WARP_SIZE 32\n#endif\n"
                    "__device__ int lane() { return threadIdx.x % WARP_SIZE; }\n")
     assert [(f.line, f.code) for f in check_file(str(src), Config())] == []
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no CUDA toolkit here")
+@pytest.mark.parametrize("path", FIX_FIXTURES, ids=lambda p: p.name)
+def test_fix_keeps_nvcc_ptx_identical(path, tmp_path):
+    """The real NVIDIA toolchain: nvcc's PTX of the fixed file equals the original's."""
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+
+    def ptx(text, name):
+        src = tmp_path / f"{name}.cu"
+        src.write_text(text)
+        out = tmp_path / f"{name}.ptx"
+        for _ in range(8):  # libraries not installed here (cuDNN, cuRAND ...) get empty stub headers
+            proc = subprocess.run(["nvcc", "-rdc=true", "--ptx", "-arch=compute_75", "-w", f"-I{stubs}", str(src),
+                                   "-o", str(out)], capture_output=True, text=True)
+            missing = re.search(r"fatal error: ([\w./]+): No such file", proc.stderr)
+            if proc.returncode == 0 or not missing:
+                break
+            (stubs / missing.group(1)).parent.mkdir(parents=True, exist_ok=True)
+            (stubs / missing.group(1)).write_text("")
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return [line for line in out.read_text().splitlines() if not line.startswith("//")]
+
+    before = ptx(path.read_text("utf-8"), "before")
+    after = ptx(Path(str(path) + ".fixed").read_text("utf-8"), "after")
+    assert len(before) > 20 and before == after
