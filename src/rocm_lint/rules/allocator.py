@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator, Tuple
 
 from rocm_lint.finding import Applicability
@@ -32,6 +33,15 @@ _MESSAGE = ("`max_split_size_mb` in {where}: combined with expandable segments (
             "out when `is_rocm`")
 
 
+_NO_EXPANDABLE = re.compile(r"expandable_segments\s*:\s*(?:False|false|0)\b")
+
+
+def risky_max_split(conf: str) -> bool:
+    """``max_split_size_mb`` in an allocator setting that does not turn expandable segments off
+    (the hazard is the combination; ``expandable_segments:False`` next to it is safe)."""
+    return "max_split_size_mb" in conf and not _NO_EXPANDABLE.search(conf)
+
+
 def without_max_split(conf: str) -> str:
     """The allocator setting with every ``max_split_size_mb:N`` entry removed."""
     return ",".join(part for part in conf.split(",")
@@ -55,13 +65,13 @@ def _recipe(value: ast.AST, node: ast.AST, ctx):
 def find_max_split_size(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
     for where, name, value in env_settings(node, ctx):
         text = ctx.string_text(value)
-        if name in ALLOC_CONF_VARS and text is not None and "max_split_size_mb" in text:
+        if name in ALLOC_CONF_VARS and text is not None and risky_max_split(text):
             yield where, "ROC301", _MESSAGE.format(where=name), _recipe(value, node, ctx)
     if isinstance(node, ast.Call):
         qual = ctx.qualname(node.func) or ""
         if qual.rsplit(".", 1)[-1] in ("_set_allocator_settings", "set_allocator_settings") and node.args:
             text = ctx.string_text(node.args[0])
-            if text is not None and "max_split_size_mb" in text:
+            if text is not None and risky_max_split(text):
                 yield node, "ROC301", _MESSAGE.format(where="the allocator settings"), \
                     _recipe(node.args[0], node, ctx)
 
@@ -70,23 +80,32 @@ def find_max_split_size(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
 AUTOTUNE_ENV = {"TORCHINDUCTOR_MAX_AUTOTUNE", "TORCHINDUCTOR_MAX_AUTOTUNE_POINTWISE",
                 "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM"}
 _ENV_LANGUAGES = ("shell", "dockerfile", "yaml", "dotenv")
+# Settings that reach a process at run time: not Dockerfile ARG / --build-arg (build time only)
+# and not -D defines (CMake cache entries).
+_BUILD_TIME = {"ARG", "build-arg", "define"}
+_CONFIG_MESSAGE = _MESSAGE.replace("leave it out when `is_rocm`", "leave it out of ROCm environments")
 
 
 @source_checker(*_ENV_LANGUAGES, codes=("ROC301", "ROC302"))
 def find_environment_settings(unit) -> Iterator[Hit]:
-    from rocm_lint.text.scanner import nvidia_only_file, truthy
+    """``PYTORCH_*_ALLOC_CONF`` holding max_split_size_mb, and ``TORCHINDUCTOR_MAX_AUTOTUNE*``
+    set to a true value (also as the default of ``${X:-1}``), where the setting can reach a
+    ROCm process: not in NVIDIA-only images, jobs, branches or files."""
+    from rocm_lint.text.scanner import default_of, truthy
 
-    if nvidia_only_file(unit):
-        return
-    for s in unit.settings_of(ALLOC_CONF_VARS):
-        at = s.value.find("max_split_size_mb")
-        if at >= 0:
-            yield Hit(s.value_start + at, s.value_start + at + len("max_split_size_mb"), "ROC301",
-                      _MESSAGE.format(where=f"`{s.name}`").replace("leave it out when `is_rocm`",
-                                                                  "leave it out of ROCm environments"))
-    for s in unit.settings_of(AUTOTUNE_ENV):
-        if truthy(s.value):
-            yield Hit(unit.anchor(s), s.value_end, "ROC302",
-                      f"`{s.name}={s.value}` turns on Inductor max-autotune for every compile in this "
-                      "environment: GEMM autotuning has memory faults, GPU hangs and endless tuning reported "
-                      "on ROCm; leave it unset (or 0) in ROCm environments")
+    for s in unit.settings:
+        if s.how in _BUILD_TIME or unit.never_on_rocm(s.gate):
+            continue
+        if s.name in ALLOC_CONF_VARS and risky_max_split(s.value):
+            at = unit.code.find("max_split_size_mb", s.value_start, s.value_end)
+            if at >= 0:
+                yield Hit(at, at + len("max_split_size_mb"), "ROC301", _CONFIG_MESSAGE.format(where=f"`{s.name}`"))
+            else:
+                yield Hit(unit.anchor(s), s.value_end, "ROC301", _CONFIG_MESSAGE.format(where=f"`{s.name}`"))
+        elif s.name in AUTOTUNE_ENV:
+            value = default_of(s) if s.computed else s.value
+            if value is not None and truthy(value):
+                yield Hit(unit.anchor(s), s.value_end, "ROC302",
+                          f"`{s.name}={value.strip()}` turns on Inductor max-autotune for every compile in this "
+                          "environment: GEMM autotuning has memory faults, GPU hangs and timeouts reported on "
+                          "ROCm; leave it unset (or 0) where the job runs on ROCm")

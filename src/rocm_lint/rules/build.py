@@ -356,30 +356,58 @@ def find_arch_flags(node: ast.Constant, ctx) -> Iterator[Tuple[ast.AST, str, str
 
 
 # -- shell, Dockerfile, YAML, .env, CMake --------------------------------------------------------------
-_CMAKE_NVIDIA_ARCH_VARS = NVIDIA_ARCH_VARS | {"CUDA_ARCHITECTURES"}
-_CMAKE_AMD_ARCH_VARS = AMD_ARCH_VARS | {"HIP_ARCHITECTURES", "AMDGPU_TARGETS"}
-# Flag words in any config file: `-gencode arch=compute_80,code=sm_80`, `-arch=sm_90`, `--offload-arch=gfx942`
-_NVIDIA_ARCH_WORD = re.compile(r"(?:-gencode[=\s]+)?\barch=compute_\d+\w*(?:,code=\S+)?|(?<![\w-])-arch[=\s]+sm_\d+\w*"
-                               r"|--gpu-architecture[=\s]+sm_\d+\w*")
-_AMD_ARCH_WORD = re.compile(r"--(?:offload-arch|amdgpu-target)=gfx[0-9a-f]+\w*")
+_CONFIG_NVIDIA_ARCH_VARS = NVIDIA_ARCH_VARS | {"CUDA_ARCHITECTURES"}  # + the CMake target property
+_CONFIG_AMD_ARCH_VARS = AMD_ARCH_VARS | {"HIP_ARCHITECTURES"}
+# NVIDIA arch flags in a command line or a flags variable (words joined by blanks; CMake lists by `;`).
+_NVIDIA_ARCH_WORD = re.compile(
+    r"(?<![\w-])(?:(?:-gencode|--generate-code)[=\s;]+)?arch=compute_\d+[a-z]?(?:,\s*code=\[?(?:sm|compute|lto)_\d+[a-z]?"
+    r"(?:,(?:sm|compute|lto)_\d+[a-z]?)*\]?)?"
+    r"|(?<![\w-])(?:-arch|--gpu-architecture|--gpu-code|-code|--cuda-gpu-arch)[=\s;]+(?:sm|compute)_\d+[a-z]?")
+_AMD_ARCH_WORD = re.compile(r"(?<![\w-])(?:--offload-arch|--amdgpu-target|--cuda-gpu-arch)=gfx[0-9a-f]+[\w:+-]*"
+                            r"(?:,gfx[0-9a-f]+[\w:+-]*)*")
+# The file deals with ROCm: an AMD arch setting, a gfx name, or ROCm/HIP named at all (a platform
+# switch, a ROCm install path, hipify).  Its NVIDIA arch list is then one side of a split.
+_ROCM_AWARE = re.compile(_ROCM_COUNTERPART.pattern + r"|(?i:rocm(?!-lint)|(?<![a-z])hip(?![a-z])|hipcc|hipify|amdgpu)")
+# A recipe for NVIDIA machines: it points at the CUDA toolkit or an NVIDIA image or wheel.
+_NVIDIA_RECIPE = re.compile(r"/usr/local/cuda|\bCUDA_HOME\b|\bCUDA_PATH\b|\bnvcc\b|nvidia/cuda|nvcr\.io|nvidia-smi"
+                            r"|/whl/cu1\d|\+cu1\d{1,2}\b|cuda-toolkit")
+# The AMD arch comes from the user or the GPU: literal archs in the file are fallbacks.
+_CONFIG_AMD_ARCH_SOURCE = re.compile(
+    r"rocm_agent_enumerator|amdgpu-arch|rocminfo|gcnArchName|offload-arch=native"
+    r"|(?:\$ENV\{|DEFINED\s+ENV\{)(?:%s)\}|\$\{(?:%s):?[-=]" % ("|".join(sorted(AMD_ARCH_VARS)),
+                                                             "|".join(sorted(AMD_ARCH_VARS))))
 
 
 @source_checker(*CONFIG_LANGUAGES, codes=("ROC502", "ROC503"))
 def find_arch_settings_in_config(unit) -> Iterator[Hit]:
-    from rocm_lint.text.scanner import is_literal, nvidia_only_file, overridable_default
+    """Arch settings and flags written out in shell, Dockerfile, YAML, .env and CMake files.
 
-    nvidia_only = nvidia_only_file(unit)
-    counterpart = bool(_ROCM_COUNTERPART.search(unit.code))
-    if not nvidia_only and not counterpart:
-        for s in unit.settings_of(_CMAKE_NVIDIA_ARCH_VARS):
-            if is_literal(s.value) and re.search(r"\d", s.value) and not overridable_default(unit, s):
-                yield Hit(unit.anchor(s), s.value_end, "ROC502", _nvidia_message(f"`{s.name}={s.value.strip()}`"))
-        for m in _NVIDIA_ARCH_WORD.finditer(unit.code):
-            if "$" in m.group(0):
-                continue
-            yield Hit(m.start(), m.end(), "ROC502", _nvidia_message(f"`{' '.join(m.group(0).split())}`"))
-    for s in unit.settings_of(_CMAKE_AMD_ARCH_VARS):
-        if is_literal(s.value) and re.search(r"gfx\d", s.value) and not overridable_default(unit, s):
+    Silent on values computed from variables (``${ARCH}``, ``$(...)``, ``$ENV{...}``), on defaults
+    the user overrides (Dockerfile ``ARG``, CMake ``CACHE`` without ``FORCE``, a branch that tests
+    the same variable first, or an ``if``/``else`` whose other branch takes it from a variable), on
+    code that never runs on ROCm, and in CI definitions (``.github/``, ``.gitlab-ci.yml`` ...)."""
+    from rocm_lint.text.scanner import NVIDIA
+
+    if unit.ci_config and unit.language in ("yaml", "shell"):
+        return  # CI jobs and their scripts build for the GPUs of their own runners
+    # ROC502: NVIDIA archs in a file that does not deal with ROCm at all
+    if not (unit.matches("rocm_aware", _ROCM_AWARE) or _ROCM_AWARE.search(re.split(r"[\\/]", unit.path)[-1])
+            or unit.nvidia_only_file
+            or unit.language != "cmake" and unit.matches("nvidia_recipe", _NVIDIA_RECIPE)):
+        for s in unit.settings_of(_CONFIG_NVIDIA_ARCH_VARS):
+            if not (s.computed or s.default or s.gate == NVIDIA) and re.search(r"\d", s.value) \
+                    and "gfx" not in s.value.lower():
+                yield Hit(unit.anchor(s), s.value_end, "ROC502",
+                          _nvidia_message(f"`{s.name}={' '.join(s.value.split())}`"))
+        for start, end, flag, gate in unit.flag_matches(_NVIDIA_ARCH_WORD):
+            if gate != NVIDIA:
+                yield Hit(start, end, "ROC502", _nvidia_message(f"`{' '.join(flag.split())}`"))
+    # ROC503: a gfx arch written out (ROCm-side code included: that is where it lives)
+    if unit.nvidia_only_file or unit.matches("amd_arch_source", _CONFIG_AMD_ARCH_SOURCE):
+        return
+    for s in unit.settings_of(_CONFIG_AMD_ARCH_VARS):
+        if not (s.computed or s.default or s.gate == NVIDIA) and re.search(r"gfx\d", s.value):
             yield Hit(unit.anchor(s), s.value_end, "ROC503", _amd_message(f"`{s.name}={s.value.strip()}`"))
-    for m in _AMD_ARCH_WORD.finditer(unit.code):
-        yield Hit(m.start(), m.end(), "ROC503", _amd_message(f"`{m.group(0)}`"))
+    for start, end, flag, gate in unit.flag_matches(_AMD_ARCH_WORD):
+        if gate != NVIDIA:
+            yield Hit(start, end, "ROC503", _amd_message(f"`{flag}`"))

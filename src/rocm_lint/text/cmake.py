@@ -1,0 +1,208 @@
+"""A reader of CMake's command syntax: ``name(arg ...)`` with quoted, bracket and unquoted
+arguments, ``#`` and ``#[[...]]`` comments, and the ``if``/``elseif``/``else``/``endif``
+structure (which branch names ROCm or NVIDIA, and which tests a variable before setting it)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from rocm_lint.text.shell import NVIDIA, ROCM, SETTING_NAMES
+
+# In a CMake condition: `USE_ROCM`, `HIP_FOUND`, `CMAKE_HIP_COMPILER`, `GPU_LANG STREQUAL "HIP"` ...
+ROCM_CONDITION = re.compile(r"rocm|(?<![A-Za-z])(?:HIP|hip|Hip)(?![a-z])|(?<![A-Za-z])AMD(?![a-z])|amdgpu", re.I)
+NVIDIA_CONDITION = re.compile(r"(?<![A-Za-z])(?:CUDA|Cuda|cuda)(?![a-z])|nvidia|(?<![A-Za-z])NV(?![A-Za-z])", re.I)
+
+
+@dataclass
+class Arg:
+    start: int
+    end: int
+    value: str  # quotes removed
+    quoted: bool
+    computed: bool  # holds ${...}, $ENV{...}, $<...> or @VAR@
+
+
+@dataclass
+class CMakeCommand:
+    name: str  # lower case
+    start: int
+    end: int
+    args: List[Arg]
+    gate: Optional[str]
+    conditions: Tuple[str, ...]
+    branches: Tuple[Tuple[int, int], ...] = ()
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BRACKET_OPEN = re.compile(r"\[(=*)\[")
+_COMPUTED = re.compile(r"\$\{|\$ENV\{|\$<|\$CACHE\{|@[A-Za-z_]\w*@")
+
+
+def condition_platform(args: List[Arg]) -> Tuple[Optional[str], Optional[str]]:
+    """(gate where the condition holds, gate where it does not), as shell.test_platform."""
+    text = SETTING_NAMES.sub(" ", " ".join(a.value for a in args))
+    ro = bool(ROCM_CONDITION.search(text))
+    nv = bool(NVIDIA_CONDITION.search(text))
+    if ro == nv:
+        return None, None
+    yes, no = (NVIDIA, None) if nv else (ROCM, NVIDIA)
+    negations = sum(1 for a in args if a.value == "NOT" and not a.quoted)
+    return (no, yes) if negations % 2 else (yes, no)
+
+
+class _If:
+    count = 0
+
+    def __init__(self) -> None:
+        _If.count += 1
+        self.uid = -_If.count  # negative: never equal to a shell reader's ids
+        self.branch = 0
+        self.gate: Optional[str] = None
+        self.cond = ""
+        self.before: List[str] = []
+        self.seen: List[Tuple[Optional[str], Optional[str]]] = []
+
+
+def read_cmake(text: str) -> List[CMakeCommand]:
+    commands: List[CMakeCommand] = []
+    stack: List[_If] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "#":
+            m = _BRACKET_OPEN.match(text, i + 1)
+            if m:
+                close = text.find("]" + m.group(1) + "]", m.end())
+                i = n if close < 0 else close + len(m.group(1)) + 2
+            else:
+                j = text.find("\n", i)
+                i = n if j < 0 else j
+            continue
+        m = _IDENT.match(text, i)
+        if not m or (i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")):
+            i += 1
+            continue
+        j = m.end()
+        while j < n and text[j] in " \t":
+            j += 1
+        if j >= n or text[j] != "(":
+            i = m.end()
+            continue
+        args, end = _read_args(text, j + 1)
+        name = m.group(0).lower()
+        # structure
+        if name == "if":
+            frame = _If()
+            stack.append(frame)
+            _enter(frame, args)
+        elif name == "elseif" and stack:
+            frame = stack[-1]
+            frame.branch += 1
+            frame.before.append(frame.cond)
+            _enter(frame, args)
+            if frame.gate is None and NVIDIA in [no for _, no in frame.seen[:-1]]:
+                frame.gate = NVIDIA
+        elif name == "else" and stack:
+            frame = stack[-1]
+            frame.branch += 1
+            frame.before.append(frame.cond)
+            nos = [no for _, no in frame.seen]
+            frame.gate = NVIDIA if NVIDIA in nos else (ROCM if ROCM in nos and len(nos) == 1 else None)
+            frame.cond = ""
+        elif name == "endif" and stack:
+            stack.pop()
+        else:
+            gates = [f.gate for f in stack]
+            gate = NVIDIA if NVIDIA in gates else (ROCM if ROCM in gates else None)
+            conds = tuple(c for f in stack for c in (*f.before, f.cond) if c)
+            commands.append(CMakeCommand(name, i, end, args, gate, conds, tuple((f.uid, f.branch) for f in stack)))
+        i = end
+    return commands
+
+
+def _enter(frame: _If, args: List[Arg]) -> None:
+    yes, no = condition_platform(args)
+    frame.seen.append((yes, no))
+    frame.gate = yes
+    frame.cond = " ".join(a.value for a in args)
+
+
+def _read_args(text: str, i: int) -> Tuple[List[Arg], int]:
+    """Arguments from just past ``(`` to the matching ``)``: (args, offset past ``)``)."""
+    args: List[Arg] = []
+    n = len(text)
+    depth = 1
+    while i < n:
+        c = text[i]
+        if c in " \t\r\n":
+            i += 1
+            continue
+        if c == "#":
+            m = _BRACKET_OPEN.match(text, i + 1)
+            if m:
+                close = text.find("]" + m.group(1) + "]", m.end())
+                i = n if close < 0 else close + len(m.group(1)) + 2
+            else:
+                j = text.find("\n", i)
+                i = n if j < 0 else j
+            continue
+        if c == "(":
+            depth += 1
+            i += 1
+            continue
+        if c == ")":
+            depth -= 1
+            i += 1
+            if depth == 0:
+                return args, i
+            continue
+        if c == '"':
+            j = i + 1
+            buf = []
+            while j < n and text[j] != '"':
+                if text[j] == "\\" and j + 1 < n:
+                    if text[j + 1] == "\n":
+                        j += 2
+                        continue
+                    buf.append(text[j + 1] if text[j + 1] in '"\\$;' else text[j:j + 2])
+                    j += 2
+                    continue
+                buf.append(text[j])
+                j += 1
+            value = "".join(buf)
+            args.append(Arg(i, min(j + 1, n), value, True, bool(_COMPUTED.search(value))))
+            i = j + 1
+            continue
+        m = _BRACKET_OPEN.match(text, i)
+        if m:
+            close = text.find("]" + m.group(1) + "]", m.end())
+            close = n if close < 0 else close
+            value = text[m.end():close]
+            args.append(Arg(i, min(close + len(m.group(1)) + 2, n), value, True, False))
+            i = close + len(m.group(1)) + 2
+            continue
+        # unquoted (legacy forms may hold "..." and $<...>/${...} with blanks inside)
+        j = i
+        nest = 0
+        while j < n:
+            d = text[j]
+            if d == "\\" and j + 1 < n:
+                j += 2
+                continue
+            if d == '"':
+                k = text.find('"', j + 1)
+                j = n if k < 0 else k + 1
+                continue
+            if d in "<{" and j > 0 and text[j - 1] == "$":
+                nest += 1
+            elif d in ">}" and nest:
+                nest -= 1
+            elif d in " \t\r\n()#" and not nest:
+                break
+            j += 1
+        value = text[i:j]
+        args.append(Arg(i, j, value, False, bool(_COMPUTED.search(value))))
+        i = max(j, i + 1)
+    return args, n

@@ -1,0 +1,277 @@
+"""A line-based reader of the YAML shapes that carry environment settings and scripts.
+
+No YAML library is needed (none is a dependency).  It finds:
+
+* environment maps and lists: ``env:`` / ``environment:`` / ``variables:`` (and
+  docker-compose ``build: args:``) holding ``NAME: value`` entries (GitHub Actions, GitLab,
+  docker-compose), ``- NAME=value`` items (docker-compose), ``- name: NAME`` + ``value: v``
+  items (Kubernetes), or a one-line flow map ``{NAME: value, ...}``;
+* scripts: ``run:``, ``script:``, ``before_script:``, ``after_script:``, ``command(s):``,
+  ``entrypoint:`` as a block scalar (``|``/``>``), a plain or quoted scalar, or a list of them:
+  their text is read as shell;
+* scopes: each entry under ``jobs:`` / ``services:`` (or each document), so that a job that
+  runs in an NVIDIA container does not make the whole file NVIDIA-only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import List, Tuple
+
+ENV_KEYS = {"env", "environment", "variables", "args"}
+SCRIPT_KEYS = {"run", "script", "before_script", "after_script", "command", "commands", "entrypoint",
+               "pre_command", "post_command", "cmd"}
+SCOPE_KEYS = {"jobs", "services"}
+
+
+@dataclass
+class YamlEntry:
+    name: str
+    name_start: int
+    value: str  # scalar with quotes removed
+    value_start: int
+    value_end: int
+    quoted: bool
+
+
+@dataclass
+class YamlFacts:
+    env: List[YamlEntry] = field(default_factory=list)
+    scripts: List[Tuple[int, int, bool]] = field(default_factory=list)  # (start, end, folded) read as shell
+    scopes: List[Tuple[int, int]] = field(default_factory=list)  # (start, end) of jobs/services entries
+
+
+@dataclass
+class _Line:
+    start: int  # offset of the line
+    indent: int  # columns of leading blanks
+    body: str  # content without indentation or trailing comment (may be "")
+    body_start: int  # offset of body
+
+
+_KEY = re.compile(r"""(?P<dash>(?:-[ \t]+)*)(?P<key>[A-Za-z_][\w.-]*|"[^"]*"|'[^']*')[ \t]*:(?=[ \t]|$)[ \t]*""")
+
+
+def _strip_comment(s: str) -> str:
+    quote = None
+    for i, c in enumerate(s):
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "\"'" and (i == 0 or s[i - 1] in " \t:[{,-"):
+            quote = c
+        elif c == "#" and (i == 0 or s[i - 1] in " \t"):
+            return s[:i].rstrip()
+    return s.rstrip()
+
+
+def _lines(text: str) -> List[_Line]:
+    out = []
+    pos = 0
+    for raw in text.split("\n"):
+        stripped = raw.lstrip(" \t")
+        indent = len(raw) - len(stripped)
+        body = _strip_comment(stripped) if not stripped.startswith("#") else ""
+        out.append(_Line(pos, indent, body, pos + indent))
+        pos += len(raw) + 1
+    return out
+
+
+def scalar(text: str, start: int, end: int) -> Tuple[str, int, int, bool]:
+    """A one-line scalar at ``text[start:end]``: (value, value start, value end, quoted)."""
+    raw = text[start:end]
+    s = raw.strip()
+    if not s:
+        return "", start, start, False
+    lead = start + raw.index(s[0])
+    if s[0] in "\"'" and len(s) >= 2 and s.endswith(s[0]):
+        inner = s[1:-1]
+        value = inner.replace("''", "'") if s[0] == "'" else re.sub(r'\\(.)', r"\1", inner)
+        return value, lead + 1, lead + len(s) - 1, True
+    return s, lead, lead + len(s), False
+
+
+def read_yaml(text: str) -> YamlFacts:
+    facts = YamlFacts()
+    lines = _lines(text)
+    n = len(lines)
+    i = 0
+    while i < n:
+        ln = lines[i]
+        if not ln.body:
+            i += 1
+            continue
+        m = _KEY.match(ln.body)
+        if not m:
+            i += 1
+            continue
+        key = m.group("key").strip("\"'")
+        key_col = ln.indent + len(m.group("dash"))
+        rest_start = ln.body_start + m.end()
+        rest = ln.body[m.end():]
+        block_end = _block_end(lines, i, key_col)
+        if key in SCOPE_KEYS and not rest:
+            _scopes(lines, i + 1, block_end, facts)
+        if key in ENV_KEYS:
+            if rest.startswith("{"):
+                _flow_map(text, rest_start, ln.body_start + len(ln.body), facts)
+            elif not rest:
+                _env_block(text, lines, i + 1, block_end, facts)
+        elif key in SCRIPT_KEYS:
+            _script(text, lines, i, rest, rest_start, key_col, block_end, facts)
+        if rest.startswith(("|", ">")):
+            i = max(block_end, i + 1)  # a block scalar's lines are text, not keys
+            continue
+        i += 1
+    return facts
+
+
+def _block_end(lines: List[_Line], i: int, key_col: int) -> int:
+    """Index of the first line after line ``i`` that is not inside its value (more indented,
+    blank, a comment, or a ``- `` item at the key's own column: compact sequences)."""
+    j = i + 1
+    while j < len(lines):
+        ln = lines[j]
+        if ln.body and not (ln.indent > key_col or (ln.indent == key_col and ln.body.startswith("- "))
+                            or ln.body == "-" and ln.indent == key_col):
+            break
+        j += 1
+    while j > i + 1 and not lines[j - 1].body:
+        j -= 1
+    return j
+
+
+def _scopes(lines: List[_Line], a: int, b: int, facts: YamlFacts) -> None:
+    col = None
+    starts = []
+    for j in range(a, b):
+        ln = lines[j]
+        if not ln.body:
+            continue
+        if col is None:
+            col = ln.indent
+        if ln.indent == col and _KEY.match(ln.body):
+            starts.append(j)
+    for k, j in enumerate(starts):
+        end_line = starts[k + 1] if k + 1 < len(starts) else b
+        end = lines[end_line].start if end_line < len(lines) else lines[-1].start + len(lines[-1].body) + 1
+        facts.scopes.append((lines[j].start, end))
+
+
+def _flow_map(text: str, start: int, end: int, facts: YamlFacts) -> None:
+    inner = text[start:end]
+    close = inner.rfind("}")
+    body_end = start + (close if close > 0 else len(inner))
+    for m in re.finditer(r"([A-Za-z_]\w*)[ \t]*:[ \t]*(\"[^\"]*\"|'[^']*'|[^,}]*)", text[start + 1:body_end]):
+        base = start + 1
+        value, vs, ve, quoted = scalar(text, base + m.start(2), base + m.end(2))
+        facts.env.append(YamlEntry(m.group(1), base + m.start(1), value, vs, ve, quoted))
+
+
+_ITEM_ASSIGN = re.compile(r"([A-Za-z_]\w*)=")
+
+
+def _env_block(text: str, lines: List[_Line], a: int, b: int, facts: YamlFacts) -> None:
+    first = next((j for j in range(a, b) if lines[j].body), None)
+    if first is None:
+        return
+    col = lines[first].indent
+    if lines[first].body.startswith("-"):
+        # a list: `- NAME=value` (compose) or `- name: NAME` / `value: v` (Kubernetes)
+        items = [j for j in range(a, b) if lines[j].body.startswith("-") and lines[j].indent == col]
+        for k, j in enumerate(items):
+            end = items[k + 1] if k + 1 < len(items) else b
+            ln = lines[j]
+            item = re.match(r"-[ \t]*", ln.body)
+            at = ln.body_start + item.end()
+            value, vs, ve, quoted = scalar(text, at, ln.body_start + len(ln.body))
+            m = _ITEM_ASSIGN.match(value)
+            if m and not _KEY.match(ln.body[item.end():]):
+                facts.env.append(YamlEntry(m.group(1), vs, value[m.end():], vs + m.end(), ve, quoted))
+                continue
+            fields = {}
+            for jj in range(j, end):
+                body = lines[jj].body[item.end():] if jj == j else lines[jj].body
+                base = lines[jj].body_start + (item.end() if jj == j else 0)
+                km = _KEY.match(body)
+                if km and not km.group("dash") and (jj == j or lines[jj].indent == ln.indent + item.end()):
+                    fields[km.group("key").strip("\"'")] = (base + km.end(), lines[jj].body_start + len(lines[jj].body),
+                                                            base + km.start("key"))
+            if "name" in fields and "value" in fields:
+                name, _, _, _ = scalar(text, fields["name"][0], fields["name"][1])
+                if re.fullmatch(r"[A-Za-z_]\w*", name):
+                    value, vs, ve, quoted = scalar(text, fields["value"][0], fields["value"][1])
+                    if not value.startswith(("|", ">")):
+                        facts.env.append(YamlEntry(name, vs, value, vs, ve, quoted))
+        return
+    for j in range(a, b):
+        ln = lines[j]
+        if not ln.body or ln.indent != col:
+            continue
+        km = _KEY.match(ln.body)
+        if not km or km.group("dash"):
+            continue
+        name = km.group("key").strip("\"'")
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            continue
+        rest_start = ln.body_start + km.end()
+        rest_end = ln.body_start + len(ln.body)
+        if rest_start < rest_end:
+            value, vs, ve, quoted = scalar(text, rest_start, rest_end)
+            if value.startswith(("|", ">", "{", "[", "&", "*")):
+                continue
+            facts.env.append(YamlEntry(name, ln.body_start, value, vs, ve, quoted))
+        else:  # GitLab: `NAME:` / `  value: v`
+            for jj in range(j + 1, b):
+                sub = lines[jj]
+                if sub.body and sub.indent <= col:
+                    break
+                vm = re.match(r"value[ \t]*:[ \t]*", sub.body)
+                if vm:
+                    value, vs, ve, quoted = scalar(text, sub.body_start + vm.end(), sub.body_start + len(sub.body))
+                    facts.env.append(YamlEntry(name, ln.body_start, value, vs, ve, quoted))
+                    break
+
+
+def _script(text: str, lines: List[_Line], i: int, rest: str, rest_start: int, key_col: int, b: int,
+            facts: YamlFacts) -> None:
+    if rest.startswith(("|", ">")):
+        if i + 1 < b:
+            facts.scripts.append((lines[i + 1].start, _end_of(lines, b), rest.startswith(">")))
+        return
+    if rest.startswith(("[", "{", "&", "*")):
+        return
+    if rest:
+        _scalar_script(text, lines, i, rest_start, b, facts)
+        return
+    # a list of scripts
+    for j in range(i + 1, b):
+        ln = lines[j]
+        if ln.body.startswith("- ") or ln.body == "-":
+            item = ln.body[1:].lstrip()
+            item_start = ln.body_start + len(ln.body) - len(item)
+            if item.startswith(("|", ">")):
+                item_end = _block_end(lines, j, ln.indent)
+                if j + 1 < item_end:
+                    facts.scripts.append((lines[j + 1].start, _end_of(lines, item_end), item.startswith(">")))
+            elif item and not item.startswith(("[", "{")) and not _KEY.match(item):
+                _scalar_script(text, lines, j, item_start, _block_end(lines, j, ln.indent), facts)
+
+
+def _scalar_script(text: str, lines: List[_Line], i: int, start: int, b: int, facts: YamlFacts) -> None:
+    """A plain or quoted scalar from ``start`` (continuation lines up to line ``b``)."""
+    end = _end_of(lines, b) if b > i + 1 else lines[i].body_start + len(lines[i].body)
+    q = text[start] if start < len(text) else ""
+    if q in "\"'":
+        close = text.find(q, start + 1, end + 1)
+        while q == '"' and close > 0 and text[close - 1] == "\\":
+            close = text.find(q, close + 1, end + 1)
+        facts.scripts.append((start + 1, close if close > 0 else end, True))
+    else:
+        facts.scripts.append((start, end, True))
+
+
+def _end_of(lines: List[_Line], b: int) -> int:
+    last = lines[b - 1]
+    return last.body_start + len(last.body) if last.body else last.start
