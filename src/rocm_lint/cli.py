@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor = sub.add_parser("doctor", help="check the live torch, GPU and host (needs torch installed)")
     doctor.add_argument("--json", action="store_true", help="machine-readable report")
+
+    server = sub.add_parser("server", help="run the language server (LSP over stdio; needs rocm-lint[lsp])")
+    server.add_argument("--stdio", action="store_true", help="accepted for editor clients; stdio is the default")
     return parser
 
 
@@ -247,13 +250,23 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if critical else EXIT_CLEAN
 
 
+def cmd_server(args: argparse.Namespace) -> int:
+    try:
+        from rocm_lint.server import main as serve  # pygls is optional: imported only here
+    except ImportError as exc:
+        _error(f"`rocm-lint server` needs pygls ({exc}): pip install 'rocm-lint[lsp]'")
+        return EXIT_ERROR
+    return serve()
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return EXIT_ERROR
-    handler = {"check": cmd_check, "rule": cmd_rule, "rules": cmd_rules, "doctor": cmd_doctor}[args.command]
+    handler = {"check": cmd_check, "rule": cmd_rule, "rules": cmd_rules, "doctor": cmd_doctor,
+               "server": cmd_server}[args.command]
     try:
         return handler(args)
     except KeyboardInterrupt:  # pragma: no cover

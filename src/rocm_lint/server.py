@@ -1,0 +1,366 @@
+"""``rocm-lint server``: a language server (LSP over stdio) built on pygls.
+
+It checks the editor's in-memory text (never the file on disk) with the same engine the CLI
+runs, on open, change and save, and publishes one diagnostic per finding, its code linked to
+the rule's page.  Findings with a fix get quick fixes (Python: the LibCST fix engine; C++:
+the edits the finding carries, verified to leave the NVIDIA translation unit unchanged), and
+``source.fixAll.rocm-lint`` applies every safe fix of a document at once.  Settings come from
+the ``[tool.rocm-lint]`` table of the nearest ``pyproject.toml`` above each document, re-read
+when it changes.
+
+pygls is an optional dependency (``pip install 'rocm-lint[lsp]'``): only this module imports
+it, and only ``rocm-lint server`` imports this module.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
+
+from rocm_lint import __version__
+from rocm_lint.config import Config, ConfigError, find_config, load_file
+from rocm_lint.discovery import language_of
+from rocm_lint.finding import Applicability, Edit, FileError, Finding
+from rocm_lint.registry import get_rule
+
+log = logging.getLogger(__name__)
+
+SOURCE = "rocm-lint"
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.rocm-lint"
+# Documents with no file name (unsaved buffers): the language the editor says they are in.
+_SUFFIX_BY_LANGUAGE_ID = {
+    "python": ".py", "cuda-cpp": ".cu", "cuda": ".cu", "hip": ".hip", "cpp": ".cpp", "c": ".c",
+    "shellscript": ".sh", "sh": ".sh", "bash": ".sh", "dockerfile": ".dockerfile", "yaml": ".yaml",
+    "dotenv": ".env", "cmake": ".cmake",
+}
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+# -- configuration --------------------------------------------------------------------------------
+class ConfigCache:
+    """The Config for each document: nearest ``pyproject.toml`` with ``[tool.rocm-lint]``,
+    loaded once per modification time.  A broken config is reported once and the defaults used."""
+
+    def __init__(self) -> None:
+        self._found: Dict[Path, Optional[Path]] = {}
+        self._loaded: Dict[Path, Tuple[int, object]] = {}
+        self.reported: set = set()
+
+    def clear(self) -> None:
+        self._found.clear()
+
+    def for_path(self, path: Optional[str], fallback_root: Optional[str]) -> Tuple[Config, Optional[str]]:
+        """(config, error message or None) for a document at ``path``."""
+        directory = Path(path).parent if path else Path(fallback_root or os.getcwd())
+        if directory not in self._found:
+            self._found[directory] = find_config(directory)
+        source = self._found[directory]
+        if source is None:
+            return Config(root=Path(fallback_root) if fallback_root else None), None
+        try:
+            mtime = source.stat().st_mtime_ns
+        except OSError:
+            self._found.pop(directory, None)
+            return Config(), None
+        cached = self._loaded.get(source)
+        if cached is None or cached[0] != mtime:
+            try:
+                value: object = load_file(source)
+            except ConfigError as exc:
+                value = exc
+            self._loaded[source] = cached = (mtime, value)
+        value = cached[1]
+        if isinstance(value, ConfigError):
+            return Config(root=source.parent), str(value)
+        return value, None  # type: ignore[return-value]
+
+
+# -- positions -------------------------------------------------------------------------------------
+class Positions:
+    """Finding positions to LSP positions for one text.
+
+    Python findings carry ``ast`` columns (UTF-8 byte offsets); the C++ and config scanners
+    carry character offsets.  LSP wants the client's code units (UTF-16 unless negotiated).
+    """
+
+    def __init__(self, text: str, codec: PositionCodec, byte_columns: bool) -> None:
+        self.lines = _NEWLINE.split(text)
+        self.codec = codec
+        self.byte_columns = byte_columns
+
+    def _chars(self, line: int, col: int) -> int:
+        if not self.byte_columns or line >= len(self.lines):
+            return col
+        return len(self.lines[line].encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+
+    def position(self, line: int, col: int, *, byte_columns: Optional[bool] = None) -> types.Position:
+        """``line`` 1-based, ``col`` 0-based (bytes or characters as the finding's kind has it)."""
+        line0 = max(line - 1, 0)
+        if line0 >= len(self.lines):
+            return types.Position(line=len(self.lines), character=0)
+        use_bytes = self.byte_columns if byte_columns is None else byte_columns
+        chars = self._chars(line0, col) if use_bytes else col
+        chars = min(chars, len(self.lines[line0]))
+        return self.codec.position_to_client_units(self.lines, ServerTextPosition(line0, chars))
+
+    def finding_range(self, f: Finding) -> types.Range:
+        start = self.position(f.line, f.col)
+        if f.end_line and (f.end_line, f.end_col) > (f.line, f.col):
+            end = self.position(f.end_line, f.end_col)
+        else:  # no end: to the end of the line
+            line0 = max(f.line - 1, 0)
+            end = self.position(f.line, len(self.lines[line0]) if line0 < len(self.lines) else 0,
+                                byte_columns=False)
+        return types.Range(start=start, end=end)
+
+    def edit_range(self, edit: Edit) -> types.Range:
+        # Fix edits are character-based for every language (fix.engine.edits_for: column 0).
+        return types.Range(start=self.position(*edit.start, byte_columns=False),
+                           end=self.position(*edit.end, byte_columns=False))
+
+    def whole(self) -> types.Range:
+        last = len(self.lines) - 1
+        end = self.codec.position_to_client_units(self.lines, ServerTextPosition(last, len(self.lines[last])))
+        return types.Range(start=types.Position(line=0, character=0), end=end)
+
+
+# -- the server ------------------------------------------------------------------------------------
+class RocmLintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("rocm-lint", __version__)
+        self.configs = ConfigCache()
+        # uri -> (document version, text, findings) of the last check: code actions reuse it.
+        self.results: Dict[str, Tuple[Optional[int], str, List[Finding]]] = {}
+
+    # -- documents
+    def document_path(self, doc) -> Tuple[Optional[str], str]:
+        """(real file path or None, the path the engine sees: picks the analyser)."""
+        if doc.uri.startswith("file:") and doc.path:
+            return doc.path, doc.path
+        suffix = _SUFFIX_BY_LANGUAGE_ID.get((doc.language_id or "").lower(), "")
+        return None, f"untitled{suffix}"
+
+    def root(self) -> Optional[str]:
+        try:
+            return self.workspace.root_path
+        except Exception:  # pragma: no cover - no workspace
+            return None
+
+    def check(self, uri: str) -> Optional[Tuple[str, str, List[Finding]]]:
+        """Check the open document's text; (engine path, text, findings) or None if not ours."""
+        from rocm_lint.engine import check_source
+
+        doc = self.workspace.get_text_document(uri)
+        real, path = self.document_path(doc)
+        language = language_of(path)
+        if language is None:
+            return None
+        config, problem = self.configs.for_path(real, self.root())
+        if problem and problem not in self.configs.reported:
+            self.configs.reported.add(problem)
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"rocm-lint: {problem}; using the defaults"))
+        if real is not None and self.excluded(real, config):
+            return path, doc.source, []
+        text = doc.source
+        result = check_source(path, text, config, language)
+        if isinstance(result, FileError):
+            # Half-typed code does not parse: say why in the log, not as a diagnostic
+            # (the editor's own language support reports syntax errors).
+            self.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Log, message=f"rocm-lint: {result}"))
+            result = []
+        self.results[uri] = (doc.version, text, result)
+        return path, text, result
+
+    def excluded(self, path: str, config: Config) -> bool:
+        from rocm_lint.discovery import _excluded
+
+        base = config.root or (Path(self.root()) if self.root() else None)
+        if base is None:
+            return False
+        try:
+            rel = Path(path).resolve().relative_to(Path(base).resolve())
+        except ValueError:
+            return False
+        patterns = tuple(config.exclude) + tuple(config.extend_exclude)
+        parts = rel.parts
+        return any(_excluded(part, "/".join(parts[:i + 1]), patterns) for i, part in enumerate(parts))
+
+    def positions(self, path: str, text: str) -> Positions:
+        return Positions(text, self.workspace.position_codec, language_of(path) == "python")
+
+    def publish(self, uri: str) -> None:
+        checked = self.check(uri)
+        doc = self.workspace.get_text_document(uri)
+        diagnostics: List[types.Diagnostic] = []
+        if checked is not None:
+            path, text, findings = checked
+            where = self.positions(path, text)
+            diagnostics = [to_diagnostic(f, where) for f in findings]
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=uri, version=doc.version, diagnostics=diagnostics))
+
+    def current(self, uri: str) -> Optional[Tuple[str, str, List[Finding]]]:
+        doc = self.workspace.get_text_document(uri)
+        cached = self.results.get(uri)
+        if cached is not None and cached[0] == doc.version and cached[1] == doc.source:
+            return self.document_path(doc)[1], cached[1], cached[2]
+        return self.check(uri)
+
+    # -- code actions
+    def code_actions(self, params: types.CodeActionParams) -> List[types.CodeAction]:
+        uri = params.text_document.uri
+        checked = self.current(uri)
+        if not checked:
+            return []
+        path, text, findings = checked
+        only = params.context.only
+        want_quick = not only or any(types.CodeActionKind.QuickFix.value.startswith(k) for k in only)
+        want_all = not only or any(FIX_ALL_KIND.startswith(k) for k in only)
+        where = self.positions(path, text)
+        actions: List[types.CodeAction] = []
+        fixable = [f for f in findings if f.fix is not None
+                   and f.fix.applicability in (Applicability.SAFE, Applicability.UNSAFE)]
+        if want_quick:
+            wanted = params.range
+            for f in fixable:
+                rng = where.finding_range(f)
+                if not _overlaps(rng, wanted):
+                    continue
+                edits = fix_edits(path, text, f)
+                if not edits:
+                    continue
+                unsafe = f.fix.applicability == Applicability.UNSAFE
+                actions.append(types.CodeAction(
+                    title=f"{f.code}: {f.fix.message}" + (" (unsafe fix)" if unsafe else ""),
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[to_diagnostic(f, where)],
+                    is_preferred=not unsafe,
+                    edit=_workspace_edit(uri, [
+                        types.TextEdit(range=where.edit_range(e), new_text=e.content) for e in edits]),
+                ))
+        if want_all and any(f.fix.applicability == Applicability.SAFE for f in fixable):
+            new_text = fix_all(path, text, findings)
+            if new_text is not None and new_text != text:
+                actions.append(types.CodeAction(
+                    title="rocm-lint: apply every safe fix",
+                    kind=FIX_ALL_KIND,
+                    edit=_workspace_edit(uri, [types.TextEdit(range=where.whole(), new_text=new_text)]),
+                ))
+        return actions
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    key = lambda p: (p.line, p.character)
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+def _workspace_edit(uri: str, edits: Sequence[types.TextEdit]) -> types.WorkspaceEdit:
+    # `changes` is the form every client understands.
+    return types.WorkspaceEdit(changes={uri: list(edits)})
+
+
+def to_diagnostic(f: Finding, where: Positions) -> types.Diagnostic:
+    rule = get_rule(f.code)
+    return types.Diagnostic(
+        range=where.finding_range(f),
+        message=f.message,
+        severity=types.DiagnosticSeverity.Warning,
+        code=f.code,
+        code_description=types.CodeDescription(href=rule.url) if rule else None,
+        source=SOURCE,
+        data={"fix": f.fix.applicability.value if f.fix else None},
+    )
+
+
+def fix_edits(path: str, text: str, f: Finding) -> Tuple[Edit, ...]:
+    """The edits of one finding's fix, verified the way ``--fix`` verifies them."""
+    language = language_of(path)
+    if language == "python":
+        from rocm_lint.fix.engine import edits_for
+
+        if f.recipe is None:
+            return ()
+        try:
+            return edits_for(path, text, f)
+        except SyntaxError:
+            return ()
+    if not f.fix.edits:
+        return ()
+    from rocm_lint.fix.text_edits import apply_text_fixes
+
+    result = apply_text_fixes(path, text, [f], language, unsafe=True)
+    return tuple(f.fix.edits) if result.applied else ()
+
+
+def fix_all(path: str, text: str, findings: Sequence[Finding]) -> Optional[str]:
+    """The text with every safe fix applied (what ``rocm-lint check --fix`` would write)."""
+    language = language_of(path)
+    try:
+        if language == "python":
+            from rocm_lint.fix.engine import fix_source
+
+            return fix_source(path, text, findings).text
+        from rocm_lint.fix.text_edits import apply_text_fixes
+
+        return apply_text_fixes(path, text, findings, language).text
+    except SyntaxError:
+        return None
+
+
+def create_server() -> RocmLintServer:
+    server = RocmLintServer()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: RocmLintServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.publish(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: RocmLintServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.publish(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls: RocmLintServer, params: types.DidSaveTextDocumentParams) -> None:
+        if os.path.basename(params.text_document.uri) == "pyproject.toml":
+            ls.configs.clear()  # settings may have changed: re-check every open document
+            ls.configs.reported.clear()
+            for uri in list(ls.workspace.text_documents):
+                ls.publish(uri)
+        else:
+            ls.publish(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: RocmLintServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.results.pop(params.text_document.uri, None)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=params.text_document.uri, diagnostics=[]))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched(ls: RocmLintServer, params: types.DidChangeWatchedFilesParams) -> None:
+        if any(c.uri.endswith("pyproject.toml") for c in params.changes):
+            ls.configs.clear()
+            ls.configs.reported.clear()
+            for uri in list(ls.workspace.text_documents):
+                ls.publish(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]))
+    def code_action(ls: RocmLintServer, params: types.CodeActionParams):
+        return ls.code_actions(params)
+
+    return server
+
+
+def main() -> int:
+    """Serve LSP over stdin/stdout until the client says exit."""
+    logging.basicConfig(level=logging.WARNING)
+    create_server().start_io()
+    return 0

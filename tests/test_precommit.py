@@ -1,0 +1,142 @@
+"""pre-commit end to end: the real `pre-commit try-repo` installs our hooks from a git
+repository and runs them on a temporary project holding hazards.
+
+try-repo installs the hook repository's HEAD commit, so the hook repository is a temporary
+clone of this checkout with the working tree copied over it and committed *there* (on a fresh
+clone that is HEAD itself). pre-commit builds the hook environment with pip, which needs the
+package index; it is built once per test session.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+pytest.importorskip("pre_commit")
+if shutil.which("git") is None:  # pragma: no cover
+    pytest.skip("git is not installed", allow_module_level=True)
+
+TRAIN_PY = """\
+import torch
+
+torch.backends.cuda.matmul.allow_tf32 = True
+model = torch.nn.Linear(4, 4)
+"""
+# ROC702 (safe fix) and ROC603 (display only: no fix) in a plain CUDA file, not a torch extension.
+KERNEL_CU = """\
+#include <cuda_fp16.h>
+
+#define WARP_SIZE 32
+
+__global__ void scale(__half* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = __hmul(x[i], __float2half(2.0f));
+}
+"""
+README = "Nothing to see here.\n"
+
+
+def _env(tmp: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
+    env.update(
+        PRE_COMMIT_HOME=str(tmp / "pre-commit-home"),
+        GIT_AUTHOR_NAME="rocm-lint tests", GIT_AUTHOR_EMAIL="tests@example.invalid",
+        GIT_COMMITTER_NAME="rocm-lint tests", GIT_COMMITTER_EMAIL="tests@example.invalid",
+        GIT_CONFIG_NOSYSTEM="1", NO_COLOR="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    return env
+
+
+def _git(*args, cwd, env):
+    return subprocess.run(["git", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", *args],
+                          cwd=cwd, env=env, check=True, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("pre-commit")
+    env = _env(tmp)
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: try-repo needs one")
+    hooks = tmp / "hook-repo"
+    try:
+        _git("clone", "--quiet", str(ROOT), str(hooks), cwd=tmp, env=env)
+    except subprocess.CalledProcessError:  # e.g. an old git refusing a shallow source: start afresh
+        shutil.rmtree(hooks, ignore_errors=True)
+        _git("init", "--quiet", str(hooks), cwd=tmp, env=env)
+    # The working tree as it is (tracked and untracked, minus ignored files) over the clone.
+    listed = _git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=ROOT, env=env).stdout
+    for rel in filter(None, listed.split("\0")):
+        src, dst = ROOT / rel, hooks / rel
+        if src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+        elif dst.is_file():
+            dst.unlink()  # deleted in the working tree
+    _git("add", "-A", cwd=hooks, env=env)
+    _git("commit", "--quiet", "--allow-empty", "-m", "rocm-lint working tree under test", cwd=hooks, env=env)
+    return tmp, hooks, env
+
+
+@pytest.fixture
+def project(workspace, tmp_path):
+    _, _, env = workspace
+    proj = tmp_path / "project"
+    proj.mkdir()
+    (proj / "train.py").write_text(TRAIN_PY)
+    (proj / "kernel.cu").write_text(KERNEL_CU)
+    (proj / "README.md").write_text(README)
+    _git("init", "--quiet", cwd=proj, env=env)
+    _git("add", "-A", cwd=proj, env=env)
+    return proj
+
+
+def try_repo(workspace, project, hook):
+    _, hooks, env = workspace
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), hook, "--all-files", "--color", "never"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_check_hook_fails_and_names_the_hazards(workspace, project):
+    result = try_repo(workspace, project, "rocm-lint")
+    out = result.stdout + result.stderr
+    assert result.returncode == 1, out
+    assert "- hook id: rocm-lint" in out
+    assert "train.py:3:1: ROC101" in out
+    assert "kernel.cu:1:11: ROC702" in out
+    assert "kernel.cu:3:9: ROC603" in out
+    assert "README.md:" not in out  # a kind rocm-lint does not read: skipped
+    assert (project / "train.py").read_text() == TRAIN_PY  # the check hook writes nothing
+
+
+def test_fix_hook_fixes_the_safe_ones_then_only_unfixable_remain(workspace, project):
+    fixed = try_repo(workspace, project, "rocm-lint-fix")
+    out = fixed.stdout + fixed.stderr
+    assert fixed.returncode == 1, out
+    assert "- hook id: rocm-lint-fix" in out
+    assert "files were modified by this hook" in out
+    train, kernel = (project / "train.py").read_text(), (project / "kernel.cu").read_text()
+    assert "if not is_rocm:\n    torch.backends.cuda.matmul.allow_tf32 = True" in train
+    assert "is_rocm = torch.version.hip is not None" in train
+    assert "#ifdef USE_ROCM\n#include <hip/hip_fp16.h>\n#else\n#include <cuda_fp16.h>\n#endif" in kernel
+    assert "#define WARP_SIZE 32" in kernel  # display-only: never rewritten
+    assert (project / "README.md").read_text() == README
+
+    again = try_repo(workspace, project, "rocm-lint")
+    out = again.stdout + again.stderr
+    assert again.returncode == 1, out
+    assert "ROC603" in out
+    assert "ROC101" not in out and "ROC702" not in out
+    assert "Found 1 finding in 1 file" in out
+
+    # A second fix run has nothing left to change: the hook fails on the remaining finding only.
+    second = try_repo(workspace, project, "rocm-lint-fix")
+    out = second.stdout + second.stderr
+    assert second.returncode == 1, out
+    assert "files were modified" not in out
+    assert (project / "train.py").read_text() == train and (project / "kernel.cu").read_text() == kernel

@@ -1,0 +1,219 @@
+"""`rocm-lint server` through a real LSP client (pytest-lsp): diagnostics on open, change and
+save, code actions applied and re-checked, settings from the workspace's pyproject.toml."""
+
+import asyncio
+import sys
+
+import pytest
+
+pytest.importorskip("pygls")
+pytest_lsp = pytest.importorskip("pytest_lsp")
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+pytestmark = pytest.mark.asyncio(loop_scope="function")
+
+PYPROJECT = '[tool.rocm-lint]\nignore = ["ROC603"]\n'
+TRAIN_PY = """\
+import torch
+import tensorrt
+
+torch.backends.cuda.matmul.allow_tf32 = True
+model = torch.compile(torch.nn.Linear(4, 4), mode="reduce-overhead")
+s = "\u20ac\U0001d11e"; torch.backends.cudnn.allow_tf32 = True
+"""
+KERNEL_CU = """\
+#include <cuda_fp16.h>
+
+#define WARP_SIZE 32
+
+__global__ void reduce(float* x) {
+  float v = x[threadIdx.x];
+  v += __shfl_xor_sync(0xffffffff, v, 1);
+  x[threadIdx.x] = v;
+}
+"""
+TIMEOUT = 30
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "rocm_lint", "server"]))
+async def client(lsp_client: LanguageClient, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    # On disk the files are clean: the server must lint the editor's text, not the file.
+    (tmp_path / "train.py").write_text("import torch\n")
+    (tmp_path / "kernel.cu").write_text("// nothing yet\n")
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=tmp_path.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="project")],
+    ))
+    lsp_client.root = tmp_path
+    yield
+    await lsp_client.shutdown_session()
+
+
+# -- a tiny editor ------------------------------------------------------------------------------------
+class Doc:
+    def __init__(self, client, name, language_id, text):
+        self.client, self.text, self.version = client, text, 1
+        self.uri = (client.root / name).as_uri()
+        self.id = types.TextDocumentIdentifier(uri=self.uri)
+        client.diagnostics.pop(self.uri, None)
+        client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+            uri=self.uri, language_id=language_id, version=1, text=text)))
+
+    async def diagnostics(self):
+        async def wait():
+            while self.uri not in self.client.diagnostics:
+                await self.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            return list(self.client.diagnostics[self.uri])
+        return await asyncio.wait_for(wait(), TIMEOUT)
+
+    async def found(self):
+        return sorted((d.code, d.range.start.line) for d in await self.diagnostics())
+
+    def replace(self, text):
+        self.text, self.version = text, self.version + 1
+        self.client.diagnostics.pop(self.uri, None)
+        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+
+    async def actions(self, rng, diagnostics=(), only=None):
+        params = types.CodeActionParams(text_document=self.id, range=rng, context=types.CodeActionContext(
+            diagnostics=list(diagnostics), only=only))
+        return await asyncio.wait_for(self.client.text_document_code_action_async(params), TIMEOUT) or []
+
+    def apply(self, action):
+        edits = action.edit.changes[self.uri]
+        self.replace(apply_edits(self.text, edits))
+
+
+def apply_edits(text, edits):
+    """Apply LSP TextEdits (UTF-16 positions, ranges in the original text), last first."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(pos):
+        if pos.line >= len(lines):
+            return len(text)
+        line = lines[pos.line]
+        units, chars = 0, 0
+        while units < pos.character and chars < len(line):
+            units += 2 if ord(line[chars]) > 0xFFFF else 1
+            chars += 1
+        return sum(map(len, lines[:pos.line])) + chars
+
+    spans = sorted(((offset(e.range.start), offset(e.range.end), e.new_text) for e in edits), reverse=True)
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def by_code(diagnostics, code):
+    return next(d for d in diagnostics if d.code == code)
+
+
+# -- tests --------------------------------------------------------------------------------------------
+async def test_python_diagnostics_quick_fix_and_fix_all(client: LanguageClient):
+    doc = Doc(client, "train.py", "python", TRAIN_PY)
+    assert await doc.found() == [("ROC101", 3), ("ROC101", 5), ("ROC201", 4), ("ROC402", 1)]
+    diagnostics = await doc.diagnostics()
+    tf32 = next(d for d in diagnostics if d.code == "ROC101" and d.range.start.line == 3)
+    assert tf32.source == "rocm-lint"
+    assert tf32.severity == types.DiagnosticSeverity.Warning
+    assert tf32.code_description.href.endswith("/docs/rules/ROC101.md")
+    assert (tf32.range.start.character, tf32.range.end.character) == (0, 37)
+    # Columns are UTF-16 code units: the euro sign is one unit, the G clef two (UTF-8: 3 and 4 bytes).
+    clef = next(d for d in diagnostics if d.code == "ROC101" and d.range.start.line == 5)
+    assert clef.range.start.character == len('s = "\u20ac\U0001d11e"; '.encode("utf-16-le")) // 2 == 11
+
+    # Display-only findings get no action; a one-line compound statement has no safe place to fix.
+    assert await doc.actions(by_code(diagnostics, "ROC402").range, only=[types.CodeActionKind.QuickFix]) == []
+    assert await doc.actions(clef.range, [clef], only=[types.CodeActionKind.QuickFix]) == []
+
+    actions = await doc.actions(tf32.range, [tf32], only=[types.CodeActionKind.QuickFix])
+    assert len(actions) == 1 and actions[0].kind == types.CodeActionKind.QuickFix
+    assert actions[0].title.startswith("ROC101: ") and actions[0].is_preferred
+    assert [d.code for d in actions[0].diagnostics] == ["ROC101"]
+    doc.apply(actions[0])
+    assert "is_rocm = torch.version.hip is not None\n" in doc.text
+    assert "if not is_rocm:\n    torch.backends.cuda.matmul.allow_tf32 = True\n" in doc.text
+    assert await doc.found() == [("ROC101", 7), ("ROC201", 6), ("ROC402", 1)]  # one line inserted
+
+    # source.fixAll applies every remaining safe fix, like `rocm-lint check --fix`.
+    whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=99, character=0))
+    fix_all = await doc.actions(whole, only=[types.CodeActionKind.SourceFixAll])
+    assert [a.kind for a in fix_all] == ["source.fixAll.rocm-lint"]
+    doc.apply(fix_all[0])
+    assert 'mode="default" if is_rocm else "reduce-overhead"' in doc.text
+    assert [c for c, _ in await doc.found()] == ["ROC101", "ROC402"]  # display / no safe place
+    compile(doc.text, "train.py", "exec")
+
+    client.diagnostics.pop(doc.uri, None)
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc.id))
+    assert await doc.diagnostics() == []
+
+
+async def test_cuda_diagnostics_safe_and_unsafe_fixes(client: LanguageClient):
+    doc = Doc(client, "kernel.cu", "cuda-cpp", KERNEL_CU)
+    # ROC603 (`#define WARP_SIZE 32`) is ignored by the workspace's pyproject.toml.
+    assert await doc.found() == [("ROC602", 6), ("ROC702", 0)]
+    diagnostics = await doc.diagnostics()
+    header = by_code(diagnostics, "ROC702")
+    assert header.code_description.href.endswith("/docs/rules/ROC702.md")
+    assert (header.range.start.character, header.range.end.character) == (10, 21)
+
+    actions = await doc.actions(header.range, [header])
+    quick = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+    assert len(quick) == 1 and quick[0].is_preferred and "(unsafe fix)" not in quick[0].title
+    doc.apply(quick[0])
+    assert doc.text.startswith("#ifdef USE_ROCM\n#include <hip/hip_fp16.h>\n#else\n#include <cuda_fp16.h>\n#endif\n")
+    assert await doc.found() == [("ROC602", 10)]
+
+    mask = by_code(await doc.diagnostics(), "ROC602")
+    actions = await doc.actions(mask.range, [mask], only=[types.CodeActionKind.QuickFix])
+    assert len(actions) == 1 and "(unsafe fix)" in actions[0].title and not actions[0].is_preferred
+    doc.apply(actions[0])
+    assert await doc.found() == []
+    assert "0xffffffff" in doc.text  # the NVIDIA side keeps its mask
+
+
+async def test_saved_pyproject_changes_the_settings(client: LanguageClient):
+    doc = Doc(client, "kernel.cu", "cuda-cpp", KERNEL_CU)
+    assert ("ROC603", 2) not in await doc.found()
+    pyproject = client.root / "pyproject.toml"
+    pyproject.write_text('[tool.rocm-lint]\nignore = ["ROC7"]\n')
+    client.diagnostics.pop(doc.uri, None)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=pyproject.as_uri())))
+    assert await doc.found() == [("ROC602", 6), ("ROC603", 2)]
+
+    # Edits are linted as typed, on didChange, and a save re-checks too.
+    doc.replace(KERNEL_CU.replace("0xffffffff", "__activemask()"))
+    assert await doc.found() == [("ROC603", 2)]
+    client.diagnostics.pop(doc.uri, None)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=doc.id))
+    assert await doc.found() == [("ROC603", 2)]
+
+
+async def test_config_files_and_unknown_kinds(client: LanguageClient):
+    env = Doc(client, ".env", "dotenv", "TORCHINDUCTOR_MAX_AUTOTUNE=1\n")
+    assert await env.found() == [("ROC302", 0)]
+    notes = Doc(client, "notes.txt", "plaintext", "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    assert await notes.diagnostics() == []
+
+
+async def test_broken_config_warns_once_and_half_typed_code_stays_quiet(client: LanguageClient):
+    (client.root / "pyproject.toml").write_text('[tool.rocm-lint]\nignroe = ["ROC603"]\n')
+    doc = Doc(client, "kernel.cu", "cuda-cpp", KERNEL_CU)
+    assert await doc.found() == [("ROC602", 6), ("ROC603", 2), ("ROC702", 0)]  # the defaults
+    warnings = [m for m in client.messages if m.type == types.MessageType.Warning]
+    assert len(warnings) == 1 and "ignroe" in warnings[0].message
+    doc.replace(KERNEL_CU + "// more\n")
+    await doc.found()
+    assert len([m for m in client.messages if m.type == types.MessageType.Warning]) == 1
+
+    broken = Doc(client, "train.py", "python", "import torch\ntorch.backends.cuda.matmul.allow_tf32 = (\n")
+    assert await broken.diagnostics() == []
+    assert any("syntax error" in m.message for m in client.log_messages)
