@@ -28,6 +28,7 @@ def run_cli(*args, cwd=None, env=None, input=None):
     """Run the real console entry point in a subprocess."""
     full_env = dict(os.environ)
     full_env.pop("NO_COLOR", None)
+    full_env.pop("FORCE_COLOR", None)
     if env:
         full_env.update(env)
     return subprocess.run(

@@ -11,7 +11,7 @@ from typing import List, Optional, Sequence
 
 from rocm_lint import __version__
 from rocm_lint.config import ConfigError, _codes, discover
-from rocm_lint.output import FORMATS
+from rocm_lint.output import FORMATS, FORMATS_WITH_EDITS, MACHINE_FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -50,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--fix", action="store_true", help="apply safe fixes (the NVIDIA path never changes)")
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    check.add_argument("--baseline", metavar="FILE",
+                       help="report only findings not recorded in FILE (see --write-baseline)")
+    check.add_argument("--write-baseline", metavar="FILE",
+                       help="record the current findings in FILE and exit 0 (for --baseline)")
 
     rule = sub.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", metavar="CODE")
@@ -70,7 +74,6 @@ def _error(message: str) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from rocm_lint.engine import check_paths
     from rocm_lint.output import render
     from rocm_lint.output.text import render_statistics
 
@@ -90,8 +93,30 @@ def cmd_check(args: argparse.Namespace) -> int:
         _error("--jobs must be at least 1")
         return EXIT_ERROR
 
-    report = check_paths(paths, config, jobs=args.jobs)
+    if args.write_baseline and (args.fix or args.diff or args.baseline):
+        _error("--write-baseline records findings as they are: it cannot be combined with --fix, --diff "
+               "or --baseline")
+        return EXIT_ERROR
+    if args.baseline:
+        from rocm_lint.baseline import BaselineError, read_baseline
+
+        try:
+            read_baseline(args.baseline)  # a broken baseline is a usage error, before any work
+        except BaselineError as exc:
+            _error(str(exc))
+            return EXIT_ERROR
+
+    report = _check(paths, config, args)
     out = sys.stdout
+    if args.write_baseline:
+        from rocm_lint.baseline import write_baseline
+
+        n = write_baseline(report.findings, args.write_baseline)
+        for err in report.errors:
+            _error(str(err))
+        if not args.quiet:
+            sys.stderr.write(f"Wrote {n} finding{'s' if n != 1 else ''} to the baseline {args.write_baseline}.\n")
+        return EXIT_ERROR if report.errors else EXIT_CLEAN
     if args.fix or args.diff:
         fixed, would_fix = _apply_fixes(report, config, args, out)
         if args.diff:
@@ -102,21 +127,28 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_ERROR if report.errors else (EXIT_FINDINGS if would_fix else EXIT_CLEAN)
         if fixed:
             errors = report.errors
-            report = check_paths(paths, config, jobs=args.jobs)  # what remains after the fixes
+            report = _check(paths, config, args)  # what remains after the fixes
             report.errors = errors
     else:
         fixed = 0
+    baselined = 0
+    if args.baseline:
+        from rocm_lint.baseline import new_findings
+
+        kept = new_findings(report.findings, args.baseline)
+        baselined = len(report.findings) - len(kept)
+        report.findings = kept
     fmt = args.output_format or ("full" if out.isatty() else "concise")
-    if fmt == "json":
+    if fmt in FORMATS_WITH_EDITS:
         report.findings = _with_edits(report.findings)
     if args.statistics:
         render_statistics(report.findings, out)
     else:
-        render(fmt, report.findings, out, color=out.isatty() and not os.environ.get("NO_COLOR"))
+        render(fmt, report.findings, out, color=use_color(out), errors=report.errors)
     out.flush()
     for err in report.errors:
         _error(str(err))
-    if not args.quiet and fmt != "json":
+    if not args.quiet and fmt not in MACHINE_FORMATS:
         n = len(report.findings)
         with_findings = len({f.path for f in report.findings})
         summary = (f"Found {n} finding{'s' if n != 1 else ''} in {with_findings} "
@@ -129,6 +161,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             fixable = sum(1 for f in report.findings if f.fix is not None)
             if fixable and not args.fix:
                 summary += f" {fixable} fixable with --fix (or --unsafe-fixes); --diff shows how."
+        if baselined:
+            summary += f" {baselined} more in the baseline."
         if report.errors:
             summary += f" {len(report.errors)} file{'s' if len(report.errors) != 1 else ''} could not be analysed."
         sys.stderr.write(summary + "\n")
@@ -137,6 +171,30 @@ def cmd_check(args: argparse.Namespace) -> int:
     if report.findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def use_color(stream) -> bool:
+    """Colour on a terminal; ``FORCE_COLOR`` forces it, ``NO_COLOR`` (https://no-color.org) always wins."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "0") not in ("", "0"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
+def _check(paths, config, args):
+    """check_paths with a progress bar on stderr when it is a terminal."""
+    from rocm_lint.engine import check_paths
+    from rocm_lint.output.progress import ProgressBar, wants_progress
+
+    if not wants_progress(sys.stderr, args.quiet):
+        return check_paths(paths, config, jobs=args.jobs)
+    bar = ProgressBar(sys.stderr)
+    try:
+        return check_paths(paths, config, jobs=args.jobs, progress=bar)
+    finally:
+        bar.close()
 
 
 def _apply_fixes(report, config, args, out):

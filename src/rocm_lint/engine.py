@@ -13,7 +13,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import FrozenSet, List, Optional, Sequence, Tuple, Union
+from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint import noqa
 from rocm_lint.config import Config
@@ -236,7 +236,9 @@ def _check_many(args: Tuple[Sequence[str], Config]) -> List[Union[List[Finding],
     return [check_file(p, config) for p in paths]
 
 
-def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None) -> Report:
+def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
+                progress: Optional[Callable[[int, int], None]] = None) -> Report:
+    """Check every file under ``paths``; ``progress(done, total)`` is called as files finish."""
     report = Report()
     files: List[str] = []
     for item in iter_files(paths, config):
@@ -253,10 +255,18 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
         # Many small interleaved chunks: heavy files cluster in directories.
         n = jobs * 16
         chunks = [files[i::n] for i in range(n)]
+        results = []
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = [r for batch in pool.map(_check_many, [(c, config) for c in chunks]) for r in batch]
+            for batch in pool.map(_check_many, [(c, config) for c in chunks]):
+                results.extend(batch)
+                if progress is not None:
+                    progress(len(results), len(files))
     else:
-        results = [check_file(p, config) for p in files]
+        results = []
+        for p in files:
+            results.append(check_file(p, config))
+            if progress is not None:
+                progress(len(results), len(files))
     for result in results:
         if isinstance(result, FileError):
             report.errors.append(result)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from typing import List, TextIO
+from typing import List, Optional, TextIO
 
 from rocm_lint.finding import Finding
+from rocm_lint.output.source import Sources
 from rocm_lint.registry import get_rule
 
 
-def finding_to_json(f: Finding) -> dict:
+def finding_to_json(f: Finding, sources: Optional[Sources] = None) -> dict:
+    """One finding as ruff writes it (1-based character columns)."""
+    sources = sources or Sources()
     rule = get_rule(f.code)
     fix = None
     if f.fix is not None:
@@ -27,10 +30,11 @@ def finding_to_json(f: Finding) -> dict:
     return {
         "cell": None,
         "code": f.code,
-        "end_location": {"row": f.end_line or f.line, "column": (f.end_col if f.end_line else f.col) + 1},
+        "end_location": {"row": f.end_line or f.line,
+                         "column": sources.char_col(f.path, f.end_line or f.line, f.end_col if f.end_line else f.col) + 1},
         "filename": os.path.abspath(f.path),
         "fix": fix,
-        "location": {"row": f.line, "column": f.col + 1},
+        "location": {"row": f.line, "column": sources.char_col(f.path, f.line, f.col) + 1},
         "message": f.message,
         "noqa_row": f.line,
         "url": rule.url if rule else None,
@@ -38,5 +42,6 @@ def finding_to_json(f: Finding) -> dict:
 
 
 def render_json(findings: List[Finding], out: TextIO) -> None:
-    json.dump([finding_to_json(f) for f in findings], out, indent=2)
+    sources = Sources()
+    json.dump([finding_to_json(f, sources) for f in findings], out, indent=2)
     out.write("\n")

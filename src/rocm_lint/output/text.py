@@ -1,12 +1,19 @@
-"""The human formats: ``concise`` (flake8's one line per finding) and ``full`` (with a code frame)."""
+"""The human formats: ``concise`` (flake8's one line per finding) and ``full`` (with a code frame,
+highlighted with pygments when colour is on)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Dict, List, TextIO
+from typing import Dict, List, Optional, TextIO
 
+from rocm_lint.discovery import language_of
 from rocm_lint.finding import Finding
+from rocm_lint.output.source import Sources
 from rocm_lint.registry import get_rule
+
+# pygments lexer aliases per rocm-lint language
+_LEXERS = {"python": "python", "cuda": "cuda", "cpp": "cpp", "shell": "bash", "dotenv": "bash",
+           "dockerfile": "docker", "yaml": "yaml", "cmake": "cmake"}
 
 
 def render_concise(findings: List[Finding], out: TextIO) -> None:
@@ -14,31 +21,58 @@ def render_concise(findings: List[Finding], out: TextIO) -> None:
         out.write(f"{f.path}:{f.line}:{f.col + 1}: {f.code} {f.message}\n")
 
 
-def _source_lines(path: str, cache: Dict[str, List[str]]) -> List[str]:
-    if path not in cache:
-        from rocm_lint.engine import read_source
+class _Highlighter:
+    """Each file's lines highlighted once, as a whole (a line alone would lose its context: a
+    docstring, a block comment); pygments is imported only when colour is on."""
 
-        text = read_source(path)
-        cache[path] = text.splitlines() if isinstance(text, str) else []
-    return cache[path]
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+        self._lines: Dict[str, Optional[List[str]]] = {}
+
+    def line(self, path: str, line: int) -> Optional[str]:
+        if path not in self._lines:
+            self._lines[path] = self._highlight(path)
+        lines = self._lines[path]
+        return lines[line - 1] if lines is not None and 0 < line <= len(lines) else None
+
+    def _highlight(self, path: str) -> Optional[List[str]]:
+        alias = _LEXERS.get(language_of(path) or "")
+        plain = self.sources.lines(path)
+        if alias is None or not plain:
+            return None
+        try:
+            from pygments import highlight
+            from pygments.formatters import TerminalFormatter
+            from pygments.lexers import get_lexer_by_name
+        except ImportError:  # pragma: no cover - pygments is a dependency
+            return None
+        lexer = get_lexer_by_name(alias, stripnl=False, ensurenl=False)
+        text = highlight("\n".join(line.expandtabs(1) for line in plain), lexer, TerminalFormatter())
+        lines = text.split("\n")
+        return lines if len(lines) == len(plain) else None  # never show a frame that does not line up
 
 
 def render_full(findings: List[Finding], out: TextIO, *, color: bool = False) -> None:
     bold = (lambda s: f"\x1b[1m{s}\x1b[0m") if color else (lambda s: s)
-    red = (lambda s: f"\x1b[31m{s}\x1b[0m") if color else (lambda s: s)
-    cache: Dict[str, List[str]] = {}
+    red = (lambda s: f"\x1b[1;31m{s}\x1b[0m") if color else (lambda s: s)
+    blue = (lambda s: f"\x1b[34m{s}\x1b[0m") if color else (lambda s: s)
+    sources = Sources()
+    highlighter = _Highlighter(sources) if color else None
     for f in findings:
         out.write(f"{bold(f'{f.path}:{f.line}:{f.col + 1}:')} {red(f.code)} {f.message}\n")
-        lines = _source_lines(f.path, cache)
         gutter = " " * len(str(f.line))
-        if 0 < f.line <= len(lines):
-            src = lines[f.line - 1].expandtabs(1)
-            end = f.end_col if f.end_line == f.line and f.end_col > f.col else len(src)
-            width = max(1, end - f.col)
-            out.write(f"{gutter} |\n{f.line} | {src}\n{gutter} | {' ' * f.col}{red('^' * width)}\n")
+        src = sources.line(f.path, f.line).expandtabs(1)
+        if src or 0 < f.line <= len(sources.lines(f.path)):
+            line, col, end_line, end_col = sources.span(f)
+            end = end_col if end_line == line and end_col > col else len(src)
+            width = max(1, end - col)
+            shown = (highlighter.line(f.path, f.line) if highlighter else None) or src
+            bar = blue("|")
+            out.write(f"{gutter} {bar}\n{blue(str(f.line))} {bar} {shown}\n"
+                      f"{gutter} {bar} {' ' * col}{red('^' * width)}\n")
         rule = get_rule(f.code)
         if rule is not None:
-            out.write(f"{gutter} = help: `rocm-lint rule {f.code}` or {rule.url}\n")
+            out.write(f"{gutter} {blue('=')} help: `rocm-lint rule {f.code}` or {rule.url}\n")
         out.write("\n")
 
 

@@ -1,0 +1,34 @@
+"""GitHub Actions workflow commands: one ``::error`` annotation per finding, shown on the pull
+request's diff.  Escaping follows the runner's rules (``%``, CR, LF in the message; also ``:``
+and ``,`` in property values)."""
+
+from __future__ import annotations
+
+from typing import Sequence, TextIO
+
+from rocm_lint.finding import FileError, Finding
+from rocm_lint.output.source import Sources, repo_path
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = ()) -> None:
+    sources = Sources()
+    for f in findings:
+        line, col, end_line, end_col = sources.span(f)
+        path = repo_path(f.path)
+        props = [f"title={escape_property(f'rocm-lint ({f.code})')}", f"file={escape_property(path)}",
+                 f"line={line}", f"col={col + 1}", f"endLine={end_line}"]
+        if end_line == line:  # GitHub only honours columns within one line
+            props.append(f"endColumn={end_col + 1}")
+        out.write(f"::error {','.join(props)}::"
+                  f"{escape_data(f'{path}:{f.line}:{col + 1}: {f.code} {f.message}')}\n")
+    for e in errors:
+        out.write(f"::error title={escape_property('rocm-lint (file not analysed)')},"
+                  f"file={escape_property(repo_path(e.path))}::{escape_data(str(e))}\n")

@@ -1,0 +1,68 @@
+"""The source lines behind findings, read once per file, for renderers that show or measure them.
+
+Python findings carry ``ast`` columns (UTF-8 byte offsets); the C++ and config scanners carry
+character offsets.  Formats that promise character columns (SARIF, GitHub annotations, the code
+frame) convert through :meth:`Sources.char_col`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+from rocm_lint.discovery import language_of
+from rocm_lint.finding import Finding
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class Sources:
+    def __init__(self) -> None:
+        self._lines: Dict[str, List[str]] = {}
+
+    def text(self, path: str):
+        from rocm_lint.engine import read_source
+
+        return read_source(path)
+
+    def lines(self, path: str) -> List[str]:
+        if path not in self._lines:
+            text = self.text(path)
+            self._lines[path] = _NEWLINE.split(text) if isinstance(text, str) else []
+        return self._lines[path]
+
+    def line(self, path: str, line: int) -> str:
+        lines = self.lines(path)
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def char_col(self, path: str, line: int, col: int) -> int:
+        """A finding's 0-based column in characters (Python's are UTF-8 byte offsets)."""
+        if col <= 0 or language_of(path) != "python":
+            return max(col, 0)
+        text = self.line(path, line)
+        if text.isascii():
+            return col
+        return len(text.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+
+    def span(self, f: Finding) -> Tuple[int, int, int, int]:
+        """(line, col, end_line, end_col) in characters, 1-based lines, 0-based columns; a finding
+        without an end spans to the end of its line."""
+        col = self.char_col(f.path, f.line, f.col)
+        if f.end_line and (f.end_line, f.end_col) > (f.line, f.col):
+            return f.line, col, f.end_line, self.char_col(f.path, f.end_line, f.end_col)
+        return f.line, col, f.line, max(len(self.line(f.path, f.line)), col)
+
+
+def repo_path(path: str, root: str = "") -> str:
+    """``path`` relative to ``root`` (the working directory) with ``/`` separators, as CI services
+    name a repository's files; absolute when it lies outside."""
+    full = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(full, os.path.abspath(root or os.getcwd()))
+    except ValueError:  # another drive
+        return Path(full).as_posix()
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return Path(full).as_posix()
+    return Path(rel).as_posix()
