@@ -140,3 +140,20 @@ def test_fix_hook_fixes_the_safe_ones_then_only_unfixable_remain(workspace, proj
     assert second.returncode == 1, out
     assert "files were modified" not in out
     assert (project / "train.py").read_text() == train and (project / "kernel.cu").read_text() == kernel
+
+
+def test_after_the_fix_hook_the_check_hook_passes(workspace, tmp_path):
+    """Hazards that all have safe fixes: the fix hook fixes them and the check hook then passes."""
+    _, _, env = workspace
+    proj = tmp_path / "fixable"
+    proj.mkdir()
+    (proj / "train.py").write_text(TRAIN_PY)
+    (proj / "kernel.cu").write_text(KERNEL_CU.replace("#define WARP_SIZE 32\n", ""))
+    _git("init", "--quiet", cwd=proj, env=env)
+    _git("add", "-A", cwd=proj, env=env)
+    assert try_repo(workspace, proj, "rocm-lint").returncode == 1
+    fixed = try_repo(workspace, proj, "rocm-lint-fix")
+    assert "files were modified by this hook" in fixed.stdout + fixed.stderr
+    check = try_repo(workspace, proj, "rocm-lint")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "Passed" in check.stdout
