@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import difflib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from rocm_lint.finding import Applicability, Edit, Finding
@@ -86,14 +87,23 @@ def plan_flag(tree: ast.Module, first_fix_line: int, rocm_names: Dict[str, objec
 
 
 # -- applying recipes with LibCST -----------------------------------------------------------------
-def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan):
+@lru_cache(maxsize=2)
+def _parsed(text: str):
+    """The LibCST tree of ``text`` and its positions, shared by every attempt on the same text
+    (per-finding edits for JSON/SARIF and the one-by-one retries parse a file once, not per fix).
+    LibCST trees are immutable, so sharing is safe; the fresh parse makes the copy unnecessary."""
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
+    wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+    return wrapper, wrapper.resolve(PositionProvider)
+
+
+def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan):
+    import libcst as cst
+
     lines = text.splitlines()
-    module = cst.parse_module(text)
-    wrapper = MetadataWrapper(module)
-    positions = wrapper.resolve(PositionProvider)
+    wrapper, positions = _parsed(text)
 
     gate_lines: Dict[int, List[Finding]] = {}
     guard_lines: Dict[int, List[Finding]] = {}
@@ -108,6 +118,9 @@ def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan):
             key = (l, _char_col(lines[l - 1], c), el, _char_col(lines[el - 1], ec))
             values[key] = (f, f.recipe)
 
+    # The line ranges the fixes touch: the rest of the tree is left unvisited.
+    targets = [(line, line) for line in list(gate_lines) + list(guard_lines)]
+    targets += [(key[0], key[2]) for key in values]
     applied: Set[int] = set()
     created: Dict[int, object] = {}  # the `if not is_rocm:` blocks made here (kept alive: ids are reused)
     flag_name = flag.name
@@ -137,6 +150,10 @@ def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan):
 
         def on_visit(self, node):
             self.parents.append(node)
+            pos = positions.get(node)
+            # (a def's or class's position starts at the keyword, after its decorators)
+            if pos is not None and not getattr(node, "decorators", None) and not any(a <= pos.end.line and pos.start.line <= b for a, b in targets):
+                return False  # nothing to fix below: skip the subtree (on_leave still runs)
             return super().on_visit(node)
 
         def leave_IndentedBlock(self, original, updated):
