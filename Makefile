@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint-sample docs bench bench-cpp clean
+.PHONY: run test lint-sample docs bench bench-cpp bench-semgrep clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ bench: $(TEST_STAMP)
 ## make bench-cpp: the C++ scanner on FBGEMM, apex and flash-attention (cloned outside the repo)
 bench-cpp: $(TEST_STAMP)
 	$(BIN)/python benchmarks/bench_cpp.py
+
+## make bench-semgrep: the built-in C++ scanner against Semgrep with semgrep-rules/, same CUDA files
+bench-semgrep: $(TEST_STAMP)
+	$(BIN)/python benchmarks/bench_semgrep.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

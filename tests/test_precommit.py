@@ -60,6 +60,11 @@ def _git(*args, cwd, env):
 def workspace(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pre-commit")
     env = _env(tmp)
+    return tmp, hook_repository(tmp, env), env
+
+
+def hook_repository(tmp: Path, env: dict) -> Path:
+    """A git repository under ``tmp`` whose HEAD is this working tree (try-repo installs HEAD)."""
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout: try-repo needs one")
     hooks = tmp / "hook-repo"
@@ -79,7 +84,7 @@ def workspace(tmp_path_factory):
             dst.unlink()  # deleted in the working tree
     _git("add", "-A", cwd=hooks, env=env)
     _git("commit", "--quiet", "--allow-empty", "-m", "rocm-lint working tree under test", cwd=hooks, env=env)
-    return tmp, hooks, env
+    return hooks
 
 
 @pytest.fixture

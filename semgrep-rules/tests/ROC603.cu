@@ -1,0 +1,28 @@
+// Semgrep fixture for rocm-lint.ROC603: warp size 32 hard-coded.
+// ruleid: rocm-lint.ROC603
+#define WARP_SIZE 32
+// ruleid: rocm-lint.ROC603
+constexpr int kWarpSize = 32;
+
+__device__ int lane_of() {
+  // ruleid: rocm-lint.ROC603
+  return threadIdx.x & 31;
+}
+
+__device__ int warp_of() {
+  // ruleid: rocm-lint.ROC603
+  return threadIdx.x / 32;
+}
+
+// ok: rocm-lint.ROC603
+constexpr int kTileRows = 32;
+
+#if defined(USE_ROCM) && defined(__GFX11__)
+// ok: rocm-lint.ROC603
+#define RDNA_WAVE 32
+#endif
+
+#ifndef USE_ROCM
+// ok: rocm-lint.ROC603
+constexpr int kNvWarp = 32;
+#endif

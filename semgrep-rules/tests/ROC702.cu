@@ -1,0 +1,20 @@
+// Semgrep fixture for rocm-lint.ROC702: CUDA-only headers.
+// ruleid: rocm-lint.ROC702
+#include <cuda_runtime.h>
+// ruleid: rocm-lint.ROC702
+#include "cublas_v2.h"
+// ruleid: rocm-lint.ROC702
+#include <cub/block/block_reduce.cuh>
+// ok: rocm-lint.ROC702
+#include <vector>
+
+#ifdef USE_ROCM
+// ok: rocm-lint.ROC702
+#include <hip/hip_fp16.h>
+#else
+// ok: rocm-lint.ROC702
+#include <cuda_fp16.h>
+#endif
+
+/* ok: rocm-lint.ROC702 */
+/* #include <cudnn.h> */
