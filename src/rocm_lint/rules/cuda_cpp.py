@@ -8,7 +8,7 @@ from bisect import bisect_left
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from rocm_lint.cpp.preproc import CUDA_ONLY, ROCM, Node, Platform, _truth, names_in
-from rocm_lint.cpp.scanner import CppUnit, calls, newline_of, rocm_gate_macro
+from rocm_lint.cpp.scanner import CppUnit, calls, literal_value, newline_of, rocm_gate_macro
 from rocm_lint.finding import Applicability
 from rocm_lint.registry import CPP_LANGUAGES, Hit, register, source_checker
 
@@ -50,14 +50,15 @@ register(
 )
 register(
     "ROC707", "cutlass-cute-libcudacxx",
-    "CUTLASS, CuTe or libcu++ (<cuda/std/...>, <cuda/pipeline>) included: no HIP port",
+    "CUTLASS or CuTe (no HIP port) or libcu++ (<cuda/std/...>: needs AMD's libhipcxx; <cuda/pipeline>: none) "
+    "included",
     triggers=("cutlass", "cute", "cuda/"), fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
 )
 register(
     "ROC708", "nvidia-only-sync-primitive",
-    "NVIDIA-only synchronisation/async-copy primitive (__nanosleep, __syncwarp(mask), __pipeline_*, "
-    "cuda::memcpy_async, cp.async, grid sync): missing or different under HIP",
-    triggers=("__nanosleep", "__syncwarp", "__pipeline_", "memcpy_async", "cp.async", "this_grid"),
+    "NVIDIA-only synchronisation/async-copy primitive (__nanosleep, __syncwarp with a partial mask, "
+    "__pipeline_*, cuda::memcpy_async, cp.async): missing or different under HIP",
+    triggers=("__nanosleep", "__syncwarp", "__pipeline_", "memcpy_async", "cp.async"),
     fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
 )
 
@@ -171,6 +172,23 @@ def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
 _LIBCUDACXX = re.compile(r"^(?:cutlass|cute)/|^cuda/(?!.*\.h$)|^cuda/std/")
 
 
+# libcu++ headers AMD's libhipcxx does not provide (its documented limitations).
+_NOT_IN_LIBHIPCXX = re.compile(r"^cuda/(?:std/)?(?:pipeline|barrier|latch|semaphore|annotated_ptr|ptx)\b")
+
+
+def _library_message(header: str, lib: str) -> str:
+    if lib != "libcu++":
+        return (f"`{header}` is {lib}, which has no HIP port: this file cannot build for AMD GPUs; keep it "
+                "NVIDIA-only and provide a ROCm path (Composable Kernel, hipBLASLt, hipCUB/rocPRIM)")
+    if _NOT_IN_LIBHIPCXX.match(header):
+        return (f"`<{header}>` is libcu++ with no ROCm counterpart (AMD's libhipcxx lacks pipeline, barrier, "
+                "latch, semaphore, annotated_ptr and ptx): keep this code NVIDIA-only and give ROCm its own "
+                "path (ordinary loads and `__syncthreads()`)")
+    return (f"`<{header}>` is libcu++: a ROCm build needs AMD's libhipcxx (same paths and `cuda::std` "
+            "namespace, a preview package not installed with ROCm); depend on it explicitly or use the "
+            "`std::`/HIP equivalent under `#ifdef USE_ROCM`")
+
+
 @source_checker(*CPP_LANGUAGES, codes=("ROC706", "ROC707"))
 def find_nvidia_only_libraries(unit: CppUnit) -> Iterator[Hit]:
     reported: set = set()
@@ -181,12 +199,11 @@ def find_nvidia_only_libraries(unit: CppUnit) -> Iterator[Hit]:
                       "(different API) or to MFMA/WMMA builtins via Composable Kernel")
         elif _LIBCUDACXX.search(header) and not unit.pre.nvidia_only(d.line):
             lib = "CUTLASS" if header.startswith("cutlass/") else "CuTe" if header.startswith("cute/") else "libcu++"
-            if lib in reported:
-                continue  # once per library and file: the whole file depends on it
-            reported.add(lib)
-            yield Hit(start, end, "ROC707",
-                      f"`{header}` is {lib}, which has no HIP port: this file cannot build for AMD GPUs; "
-                      "keep it NVIDIA-only and provide a ROCm path (Composable Kernel, hipCUB/rocPRIM)")
+            key = lib + ("/none" if lib == "libcu++" and _NOT_IN_LIBHIPCXX.match(header) else "")
+            if key in reported:
+                continue  # once per library (libcu++: per kind) and file: the whole file depends on it
+            reported.add(key)
+            yield Hit(start, end, "ROC707", _library_message(header, lib))
     code = unit.code
     if not reported & {"CUTLASS", "CuTe"} and ("cute" in code or "cutlass" in code):
         m = next((m for m in re.finditer(r"\b(cute|cutlass)\s*::", code) if not unit.nvidia_only(m.start())), None)
@@ -369,9 +386,9 @@ def find_runtime_version_compares(unit: CppUnit) -> Iterator[Hit]:
 _PRIMITIVES = re.compile(
     r"\b(__nanosleep|__pipeline_memcpy_async|__pipeline_commit|__pipeline_wait_prior|__pipeline_arrive_on"
     r"|cuda\s*::\s*memcpy_async)\s*\(")
-_GRID_SYNC = re.compile(r"\bthis_grid\s*\(\s*\)\s*\.\s*sync\s*\(")
-_GRID_VAR = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*(?:(?:cg|cooperative_groups)\s*::\s*)?this_grid\s*\(\s*\)"
-                       r"|\bgrid_group\s+([A-Za-z_]\w*)\s*=")
+# Masks that name every lane: a 64-bit all-ones, or -1.  (A 32-bit all-ones is ROC602's finding,
+# not reported twice.)
+_ALL_LANES = {0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF, -1}
 
 
 @source_checker(*CPP_LANGUAGES, codes=("ROC708",))
@@ -385,25 +402,17 @@ def find_nvidia_only_primitives(unit: CppUnit) -> Iterator[Hit]:
                   "semantics; give ROCm its own path under `#ifdef USE_ROCM`")
     for m, paren in (calls(unit, re.compile(r"__syncwarp\b")) if "__syncwarp" in code else ()):
         args = unit.args(paren)
-        if args and args[0][0] < args[0][1]:
-            yield Hit(m.start(), unit.matching(paren), "ROC708",
-                      "`__syncwarp(mask)`: lanes of an AMD wavefront run in lock-step and HIP's `__syncwarp` "
-                      "takes a 64-bit mask; a CUDA 32-bit mask covers half a wavefront")
+        if not args or args[0][0] >= args[0][1]:
+            continue
+        mask = unit.expand(code[args[0][0]:args[0][1]], args[0][0]).strip()
+        if literal_value(mask) in _ALL_LANES or re.fullmatch(r"__activemask\s*\(\s*\)", mask):
+            continue  # every lane: fine under HIP (ROC602 reports a 32-bit all-ones)
+        yield Hit(m.start(), unit.matching(paren), "ROC708",
+                  "`__syncwarp(mask)` with a mask other than all lanes: AMD wavefronts have no independent thread "
+                  "scheduling, HIP requires every active lane in the mask (a run-time trap otherwise) and "
+                  "the mask is 64-bit; restructure the sub-warp sync for ROCm under `#ifdef USE_ROCM`")
     for start, end, text in asm_blocks(unit):
         if re.search(r"\bcp\.async\b", text):
             yield Hit(start, end, "ROC708",
                       "`cp.async` (asynchronous global-to-shared copy, sm_80+) has no HIP equivalent; use "
                       "ordinary loads on ROCm")
-    if "this_grid" not in code and "grid_group" not in code:
-        return
-    for m in _GRID_SYNC.finditer(code):
-        yield Hit(m.start(), m.end() - 1, "ROC708", _grid_message())
-    for g in _GRID_VAR.finditer(code):
-        name = g.group(1) or g.group(2)
-        for m in re.finditer(r"\b" + re.escape(name) + r"\s*\.\s*sync\s*\(", code[g.end():unit.block_end(g.end())]):
-            yield Hit(g.end() + m.start(), g.end() + m.end() - 1, "ROC708", _grid_message())
-
-
-def _grid_message() -> str:
-    return ("grid-wide sync (`this_grid().sync()`) needs a cooperative launch: under HIP launch the kernel with "
-            "`hipLaunchCooperativeKernel`, and check `hipDeviceAttributeCooperativeLaunch`, or it deadlocks")
