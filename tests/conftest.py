@@ -40,3 +40,42 @@ def run_cli(*args, cwd=None, env=None, input=None):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+_INCLUDE_LINE = re.compile(r"^(\s*)#\s*include\s*([<\"])(.*)[>\"]", re.M)
+NVIDIA_DEFINES = ("-DCUDA_VERSION=12040", "-DCUDART_VERSION=12040", "-D__CUDACC_VER_MAJOR__=12",
+                  "-D__CUDACC_VER_MINOR__=4")
+ROCM_DEFINES = ("-DUSE_ROCM", "-D__HIP_PLATFORM_AMD__", "-D__HIPCC__", "-D__HIP__")
+
+
+def translation_unit(text, tmp_path, name, defines=NVIDIA_DEFINES):
+    """gcc's preprocessor (``cpp -P``) on ``text`` as one platform's build sees it: the NVIDIA
+    build by default (no ROCm macro defined), ``ROCM_DEFINES`` for the ROCm one. ``#include``
+    lines become plain tokens (the CUDA and HIP headers are not installed here), so which header
+    each platform includes is part of the result."""
+    src = tmp_path / f"{name}.cu"
+    src.write_text(_INCLUDE_LINE.sub(r"\1INCLUDE(\2\3)", text))
+    proc = subprocess.run(["cpp", "-P", "-x", "c++", "-undef", "-nostdinc", *defines, str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return [line for line in proc.stdout.splitlines() if line.strip()]
+
+
+def nvcc_ptx(text, tmp_path, name):
+    """The PTX nvcc makes of ``text`` (comments dropped). Libraries not installed here (cuDNN,
+    cuRAND ...) get empty stub headers."""
+    stubs = tmp_path / "stubs"
+    stubs.mkdir(exist_ok=True)
+    src = tmp_path / f"{name}.cu"
+    src.write_text(text)
+    out = tmp_path / f"{name}.ptx"
+    for _ in range(8):
+        proc = subprocess.run(["nvcc", "-rdc=true", "--ptx", "-arch=compute_75", "-w", f"-I{stubs}", str(src),
+                               "-o", str(out)], capture_output=True, text=True)
+        missing = re.search(r"fatal error: ([\w./]+): No such file", proc.stderr)
+        if proc.returncode == 0 or not missing:
+            break
+        (stubs / missing.group(1)).parent.mkdir(parents=True, exist_ok=True)
+        (stubs / missing.group(1)).write_text("")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return [line for line in out.read_text().splitlines() if not line.startswith("//")]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import FIXTURES, RULE_FIXTURES, expected_findings, run_cli
+from conftest import FIXTURES, RULE_FIXTURES, expected_findings, nvcc_ptx, run_cli, translation_unit
 from rocm_lint.config import Config
 from rocm_lint.cpp.lexer import lex
 from rocm_lint.cpp.preproc import analyse, nvidia_view, same_on_nvidia
@@ -320,26 +320,12 @@ def test_fix_fixture(path):
     assert fix(result.text, str(path), unsafe=unsafe).text == result.text  # idempotent
 
 
-def _cpp_p(text, tmp_path, name):
-    """gcc's preprocessor on ``text`` as the NVIDIA build sees it (no ROCm macro defined)."""
-    src = tmp_path / f"{name}.cu"
-    src.write_text(text)
-    proc = subprocess.run(["cpp", "-P", "-x", "c++", "-undef", "-nostdinc", "-DCUDA_VERSION=12040",
-                           "-DCUDART_VERSION=12040", "-D__CUDACC_VER_MAJOR__=12", "-D__CUDACC_VER_MINOR__=4",
-                           str(src)], capture_output=True, text=True)
-    # headers are not available here: keep the #include lines, drop the error about them
-    return [line for line in proc.stdout.splitlines() if line.strip()]
-
-
 @pytest.mark.skipif(shutil.which("cpp") is None, reason="gcc's preprocessor is not installed")
 @pytest.mark.parametrize("path", FIX_FIXTURES, ids=lambda p: p.name)
 def test_fix_keeps_the_nvidia_translation_unit(path, tmp_path):
     text = path.read_text("utf-8")
     fixed = Path(str(path) + ".fixed").read_text("utf-8")
-    # includes would make cpp fail without the CUDA headers: turn them into plain tokens
-    neutral = re.compile(r"^(\s*)#\s*include\s*([<\"])(.*)[>\"]", re.M)
-    text, fixed = (neutral.sub(r'\1INCLUDE(\2\3)', t) for t in (text, fixed))
-    before, after = _cpp_p(text, tmp_path, "before"), _cpp_p(fixed, tmp_path, "after")
+    before, after = translation_unit(text, tmp_path, "before"), translation_unit(fixed, tmp_path, "after")
     assert before and before == after
     assert same_on_nvidia(text, fixed)
 
@@ -440,24 +426,6 @@ def test_platform_values_of_project_headers(tmp_path):
 @pytest.mark.parametrize("path", FIX_FIXTURES, ids=lambda p: p.name)
 def test_fix_keeps_nvcc_ptx_identical(path, tmp_path):
     """The real NVIDIA toolchain: nvcc's PTX of the fixed file equals the original's."""
-    stubs = tmp_path / "stubs"
-    stubs.mkdir()
-
-    def ptx(text, name):
-        src = tmp_path / f"{name}.cu"
-        src.write_text(text)
-        out = tmp_path / f"{name}.ptx"
-        for _ in range(8):  # libraries not installed here (cuDNN, cuRAND ...) get empty stub headers
-            proc = subprocess.run(["nvcc", "-rdc=true", "--ptx", "-arch=compute_75", "-w", f"-I{stubs}", str(src),
-                                   "-o", str(out)], capture_output=True, text=True)
-            missing = re.search(r"fatal error: ([\w./]+): No such file", proc.stderr)
-            if proc.returncode == 0 or not missing:
-                break
-            (stubs / missing.group(1)).parent.mkdir(parents=True, exist_ok=True)
-            (stubs / missing.group(1)).write_text("")
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        return [line for line in out.read_text().splitlines() if not line.startswith("//")]
-
-    before = ptx(path.read_text("utf-8"), "before")
-    after = ptx(Path(str(path) + ".fixed").read_text("utf-8"), "after")
+    before = nvcc_ptx(path.read_text("utf-8"), tmp_path, "before")
+    after = nvcc_ptx(Path(str(path) + ".fixed").read_text("utf-8"), tmp_path, "after")
     assert len(before) > 20 and before == after

@@ -13,22 +13,27 @@ import re
 import shutil
 import subprocess
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import ROOT, RULE_FIXTURES
+from conftest import FIXTURES, ROCM_DEFINES, ROOT, RULE_FIXTURES, nvcc_ptx, translation_unit
 from rocm_lint.config import Config
-from rocm_lint.engine import check_file
+from rocm_lint.cpp.preproc import same_on_nvidia
+from rocm_lint.engine import check_file, check_source
+from rocm_lint.fix.text_edits import apply_text_fixes
+from rocm_lint.finding import Applicability
 from rocm_lint.registry import all_rules
+from rocm_lint.rules.cuda_cpp import CUDA_HEADERS
 from rocm_lint.semgrep import RULES, semgrep_command
 
 SEMGREP_DIR = ROOT / "semgrep-rules"
 SEMGREP_FIXTURES = SEMGREP_DIR / "tests"
 ANNOTATION = re.compile(r"(?://|/\*)\s*(ruleid|ok):\s*([\w.,\s-]+?)\s*(?:\*/)?\s*$")
 CPP_CODES = [r.code for r in all_rules() if r.code[:4] in ("ROC6", "ROC7")]
+SUPPRESSED_COMMENT = re.compile(r"//\s*(?:rocm-lint:\s*ignore\[[^\]]*\]|NOLINT(?:NEXTLINE)?(?:\([^)]*\))?)")
 SUPPRESSED = re.compile(r"\bNOLINT(?:NEXTLINE)?\b|rocm-lint:\s*ignore")
 
 if semgrep_command() is None:  # pragma: no cover - `make test` installs semgrep
@@ -46,9 +51,20 @@ def run_semgrep(files):
     assert fatal == [], fatal
     found = defaultdict(set)
     for r in data["results"]:
-        code = r["check_id"].rsplit(".", 1)[-1]  # Semgrep prefixes the config's path
-        found[Path(r["path"]).resolve()].add((r["start"]["line"], code))
+        key = (r["start"]["line"], r["extra"]["metadata"]["rocm-lint-code"])
+        path = Path(r["path"]).resolve()
+        # The entries of one code (ROC702 per HIP header, ROC703 fixed and unfixed) never report a
+        # line twice between them.
+        assert key[1] not in FIX_VARIANTS or key not in found[path], f"{path.name}:{key[0]} {key[1]} twice"
+        found[path].add(key)
     return found
+
+
+def rules():
+    return yaml.safe_load(RULES.read_text("utf-8"))["rules"]
+
+
+FIX_VARIANTS = {code for code, n in Counter(r["metadata"]["rocm-lint-code"] for r in rules()).items() if n > 1}
 
 
 def fixture_files():
@@ -85,16 +101,24 @@ def annotations(path: Path):
 # -- the rules file --------------------------------------------------------------------------------
 def test_rules_mirror_the_cpp_catalogue():
     assert (SEMGREP_DIR / "rocm-lint.yaml").resolve() == RULES.resolve()
-    data = yaml.safe_load(RULES.read_text("utf-8"))
-    ids = [r["id"] for r in data["rules"]]
-    assert sorted(ids) == [f"rocm-lint.{c}" for c in CPP_CODES]
-    for r in data["rules"]:
-        code = r["id"].rsplit(".", 1)[-1]
+    entries = rules()
+    ids = [r["id"] for r in entries]
+    assert len(set(ids)) == len(ids)  # Semgrep drops results of rules that share an id
+    assert sorted({r["metadata"]["rocm-lint-code"] for r in entries}) == CPP_CODES
+    for r in entries:
+        code = r["metadata"]["rocm-lint-code"]
         meta = r["metadata"]
-        assert meta["rocm-lint-code"] == code and meta["category"] == "portability"
-        assert meta["confidence"] in ("HIGH", "MEDIUM", "LOW")
+        assert r["id"] == f"rocm-lint.{code}" or r["id"].startswith(f"rocm-lint.{code}-")
+        assert meta["category"] == "portability" and meta["confidence"] in ("HIGH", "MEDIUM", "LOW")
         assert any(ref.endswith(f"/docs/rules/{code}.md") for ref in meta["references"])
         assert r["severity"] in ("ERROR", "WARNING") and r["languages"] == ["cpp"] and r["message"].strip()
+    # A code has several entries only to give its safe fix one template each (ROC702 per HIP
+    # header, ROC703 per ROCm value of the condition); at most one of them reports without a fix.
+    for code in FIX_VARIANTS:
+        assert sum("fix" not in r for r in entries if r["metadata"]["rocm-lint-code"] == code) <= 1, code
+    safe = {r.code for r in all_rules() if r.code in CPP_CODES and r.fix == Applicability.SAFE}
+    with_fix = {r["metadata"]["rocm-lint-code"] for r in entries if "fix" in r}
+    assert with_fix == safe == FIX_VARIANTS == {"ROC702", "ROC703"}
 
 
 def test_every_rule_has_positive_and_negative_fixtures():
@@ -149,6 +173,89 @@ def test_parity_is_not_vacuous(semgrep_findings):
     assert len(codes) >= 11, sorted(codes)
 
 
+# -- the safe fixes (ROC702, ROC703) -----------------------------------------------------------------------
+FIXABLE = [SEMGREP_FIXTURES / "ROC702.cu", SEMGREP_FIXTURES / "ROC703.cu",
+           FIXTURES / "fixes" / "cuda_headers.cu", FIXTURES / "fixes" / "cuda_version_guard.cu"]
+
+
+def semgrep_json(files, *options, cwd=None):
+    proc = subprocess.run(
+        [*semgrep_command(), "scan", "--config", str(RULES), "--json", "--metrics=off", "--disable-version-check",
+         "--scan-unknown-extensions", *options, *map(str, files)],
+        capture_output=True, text=True, timeout=600, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)["results"]
+
+
+@pytest.fixture(scope="module")
+def semgrep_fixed(tmp_path_factory):
+    """{fixture: (original text, text after `semgrep --autofix`)}, one Semgrep run for all."""
+    tmp = tmp_path_factory.mktemp("semgrep-autofix")
+    copies = {}
+    for path in FIXABLE:
+        copy = tmp / f"{path.parent.name}-{path.name}"
+        shutil.copy(path, copy)
+        copies[path] = copy
+    semgrep_json(copies.values(), "--autofix")
+    return {path: (path.read_text("utf-8"), copy.read_text("utf-8")) for path, copy in copies.items()}
+
+
+@pytest.mark.parametrize("path", FIXABLE, ids=lambda p: p.name)
+def test_semgrep_fixes_keep_the_nvidia_program(path, semgrep_fixed, tmp_path):
+    before, after = semgrep_fixed[path]
+    assert after != before, "nothing was fixed"
+    assert same_on_nvidia(before, after)
+    assert translation_unit(before, tmp_path, "before") == translation_unit(after, tmp_path, "after")
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no CUDA toolkit here")
+@pytest.mark.parametrize("path", [p for p in FIXABLE if "__global__" in p.read_text("utf-8")], ids=lambda p: p.name)
+def test_semgrep_fixes_keep_nvcc_ptx_identical(path, semgrep_fixed, tmp_path):
+    before, after = semgrep_fixed[path]
+    assert nvcc_ptx(before, tmp_path, "before") == nvcc_ptx(after, tmp_path, "after")
+
+
+@pytest.mark.parametrize("path", FIXABLE, ids=lambda p: p.name)
+def test_semgrep_fixes_give_rocm_what_the_builtin_fixes_give(path, semgrep_fixed, tmp_path):
+    """The ROCm build gets the same program from both (ROC703 fixes keep it as it was, ROC702
+    fixes include the HIP header from the built-in scanner's table). Semgrep does not read
+    rocm-lint's suppression comments, so the built-in scanner fixes the file without them."""
+    before, after = semgrep_fixed[path]
+    unsuppressed = SUPPRESSED_COMMENT.sub("", before)
+    findings = check_source(str(path), unsuppressed, Config())
+    builtin_fixed = apply_text_fixes(str(path), unsuppressed, findings, "cuda").text
+    assert builtin_fixed != unsuppressed
+    rocm = lambda text, name: translation_unit(text, tmp_path, name, defines=ROCM_DEFINES)
+    assert rocm(after, "semgrep") == rocm(builtin_fixed, "builtin")
+
+
+def test_semgrep_fixes_are_final(semgrep_fixed, tmp_path):
+    """A second run finds nothing left to fix, and the built-in scanner agrees: what Semgrep
+    fixed is no longer a ROC702/ROC703 finding."""
+    copies = []
+    for path, (_, after) in semgrep_fixed.items():
+        copies.append(tmp_path / f"{path.parent.name}-{path.name}")
+        copies[-1].write_text(after)
+    assert [r["start"]["line"] for r in semgrep_json(copies) if r["extra"].get("fix")] == []
+    for path, (before, after) in semgrep_fixed.items():
+        fixed_lines = set(before.splitlines()) - set(after.splitlines())
+        remaining = [f for f in check_source(str(path), after, Config()) if f.code in ("ROC702", "ROC703")]
+        assert [f for f in remaining if after.splitlines()[f.line - 1] in fixed_lines] == []
+
+
+def test_roc702_fixes_follow_the_builtin_header_table(tmp_path):
+    headers = sorted(CUDA_HEADERS) + ["cub/block/block_reduce.cuh", "nvtx3/nvToolsExt3.h"]
+    (tmp_path / "headers.cu").write_text("".join(f"#include <{h}>\n" for h in headers))
+    results = semgrep_json(["headers.cu"], cwd=tmp_path)
+    assert {r["extra"]["metadata"]["rocm-lint-code"] for r in results} == {"ROC702"}
+    fixes = {r["start"]["line"]: r["extra"].get("fix") for r in results}
+    expected = {}
+    for line, header in enumerate(headers, start=1):
+        hip = CUDA_HEADERS.get(header, "hipcub/hipcub.hpp" if header.startswith("cub/") else None)
+        expected[line] = hip and f"#ifdef USE_ROCM\n#include <{hip}>\n#else\n#include <{header}>\n#endif"
+    assert fixes == expected
+
+
 # -- Semgrep's limits on CUDA, as verified on the pinned version ---------------------------------------
 def test_cuda_files_need_explicit_paths_and_unknown_extensions(tmp_path):
     shutil.copy(SEMGREP_FIXTURES / "ROC701.cu", tmp_path / "k.cu")
@@ -174,6 +281,10 @@ def test_wrapper_picks_cpp_files(tmp_path, capsys):
     assert cpp_files(names) == [names[0], names[2]]
     assert main([names[1], names[3]]) == 0  # nothing for Semgrep: not even started
     assert main([names[0]]) == 1  # a finding: --error
+    assert main(["--autofix", names[0]]) == 1  # options go to Semgrep: the hook's `args: [--autofix]`
+    assert (tmp_path / "k.cu").read_text() == (
+        "#ifdef USE_ROCM\n#include <hip/hip_runtime.h>\n#else\n#include <cuda_runtime.h>\n#endif\n")
+    assert main([names[0]]) == 0
 
 
 # -- the pre-commit hook, through the real pre-commit ------------------------------------------------------

@@ -18,3 +18,11 @@
 
 /* ok: rocm-lint.ROC702 */
 /* #include <cudnn.h> */
+
+// No drop-in HIP header: reported, not fixed.
+// ruleid: rocm-lint.ROC702
+#include <cudnn.h>
+// ruleid: rocm-lint.ROC702
+#include <nvtx3/nvToolsExt.h>
+// ruleid: rocm-lint.ROC702
+#include <cuda_gl_interop.h>

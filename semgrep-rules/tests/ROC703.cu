@@ -20,3 +20,24 @@
 #define HAS_FP4 1
 #endif
 #endif
+
+// A comparison true on ROCm (the macro is 0 there): reported, fixed with `|| defined(USE_ROCM)`.
+// ruleid: rocm-lint.ROC703
+#if CUDART_VERSION < 11080  // old toolkits
+#define OLD_TOOLKIT 1
+// ruleid: rocm-lint.ROC703
+#elif !defined(CUDA_VERSION) || CUDA_VERSION != 12000
+#define NOT_12 1
+#endif
+
+// Mixed `&&`/`||`: reported, no Semgrep fix (the built-in scanner parenthesises).
+// ruleid: rocm-lint.ROC703
+#if defined(CUDART_VERSION) && CUDART_VERSION >= 12000 || __CUDACC_VER_MAJOR__ >= 12
+#define NEW 1
+#endif
+
+// No comparison: not a version guard.
+// ok: rocm-lint.ROC703
+#if defined(CUDA_VERSION)
+#define HAS_CUDA_H 1
+#endif
