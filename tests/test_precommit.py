@@ -119,6 +119,35 @@ def test_check_hook_fails_and_names_the_hazards(workspace, project):
     assert (project / "train.py").read_text() == TRAIN_PY  # the check hook writes nothing
 
 
+# One file of every kind rocm-lint reads besides Python and .cu. identify (pre-commit's file
+# typing) has no tag for `.hip` or a bare `.env`, so a `types_or` list of languages would never pass
+# them to the hook: the hooks take every text file and rocm-lint picks the kinds it reads.
+OTHER_KINDS = {
+    "launch.sh": "#!/bin/sh\nexport PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512\npython train.py\n",
+    "Dockerfile": "FROM rocm/pytorch:latest\nENV TORCHINDUCTOR_MAX_AUTOTUNE=1\n",
+    ".env": "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n",
+    ".github/workflows/ci.yml": ("jobs:\n  train:\n    runs-on: [self-hosted, mi300]\n    env:\n"
+                                "      TORCHINDUCTOR_MAX_AUTOTUNE: \"1\"\n    steps:\n      - run: python train.py\n"),
+    "kernel.hip": ("#include <hip/hip_runtime.h>\n__global__ void k(int* out, bool p) {\n"
+                   "  unsigned mask = __ballot(p);\n  out[0] = __popc(mask);\n}\n"),
+    "util.cpp": "int add(int a, int b) { return a + b; }  // host code: no device code, not read\n",
+}
+
+
+def test_check_hook_reads_shell_dockerfile_yaml_env_and_hip(workspace, project):
+    for name, text in OTHER_KINDS.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    _git("add", "-A", cwd=project, env=workspace[2])
+    result = try_repo(workspace, project, "rocm-lint")
+    out = result.stdout + result.stderr
+    assert result.returncode == 1, out
+    for expected in ("launch.sh:2:32: ROC301", "Dockerfile:2:5: ROC302", ".env:1:25: ROC301",
+                     ".github/workflows/ci.yml:5:7: ROC302", "kernel.hip:3:3: ROC601", "train.py:3:1: ROC101"):
+        assert expected in out, expected
+    assert "util.cpp" not in out and "README.md:" not in out
+
+
 def test_fix_hook_fixes_the_safe_ones_then_only_unfixable_remain(workspace, project):
     fixed = try_repo(workspace, project, "rocm-lint-fix")
     out = fixed.stdout + fixed.stderr
