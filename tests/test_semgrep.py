@@ -167,6 +167,18 @@ def test_every_semgrep_finding_is_a_builtin_finding(path, semgrep_findings):
     assert sorted(found - {(f.line, f.code) for f in ours}) == []
 
 
+def test_crlf_files_give_the_same_findings(semgrep_findings, tmp_path):
+    """Windows line endings (ROCm/apex has CRLF sources) change no region and no finding."""
+    copies = {}
+    for path in fixture_files():
+        copy = tmp_path / path.name
+        copy.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+        copies[copy.resolve()] = path.resolve()
+    crlf = run_semgrep(list(copies))
+    assert {copies[p]: lines for p, lines in crlf.items()} == {p: semgrep_findings[p] for p in copies.values()
+                                                                 if p in semgrep_findings}
+
+
 def test_parity_is_not_vacuous(semgrep_findings):
     """The shared fixtures give Semgrep real work: most rules find something there."""
     codes = {c for p in shared_files() for _, c in semgrep_findings.get(p.resolve(), set())}

@@ -36,3 +36,23 @@ __device__ float host_too(float x) {
   return -x;
 #endif
 }
+
+__device__ float old_arch_slow_path(float x) {
+// A `<` test: the #else (the fast path) is dropped under HIP, where __CUDA_ARCH__ is 0.
+// ruleid: rocm-lint.ROC705
+#if __CUDA_ARCH__ < 800
+  return x + x;
+#else
+  return x * 2.f;
+#endif
+}
+
+__device__ float old_arch_checked(float x) {
+// `defined(__CUDA_ARCH__) &&` makes the test false under HIP: ROCm takes the #else.
+// ok: rocm-lint.ROC705
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800 && __CUDA_VERSION__ < 12020
+  return x + x;
+#else
+  return x * 2.f;
+#endif
+}
