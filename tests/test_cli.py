@@ -39,6 +39,13 @@ def test_exit_zero(project):
     assert run_cli("check", "--exit-zero", project).returncode == 0
 
 
+def test_no_cache_is_accepted_and_changes_nothing(project):
+    """`--no-cache` is in the CLI contract; with no cache kept, the run is the same run."""
+    plain, no_cache = run_cli("check", project), run_cli("check", "--no-cache", project)
+    assert no_cache.returncode == plain.returncode == 1
+    assert no_cache.stdout == plain.stdout and "ROC101" in no_cache.stdout
+
+
 def test_default_path_is_cwd(project):
     proc = run_cli("check", cwd=project)
     assert proc.returncode == 1

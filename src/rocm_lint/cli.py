@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="worker processes (default: number of CPUs)")
     check.add_argument("--config", metavar="FILE", help="read settings from FILE instead of pyproject.toml")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check.add_argument("--no-cache", action="store_true",
+                       help="accepted (the CLI contract, ruff's habit): rocm-lint keeps no cache, every run reads every file")
     check.add_argument("--fix", action="store_true", help="apply safe fixes (the NVIDIA path never changes)")
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
