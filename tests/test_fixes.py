@@ -229,6 +229,33 @@ def test_json_carries_fix_edits(tmp_path):
                                      "location": {"row": 2, "column": 1}, "end_location": {"row": 3, "column": 1}}]
 
 
+@pytest.mark.parametrize("odd", ["\x0c", "\x0b", "\x1c", "\x85", "\u2028"])
+def test_line_breaks_python_does_not_count_keep_edits_and_diffs_in_place(tmp_path, odd):
+    """A form feed (or another character str.splitlines splits on) is not a line break for
+    Python, flake8, git or an editor: edits, --diff and --fix must all agree with ast's lines."""
+    import json
+    import re
+    import subprocess
+
+    original = f"import torch\n\x0c\npad = '{odd}'\n{HAZARD}\nx = 1  # {odd} keep\n"
+    src = tmp_path / "a.py"
+    src.write_text(original, encoding="utf-8")
+    (item,) = json.loads(run_cli("check", "--output-format", "json", src).stdout)
+    assert item["location"]["row"] == 4
+    lines = re.findall(r"[^\n]*\n", original)
+    for edit in reversed(item["fix"]["edits"]):  # whole-line replacements, bottom up
+        lines[edit["location"]["row"] - 1:edit["end_location"]["row"] - 1] = [edit["content"]]
+    from_edits = "".join(lines)
+    diff = run_cli("check", "--diff", "a.py", cwd=tmp_path).stdout
+    assert run_cli("check", "--fix", src).returncode == 0
+    fixed = src.read_text(encoding="utf-8")
+    assert from_edits == fixed and fixed.endswith(f"x = 1  # {odd} keep\n")
+    src.write_text(original, encoding="utf-8")
+    (tmp_path / "d.patch").write_text(diff, encoding="utf-8")
+    subprocess.run(["git", "apply", "--unsafe-paths", "d.patch"], cwd=tmp_path, check=True, capture_output=True)
+    assert src.read_text(encoding="utf-8") == fixed
+
+
 def test_gpu_benchmark_fixed_script_is_the_fix_of_the_original():
     """benchmarks/gpu_fix/model_script_fixed.py is exactly what --fix makes of model_script.py."""
     from conftest import ROOT

@@ -15,6 +15,8 @@ import re
 import tokenize
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
+from rocm_lint.lines import split_lines
+
 # flake8/defaults.py: NOQA_INLINE_REGEXP
 NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.I)
 NOQA_FILE = re.compile(r"^\s*# (?:flake8|ruff)[:=]\s*noqa(?P<codes>:\s?[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*)?\s*$",
@@ -34,7 +36,7 @@ def file_exemption(text: str) -> Tuple[bool, FrozenSet[str]]:
 
 def _logical_line_mapping(text: str) -> Dict[int, str]:
     """flake8's FileProcessor._noqa_line_mapping: line -> text of its whole logical line."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     mapping: Dict[int, str] = {}
     lo, hi = len(lines) + 2, -1
     try:
@@ -67,7 +69,7 @@ class NoqaIndex:
         if line in self._mapping:
             return self._mapping[line]
         if self._lines is None:
-            self._lines = self.text.splitlines()
+            self._lines = split_lines(self.text)
         return self._lines[line - 1] if 0 < line <= len(self._lines) else ""
 
     def suppresses(self, line: int, code: str) -> bool:
@@ -120,7 +122,7 @@ def filter_comment_findings(findings: Iterable, text: str, *, hash_comments: boo
     findings = list(findings)
     if not findings or not any(m in text for m in _COMMENT_MARKERS):
         return findings
-    lines = text.splitlines()
+    lines = split_lines(text)
     opener = "#" if hash_comments else "//"
 
     def comment_of(n: int) -> str:

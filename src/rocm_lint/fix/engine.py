@@ -11,6 +11,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 from rocm_lint.finding import Applicability, Edit, Finding
 from rocm_lint.fix.nvidia_path import same_on_nvidia
 from rocm_lint.fix.recipes import GateStatement, GuardImport, RocmValue, WrapExpression
+from rocm_lint.lines import split_lines
 
 FLAG = "is_rocm"
 
@@ -102,7 +103,7 @@ def _parsed(text: str):
 def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan):
     import libcst as cst
 
-    lines = text.splitlines()
+    lines = split_lines(text)
     wrapper, positions = _parsed(text)
 
     gate_lines: Dict[int, List[Finding]] = {}
@@ -323,8 +324,8 @@ def edits_for(path: str, text: str, finding: Finding, *, rocm_names=None) -> Tup
     result = fix_source(path, text, [finding], unsafe=True, rocm_names=rocm_names)
     if not result.applied:
         return ()
-    old = text.splitlines(keepends=True)
-    new = result.text.splitlines(keepends=True)
+    old = split_lines(text, keepends=True)
+    new = split_lines(result.text, keepends=True)
     edits = []
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -335,5 +336,5 @@ def edits_for(path: str, text: str, finding: Finding, *, rocm_names=None) -> Tup
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+    return "".join(difflib.unified_diff(split_lines(old, keepends=True), split_lines(new, keepends=True),
                                         fromfile=f"a/{path.lstrip('/')}", tofile=f"b/{path.lstrip('/')}"))

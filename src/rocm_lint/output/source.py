@@ -8,14 +8,13 @@ frame) convert through :meth:`Sources.char_col`.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 from rocm_lint.discovery import language_of
 from rocm_lint.finding import Finding
+from rocm_lint.lines import split_lines
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 class Sources:
@@ -30,7 +29,7 @@ class Sources:
     def lines(self, path: str) -> List[str]:
         if path not in self._lines:
             text = self.text(path)
-            self._lines[path] = _NEWLINE.split(text) if isinstance(text, str) else []
+            self._lines[path] = split_lines(text) if isinstance(text, str) else []
         return self._lines[path]
 
     def line(self, path: str, line: int) -> str:

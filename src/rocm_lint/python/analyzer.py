@@ -15,6 +15,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tu
 
 from rocm_lint.config import Config
 from rocm_lint.finding import Applicability, Finding, Fix
+from rocm_lint.lines import split_lines
 from rocm_lint.python.gates import NVIDIA, ROCM, Fact, GateAnalysis
 from rocm_lint.python.names import ImportMap
 from rocm_lint.registry import PythonChecker, python_checkers
@@ -90,7 +91,7 @@ class ModuleContext:
                 self.imports.add_alias(target.id, value)
         # Only bindings whose text could name a platform test are evaluated (most
         # assignments in a big module are not; evaluating them all dominated the run time).
-        lines = self.text.splitlines() if self.text else None
+        lines = split_lines(self.text) if self.text else None
         words = {"hip", "cuda", "rocm", "amd", "nvidia", "__version__"} | {
             p.rsplit(".", 1)[-1].lower() for p in self.config.rocm_predicates + self.config.cuda_predicates}
 
@@ -207,7 +208,7 @@ class ModuleContext:
         if not self.text or getattr(node, "end_lineno", None) is None:
             return None
         if self._lines is None:
-            self._lines = self.text.splitlines(keepends=True)
+            self._lines = split_lines(self.text, keepends=True)
         lines = self._lines[node.lineno - 1:node.end_lineno]
         if not lines:
             return None

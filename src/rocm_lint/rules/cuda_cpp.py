@@ -7,7 +7,7 @@ import re
 from bisect import bisect_left
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from rocm_lint.cpp.preproc import CUDA_ONLY, ROCM, Node, Platform, _truth, names_in
+from rocm_lint.cpp.preproc import ROCM, Node, Platform, _truth, names_in
 from rocm_lint.cpp.scanner import CppUnit, calls, literal_value, newline_of, rocm_gate_macro
 from rocm_lint.finding import Applicability
 from rocm_lint.registry import CPP_LANGUAGES, Hit, register, source_checker
@@ -298,7 +298,6 @@ def _rocm_value(unit: CppUnit, node: Optional[Node]):
 @source_checker(*CPP_LANGUAGES, codes=("ROC703",))
 def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
-    nl = newline_of(unit)
     for d in unit.pre.directives:
         if d.name not in ("if", "elif") or d.condition is None:
             continue

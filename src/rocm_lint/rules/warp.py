@@ -7,10 +7,9 @@ and strings never fires; the scanner drops hits in code that is never compiled o
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional, Set, Tuple
+from typing import Iterator, Optional, Set, Tuple
 
-from rocm_lint.cpp.scanner import (CppUnit, calls, gate_lines, literal_value, newline_of,
-                                   whole_statement_lines)
+from rocm_lint.cpp.scanner import (CppUnit, calls, gate_lines, literal_value, whole_statement_lines)
 from rocm_lint.finding import Applicability
 from rocm_lint.registry import CPP_LANGUAGES, Hit, register, source_checker
 

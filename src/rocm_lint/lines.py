@@ -1,0 +1,25 @@
+"""Source lines as Python's tokenizer, C preprocessors and git count them.
+
+Only ``\\r\\n``, ``\\r`` and ``\\n`` end a line.  ``str.splitlines`` also splits on form feed,
+``\\v``, ``\\x1c``-``\\x1e``, ``\\x85``, ``\\u2028`` and ``\\u2029``: a file with a form feed
+(an old Emacs page break) would put every later line one off, so that line numbers from ``ast``
+point at the wrong text and fix edits land on the wrong lines.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import List
+
+_LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str, keepends: bool = False) -> List[str]:
+    """``text.splitlines(keepends)``, with only CR, LF and CRLF ending a line."""
+    if keepends:
+        return _LINE_WITH_END.findall(text)
+    lines = _NEWLINE.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()  # a final newline ends the last line; it does not start another
+    return lines
