@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -160,6 +161,21 @@ def test_junit_without_findings_has_one_passing_case(tmp_path):
 
 
 # -- full: code frame, colour ----------------------------------------------------------------------
+def test_every_format_and_flake8_count_characters(project):
+    """One column for the hazard after "débit" in every text format and through flake8 (the AST's
+    byte offset would say 19; the character column is 18)."""
+    col = TRAIN.splitlines()[1].index("torch") + 1
+    concise = run_cli("check", "train.py", "--output-format", "concise", cwd=project).stdout
+    full = run_cli("check", "train.py", "--output-format", "full", cwd=project).stdout
+    [item] = [i for i in json.loads(run_cli("check", "train.py", "--output-format", "json", cwd=project).stdout)
+              if i["code"] == "ROC101"]
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "ROC", "train.py"], cwd=project,
+                            capture_output=True, text=True).stdout
+    expected = f"train.py:2:{col}: ROC101"
+    assert expected in concise and expected in full and expected in flake8
+    assert item["location"]["column"] == col == 18
+
+
 def test_full_frame_points_at_the_hazard_in_characters(project):
     proc = run_cli("check", "train.py", "--output-format", "full", cwd=project)
     assert "\x1b[" not in proc.stdout  # not a terminal: no colour

@@ -53,7 +53,10 @@ class RocmLintPlugin:
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
         from rocm_lint.engine import analyse_python_tree, python_codes
+        from rocm_lint.lines import char_col
 
         text = "".join(self.lines)
         for f in analyse_python_tree(self.filename, text, self.tree, self.config(), python_codes()):
-            yield f.line, f.col, f"{f.code} {f.message}", type(self)
+            # character columns, as the CLI and pycodestyle report them (ast's are UTF-8 bytes)
+            line = self.lines[f.line - 1] if 0 < f.line <= len(self.lines) else ""
+            yield f.line, char_col(line, f.col), f"{f.code} {f.message}", type(self)

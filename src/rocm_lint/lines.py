@@ -23,3 +23,11 @@ def split_lines(text: str, keepends: bool = False) -> List[str]:
     if lines and lines[-1] == "":
         lines.pop()  # a final newline ends the last line; it does not start another
     return lines
+
+
+def char_col(line_text: str, byte_col: int) -> int:
+    """An ``ast`` column (a UTF-8 byte offset into the line) as a character offset: what editors,
+    ruff, pycodestyle and every rocm-lint format count."""
+    if byte_col <= 0 or line_text.isascii():
+        return max(byte_col, 0)
+    return len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))

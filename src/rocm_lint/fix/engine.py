@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 from rocm_lint.finding import Applicability, Edit, Finding
 from rocm_lint.fix.nvidia_path import same_on_nvidia
 from rocm_lint.fix.recipes import GateStatement, GuardImport, RocmValue, WrapExpression
-from rocm_lint.lines import split_lines
+from rocm_lint.lines import char_col, split_lines
 
 FLAG = "is_rocm"
 
@@ -24,11 +24,6 @@ class FixResult:
     torch_alias: str = "torch"
     inserted: List[str] = field(default_factory=list)  # module-level statements the fix added
     dropped: List[Tuple[Finding, str]] = field(default_factory=list)  # (finding, why)
-
-
-def _char_col(line_text: str, byte_col: int) -> int:
-    """ast columns are UTF-8 byte offsets; LibCST's are characters."""
-    return len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
 
 # -- the ROCm flag ------------------------------------------------------------------------------
@@ -116,7 +111,7 @@ def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan):
             guard_lines.setdefault(f.line, []).append(f)
         elif isinstance(f.recipe, (RocmValue, WrapExpression)):
             l, c, el, ec = f.recipe.span
-            key = (l, _char_col(lines[l - 1], c), el, _char_col(lines[el - 1], ec))
+            key = (l, char_col(lines[l - 1], c), el, char_col(lines[el - 1], ec))  # LibCST counts characters
             values[key] = (f, f.recipe)
 
     # The line ranges the fixes touch: the rest of the tree is left unvisited.

@@ -2,7 +2,7 @@
 
 Python findings carry ``ast`` columns (UTF-8 byte offsets); the C++ and config scanners carry
 character offsets.  Formats that promise character columns (SARIF, GitHub annotations, the code
-frame) convert through :meth:`Sources.char_col`.
+frame, concise, full; the flake8 plugin too) convert through :func:`rocm_lint.lines.char_col`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Dict, List, Tuple
 
 from rocm_lint.discovery import language_of
 from rocm_lint.finding import Finding
-from rocm_lint.lines import split_lines
+from rocm_lint.lines import char_col, split_lines
 
 
 
@@ -40,10 +40,7 @@ class Sources:
         """A finding's 0-based column in characters (Python's are UTF-8 byte offsets)."""
         if col <= 0 or language_of(path) != "python":
             return max(col, 0)
-        text = self.line(path, line)
-        if text.isascii():
-            return col
-        return len(text.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+        return char_col(self.line(path, line), col)
 
     def span(self, f: Finding) -> Tuple[int, int, int, int]:
         """(line, col, end_line, end_col) in characters, 1-based lines, 0-based columns; a finding

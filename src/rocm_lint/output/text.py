@@ -17,8 +17,9 @@ _LEXERS = {"python": "python", "cuda": "cuda", "cpp": "cpp", "shell": "bash", "d
 
 
 def render_concise(findings: List[Finding], out: TextIO) -> None:
+    sources = Sources()
     for f in findings:
-        out.write(f"{f.path}:{f.line}:{f.col + 1}: {f.code} {f.message}\n")
+        out.write(f"{f.path}:{f.line}:{sources.char_col(f.path, f.line, f.col) + 1}: {f.code} {f.message}\n")
 
 
 class _Highlighter:
@@ -59,7 +60,8 @@ def render_full(findings: List[Finding], out: TextIO, *, color: bool = False) ->
     sources = Sources()
     highlighter = _Highlighter(sources) if color else None
     for f in findings:
-        out.write(f"{bold(f'{f.path}:{f.line}:{f.col + 1}:')} {red(f.code)} {f.message}\n")
+        where = f"{f.path}:{f.line}:{sources.char_col(f.path, f.line, f.col) + 1}:"
+        out.write(f"{bold(where)} {red(f.code)} {f.message}\n")
         gutter = " " * len(str(f.line))
         src = sources.line(f.path, f.line).expandtabs(1)
         if src or 0 < f.line <= len(sources.lines(f.path)):
