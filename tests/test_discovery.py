@@ -60,3 +60,25 @@ def test_per_file_ignores(tmp_path):
 
     report = check_paths([str(tmp_path)], discover([str(tmp_path)]))
     assert [Path(f.path).name for f in report.findings] == ["train.py"]
+
+
+def test_force_exclude_applies_excludes_to_named_files(tmp_path):
+    """What pre-commit needs: it names every file, so the project's excludes must apply to them."""
+    make(tmp_path, ["src/a.py", "third_party/lib/w.py", "gen/proto_pb2.py", "src/vendored_x.py"])
+    named = [tmp_path / p for p in ("src/a.py", "third_party/lib/w.py", "gen/proto_pb2.py", "src/vendored_x.py")]
+    config = Config(extend_exclude=("third_party", "gen/*_pb2.py", "vendored_*"), root=tmp_path)
+    assert names(named, config) == ["a.py", "proto_pb2.py", "vendored_x.py", "w.py"]  # named: always checked
+    assert names(named, Config(**{**config.__dict__, "force_exclude": True})) == ["a.py"]
+
+
+def test_force_exclude_from_config_and_cli(tmp_path):
+    from conftest import run_cli
+
+    make(tmp_path, ["third_party/w.py"])
+    (tmp_path / "third_party" / "w.py").write_text("import torch\ntorch.backends.cudnn.allow_tf32 = True\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.rocm-lint]\nextend-exclude = ["third_party"]\n')
+    assert run_cli("check", "third_party/w.py", cwd=tmp_path).returncode == 1
+    assert run_cli("check", "--force-exclude", "third_party/w.py", cwd=tmp_path).returncode == 0
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.rocm-lint]\nextend-exclude = ["third_party"]\nforce-exclude = true\n')
+    assert run_cli("check", "third_party/w.py", cwd=tmp_path).returncode == 0

@@ -131,10 +131,13 @@ OTHER_KINDS = {
     "kernel.hip": ("#include <hip/hip_runtime.h>\n__global__ void k(int* out, bool p) {\n"
                    "  unsigned mask = __ballot(p);\n  out[0] = __popc(mask);\n}\n"),
     "util.cpp": "int add(int a, int b) { return a + b; }  // host code: no device code, not read\n",
+    # The project's excludes apply to the files pre-commit names (the hooks pass --force-exclude).
+    "pyproject.toml": '[tool.rocm-lint]\nextend-exclude = ["third_party"]\n',
+    "third_party/vendored/train_util.py": TRAIN_PY,
 }
 
 
-def test_check_hook_reads_shell_dockerfile_yaml_env_and_hip(workspace, project):
+def test_check_hook_reads_every_kind_and_honours_excludes(workspace, project):
     for name, text in OTHER_KINDS.items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(text)
@@ -145,7 +148,7 @@ def test_check_hook_reads_shell_dockerfile_yaml_env_and_hip(workspace, project):
     for expected in ("launch.sh:2:32: ROC301", "Dockerfile:2:5: ROC302", ".env:1:25: ROC301",
                      ".github/workflows/ci.yml:5:7: ROC302", "kernel.hip:3:3: ROC601", "train.py:3:1: ROC101"):
         assert expected in out, expected
-    assert "util.cpp" not in out and "README.md:" not in out
+    assert "util.cpp" not in out and "README.md:" not in out and "third_party" not in out
 
 
 def test_fix_hook_fixes_the_safe_ones_then_only_unfixable_remain(workspace, project):

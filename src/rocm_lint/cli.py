@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="worker processes (default: number of CPUs)")
     check.add_argument("--config", metavar="FILE", help="read settings from FILE instead of pyproject.toml")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply exclude/extend-exclude to files named on the command line too (pre-commit)")
     check.add_argument("--no-cache", action="store_true",
                        help="accepted (the CLI contract, ruff's habit): rocm-lint keeps no cache, every run reads every file")
     check.add_argument("--fix", action="store_true", help="apply safe fixes (the NVIDIA path never changes)")
@@ -91,6 +93,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         config = replace(config, extend_select=config.extend_select + tuple(args.extend_select))
     if args.ignore:
         config = replace(config, ignore=config.ignore + tuple(args.ignore))
+    if args.force_exclude:
+        config = replace(config, force_exclude=True)
     if args.jobs is not None and args.jobs < 1:
         _error("--jobs must be at least 1")
         return EXIT_ERROR

@@ -57,6 +57,9 @@ class Config:
     exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: Tuple[str, ...] = ()
     respect_gitignore: bool = True
+    # Apply exclude/extend-exclude to files named explicitly too (ruff's force-exclude): what
+    # pre-commit needs, since it names every file.
+    force_exclude: bool = False
     rocm_predicates: Tuple[str, ...] = DEFAULT_ROCM_PREDICATES
     cuda_predicates: Tuple[str, ...] = DEFAULT_CUDA_PREDICATES
     rocm_skip_decorators: Tuple[str, ...] = DEFAULT_ROCM_SKIP_DECORATORS
@@ -124,7 +127,7 @@ def _strings(value: object, key: str) -> Tuple[str, ...]:
 
 _KEYS = {
     "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude",
-    "respect-gitignore", "rocm-predicates", "extend-rocm-predicates", "cuda-predicates",
+    "respect-gitignore", "force-exclude", "rocm-predicates", "extend-rocm-predicates", "cuda-predicates",
     "extend-cuda-predicates", "rocm-skip-decorators", "rocm-macros", "cuda-macros",
 }
 
@@ -151,10 +154,11 @@ def from_table(table: dict, base: Config = Config(), source: Optional[Path] = No
         cfg = replace(cfg, exclude=_strings(table["exclude"], "exclude"))
     if "extend-exclude" in table:
         cfg = replace(cfg, extend_exclude=_strings(table["extend-exclude"], "extend-exclude"))
-    if "respect-gitignore" in table:
-        if not isinstance(table["respect-gitignore"], bool):
-            raise ConfigError("'respect-gitignore' must be true or false")
-        cfg = replace(cfg, respect_gitignore=table["respect-gitignore"])
+    for key, attr in (("respect-gitignore", "respect_gitignore"), ("force-exclude", "force_exclude")):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"'{key}' must be true or false")
+            cfg = replace(cfg, **{attr: table[key]})
     for key, attr in (("rocm-predicates", "rocm_predicates"), ("cuda-predicates", "cuda_predicates"),
                       ("rocm-skip-decorators", "rocm_skip_decorators"),
                       ("rocm-macros", "rocm_macros"), ("cuda-macros", "cuda_macros")):

@@ -1,7 +1,8 @@
 """Which files to check: walk the given paths, honouring .gitignore and excludes.
 
 Like ruff: files named explicitly on the command line are always checked (if
-they are of a kind rocm-lint reads); directories are walked without following
+they are of a kind rocm-lint reads) unless ``force-exclude`` is on (the pre-commit
+hooks pass ``--force-exclude``); directories are walked without following
 symlinked directories, skipping excluded names and git-ignored paths.
 """
 
@@ -110,6 +111,13 @@ def _excluded(name: str, rel: str, patterns: Sequence[str]) -> bool:
     return regex is not None and bool(regex.match(os.path.normcase(name)) or regex.match(os.path.normcase(rel)))
 
 
+def _named_excluded(raw: str, config: Config, patterns: Sequence[str]) -> bool:
+    """Whether a walk from the project root would have skipped this file: its name, a parent
+    directory's name, or its path (or a parent's) relative to the root matches an exclude."""
+    parts = config._relative(raw).split("/")
+    return any(_excluded(parts[i], "/".join(parts[:i + 1]), patterns) for i in range(len(parts)))
+
+
 def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, FileError]]:
     """Yield file paths to check, or FileErrors for paths that cannot be walked."""
     patterns = tuple(config.exclude) + tuple(config.extend_exclude)
@@ -132,7 +140,7 @@ def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, File
             key = os.path.realpath(raw) if os.path.islink(raw) else os.path.abspath(raw)
             if key not in seen:
                 seen.add(key)
-                if language_of(path) is not None:
+                if language_of(path) is not None and not (config.force_exclude and _named_excluded(raw, config, patterns)):
                     yield raw
             continue
         chain = _git_root_chain(path) if config.respect_gitignore else []

@@ -31,13 +31,23 @@ def semgrep_command() -> Optional[List[str]]:
 
 
 def cpp_files(paths: Sequence[str]) -> List[str]:
-    """The files among ``paths`` that rocm-lint's C++ rules read (as ``rocm-lint check`` picks them)."""
+    """The files among ``paths`` that rocm-lint's C++ rules read (as ``rocm-lint check
+    --force-exclude`` picks them: the project's exclude settings apply to named files too)."""
+    from dataclasses import replace
+
+    from rocm_lint.config import Config, ConfigError, discover
     from rocm_lint.cpp.scanner import holds_device_code
-    from rocm_lint.discovery import language_of
+    from rocm_lint.discovery import iter_files, language_of
     from rocm_lint.engine import read_source
 
+    try:
+        config = discover(list(paths))
+    except ConfigError:
+        config = Config()
     out = []
-    for path in paths:
+    for path in iter_files(paths, replace(config, force_exclude=True)):
+        if not isinstance(path, str):
+            continue  # a missing file: Semgrep has nothing to read either
         language = language_of(path)
         if language == "cuda":
             out.append(path)
