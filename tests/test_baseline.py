@@ -100,3 +100,17 @@ def test_write_baseline_refuses_fix(project):
     proc = run_cli("check", ".", "--fix", "--write-baseline", "b.json", cwd=project)
     assert proc.returncode == 2 and "cannot be combined" in proc.stderr
     assert not (project / "b.json").exists()
+
+
+def test_baseline_through_a_symlinked_directory(project, tmp_path_factory):
+    """Written through a symlink to the project, read from the real path (and back)."""
+    link = tmp_path_factory.mktemp("elsewhere") / "link"
+    link.symlink_to(project, target_is_directory=True)
+    assert run_cli("check", ".", "--write-baseline", "b.json", cwd=link).returncode == 0
+    assert run_cli("check", ".", "--baseline", link / "b.json", cwd=project).returncode == 0
+    assert run_cli("check", link, "--baseline", "b.json", cwd=project).returncode == 0
+
+
+def test_write_baseline_into_a_missing_directory_is_a_usage_error(project):
+    proc = run_cli("check", ".", "--write-baseline", "no/such/dir/b.json", cwd=project)
+    assert proc.returncode == 2 and "no such directory" in proc.stderr and "Traceback" not in proc.stderr

@@ -259,3 +259,25 @@ def test_huge_file_is_skipped_with_a_message(tmp_path, monkeypatch):
     monkeypatch.setattr(engine, "MAX_FILE_BYTES", 3)
     result = engine.check_file(str(path), engine.Config())
     assert "file too large" in str(result)
+
+
+def test_fixable_count_is_what_fix_would_fix(tmp_path):
+    """A statement that shares its line (`a = 1; hazard`, `if x: hazard`) cannot be gated: the
+    summary does not count it as fixable, and --diff agrees."""
+    (tmp_path / "t.py").write_text(
+        "import torch\ns = 1; torch.backends.cudnn.allow_tf32 = True\n"
+        "if s: torch.backends.cuda.matmul.allow_tf32 = True\n"
+        "torch.backends.cudnn.allow_tf32 = True; x = 2\n"
+        "torch.backends.cudnn.allow_tf32 = True  # alone on its line\n")
+    check = run_cli("check", "t.py", cwd=tmp_path)
+    assert check.stdout.count("ROC101") == 4
+    assert "1 fixable with --fix" in check.stderr
+    assert "Would fix 1 finding." in run_cli("check", "--diff", "t.py", cwd=tmp_path).stderr
+
+
+def test_summary_never_says_all_passed_when_a_file_failed(tmp_path):
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    (tmp_path / "broken.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = (\n")
+    proc = run_cli("check", ".", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "All checks passed" not in proc.stderr and "1 file could not be analysed" in proc.stderr

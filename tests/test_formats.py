@@ -104,6 +104,15 @@ def test_sarif_carries_fixes_and_file_errors(sarif):
     assert "binary" in note["message"]["text"]
 
 
+def test_sarif_uri_of_a_directory_with_a_colon_stays_relative(tmp_path):
+    odd = tmp_path / "we,ird:dir"
+    odd.mkdir()
+    (odd / "a%b.py").write_text(TRAIN, encoding="utf-8")
+    data = json.loads(run_cli("check", ".", "--output-format", "sarif", cwd=tmp_path).stdout)
+    location = data["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert location == {"uri": "we%2Cird%3Adir/a%25b.py", "uriBaseId": "%SRCROOT%"}
+
+
 @pytest.mark.skipif(shutil.which("npx") is None, reason="npx (Node.js) is not installed")
 def test_sarif_passes_microsofts_validator(project, tmp_path_factory):
     out = tmp_path_factory.mktemp("sarif") / "rocm-lint.sarif"

@@ -197,6 +197,18 @@ async def test_saved_pyproject_changes_the_settings(client: LanguageClient):
     assert await doc.found() == [("ROC603", 2)]
 
 
+async def test_pyproject_created_outside_the_editor_counts_from_the_next_check(client: LanguageClient):
+    """No save event reaches the server (the file is written by another program): the next
+    check of the document reads the new settings all the same."""
+    sub = client.root / "sub"
+    sub.mkdir()
+    doc = Doc(client, "sub/kernel.cu", "cuda-cpp", KERNEL_CU)
+    assert await doc.found() == [("ROC602", 6), ("ROC702", 0)]  # the root's settings: ROC603 ignored
+    (sub / "pyproject.toml").write_text('[tool.rocm-lint]\nignore = ["ROC6"]\n')
+    doc.replace(KERNEL_CU + "// edited\n")
+    assert await doc.found() == [("ROC702", 0)]
+
+
 async def test_config_files_and_unknown_kinds(client: LanguageClient):
     env = Doc(client, ".env", "dotenv", "TORCHINDUCTOR_MAX_AUTOTUNE=1\n")
     assert await env.found() == [("ROC302", 0)]

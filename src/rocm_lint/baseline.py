@@ -34,7 +34,7 @@ class BaselineError(Exception):
 
 
 def _relative(path: str, base: Path) -> str:
-    full = os.path.abspath(path)
+    full = os.path.realpath(path)  # the same key through a symlinked directory as through the real one
     try:
         return Path(os.path.relpath(full, base)).as_posix()
     except ValueError:  # another drive on Windows
@@ -48,7 +48,7 @@ def _keys(findings: Sequence[Finding], base: Path) -> List[Key]:
 
 def write_baseline(findings: Sequence[Finding], file: str) -> int:
     """Write ``file``; returns the number of findings recorded."""
-    base = Path(os.path.abspath(file)).parent
+    base = Path(os.path.realpath(file)).parent
     counts = Counter(_keys(findings, base))
     data = {"version": VERSION, "tool": "rocm-lint",
             "findings": [{"code": c, "path": p, "line": t, "count": n}
@@ -86,7 +86,7 @@ def read_baseline(file: str) -> CounterType[Key]:
 def new_findings(findings: Sequence[Finding], file: str) -> List[Finding]:
     """The findings the baseline in ``file`` does not account for (in their original order)."""
     remaining = read_baseline(file)
-    base = Path(os.path.abspath(file)).parent
+    base = Path(os.path.realpath(file)).parent
     out = []
     for f, key in zip(findings, _keys(findings, base)):
         if remaining[key] > 0:

@@ -103,6 +103,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         _error("--write-baseline records findings as they are: it cannot be combined with --fix, --diff "
                "or --baseline")
         return EXIT_ERROR
+    if args.write_baseline and not os.path.isdir(os.path.dirname(os.path.abspath(args.write_baseline))):
+        _error(f"{args.write_baseline}: cannot write the baseline: no such directory")
+        return EXIT_ERROR
     if args.baseline:
         from rocm_lint.baseline import BaselineError, read_baseline
 
@@ -117,7 +120,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.write_baseline:
         from rocm_lint.baseline import write_baseline
 
-        n = write_baseline(report.findings, args.write_baseline)
+        try:
+            n = write_baseline(report.findings, args.write_baseline)
+        except OSError as exc:
+            _error(f"{args.write_baseline}: cannot write the baseline: {(exc.strerror or str(exc)).lower()}")
+            return EXIT_ERROR
         for err in report.errors:
             _error(str(err))
         if not args.quiet:
@@ -159,7 +166,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         with_findings = len({f.path for f in report.findings})
         summary = (f"Found {n} finding{'s' if n != 1 else ''} in {with_findings} "
                    f"file{'s' if with_findings != 1 else ''} ({report.files_checked} checked).")
-        if not n:
+        if not n and not report.errors:
             summary = f"All checks passed ({report.files_checked} file{'s' if report.files_checked != 1 else ''})."
         if fixed:
             summary = f"Fixed {fixed} finding{'s' if fixed != 1 else ''}, {n} remaining ({report.files_checked} file{'s' if report.files_checked != 1 else ''})."

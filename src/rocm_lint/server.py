@@ -49,25 +49,23 @@ class ConfigCache:
     loaded once per modification time.  A broken config is reported once and the defaults used."""
 
     def __init__(self) -> None:
-        self._found: Dict[Path, Optional[Path]] = {}
         self._loaded: Dict[Path, Tuple[int, object]] = {}
         self.reported: set = set()
 
     def clear(self) -> None:
-        self._found.clear()
+        self._loaded.clear()
 
     def for_path(self, path: Optional[str], fallback_root: Optional[str]) -> Tuple[Config, Optional[str]]:
-        """(config, error message or None) for a document at ``path``."""
+        """(config, error message or None) for a document at ``path``. The nearest pyproject.toml
+        is looked up on every check (a few small reads), so one created or edited outside the
+        editor counts from the next check on; its parsed settings are kept by modification time."""
         directory = Path(path).parent if path else Path(fallback_root or os.getcwd())
-        if directory not in self._found:
-            self._found[directory] = find_config(directory)
-        source = self._found[directory]
+        source = find_config(directory)
         if source is None:
             return Config(root=Path(fallback_root) if fallback_root else None), None
         try:
             mtime = source.stat().st_mtime_ns
         except OSError:
-            self._found.pop(directory, None)
             return Config(), None
         cached = self._loaded.get(source)
         if cached is None or cached[0] != mtime:

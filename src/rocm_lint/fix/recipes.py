@@ -13,6 +13,7 @@ class GateStatement:
     """Wrap the statement holding the finding in ``if not <is_rocm>:``."""
 
     message: str = "Run it only when not on ROCm (`if not is_rocm:`)"
+    gates_statement = True  # needs the statement alone on its lines (checked when the finding is made)
 
 
 @dataclass(frozen=True)

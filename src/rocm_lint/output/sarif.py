@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, TextIO
 from urllib.parse import quote
@@ -27,7 +28,7 @@ SRCROOT = "%SRCROOT%"
 
 def _artifact(path: str, root: str) -> dict:
     rel = repo_path(path, root)
-    if rel.startswith("/") or ":" in rel.split("/", 1)[0]:  # outside the root: an absolute file URI
+    if rel.startswith("/") or re.match(r"[A-Za-z]:(/|$)", rel):  # outside the root (or another drive)
         return {"uri": Path(os.path.abspath(path)).as_uri()}
     return {"uri": quote(rel), "uriBaseId": SRCROOT}
 

@@ -473,13 +473,34 @@ class Analyzer:
         for checker in checkers:
             for where, code, message, *recipe in checker.fn(node, ctx):
                 if code in self.enabled and (not state.rocm_only or code in self.rocm_side_codes):
+                    fix_recipe = recipe[0] if recipe else None
+                    if getattr(fix_recipe, "gates_statement", False) and not _alone_on_its_lines(ctx, node):
+                        fix_recipe = None  # `a = 1; <hazard>` or `if x: <hazard>`: no place for the gate
                     self.findings.append(Finding(
                         ctx.path, where.lineno, where.col_offset, code, message,
                         getattr(where, "end_lineno", None) or where.lineno,
                         getattr(where, "end_col_offset", None) or where.col_offset,
-                        fix=_fix_of(code, recipe[0] if recipe else None),
-                        recipe=recipe[0] if recipe else None,
+                        fix=_fix_of(code, fix_recipe),
+                        recipe=fix_recipe,
                     ))
+
+
+def _alone_on_its_lines(ctx: "ModuleContext", node: ast.AST) -> bool:
+    """Whether the statement holding ``node`` has its lines to itself: nothing but indentation
+    before it (not `if x: `, `else: `, `a = 1; `) and nothing but a comment after it (not `; b`).
+    Only then can the fix wrap it in ``if not is_rocm:``; the "fixable" count relies on it."""
+    chain = [node] + [parent for _, parent in ctx.ancestors(node)]
+    stmt = next((n for n in chain if isinstance(n, ast.stmt)), None)
+    if stmt is None or not ctx.text or getattr(stmt, "end_lineno", None) is None:
+        return True
+    if ctx._lines is None:
+        ctx._lines = split_lines(ctx.text, keepends=True)
+    lines = ctx._lines
+    if not (0 < stmt.lineno <= stmt.end_lineno <= len(lines)):
+        return True
+    before = lines[stmt.lineno - 1].encode("utf-8")[:stmt.col_offset]
+    after = lines[stmt.end_lineno - 1].encode("utf-8")[stmt.end_col_offset:].strip()
+    return not before.strip() and (not after or after.startswith(b"#"))
 
 
 def _fix_of(code: str, recipe) -> "Optional[Fix]":
