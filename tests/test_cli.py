@@ -281,3 +281,9 @@ def test_summary_never_says_all_passed_when_a_file_failed(tmp_path):
     proc = run_cli("check", ".", cwd=tmp_path)
     assert proc.returncode == 2
     assert "All checks passed" not in proc.stderr and "1 file could not be analysed" in proc.stderr
+
+
+def test_selector_naming_no_rule_is_a_usage_error(project):
+    proc = run_cli("check", "--select", "ROC999", project)
+    assert proc.returncode == 2 and "ROC999 selects no rule" in proc.stderr
+    assert run_cli("check", "--ignore", "ROC9", project).returncode == 1  # ROC9: the doctor's codes

@@ -17,10 +17,17 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def _code_list(value: str) -> List[str]:
+    from rocm_lint.registry import all_rules
+
     try:
-        return list(_codes(value, "codes"))
+        codes = list(_codes(value, "codes"))
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    known = [r.code for r in all_rules()]
+    unknown = [c for c in codes if not any(k.startswith(c) for k in known)]
+    if unknown:  # like ruff: a selector that names no rule is a typo, not a silent no-op
+        raise argparse.ArgumentTypeError(f"{', '.join(unknown)} selects no rule (`rocm-lint rules` lists them)")
+    return codes
 
 
 def build_parser() -> argparse.ArgumentParser:
