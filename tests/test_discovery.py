@@ -82,3 +82,13 @@ def test_force_exclude_from_config_and_cli(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.rocm-lint]\nextend-exclude = ["third_party"]\nforce-exclude = true\n')
     assert run_cli("check", "third_party/w.py", cwd=tmp_path).returncode == 0
+
+
+def test_force_exclude_looks_only_below_the_project(tmp_path, monkeypatch):
+    """A checkout under a directory named like an exclude (`~/dist/proj`) is not excluded."""
+    make(tmp_path, ["dist/proj/src/a.py", "dist/proj/venv/b.py"])
+    proj = tmp_path / "dist" / "proj"
+    monkeypatch.chdir(proj)
+    forced = Config(force_exclude=True)
+    assert names([proj / "src" / "a.py", proj / "venv" / "b.py"], forced) == ["a.py"]
+    assert names([proj / "src" / "a.py"], Config(force_exclude=True, root=proj)) == ["a.py"]

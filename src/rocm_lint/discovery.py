@@ -114,7 +114,11 @@ def _excluded(name: str, rel: str, patterns: Sequence[str]) -> bool:
 def _named_excluded(raw: str, config: Config, patterns: Sequence[str]) -> bool:
     """Whether a walk from the project root would have skipped this file: its name, a parent
     directory's name, or its path (or a parent's) relative to the root matches an exclude."""
-    parts = config._relative(raw).split("/")
+    full = os.path.realpath(raw)
+    rel = os.path.relpath(full, os.path.realpath(config.root or os.getcwd()))
+    if rel.startswith(os.pardir):  # outside the project: only its own name, never the dirs above
+        rel = os.path.basename(full)
+    parts = Path(rel).as_posix().split("/")
     return any(_excluded(parts[i], "/".join(parts[:i + 1]), patterns) for i in range(len(parts)))
 
 
