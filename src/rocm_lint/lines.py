@@ -12,14 +12,14 @@ import re
 from typing import List
 
 _LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 def split_lines(text: str, keepends: bool = False) -> List[str]:
     """``text.splitlines(keepends)``, with only CR, LF and CRLF ending a line."""
     if keepends:
         return _LINE_WITH_END.findall(text)
-    lines = _NEWLINE.split(text)
+    lines = NEWLINE.split(text)
     if lines and lines[-1] == "":
         lines.pop()  # a final newline ends the last line; it does not start another
     return lines

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -28,6 +27,7 @@ from rocm_lint import __version__
 from rocm_lint.config import Config, ConfigError, find_config, load_file
 from rocm_lint.discovery import language_of
 from rocm_lint.finding import Applicability, Edit, FileError, Finding
+from rocm_lint.lines import NEWLINE
 from rocm_lint.registry import get_rule
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,6 @@ _SUFFIX_BY_LANGUAGE_ID = {
     "shellscript": ".sh", "sh": ".sh", "bash": ".sh", "dockerfile": ".dockerfile", "yaml": ".yaml",
     "dotenv": ".env", "cmake": ".cmake",
 }
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 # -- configuration --------------------------------------------------------------------------------
@@ -89,7 +88,7 @@ class Positions:
     """
 
     def __init__(self, text: str, codec: PositionCodec, byte_columns: bool) -> None:
-        self.lines = _NEWLINE.split(text)
+        self.lines = NEWLINE.split(text)  # a final empty line too: the end of the document
         self.codec = codec
         self.byte_columns = byte_columns
 

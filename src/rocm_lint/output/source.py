@@ -16,7 +16,6 @@ from rocm_lint.finding import Finding
 from rocm_lint.lines import char_col, split_lines
 
 
-
 class Sources:
     def __init__(self) -> None:
         self._lines: Dict[str, List[str]] = {}

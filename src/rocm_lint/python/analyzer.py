@@ -91,7 +91,7 @@ class ModuleContext:
                 self.imports.add_alias(target.id, value)
         # Only bindings whose text could name a platform test are evaluated (most
         # assignments in a big module are not; evaluating them all dominated the run time).
-        lines = split_lines(self.text) if self.text else None
+        lines = self.source_lines() if self.text else None
         words = {"hip", "cuda", "rocm", "amd", "nvidia", "__version__"} | {
             p.rsplit(".", 1)[-1].lower() for p in self.config.rocm_predicates + self.config.cuda_predicates}
 
@@ -203,13 +203,17 @@ class ModuleContext:
                     return True
         return False
 
+    def source_lines(self) -> List[str]:
+        """The module's lines with their endings, split once (as ``ast`` counts lines)."""
+        if self._lines is None:
+            self._lines = split_lines(self.text or "", keepends=True)
+        return self._lines
+
     def segment(self, node: ast.AST) -> Optional[str]:
         """``ast.get_source_segment`` without re-splitting the whole source on every call."""
         if not self.text or getattr(node, "end_lineno", None) is None:
             return None
-        if self._lines is None:
-            self._lines = split_lines(self.text, keepends=True)
-        lines = self._lines[node.lineno - 1:node.end_lineno]
+        lines = self.source_lines()[node.lineno - 1:node.end_lineno]
         if not lines:
             return None
         if len(lines) == 1:
@@ -493,9 +497,7 @@ def _alone_on_its_lines(ctx: "ModuleContext", node: ast.AST) -> bool:
     stmt = next((n for n in chain if isinstance(n, ast.stmt)), None)
     if stmt is None or not ctx.text or getattr(stmt, "end_lineno", None) is None:
         return True
-    if ctx._lines is None:
-        ctx._lines = split_lines(ctx.text, keepends=True)
-    lines = ctx._lines
+    lines = ctx.source_lines()
     if not (0 < stmt.lineno <= stmt.end_lineno <= len(lines)):
         return True
     before = lines[stmt.lineno - 1].encode("utf-8")[:stmt.col_offset]
