@@ -13,8 +13,8 @@ from rocm_lint.config import Config
 from rocm_lint.discovery import language_of
 from rocm_lint.engine import check_file, check_source
 from rocm_lint.registry import all_rules, get_rule
-from rocm_lint.text.scanner import NVIDIA, ROCM, read_unit
-from rocm_lint.text.shell import ShellReader, branch_gates
+from rocm_lint.configfiles.scanner import NVIDIA, ROCM, read_unit
+from rocm_lint.configfiles.shell import ShellReader, branch_gates
 
 CONFIG = FIXTURES / "config"
 FILES = sorted(p for p in CONFIG.rglob("*") if p.is_file())
@@ -127,7 +127,7 @@ def test_rules_are_registered_for_config_languages():
 
 
 def test_files_without_trigger_words_are_not_read(monkeypatch):
-    import rocm_lint.text.scanner as scanner
+    import rocm_lint.configfiles.scanner as scanner
 
     def boom(*args, **kwargs):
         raise AssertionError("read a file that holds no trigger word")

@@ -270,7 +270,9 @@ def cmd_rule(args: argparse.Namespace) -> int:
     if rule is None:
         _error(f"unknown rule {args.code!r}; `rocm-lint rules` lists them")
         return EXIT_ERROR
-    sys.stdout.write(rule.doc)
+    from rocm_lint.docgen import render_rule
+
+    sys.stdout.write(render_rule(rule))
     return EXIT_CLEAN
 
 

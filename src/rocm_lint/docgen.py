@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Dict
 
-from rocm_lint.registry import FAMILIES, Rule, all_rules
+from rocm_lint.registry import all_rules
+from rocm_lint.rule import FAMILIES, Rule
 
 _FIX_WORDS = {
     "safe": "safe (`--fix`)",

@@ -19,7 +19,7 @@ from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.discovery import iter_files, language_of
 from rocm_lint.finding import FileError, Finding
-from rocm_lint.registry import all_rules
+from rocm_lint.registry import all_rules, python_checkers, source_checkers, superseding_rules
 
 MAX_FILE_BYTES = 16 * 1024 * 1024  # larger files are reported and skipped
 
@@ -33,11 +33,9 @@ class Report:
 
 # -- rule selection ----------------------------------------------------------------------
 @lru_cache(maxsize=64)
-def _triggers(codes: FrozenSet[str], language: str) -> Tuple[Tuple[str, ...], Optional["re.Pattern[str]"]]:
-    words = sorted({t for r in all_rules() if r.code in codes and language in r.languages for t in r.triggers})
-    if not words:
-        return (), None
-    return tuple(words), re.compile("|".join(map(re.escape, words)))
+def _triggers(codes: FrozenSet[str], language: str) -> Tuple[str, ...]:
+    return tuple(sorted({t for r in all_rules() if r.code in codes and language in r.languages
+                         for t in r.triggers}))
 
 
 @lru_cache(maxsize=64)
@@ -122,9 +120,10 @@ def decode_source(path: str, data: bytes) -> Union[str, FileError]:
 def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
                         codes: FrozenSet[str]) -> List[Finding]:
     """Run the enabled Python rules on an already parsed module (flake8 calls this)."""
-    from rocm_lint.python.analyzer import Analyzer, ModuleContext, extend_with_bound_names, trigger_lines
+    from rocm_lint.python.analyzer import Analyzer, extend_with_bound_names, trigger_lines
+    from rocm_lint.python.context import ModuleContext
 
-    words, _ = _triggers(codes, "python")
+    words = _triggers(codes, "python")
     present = [w for w in words if w in text]
     if not present:
         return []
@@ -132,7 +131,7 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     ctx = ModuleContext(path, tree, config, text)
     lines = extend_with_bound_names(text, trigger_lines(text, present), ctx)
-    findings = Analyzer(ctx, set(codes), lines).run()
+    findings = Analyzer(ctx, python_checkers(frozenset(codes)), lines).run()
     # One place can be reached twice (a dict constant handed to two compile calls).
     return sorted(set(findings))
 
@@ -157,50 +156,6 @@ def check_python_source(path: str, text: str, config: Config,
 
 
 # -- C++ and config files ------------------------------------------------------------------
-class LineIndex:
-    """Offsets to (1-based line, 0-based column) and back, for one text."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._starts: Optional[List[int]] = None
-
-    @property
-    def starts(self) -> List[int]:
-        if self._starts is None:  # built on first use: most files have no finding
-            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
-        return self._starts
-
-    def line_of(self, offset: int) -> int:
-        from bisect import bisect_right
-
-        return bisect_right(self.starts, offset)
-
-    def position(self, offset: int) -> Tuple[int, int]:
-        line = self.line_of(offset)
-        return line, offset - self.starts[line - 1]
-
-    def offset(self, line: int, col: int = 0) -> int:
-        return self.starts[line - 1] + col
-
-
-def findings_from_hits(path: str, hits, index: LineIndex) -> List[Finding]:
-    """Turn a text scanner's offset-based hits into Findings (fixes carry their edits)."""
-    from rocm_lint.finding import Edit, Fix
-    from rocm_lint.registry import get_rule
-
-    out = []
-    for hit in hits:
-        line, col = index.position(hit.start)
-        end_line, end_col = index.position(max(hit.end, hit.start))
-        fix = None
-        rule = get_rule(hit.code)
-        if hit.edits and rule is not None and rule.fix is not None:
-            edits = tuple(Edit(content, index.position(a), index.position(b)) for a, b, content in hit.edits)
-            fix = Fix(rule.fix, hit.fix_message, edits)
-        out.append(Finding(path, line, col, hit.code, hit.message, end_line, end_col, fix=fix))
-    return sorted(set(out))
-
-
 def check_source(path: str, text: str, config: Config, language: Optional[str] = None,
                  codes: Optional[FrozenSet[str]] = None) -> Union[List[Finding], FileError]:
     """Check one file's text with the analyser of its language."""
@@ -213,13 +168,14 @@ def check_source(path: str, text: str, config: Config, language: Optional[str] =
             return []
         from rocm_lint.cpp.scanner import check_cpp_source
 
-        return check_cpp_source(path, text, config, codes, language)
+        return check_cpp_source(path, text, config, source_checkers("cuda", codes), language,
+                                superseding_rules("cuda"))
     if language is not None:
         if not worth_parsing(text, codes, language):
             return []
-        from rocm_lint.text.scanner import check_config_source
+        from rocm_lint.configfiles.scanner import check_config_source
 
-        return check_config_source(path, text, config, codes, language)
+        return check_config_source(path, text, config, source_checkers(language, codes), language)
     return []
 
 

@@ -9,7 +9,8 @@ point at the wrong text and fix edits land on the wrong lines.
 from __future__ import annotations
 
 import re
-from typing import List
+from bisect import bisect_right
+from typing import List, Optional, Tuple
 
 _LINE_WITH_END = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -31,3 +32,27 @@ def char_col(line_text: str, byte_col: int) -> int:
     if byte_col <= 0 or line_text.isascii():
         return max(byte_col, 0)
     return len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+class LineIndex:
+    """Offsets to (1-based line, 0-based column) and back, for one text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts: Optional[List[int]] = None
+
+    @property
+    def starts(self) -> List[int]:
+        if self._starts is None:  # built on first use: most files have no finding
+            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        return self._starts
+
+    def line_of(self, offset: int) -> int:
+        return bisect_right(self.starts, offset)
+
+    def position(self, offset: int) -> Tuple[int, int]:
+        line = self.line_of(offset)
+        return line, offset - self.starts[line - 1]
+
+    def offset(self, line: int, col: int = 0) -> int:
+        return self.starts[line - 1] + col

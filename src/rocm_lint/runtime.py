@@ -22,12 +22,10 @@ import re
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
+from rocm_lint.domain import ALLOC_CONF_VARS, AUTOTUNE_ENV
 from rocm_lint.finding import Finding
 
 RUNTIME_PATH = "<runtime>"
-ALLOC_CONF_VARS = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
-AUTOTUNE_ENV = ("TORCHINDUCTOR_MAX_AUTOTUNE", "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM",
-                "TORCHINDUCTOR_MAX_AUTOTUNE_POINTWISE")
 NUMA_BALANCING = "/proc/sys/kernel/numa_balancing"
 ROCM_VERSION_FILES = ("/opt/rocm/.info/version", "/opt/rocm/.info/version-dev")
 

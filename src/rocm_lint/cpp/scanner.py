@@ -14,16 +14,16 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.cpp.includes import included_macro_facts
 from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.preproc import CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, names_in
-from rocm_lint.engine import LineIndex, findings_from_hits
 from rocm_lint.finding import FileError, Finding
-from rocm_lint.registry import Hit, source_checkers
+from rocm_lint.lines import LineIndex
+from rocm_lint.rule import Hit, Rule, SourceChecker, findings_from_hits
 
 # A .cpp/.h file is scanned only if it holds device code (plain substring tests: fast).
 DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__shfl", "__ballot", "__activemask",
@@ -249,11 +249,12 @@ def _tests_foreign_macros(pre: Preprocessed) -> bool:
     return False
 
 
-def check_cpp_source(path: str, text: str, config: Config, codes: FrozenSet[str],
-                     language: str = "cuda") -> Union[List[Finding], FileError]:
+def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[SourceChecker],
+                     language: str = "cuda", superseders: Sequence[Rule] = ()) -> Union[List[Finding], FileError]:
+    """Run ``checkers`` (the enabled rules' C++ checkers) on one C++/CUDA file; ``superseders``
+    are the C++ rules with a ``supersedes`` predicate (enabled or not)."""
     if language != "cuda" and not holds_device_code(text):
         return []
-    checkers = source_checkers("cuda", codes)
     if not checkers:
         return []
     try:
@@ -267,15 +268,16 @@ def check_cpp_source(path: str, text: str, config: Config, codes: FrozenSet[str]
     except RecursionError:
         return FileError(path, "cannot analyse: preprocessor nesting too deep")
     unit = CppUnit(path, text, config, lexed, pre, LineIndex(text))
-    hits: List[Hit] = []
+    hits: List[Tuple[Rule, Hit]] = []
     for checker in checkers:
         for hit in checker.fn(unit):
-            if hit.code in codes and not unit.nvidia_only(hit.start):
-                hits.append(hit)
-    if hits and unit.cutlass_bound:
-        # A CUTLASS/CuTe kernel cannot be built for AMD at all: ROC707 says so once, and the
-        # line-level hazards inside it are noise (the port is a rewrite, e.g. to Composable Kernel).
-        hits = [h for h in hits if h.code == "ROC707"]
+            if not unit.nvidia_only(hit.start):
+                hits.append((checker.rule, hit))
+    for superseder in superseders:
+        if hits and superseder.supersedes is not None and superseder.supersedes(unit):
+            # ROC707: a CUTLASS/CuTe kernel cannot be built for AMD at all (the port is a
+            # rewrite): its findings replace the file's line-level ones, which are noise.
+            hits = [(rule, hit) for rule, hit in hits if rule is superseder]
     findings = findings_from_hits(path, hits, unit.index)
     return noqa.filter_comment_findings(findings, text, hash_comments=False)
 

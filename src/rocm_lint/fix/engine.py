@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from rocm_lint.finding import Applicability, Edit, Finding
 from rocm_lint.fix.nvidia_path import same_on_nvidia
-from rocm_lint.fix.recipes import GateStatement, GuardImport, RocmValue, WrapExpression
+from rocm_lint.finding import GateStatement, GuardImport, RocmValue, WrapExpression
 from rocm_lint.lines import char_col, split_lines
 
 FLAG = "is_rocm"
@@ -308,7 +308,7 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
 
 def _rocm_names(path: str, text: str, tree: ast.Module) -> Dict[str, object]:
     from rocm_lint.config import Config
-    from rocm_lint.python.analyzer import ModuleContext
+    from rocm_lint.python.context import ModuleContext
 
     ctx = ModuleContext(path, tree, Config(), text)
     return dict(ctx.gates.bound_names)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import List, Sequence, Tuple
 
-from rocm_lint.engine import LineIndex
+from rocm_lint.lines import LineIndex
 from rocm_lint.finding import Applicability, Finding
 from rocm_lint.fix.engine import FixResult
 

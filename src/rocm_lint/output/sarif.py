@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, TextIO
 from urllib.parse import quote
 
 from rocm_lint import __version__
+from rocm_lint.docgen import render_rule
 from rocm_lint.finding import FileError, Finding
 from rocm_lint.output.source import Sources, repo_path
 from rocm_lint.registry import all_rules
@@ -45,7 +46,7 @@ def _rule_descriptor(rule) -> dict:
         "fullDescription": {"text": f"{rule.code} ({rule.name}): {rule.summary}"},
         "helpUri": rule.url,
         "help": {"text": f"{rule.summary}. Documentation: {rule.url} (or `rocm-lint rule {rule.code}`).",
-                 "markdown": rule.doc},
+                 "markdown": render_rule(rule)},
         "defaultConfiguration": {"level": "error"},
         "properties": {
             "tags": ["portability", "rocm", rule.family],

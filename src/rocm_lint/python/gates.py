@@ -20,9 +20,8 @@ import ast
 from typing import Dict, Iterable, Optional, Tuple
 
 from rocm_lint.python.names import ImportMap, dotted
+from rocm_lint.domain import NVIDIA, ROCM  # noqa: F401  (re-exported for the rules)
 
-ROCM = "rocm"
-NVIDIA = "nvidia"
 Fact = Optional[str]
 Facts = Tuple[Fact, Fact]
 UNKNOWN: Facts = (None, None)

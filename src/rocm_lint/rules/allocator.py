@@ -6,8 +6,7 @@ import ast
 import re
 from typing import Iterator, Tuple
 
-from rocm_lint.finding import Applicability
-from rocm_lint.fix.recipes import GateStatement, RocmValue, span_of
+from rocm_lint.finding import Applicability, GateStatement, RocmValue, span_of
 from rocm_lint.python.patterns import env_settings
 from rocm_lint.registry import Hit, python_checker, register, source_checker
 
@@ -91,7 +90,7 @@ def find_environment_settings(unit) -> Iterator[Hit]:
     """``PYTORCH_*_ALLOC_CONF`` holding max_split_size_mb, and ``TORCHINDUCTOR_MAX_AUTOTUNE*``
     set to a true value (also as the default of ``${X:-1}``), where the setting can reach a
     ROCm process: not in NVIDIA-only images, jobs, branches or files."""
-    from rocm_lint.text.scanner import default_of, truthy
+    from rocm_lint.configfiles.scanner import default_of, truthy
 
     for s in unit.settings:
         if s.how in _BUILD_TIME or unit.never_on_rocm(s.gate):

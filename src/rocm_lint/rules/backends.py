@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Tuple
 
-from rocm_lint.finding import Applicability
-from rocm_lint.fix.recipes import GateStatement, WrapExpression, span_of
+from rocm_lint.finding import Applicability, GateStatement, WrapExpression, span_of
 from rocm_lint.registry import python_checker, register
 
 GATE = GateStatement()

@@ -386,7 +386,7 @@ def find_arch_settings_in_config(unit) -> Iterator[Hit]:
     the user overrides (Dockerfile ``ARG``, CMake ``CACHE`` without ``FORCE``, a branch that tests
     the same variable first, or an ``if``/``else`` whose other branch takes it from a variable), on
     code that never runs on ROCm, and in CI definitions (``.github/``, ``.gitlab-ci.yml`` ...)."""
-    from rocm_lint.text.scanner import NVIDIA
+    from rocm_lint.configfiles.scanner import NVIDIA
 
     if unit.ci_config and unit.language in ("yaml", "shell"):
         return  # CI jobs and their scripts build for the GPUs of their own runners

@@ -48,12 +48,13 @@ register(
     "nvcuda::wmma / <mma.h> tensor-core API: no HIP equivalent (rocWMMA differs)",
     triggers=("nvcuda", "mma.h"), fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
 )
-register(
+_ROC707 = register(
     "ROC707", "cutlass-cute-libcudacxx",
     "CUTLASS or CuTe (no HIP port) or libcu++ (<cuda/std/...>: needs AMD's libhipcxx; <cuda/pipeline>: none) "
     "included",
     triggers=("cutlass", "cute", "cuda/"), fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
 )
+_ROC707.supersedes = lambda unit: unit.cutlass_bound
 register(
     "ROC708", "nvidia-only-sync-primitive",
     "NVIDIA-only synchronisation/async-copy primitive (__nanosleep, __syncwarp with a partial mask, "

@@ -6,8 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Tuple
 
-from rocm_lint.finding import Applicability
-from rocm_lint.fix.recipes import GateStatement, RocmValue, span_of
+from rocm_lint.finding import Applicability, GateStatement, RocmValue, span_of
 from rocm_lint.python.patterns import env_settings, inductor_settings, is_truthy_constant
 from rocm_lint.registry import python_checker, register
 

@@ -7,8 +7,7 @@ import os
 import re
 from typing import Iterator, Optional, Set, Tuple
 
-from rocm_lint.finding import Applicability
-from rocm_lint.fix.recipes import GuardImport
+from rocm_lint.finding import Applicability, GuardImport
 from rocm_lint.registry import python_checker, register
 
 register(

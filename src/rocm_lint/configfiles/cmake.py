@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from rocm_lint.text.shell import NVIDIA, ROCM, SETTING_NAMES
+from rocm_lint.configfiles.shell import NVIDIA, ROCM, SETTING_NAMES
 
 # In a CMake condition: `USE_ROCM`, `HIP_FOUND`, `CMAKE_HIP_COMPILER`, `GPU_LANG STREQUAL "HIP"` ...
 ROCM_CONDITION = re.compile(r"rocm|(?<![A-Za-z])(?:HIP|hip|Hip)(?![a-z])|(?<![A-Za-z])AMD(?![a-z])|amdgpu", re.I)

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint import noqa
 from rocm_lint.config import Config
-from rocm_lint.engine import LineIndex, findings_from_hits
 from rocm_lint.finding import FileError, Finding
-from rocm_lint.registry import source_checkers
-from rocm_lint.text.shell import NVIDIA, ROCM, ShellReader, Word, shell_facts
+from rocm_lint.lines import LineIndex
+from rocm_lint.rule import SourceChecker, findings_from_hits
+from rocm_lint.configfiles.shell import NVIDIA, ROCM, ShellReader, Word, shell_facts
 
 __all__ = ["NVIDIA", "ROCM", "ConfigUnit", "Setting", "ToolArgs", "check_config_source", "read_unit", "truthy"]
 
@@ -460,7 +460,7 @@ def _yaml_gate(code: str, start: int, end: int) -> Optional[str]:
 
 
 def _yaml(b: _Builder) -> None:
-    from rocm_lint.text.yamlish import read_yaml
+    from rocm_lint.configfiles.yamlish import read_yaml
 
     code = b.code
     facts = read_yaml(code)
@@ -509,7 +509,7 @@ _SET_TAIL = {"CACHE", "PARENT_SCOPE"}
 
 
 def _cmake(b: _Builder) -> None:
-    from rocm_lint.text.cmake import read_cmake
+    from rocm_lint.configfiles.cmake import read_cmake
 
     code = b.code
     for cmd in read_cmake(code):
@@ -599,9 +599,9 @@ def read_unit(path: str, text: str, config: Config, language: str) -> ConfigUnit
     return ConfigUnit(path, text, language, config, code, b.settings, b.args)
 
 
-def check_config_source(path: str, text: str, config: Config, codes: FrozenSet[str],
+def check_config_source(path: str, text: str, config: Config, checkers: Sequence[SourceChecker],
                         language: str) -> Union[List[Finding], FileError]:
-    checkers = source_checkers(language, codes)
+    """Run ``checkers`` (the enabled rules' checkers of ``language``) on one config file."""
     if not checkers:
         return []
     try:
@@ -610,10 +610,10 @@ def check_config_source(path: str, text: str, config: Config, codes: FrozenSet[s
         hits = []
         for checker in checkers:
             for hit in checker.fn(unit):
-                key = (hit.start, hit.code)
-                if hit.code in codes and key not in seen:
+                key = (hit.start, checker.rule.code)
+                if key not in seen:
                     seen.add(key)
-                    hits.append(hit)
+                    hits.append((checker.rule, hit))
     except RecursionError:
         return FileError(path, "cannot analyse: nesting too deep")
     findings = findings_from_hits(path, hits, LineIndex(text))

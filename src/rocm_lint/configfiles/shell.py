@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
+from rocm_lint.domain import NVIDIA, ROCM  # noqa: F401  (re-exported for the rules)
 
 # -- platform tests ----------------------------------------------------------------------------
 # A test names NVIDIA when it mentions the driver, the toolkit or a "cuda" platform value;
@@ -31,8 +32,6 @@ SETTING_NAMES = re.compile(r"\w*(?:ARCH_LIST|ARCHITECTURES|_ARCHS?|TARGETS?|ALLO
 _NEGATIONS = re.compile(r"(?:^|\s)!(?=\s)|!=|\s-ne\s|\s-z\s|\bNOT\b")
 
 # Gate values: where a piece of code can run.
-NVIDIA = "nvidia"  # never on ROCm (an NVIDIA-only branch, or the not-ROCm side of a ROCm test)
-ROCM = "rocm"  # only on ROCm
 
 
 def branch_gates(cond: str, negations: Optional[int] = None) -> Tuple[Optional[str], Optional[str]]:

@@ -1,0 +1,329 @@
+"""What a Python checker may ask about the module it looks at: :class:`ModuleContext`.
+
+One context per analysed module.  It is built in two phases: :meth:`ModuleContext.__init__`
+collects the module's facts before any rule runs (imports and aliases, assignments, the ROCm
+and NVIDIA predicates the module defines, see :mod:`rocm_lint.python.gates`); the walk
+(:mod:`rocm_lint.python.analyzer`) then keeps ``state``, ``statement``, ``node``, ``function``
+and ``stack`` current for the node being checked.  Checkers only read it; a value a rule wants
+computed once per module goes through :meth:`ModuleContext.memo`.
+
+Public API for checkers: ``path``, ``tree``, ``text``, ``config``, ``imports``, ``gates``,
+``state``, ``statement``, ``node``, ``function``, ``single_bindings``, ``all_bindings``;
+``qualname``, ``resolve``, ``bound_values``, ``constant``, ``string_text``, ``segment``,
+``parameter_default``, ``is_whole_statement``, ``alone_on_its_lines``, ``parent_of``,
+``ancestors``, ``enclosing_statements``, ``caught``, ``source_lines``, ``memo``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
+
+from rocm_lint.config import Config
+from rocm_lint.lines import split_lines
+from rocm_lint.python.gates import NVIDIA, ROCM, Fact, GateAnalysis
+from rocm_lint.python.names import ImportMap
+
+T = TypeVar("T")
+
+class State(NamedTuple):
+    """What is known about the code being visited."""
+
+    nvidia_only: bool = False  # only ever runs where ROCm is not in use
+    rocm_only: bool = False  # only ever runs on ROCm
+    import_guarded: bool = False  # inside ``try:`` whose handler catches ImportError
+    in_function: bool = False
+
+    def apply(self, fact: Fact) -> "State":
+        if fact == NVIDIA and not self.nvidia_only:
+            return self._replace(nvidia_only=True)
+        if fact == ROCM and not self.rocm_only:
+            return self._replace(rocm_only=True)
+        return self
+
+
+class ModuleContext:
+    """Everything a checker may ask about the module; ``state`` is the current node's."""
+
+    def __init__(self, path: str, tree: ast.Module, config: Config, text: str = "") -> None:
+        self.path = path
+        self.tree = tree
+        self.text = text  # the module's source, for file-level questions
+        self._lines: Optional[List[str]] = None
+        self._memo: Dict[str, object] = {}
+        self.config = config
+        self.imports = ImportMap()
+        self.gates = GateAnalysis(self.imports, config.rocm_predicates, config.cuda_predicates)
+        self.state = State()
+        self.statement: Optional[ast.stmt] = None  # the innermost statement being visited
+        self.node: Optional[ast.AST] = None  # the node being checked
+        self.function: Optional[ast.AST] = None  # the innermost function being visited
+        self.stack: List[ast.AST] = []  # the visited node's ancestors, module first
+        # Names assigned exactly once anywhere in the module, with their value:
+        # lets ``MODE = "reduce-overhead"; torch.compile(m, mode=MODE)`` resolve.
+        self.single_bindings: Dict[str, ast.AST] = {}
+        # Every value assigned to a name (``x = ...``) or attribute (``self.x = ...``), by name.
+        self.all_bindings: Dict[str, List[ast.AST]] = {}
+        self._learn(tree)
+
+    def _learn(self, tree: ast.Module) -> None:
+        assignments: List[Tuple[ast.AST, ast.AST]] = []
+        functions: List[ast.AST] = []
+        counts: Dict[str, int] = {}
+        for stmt in _statements(tree.body):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                self.imports.add_import(stmt)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    assignments.append((target, stmt.value))
+                    key = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
+                    if key is not None:
+                        self.all_bindings.setdefault(key, []).append(stmt.value)
+                    if isinstance(target, ast.Name):
+                        counts[target.id] = counts.get(target.id, 0) + 1
+                        if len(targets) == 1:
+                            self.single_bindings[target.id] = stmt.value
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.append(stmt)
+        for name, n in counts.items():
+            if n > 1:
+                self.single_bindings.pop(name, None)
+        for target, value in assignments:
+            if isinstance(target, ast.Name) and counts.get(target.id) == 1:
+                self.imports.add_alias(target.id, value)
+        # Only bindings whose text could name a platform test are evaluated (most
+        # assignments in a big module are not; evaluating them all dominated the run time).
+        lines = self.source_lines() if self.text else None
+        words = {"hip", "cuda", "rocm", "amd", "nvidia", "__version__"} | {
+            p.rsplit(".", 1)[-1].lower() for p in self.config.rocm_predicates + self.config.cuda_predicates}
+
+        def may_matter(node: ast.AST) -> bool:
+            if lines is None:
+                return True
+            end = getattr(node, "end_lineno", None) or node.lineno
+            text = " ".join(lines[node.lineno - 1:end]).lower()
+            return any(w in text for w in words)
+
+        def single_return(fn) -> bool:
+            body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            return len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
+
+        functions = [fn for fn in functions if single_return(fn)]
+        for fn in functions:
+            if may_matter(fn):
+                self.gates.learn_function(fn)
+        for target, value in assignments:
+            if not may_matter(value):
+                continue
+            before = len(self.gates.bound_names) + len(self.gates.bound_attrs)
+            self.gates.learn_assignment(target, value)
+            if len(self.gates.bound_names) + len(self.gates.bound_attrs) > before:
+                name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
+                words.add(name.lower())  # later bindings may build on this one
+        for fn in functions:
+            if may_matter(fn):
+                self.gates.learn_function(fn)
+
+    # -- helpers for checkers ----------------------------------------------------------
+    def qualname(self, node: ast.AST) -> Optional[str]:
+        return self.imports.qualname(node)
+
+    def resolve(self, node: ast.AST) -> ast.AST:
+        """The expression ``node`` evaluates on ROCm, as far as it is known statically.
+
+        Follows a name bound once in the module to its value, and picks the ROCm
+        arm of a gated ternary (``"default" if is_rocm else "reduce-overhead"``).
+        """
+        for _ in range(8):  # bounded: bindings may refer to each other
+            if isinstance(node, ast.Name) and node.id in self.single_bindings:
+                node = self.single_bindings[node.id]
+            elif isinstance(node, ast.IfExp):
+                t, f = self.gates.facts(node.test)
+                if t == ROCM or f == NVIDIA:
+                    node = node.body
+                elif f == ROCM or t == NVIDIA:
+                    node = node.orelse
+                else:
+                    return node
+            else:
+                return node
+        return node
+
+    def bound_values(self, node: ast.AST) -> List[ast.AST]:
+        """Every value the module assigns to this name or attribute name (empty if unknown)."""
+        key = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
+        return self.all_bindings.get(key, []) if key is not None else []
+
+    def memo(self, key: str, factory: Callable[[], T]) -> T:
+        """A value computed once per module for the rules (``factory()`` on first use);
+        ``key`` is the rule's code or module name plus what is computed."""
+        if key not in self._memo:
+            self._memo[key] = factory()
+        return self._memo[key]
+
+    def parent_of(self, node: ast.AST) -> Optional[ast.AST]:
+        """The parent of the node being checked, or of one of its ancestors."""
+        stack = self.stack
+        if node is self.node:
+            return stack[-1] if stack else None
+        for i in range(len(stack) - 1, 0, -1):
+            if stack[i] is node:
+                return stack[i - 1]
+        return None
+
+    def ancestors(self, node: ast.AST) -> Iterator[Tuple[ast.AST, ast.AST]]:
+        """(child, parent) pairs from ``node`` (the node being checked, or one of its
+        ancestors) up to the module: the walk's own path, no parent map needed."""
+        stack = self.stack
+        if node is self.node:
+            i = len(stack)
+        else:
+            i = next((k for k in range(len(stack) - 1, -1, -1) if stack[k] is node), 0)
+        child = node
+        while i > 0:
+            parent = stack[i - 1]
+            yield child, parent
+            child, i = parent, i - 1
+
+    def enclosing_statements(self, node: ast.AST) -> Iterator[Tuple[ast.AST, str]]:
+        """(enclosing statement, field holding ``node``'s branch) from the innermost out,
+        stopping at a def: a ``try``/``if`` around a function does not run around its body."""
+        for child, parent in self.ancestors(node):
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return
+            if isinstance(parent, ast.excepthandler):
+                continue
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                if child in (getattr(parent, field, None) or ()):
+                    yield parent, field
+                    break
+
+    def caught(self, node: ast.AST, names) -> bool:
+        """Is ``node`` inside the body of a ``try`` whose handlers catch one of ``names``?"""
+        for parent, field in self.enclosing_statements(node):
+            if field == "body" and (isinstance(parent, ast.Try) or type(parent).__name__ == "TryStar"):
+                if any(handler_catches(h, names) for h in parent.handlers):
+                    return True
+        return False
+
+    def source_lines(self) -> List[str]:
+        """The module's lines with their endings, split once (as ``ast`` counts lines)."""
+        if self._lines is None:
+            self._lines = split_lines(self.text or "", keepends=True)
+        return self._lines
+
+    def segment(self, node: ast.AST) -> Optional[str]:
+        """``ast.get_source_segment`` without re-splitting the whole source on every call."""
+        if not self.text or getattr(node, "end_lineno", None) is None:
+            return None
+        lines = self.source_lines()[node.lineno - 1:node.end_lineno]
+        if not lines:
+            return None
+        if len(lines) == 1:
+            return lines[0].encode("utf-8")[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
+        first = lines[0].encode("utf-8")[node.col_offset:].decode("utf-8", "replace")
+        last = lines[-1].encode("utf-8")[:node.end_col_offset].decode("utf-8", "replace")
+        return first + "".join(lines[1:-1]) + last
+
+    def parameter_default(self, node: ast.AST) -> object:
+        """For a name that is a parameter of the enclosing function: its default's constant
+        value (``...`` if it has no constant default); ``None`` when it is not a parameter."""
+        fn = self.function
+        if fn is None or not isinstance(node, ast.Name):
+            return None
+        args = fn.args
+        positional = list(getattr(args, "posonlyargs", [])) + list(args.args)
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        for arg, default in pairs:
+            if arg.arg == node.id:
+                if isinstance(default, ast.Constant):
+                    return default.value
+                return ...
+        return None
+
+    def alone_on_its_lines(self, node: ast.AST) -> bool:
+        """Whether the statement holding ``node`` (the node being checked or one of its
+        ancestors) has its lines to itself: nothing but indentation before it (not `if x: `,
+        `else: `, `a = 1; `) and nothing but a comment after it (not `; b`).  Only then can a
+        fix wrap it in ``if not is_rocm:``; the "fixable" count relies on it."""
+        return _alone(self, node)
+
+    def is_whole_statement(self, node: ast.AST) -> bool:
+        """Is ``node`` the entire current statement (an assignment, or a call on its own line)?
+
+        Only then may a fix gate the statement without gating anything else with it.
+        """
+        stmt = self.statement
+        if stmt is node:
+            return True
+        return isinstance(stmt, ast.Expr) and stmt.value is node
+
+    def constant(self, node: ast.AST) -> object:
+        """The constant value ``node`` has on ROCm, else ``...`` (unknown).
+
+        A ROCm predicate is True there and an NVIDIA one False, so
+        ``allow_tf32 = not is_rocm`` is known to be False on ROCm.
+        """
+        node = self.resolve(node)
+        if isinstance(node, ast.Constant):
+            return node.value
+        t, f = self.gates.facts(node)
+        if t == NVIDIA or f == ROCM:
+            return False
+        if t == ROCM:
+            return True
+        return ...
+
+    def string_text(self, node: ast.AST) -> Optional[str]:
+        """The literal text of a string, f-string or ``"a" + "b"``; ``{}`` for holes."""
+        node = self.resolve(node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.JoinedStr):
+            return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.string_text(node.left), self.string_text(node.right)
+            if left is not None or right is not None:
+                return (left or "{}") + (right or "{}")
+        return None
+
+
+def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included (no expressions: this stays cheap)."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        nested: List[ast.stmt] = []
+        for name in ("body", "orelse", "finalbody"):
+            nested.extend(getattr(stmt, name, None) or ())
+        for clause in list(getattr(stmt, "handlers", None) or ()) + list(getattr(stmt, "cases", None) or ()):
+            nested.extend(clause.body)
+        stack.extend(reversed(nested))
+
+
+def handler_catches(handler: ast.excepthandler, names) -> bool:
+    """Does this ``except`` clause catch one of the exception ``names`` (a bare one catches all)?"""
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    for t in types:
+        name = t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", None)
+        if name in names:
+            return True
+    return False
+
+
+def _alone(ctx: "ModuleContext", node: ast.AST) -> bool:
+    chain = [node] + [parent for _, parent in ctx.ancestors(node)]
+    stmt = next((n for n in chain if isinstance(n, ast.stmt)), None)
+    if stmt is None or not ctx.text or getattr(stmt, "end_lineno", None) is None:
+        return True
+    lines = ctx.source_lines()
+    if not (0 < stmt.lineno <= stmt.end_lineno <= len(lines)):
+        return True
+    before = lines[stmt.lineno - 1].encode("utf-8")[:stmt.col_offset]
+    after = lines[stmt.end_lineno - 1].encode("utf-8")[stmt.end_col_offset:].strip()
+    return not before.strip() and (not after or after.startswith(b"#"))
