@@ -54,6 +54,12 @@ def python_checkers(codes: FrozenSet[str]) -> Tuple[PythonChecker, ...]:
 
 
 @lru_cache(maxsize=64)
+def python_observers(codes: FrozenSet[str]) -> Tuple[PythonChecker, ...]:
+    """The walk-time observers of the rules in ``codes``."""
+    return tuple(c for r in all_rules() if r.code in codes for c in r.observers)
+
+
+@lru_cache(maxsize=64)
 def source_checkers(language: str, codes: FrozenSet[str]) -> Tuple[SourceChecker, ...]:
     """The checkers of ``language`` files of the rules in ``codes``, in code order."""
     return tuple(c for r in all_rules() if r.code in codes

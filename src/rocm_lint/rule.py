@@ -133,12 +133,19 @@ class Rule:
     supersedes: Optional[Callable[[Any], bool]] = field(default=None, repr=False)
     # Message templates (``str.format`` fields), by key; ``message()`` fills one in.
     messages: Mapping[str, str] = field(default_factory=dict)
+    # Phase 1, before the walk: per-module facts the rule's checkers read
+    # (:class:`rocm_lint.python.context.ModuleFacts`, computed once per module).
+    facts: Tuple[Any, ...] = ()
     python_checkers: List[PythonChecker] = field(default_factory=list, repr=False)
+    # Phase 2, during the walk: functions that record what they see, in walk order, for the
+    # checkers of later nodes (they report nothing; they also see ROCm-only code).
+    observers: List[PythonChecker] = field(default_factory=list, repr=False)
     source_checkers: List[SourceChecker] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         self.triggers = tuple(self.triggers)
         self.languages = tuple(self.languages)
+        self.facts = tuple(self.facts)
         if (self.fix is None) != (self.fix_availability == FixAvailability.NONE):
             raise ValueError(f"{self.code}: a fix applicability needs a fix availability and vice versa")
 
@@ -148,6 +155,17 @@ class Rule:
 
         def deco(fn: PyCheckerFn) -> PyCheckerFn:
             self.python_checkers.append(PythonChecker(fn, tuple(node_types), self))
+            return fn
+
+        return deco
+
+    def observer(self, *node_types: Type[ast.AST]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+        """Decorator: ``fn(node, ctx)`` records facts about nodes of ``node_types`` as the walk
+        reaches them (outside NVIDIA-only code), before any checker sees the node.  One function
+        may observe for several rules: it runs once per node."""
+
+        def deco(fn: Callable[..., None]) -> Callable[..., None]:
+            self.observers.append(PythonChecker(fn, tuple(node_types), self))  # type: ignore[arg-type]
             return fn
 
         return deco

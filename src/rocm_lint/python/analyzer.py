@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Callable, Dict, List, Optional, Sequence
 
 from rocm_lint.finding import Applicability, Finding, Fix, Recipe
 from rocm_lint.python.context import ModuleContext, State, handler_catches
@@ -31,13 +31,19 @@ class Analyzer:
     """One walk of one module, dispatching nodes to the enabled checkers."""
 
     def __init__(self, ctx: ModuleContext, checkers: Sequence[PythonChecker],
-                 lines_of_interest: Optional[List[int]]) -> None:
+                 lines_of_interest: Optional[List[int]], observers: Sequence[PythonChecker] = ()) -> None:
         self.ctx = ctx
         self.lines = lines_of_interest  # sorted; None means "visit everything"
         self.dispatch: Dict[type, List[PythonChecker]] = {}
+        self.observers: Dict[type, List[Callable[[ast.AST, ModuleContext], None]]] = {}
         for checker in checkers:
             for t in checker.node_types:
                 self.dispatch.setdefault(t, []).append(checker)
+        for observer in observers:
+            for t in observer.node_types:
+                fns = self.observers.setdefault(t, [])
+                if observer.fn not in fns:  # one function observing for several rules runs once
+                    fns.append(observer.fn)
         self.findings: List[Finding] = []
 
     def run(self) -> List[Finding]:
@@ -191,13 +197,18 @@ class Analyzer:
                 self.visit_expr(child, state)
 
     def check(self, node: ast.AST, state: State) -> None:
+        if state.nvidia_only:
+            return
+        observers = self.observers.get(type(node))
         checkers = self.dispatch.get(type(node))
-        if not checkers or state.nvidia_only:
+        if not checkers and not observers:
             return
         ctx = self.ctx
         ctx.state = state
         ctx.node = node
-        for checker in checkers:
+        for observe in observers or ():
+            observe(node, ctx)
+        for checker in checkers or ():
             rule = checker.rule
             if state.rocm_only and not rule.rocm_side:
                 continue
@@ -212,6 +223,29 @@ class Analyzer:
                     getattr(where, "end_col_offset", None) or where.col_offset,
                     fix=_fix_of(rule, recipe),
                 ))
+
+
+class _GatedWalk(Analyzer):
+    """The same gated walk, unpruned, handing every node and its state to ``visit``."""
+
+    def __init__(self, ctx: ModuleContext, visit: Callable[[ast.AST, State], None]) -> None:
+        super().__init__(ctx, (), None)
+        self.visit = visit
+
+    def check(self, node: ast.AST, state: State) -> None:
+        self.visit(node, state)
+
+
+def walk_gated(ctx: ModuleContext, visit: Callable[[ast.AST, State], None]) -> None:
+    """Walk the whole module as the analyser does, calling ``visit(node, state)`` for every
+    node with what is known there (NVIDIA-only, ROCm-only, import-guarded, in a function);
+    ``ctx.statement`` and ``ctx.function`` are kept current.  For module facts (phase 1): the
+    context's walk fields are restored afterwards, so it may also run on first use mid-walk."""
+    saved = (ctx.statement, ctx.function, ctx.state, ctx.node)
+    try:
+        _GatedWalk(ctx, visit).run()
+    finally:
+        ctx.statement, ctx.function, ctx.state, ctx.node = saved
 
 
 def _fix_of(rule: Rule, recipe: Optional[Recipe]) -> Optional[Fix]:

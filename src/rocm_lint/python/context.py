@@ -17,7 +17,7 @@ Public API for checkers: ``path``, ``tree``, ``text``, ``config``, ``imports``, 
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
+from typing import Callable, Dict, Generic, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from rocm_lint.config import Config
 from rocm_lint.lines import split_lines
@@ -25,6 +25,22 @@ from rocm_lint.python.gates import NVIDIA, ROCM, Fact, GateAnalysis
 from rocm_lint.python.names import ImportMap
 
 T = TypeVar("T")
+
+class ModuleFacts(Generic[T]):
+    """A fact about a whole module that one or more rules read (phase 1 of the analysis).
+
+    Declared once, next to the rules that use it (``Rule(..., facts=(BUILD_FACTS,))``);
+    ``compute(ctx)`` runs at most once per module: before the walk when a rule that declares
+    it may fire in the module, else on first use.  This is where project-wide facts plug in.
+    """
+
+    def __init__(self, name: str, compute: Callable[["ModuleContext"], T]) -> None:
+        self.name = name
+        self.compute = compute
+
+    def __repr__(self) -> str:
+        return f"ModuleFacts({self.name!r})"
+
 
 class State(NamedTuple):
     """What is known about the code being visited."""
@@ -154,6 +170,13 @@ class ModuleContext:
         """Every value the module assigns to this name or attribute name (empty if unknown)."""
         key = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
         return self.all_bindings.get(key, []) if key is not None else []
+
+    def facts(self, facts: "ModuleFacts[T]") -> T:
+        """The module's value of ``facts`` (computed on first use, once)."""
+        key = "facts:" + facts.name
+        if key not in self._memo:
+            self._memo[key] = facts.compute(self)
+        return self._memo[key]  # type: ignore[return-value]
 
     def memo(self, key: str, factory: Callable[[], T]) -> T:
         """A value computed once per module for the rules (``factory()`` on first use);

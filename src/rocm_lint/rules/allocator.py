@@ -4,33 +4,40 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterator, Tuple
+from typing import Iterator, Optional
 
-from rocm_lint.finding import Applicability, GateStatement, RocmValue, span_of
+from rocm_lint.configfiles.scanner import ConfigUnit, Setting, default_of, truthy
+from rocm_lint.domain import ALLOC_CONF_VARS, AUTOTUNE_ENV
+from rocm_lint.finding import Applicability, GateStatement, Recipe, RocmValue, span_of
+from rocm_lint.python.context import ModuleContext
 from rocm_lint.python.patterns import env_settings
-from rocm_lint.registry import Hit, python_checker, register, source_checker
+from rocm_lint.rule import FixAvailability, Hit, PyHit, Rule
 
-register(
+_MESSAGE = ("`max_split_size_mb` in {where}: combined with expandable segments (on by default from "
+            "ROCm 7.0) it has grown reserved memory until OOM and read back zeros on ROCm: {advice}")
+
+ROC301 = Rule(
     "ROC301", "allocator-max-split-size",
     "max_split_size_mb in the allocator config: with expandable segments, runaway memory and zero reads on ROCm",
     triggers=("max_split_size_mb",),
     fix=Applicability.SAFE,  # in Python; shown only in shell, Docker, YAML and .env files
+    fix_availability=FixAvailability.SOMETIMES,
     languages=("python", "shell", "dockerfile", "yaml", "dotenv"),
+    messages={
+        "python": _MESSAGE.replace("{advice}", "leave it out when `is_rocm`"),
+        "config": _MESSAGE.replace("{advice}", "leave it out of ROCm environments"),
+    },
 )
-register(
+ROC302 = Rule(
     "ROC302", "inductor-max-autotune-env",
     "TORCHINDUCTOR_MAX_AUTOTUNE=1 (or _POINTWISE/_GEMM) exported in a shell script, Dockerfile, YAML or "
     ".env file: GEMM autotuning has memory faults and hangs reported on ROCm",
     triggers=("TORCHINDUCTOR_MAX_AUTOTUNE",),
-    fix=Applicability.DISPLAY,
     languages=("shell", "dockerfile", "yaml", "dotenv"),
+    messages={"default": "`{name}={value}` turns on Inductor max-autotune for every compile in this "
+                         "environment: GEMM autotuning has memory faults, GPU hangs and timeouts reported on "
+                         "ROCm; leave it unset (or 0) where the job runs on ROCm"},
 )
-
-ALLOC_CONF_VARS = {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}
-_MESSAGE = ("`max_split_size_mb` in {where}: combined with expandable segments (on by default from "
-            "ROCm 7.0) it has grown reserved memory until OOM and read back zeros on ROCm: leave it "
-            "out when `is_rocm`")
-
 
 _NO_EXPANDABLE = re.compile(r"expandable_segments\s*:\s*(?:False|false|0)\b")
 
@@ -47,7 +54,7 @@ def without_max_split(conf: str) -> str:
                     if part.strip() and not part.strip().startswith("max_split_size_mb"))
 
 
-def _recipe(value: ast.AST, node: ast.AST, ctx):
+def _recipe(value: ast.AST, node: ast.AST, ctx: ModuleContext) -> Optional[Recipe]:
     """ROCm gets the same string without max_split_size_mb (only for a literal string);
     when nothing would be left, the whole statement is skipped on ROCm instead."""
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
@@ -60,51 +67,50 @@ def _recipe(value: ast.AST, node: ast.AST, ctx):
     return None
 
 
-@python_checker(ast.Assign, ast.AnnAssign, ast.Call, ast.Dict, codes=("ROC301",))
-def find_max_split_size(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+@ROC301.checker(ast.Assign, ast.AnnAssign, ast.Call, ast.Dict)
+def max_split_size(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
     for where, name, value in env_settings(node, ctx):
         text = ctx.string_text(value)
         if name in ALLOC_CONF_VARS and text is not None and risky_max_split(text):
-            yield where, "ROC301", _MESSAGE.format(where=name), _recipe(value, node, ctx)
+            yield PyHit(where, ROC301.message("python", where=name), _recipe(value, node, ctx))
     if isinstance(node, ast.Call):
         qual = ctx.qualname(node.func) or ""
         if qual.rsplit(".", 1)[-1] in ("_set_allocator_settings", "set_allocator_settings") and node.args:
             text = ctx.string_text(node.args[0])
             if text is not None and risky_max_split(text):
-                yield node, "ROC301", _MESSAGE.format(where="the allocator settings"), \
-                    _recipe(node.args[0], node, ctx)
+                yield PyHit(node, ROC301.message("python", where="the allocator settings"),
+                            _recipe(node.args[0], node, ctx))
 
 
 # -- shell, Dockerfile, YAML, .env ----------------------------------------------------------------
-AUTOTUNE_ENV = {"TORCHINDUCTOR_MAX_AUTOTUNE", "TORCHINDUCTOR_MAX_AUTOTUNE_POINTWISE",
-                "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM"}
-_ENV_LANGUAGES = ("shell", "dockerfile", "yaml", "dotenv")
 # Settings that reach a process at run time: not Dockerfile ARG / --build-arg (build time only)
 # and not -D defines (CMake cache entries).
 _BUILD_TIME = {"ARG", "build-arg", "define"}
-_CONFIG_MESSAGE = _MESSAGE.replace("leave it out when `is_rocm`", "leave it out of ROCm environments")
 
 
-@source_checker(*_ENV_LANGUAGES, codes=("ROC301", "ROC302"))
-def find_environment_settings(unit) -> Iterator[Hit]:
-    """``PYTORCH_*_ALLOC_CONF`` holding max_split_size_mb, and ``TORCHINDUCTOR_MAX_AUTOTUNE*``
-    set to a true value (also as the default of ``${X:-1}``), where the setting can reach a
-    ROCm process: not in NVIDIA-only images, jobs, branches or files."""
-    from rocm_lint.configfiles.scanner import default_of, truthy
+def _runtime_settings(unit: ConfigUnit) -> Iterator[Setting]:
+    return (s for s in unit.settings if s.how not in _BUILD_TIME and not unit.never_on_rocm(s.gate))
 
-    for s in unit.settings:
-        if s.how in _BUILD_TIME or unit.never_on_rocm(s.gate):
-            continue
+
+@ROC301.source_checker("shell", "dockerfile", "yaml", "dotenv")
+def max_split_size_in_environment(unit: ConfigUnit) -> Iterator[Hit]:
+    """``PYTORCH_*_ALLOC_CONF`` holding max_split_size_mb where the setting can reach a ROCm
+    process: not in NVIDIA-only images, jobs, branches or files."""
+    for s in _runtime_settings(unit):
         if s.name in ALLOC_CONF_VARS and risky_max_split(s.value):
+            message = ROC301.message("config", where=f"`{s.name}`")
             at = unit.code.find("max_split_size_mb", s.value_start, s.value_end)
             if at >= 0:
-                yield Hit(at, at + len("max_split_size_mb"), "ROC301", _CONFIG_MESSAGE.format(where=f"`{s.name}`"))
+                yield ROC301.hit(at, at + len("max_split_size_mb"), message)
             else:
-                yield Hit(unit.anchor(s), s.value_end, "ROC301", _CONFIG_MESSAGE.format(where=f"`{s.name}`"))
-        elif s.name in AUTOTUNE_ENV:
+                yield ROC301.hit(unit.anchor(s), s.value_end, message)
+
+
+@ROC302.source_checker()
+def max_autotune_in_environment(unit: ConfigUnit) -> Iterator[Hit]:
+    """``TORCHINDUCTOR_MAX_AUTOTUNE*`` set to a true value (also as the default of ``${X:-1}``)."""
+    for s in _runtime_settings(unit):
+        if s.name in AUTOTUNE_ENV:
             value = default_of(s) if s.computed else s.value
             if value is not None and truthy(value):
-                yield Hit(unit.anchor(s), s.value_end, "ROC302",
-                          f"`{s.name}={value.strip()}` turns on Inductor max-autotune for every compile in this "
-                          "environment: GEMM autotuning has memory faults, GPU hangs and timeouts reported on "
-                          "ROCm; leave it unset (or 0) where the job runs on ROCm")
+                yield ROC302.hit(unit.anchor(s), s.value_end, ROC302.message(name=s.name, value=value.strip()))
