@@ -286,3 +286,23 @@ def test_fix_the_sample_project(tmp_path):
             assert same_on_nvidia(old, result.text, [result.flag], [result.torch_alias, "torch"], result.inserted)
     assert changed >= 2
     assert run_cli("check", "--fix", "--unsafe-fixes", copy).stderr.count("Fixed") == 0  # nothing left to fix
+
+
+def test_fix_reuses_a_configured_rocm_predicate(tmp_path):
+    """The fix step reads the module with the user's configuration, as the check does: with
+    ``rocm-predicates = ["on_amd"]`` and ``IS_AMD = on_amd()`` bound before the hazard, the fix
+    gates on ``IS_AMD`` and inserts no second flag (it inserted ``is_rocm = ...`` when the fix
+    engine rebuilt the module's facts with the default configuration)."""
+    from rocm_lint.fix.api import fix_text
+
+    text = ("import torch\nfrom platforms import on_amd\n\nIS_AMD = on_amd()\n"
+            "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    config = Config(rocm_predicates=Config().rocm_predicates + ("on_amd",))
+    result = fix_text("t.py", text, config)
+    assert result.text == text.replace("torch.backends", "if not IS_AMD:\n    torch.backends")
+    assert "is_rocm" not in result.text
+    # the CLI's --diff says the same
+    (tmp_path / "pyproject.toml").write_text('[tool.rocm-lint]\nextend-rocm-predicates = ["on_amd"]\n')
+    (tmp_path / "t.py").write_text(text)
+    proc = run_cli("check", "--diff", "t.py", cwd=tmp_path)
+    assert "+if not IS_AMD:" in proc.stdout and "is_rocm" not in proc.stdout, proc.stdout

@@ -160,7 +160,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         report.findings = kept
     fmt = args.output_format or ("full" if out.isatty() else "concise")
     if fmt in FORMATS_WITH_EDITS:
-        report.findings = _with_edits(report.findings)
+        report.findings = _with_edits(report.findings, config)
     if args.statistics:
         render_statistics(report.findings, out)
     else:
@@ -242,13 +242,14 @@ def _apply_fixes(report, config, args, out):
     return fixed, would_fix
 
 
-def _with_edits(findings):
-    """Fill in each fix's edits (ruff's JSON carries them); only files with fixes are re-read."""
+def _with_edits(findings, config):
+    """Fill in each Python fix's edits (ruff's JSON carries them); only files with fixes are
+    re-read.  C++ and config-file findings carry their edits from the check."""
     from dataclasses import replace as dc_replace
 
     from rocm_lint.engine import read_source
     from rocm_lint.finding import Fix
-    from rocm_lint.fix.engine import edits_for
+    from rocm_lint.fix.api import edits_for
 
     texts = {}
     out = []
@@ -257,7 +258,7 @@ def _with_edits(findings):
             if f.path not in texts:
                 texts[f.path] = read_source(f.path)
             text = texts[f.path]
-            edits = edits_for(f.path, text, f) if isinstance(text, str) else ()
+            edits = edits_for(f.path, text, f, config) if isinstance(text, str) else ()
             f = dc_replace(f, fix=Fix(f.fix.applicability, f.fix.message, edits) if edits else None)
         out.append(f)
     return out

@@ -219,6 +219,7 @@ class RocmLintServer(LanguageServer):
         if not checked:
             return []
         path, text, findings = checked
+        config, _ = self.configs.for_path(self.document_path(self.workspace.get_text_document(uri))[0], self.root())
         only = params.context.only
         want_quick = not only or any(types.CodeActionKind.QuickFix.value.startswith(k) for k in only)
         want_all = not only or any(FIX_ALL_KIND.startswith(k) for k in only)
@@ -232,7 +233,7 @@ class RocmLintServer(LanguageServer):
                 rng = where.finding_range(f)
                 if not _overlaps(rng, wanted):
                     continue
-                edits = fix_edits(path, text, f)
+                edits = fix_edits(path, text, f, config)
                 if not edits:
                     continue
                 unsafe = f.fix.applicability == Applicability.UNSAFE
@@ -245,7 +246,7 @@ class RocmLintServer(LanguageServer):
                         types.TextEdit(range=where.edit_range(e), new_text=e.content) for e in edits]),
                 ))
         if want_all and any(f.fix.applicability == Applicability.SAFE for f in fixable):
-            new_text = fix_all(path, text, findings)
+            new_text = fix_all(path, text, findings, config)
             if new_text is not None and new_text != text:
                 actions.append(types.CodeAction(
                     title="rocm-lint: apply every safe fix",
@@ -278,39 +279,23 @@ def to_diagnostic(f: Finding, where: Positions) -> types.Diagnostic:
     )
 
 
-def fix_edits(path: str, text: str, f: Finding) -> Tuple[Edit, ...]:
+def fix_edits(path: str, text: str, f: Finding, config: Config) -> Tuple[Edit, ...]:
     """The edits of one finding's fix, verified the way ``--fix`` verifies them."""
-    language = language_of(path)
-    if language == "python":
-        from rocm_lint.fix.engine import edits_for
+    from rocm_lint.fix.api import edits_for
 
-        if f.recipe is None:
-            return ()
-        try:
-            return edits_for(path, text, f)
-        except SyntaxError:
-            return ()
-    if not f.fix.edits:
-        return ()
-    from rocm_lint.fix.text_edits import apply_text_fixes
-
-    result = apply_text_fixes(path, text, [f], language, unsafe=True)
-    return tuple(f.fix.edits) if result.applied else ()
+    return edits_for(path, text, f, config)
 
 
-def fix_all(path: str, text: str, findings: Sequence[Finding]) -> Optional[str]:
-    """The text with every safe fix applied (what ``rocm-lint check --fix`` would write)."""
-    language = language_of(path)
+def fix_all(path: str, text: str, findings: Sequence[Finding], config: Config) -> Optional[str]:
+    """The text with every safe fix applied: what ``rocm-lint check --fix`` would write (the same
+    passes: fixes that overlap land in a later pass)."""
+    from rocm_lint.fix.api import fix_text
+
     try:
-        if language == "python":
-            from rocm_lint.fix.engine import fix_source
-
-            return fix_source(path, text, findings).text
-        from rocm_lint.fix.text_edits import apply_text_fixes
-
-        return apply_text_fixes(path, text, findings, language).text
+        result = fix_text(path, text, config, findings=findings)
     except SyntaxError:
         return None
+    return None if isinstance(result, FileError) else result.text
 
 
 def create_server() -> RocmLintServer:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from rocm_lint.config import Config
 from rocm_lint.finding import Applicability, Edit, Finding
 from rocm_lint.fix.nvidia_path import same_on_nvidia
 from rocm_lint.finding import GateStatement, GuardImport, RocmValue, WrapExpression
@@ -24,6 +25,8 @@ class FixResult:
     torch_alias: str = "torch"
     inserted: List[str] = field(default_factory=list)  # module-level statements the fix added
     dropped: List[Tuple[Finding, str]] = field(default_factory=list)  # (finding, why)
+    # Findings whose fix overlaps one taken in this pass: ``fix.api.fix_text`` runs another pass.
+    overlapped: List[Finding] = field(default_factory=list)
 
 
 # -- the ROCm flag ------------------------------------------------------------------------------
@@ -251,14 +254,17 @@ def _allowed(f: Finding, unsafe: bool) -> bool:
 
 def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: bool = False,
                rocm_names: Optional[Dict[str, object]] = None) -> FixResult:
-    """Apply every allowed fix of ``findings`` to ``text``; verify; return the new text."""
+    """Apply every allowed fix of ``findings`` to ``text``; verify; return the new text.
+
+    ``rocm_names``: what the check learned about the module's ROCm predicates
+    (:func:`learned_rocm_names`; derived with the default configuration when not given)."""
     candidates = [f for f in findings if _allowed(f, unsafe)]
     result = FixResult(text)
     if not candidates:
         return result
     tree = ast.parse(text)
     if rocm_names is None:
-        rocm_names = _rocm_names(path, text, tree)
+        rocm_names = learned_rocm_names(path, text, Config())
     flag = plan_flag(tree, min(f.line for f in candidates), rocm_names)
 
     def attempt(subset: Sequence[Finding]):
@@ -306,16 +312,22 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
     return result
 
 
-def _rocm_names(path: str, text: str, tree: ast.Module) -> Dict[str, object]:
-    from rocm_lint.config import Config
+@lru_cache(maxsize=4)
+def learned_rocm_names(path: str, text: str, config: Config) -> Dict[str, object]:
+    """Module-level names the module binds to a ROCm/NVIDIA test (``is_rocm = torch.version.hip
+    is not None``, or a predicate of the configuration), as the checker's gate analysis sees them."""
     from rocm_lint.python.context import ModuleContext
 
-    ctx = ModuleContext(path, tree, Config(), text)
-    return dict(ctx.gates.bound_names)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    return dict(ModuleContext(path, tree, config, text).gates.bound_names)
 
 
-def edits_for(path: str, text: str, finding: Finding, *, rocm_names=None) -> Tuple[Edit, ...]:
-    """The edits of one finding's fix alone, as line-range replacements (for JSON output)."""
+def python_edits_for(path: str, text: str, finding: Finding, *,
+                     rocm_names: Optional[Dict[str, object]] = None) -> Tuple[Edit, ...]:
+    """The edits of one finding's fix alone, as line-range replacements (JSON output, quick fixes)."""
     result = fix_source(path, text, [finding], unsafe=True, rocm_names=rocm_names)
     if not result.applied:
         return ()

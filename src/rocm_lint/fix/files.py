@@ -47,8 +47,8 @@ def _encoding(data: bytes) -> str:
 
 def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix:
     from rocm_lint.discovery import language_of
-    from rocm_lint.engine import check_source, decode_source, source_encoding
-    from rocm_lint.fix.engine import fix_source
+    from rocm_lint.engine import decode_source, source_encoding
+    from rocm_lint.fix.api import fix_text
 
     real = os.path.realpath(path)  # write through symlinks, never replace them
     try:
@@ -61,31 +61,10 @@ def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix
     if isinstance(text, FileError):
         return FileFix(path, "", "", error=text.reason)
     language = language_of(path)
-    findings = check_source(path, text, config, language)
-    if isinstance(findings, FileError):
-        return FileFix(path, text, text, error=findings.reason)
-    if language == "python":
-        result = fix_source(path, text, findings, unsafe=unsafe)
-        encoding = _encoding(data)
-    else:
-        from rocm_lint.fix.text_edits import apply_text_fixes
-
-        result = apply_text_fixes(path, text, findings, language, unsafe=unsafe)
-        # Overlapping fixes (a ballot declaration and its mask on one line) land in later
-        # passes, like ruff's fix loop; each pass is verified against the one before.
-        for _ in range(8):
-            if not result.applied or not any("overlaps" in why for _, why in result.dropped):
-                break
-            again = check_source(path, result.text, config, language)
-            if isinstance(again, FileError):
-                break
-            more = apply_text_fixes(path, result.text, again, language, unsafe=unsafe)
-            if not more.applied:
-                break
-            result.text = more.text
-            result.applied = result.applied + more.applied
-            result.dropped = [d for d in result.dropped if "overlaps" not in d[1]] + more.dropped
-        encoding = source_encoding(path, data)
+    result = fix_text(path, text, config, unsafe=unsafe, language=language)
+    if isinstance(result, FileError):
+        return FileFix(path, text, text, error=result.reason)
+    encoding = _encoding(data) if language == "python" else source_encoding(path, data)
     outcome = FileFix(path, text, result.text, result.applied, result.dropped)
     if write and outcome.changed:
         try:

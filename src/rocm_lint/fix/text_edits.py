@@ -86,5 +86,5 @@ def apply_text_fixes(path: str, text: str, findings: Sequence[Finding], language
             return result
     result.text = new
     result.applied = applied
-    result.dropped.extend((f, "overlaps another fix; run --fix again") for f in skipped)
+    result.overlapped = list(skipped)
     return result
