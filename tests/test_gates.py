@@ -3,7 +3,7 @@
 Each case is a module where ``HAZARD`` stands for an ungated TF32 switch; the
 test asserts whether the analyser reports it.  GATED cases are silent because the
 code runs only on NVIDIA, or only on ROCm (code written for ROCm on purpose is
-"explicitly handled", DESIGN.md).  Idioms marked with a project
+"explicitly handled", docs/architecture.md).  Idioms marked with a project
 name are the shapes those projects use.
 """
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import List, Optional, Sequence
 
 from rocm_lint import __version__
-from rocm_lint.config import ConfigError, _codes, discover
+from rocm_lint.config import ConfigError, discover, parse_codes
 from rocm_lint.output import FORMATS, FORMATS_WITH_EDITS, MACHINE_FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -20,7 +20,7 @@ def _code_list(value: str) -> List[str]:
     from rocm_lint.registry import all_rules
 
     try:
-        codes = list(_codes(value, "codes"))
+        codes = list(parse_codes(value, "codes"))
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     known = [r.code for r in all_rules()]

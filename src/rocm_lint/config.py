@@ -107,7 +107,7 @@ def _glob_match(rel: str, pattern: str) -> bool:
     return fnmatch.fnmatch(rel, pattern.lstrip("./"))
 
 
-def _codes(value: object, key: str) -> Tuple[str, ...]:
+def parse_codes(value: object, key: str) -> Tuple[str, ...]:
     if isinstance(value, str):
         value = [v for v in re.split(r"[,\s]+", value) if v]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -139,17 +139,17 @@ def from_table(table: dict, base: Config = Config(), source: Optional[Path] = No
         raise ConfigError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(_KEYS))}")
     cfg = base
     if "select" in table:
-        cfg = replace(cfg, select=_codes(table["select"], "select"))
+        cfg = replace(cfg, select=parse_codes(table["select"], "select"))
     if "extend-select" in table:
-        cfg = replace(cfg, extend_select=_codes(table["extend-select"], "extend-select"))
+        cfg = replace(cfg, extend_select=parse_codes(table["extend-select"], "extend-select"))
     if "ignore" in table:
-        cfg = replace(cfg, ignore=_codes(table["ignore"], "ignore"))
+        cfg = replace(cfg, ignore=parse_codes(table["ignore"], "ignore"))
     if "per-file-ignores" in table:
         pfi = table["per-file-ignores"]
         if not isinstance(pfi, dict):
             raise ConfigError("'per-file-ignores' must be a table of glob = [codes]")
         cfg = replace(cfg, per_file_ignores=tuple(
-            (str(k), _codes(v, f"per-file-ignores.{k}")) for k, v in pfi.items()))
+            (str(k), parse_codes(v, f"per-file-ignores.{k}")) for k, v in pfi.items()))
     if "exclude" in table:
         cfg = replace(cfg, exclude=_strings(table["exclude"], "exclude"))
     if "extend-exclude" in table:

@@ -118,7 +118,12 @@ def _named_excluded(raw: str, config: Config, patterns: Sequence[str]) -> bool:
     rel = os.path.relpath(full, os.path.realpath(config.root or os.getcwd()))
     if rel.startswith(os.pardir):  # outside the project: only its own name, never the dirs above
         rel = os.path.basename(full)
-    parts = Path(rel).as_posix().split("/")
+    return path_excluded(Path(rel).as_posix().split("/"), patterns)
+
+
+def path_excluded(parts: Sequence[str], patterns: Sequence[str]) -> bool:
+    """Whether a path relative to the project root, as its ``parts``, is excluded: the name of
+    the file or of a directory above it, or its path (or a parent's), matches an exclude glob."""
     return any(_excluded(parts[i], "/".join(parts[:i + 1]), patterns) for i in range(len(parts)))
 
 

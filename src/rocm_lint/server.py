@@ -178,7 +178,7 @@ class RocmLintServer(LanguageServer):
         return path, text, result
 
     def excluded(self, path: str, config: Config) -> bool:
-        from rocm_lint.discovery import _excluded
+        from rocm_lint.discovery import path_excluded
 
         base = config.root or (Path(self.root()) if self.root() else None)
         if base is None:
@@ -188,8 +188,7 @@ class RocmLintServer(LanguageServer):
         except ValueError:
             return False
         patterns = tuple(config.exclude) + tuple(config.extend_exclude)
-        parts = rel.parts
-        return any(_excluded(part, "/".join(parts[:i + 1]), patterns) for i, part in enumerate(parts))
+        return path_excluded(rel.parts, patterns)
 
     def positions(self, path: str, text: str) -> Positions:
         return Positions(text, self.workspace.position_codec, language_of(path) == "python")

@@ -195,8 +195,12 @@ def names_in(node: Optional[Node]) -> List[str]:
     return [n for a in node.args for n in names_in(a)]
 
 
-def _truth(v: Value) -> Tri:
+def truth(v: Value) -> Tri:
+    """A preprocessor value as a truth value (None: unknown)."""
     return None if v is None else v != 0
+
+
+_truth = truth  # TRANSITIONAL: removed once rules/cuda_cpp.py imports `truth`
 
 
 def _int(t: Tri) -> Value:
@@ -456,7 +460,7 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
                 elif d.condition is None:
                     taken = (None, None)
                 else:
-                    taken = tuple(_truth(w.evaluate(d.condition)) for w in worlds)
+                    taken = tuple(truth(w.evaluate(d.condition)) for w in worlds)
                 new_state = tuple(_and(o, _and(_not(t0), t)) for o, t0, t in zip(frame.outer, frame.taken, taken))
                 frame.taken = tuple(_or(t0, t) for t0, t in zip(frame.taken, taken))
                 wave = frame.wave_outer

@@ -1,8 +1,7 @@
-"""Rule families. Importing this package registers every rule and checker.
+"""Rule families: one module per family (ROC1 ``backends``, ROC2 ``inductor`` ...).
 
-One module per family (DESIGN.md's catalogue): adding a rule means one entry
-here or in its family module, one page in ``rocm_lint/docs/`` and one fixture.
+Each module defines its rules as module-level :class:`rocm_lint.rule.Rule` objects with their
+checkers attached; :mod:`rocm_lint.registry` imports every module of this package and collects
+them.  Adding a rule touches its family module, its page (``rocm_lint/docs/ROCxxx.md``) and its
+fixtures, nothing else: ``python scripts/new_rule.py`` creates all three (docs/architecture.md).
 """
-
-from rocm_lint.rules import (allocator, backends, build, cuda_cpp, hardware, host, inductor,  # noqa: F401
-                             packages, warp)
