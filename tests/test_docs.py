@@ -20,7 +20,7 @@ def test_docs_rules_are_generated_from_registry():
 
 
 def test_no_orphan_pages():
-    pages = {p.name for p in (ROOT / "docs" / "rules").glob("*.md")}
+    pages = {p.name for p in (ROOT / "docs" / "rules").glob("*.md")} - {"index.md"}
     assert pages == set(render_all())
 
 
@@ -33,7 +33,10 @@ def test_rule_page_has_every_section(rule):
     assert re.search(r"https://\S+", body.split("## References", 1)[1]), "a public reference is required"
 
 
-def test_readme_names_every_rule():
+def test_readme_names_every_family():
+    """The README describes the families; the catalogue itself lives in the registry (adding a
+    rule touches no README row): `rocm-lint rules` and docs/rules/ list every rule."""
     readme = (ROOT / "README.md").read_text("utf-8")
-    for rule in all_rules():
-        assert rule.code in readme
+    for family in {rule.family for rule in all_rules()}:
+        assert family in readme
+    assert "rocm-lint rules" in readme and "docs/rules/" in readme
