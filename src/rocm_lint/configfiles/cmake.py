@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from rocm_lint.configfiles.shell import NVIDIA, ROCM, SETTING_NAMES
+from rocm_lint.configfiles.shell import NVIDIA, ROCM, SETTING_NAMES, Word
+from rocm_lint.configfiles.unit import Setting, ToolArgs, UnitBuilder, tests_name
 
 # In a CMake condition: `USE_ROCM`, `HIP_FOUND`, `CMAKE_HIP_COMPILER`, `GPU_LANG STREQUAL "HIP"` ...
 ROCM_CONDITION = re.compile(r"rocm|(?<![A-Za-z])(?:HIP|hip|Hip)(?![a-z])|(?<![A-Za-z])AMD(?![a-z])|amdgpu", re.I)
@@ -206,3 +207,81 @@ def _read_args(text: str, i: int) -> Tuple[List[Arg], int]:
         args.append(Arg(i, j, value, False, bool(_COMPUTED.search(value))))
         i = max(j, i + 1)
     return args, n
+
+
+# -- CMake --------------------------------------------------------------------------------------------
+# Commands whose arguments never reach a compiler: messages, tests, loops, declarations, probes.
+_CMAKE_NOT_FLAGS = frozenset({
+    "message", "if", "elseif", "else", "endif", "while", "endwhile", "foreach", "endforeach", "option",
+    "function", "endfunction", "macro", "endmacro", "return", "unset", "mark_as_advanced", "include",
+    "find_package", "find_program", "find_library", "find_path", "project", "cmake_minimum_required",
+    "install", "file", "configure_file", "execute_process", "try_compile", "try_run", "cmake_parse_arguments",
+    "check_cxx_compiler_flag", "check_c_compiler_flag", "check_compiler_flag", "check_language",
+    "cmake_dependent_option", "get_property", "get_target_property", "get_filename_component",
+    "add_test", "set_tests_properties", "math", "separate_arguments", "cmake_policy",
+})
+_SET_TAIL = {"CACHE", "PARENT_SCOPE"}
+
+
+def read_cmake_unit(b: UnitBuilder) -> None:
+    code = b.code
+    for cmd in read_cmake(code):
+        args = cmd.args
+        values = [a.value for a in args]
+        if cmd.name == "set" and args:
+            name_arg = args[0]
+            env = re.fullmatch(r"ENV\{([A-Za-z_]\w*)\}", name_arg.value)
+            name = env.group(1) if env else name_arg.value
+            body = args[1:]
+            cut = next((k for k, a in enumerate(body) if a.value in _SET_TAIL and not a.quoted), len(body))
+            tail = [a.value for a in body[cut:]]
+            vals = body[:cut]
+            default = bool(tail) and tail[0] == "CACHE" and "FORCE" not in tail
+            default = default or tests_name(name, cmd.conditions)
+            if vals and re.fullmatch(r"[A-Za-z_]\w*", name):
+                b.settings.append(Setting(name, ";".join(a.value for a in vals), name_arg.start, vals[0].start,
+                                          vals[-1].end, "set-env" if env else "set",
+                                          any(a.computed for a in vals), default, cmd.gate, cmd.conditions,
+                                          cmd.branches))
+        elif cmd.name == "list" and len(args) >= 3 and values[0] in ("APPEND", "PREPEND", "INSERT"):
+            vals = args[3:] if values[0] == "INSERT" else args[2:]
+            if vals:
+                b.settings.append(Setting(values[1], ";".join(a.value for a in vals), args[1].start, vals[0].start,
+                                          vals[-1].end, "list", any(a.computed for a in vals),
+                                          tests_name(values[1], cmd.conditions), cmd.gate, cmd.conditions,
+                                          cmd.branches))
+        elif cmd.name in ("set_property", "set_target_properties", "set_source_files_properties",
+                          "set_directory_properties"):
+            _cmake_properties(b, cmd)
+        if cmd.name in _CMAKE_NOT_FLAGS:
+            continue
+        if cmd.name in ("string", "list") and (not values or values[0] not in ("APPEND", "PREPEND", "INSERT",
+                                                                                 "CONCAT", "JOIN")):
+            continue
+        b.args.append(ToolArgs(tuple(Word(a.start, a.end, a.value, a.computed, a.quoted) for a in args), cmd.gate))
+
+
+def _cmake_properties(b: UnitBuilder, cmd) -> None:
+    args = cmd.args
+    values = [a.value for a in args]
+    if cmd.name == "set_property":
+        if "PROPERTY" not in values:
+            return
+        k = values.index("PROPERTY")
+        if k + 1 < len(args):
+            vals = args[k + 2:]
+            if vals:
+                b.settings.append(Setting(values[k + 1], ";".join(a.value for a in vals), args[k + 1].start,
+                                          vals[0].start, vals[-1].end, "property", any(a.computed for a in vals),
+                                          False, cmd.gate, cmd.conditions))
+        return
+    if "PROPERTIES" not in values:
+        return
+    k = values.index("PROPERTIES") + 1
+    while k + 1 < len(args):
+        name, val = args[k], args[k + 1]
+        b.settings.append(Setting(name.value, val.value, name.start, val.start, val.end, "property", val.computed,
+                                  False, cmd.gate, cmd.conditions))
+        k += 2
+
+

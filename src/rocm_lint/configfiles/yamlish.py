@@ -17,7 +17,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import List, Tuple
+from typing import List, Optional, Tuple
+
+from rocm_lint.configfiles.dockerfile import is_nvidia_image
+from rocm_lint.configfiles.shell import NVIDIA
+from rocm_lint.configfiles.unit import Setting, UnitBuilder
 
 ENV_KEYS = {"env", "environment", "variables", "args"}
 SCRIPT_KEYS = {"run", "script", "before_script", "after_script", "command", "commands", "entrypoint",
@@ -275,3 +279,55 @@ def _scalar_script(text: str, lines: List[_Line], i: int, start: int, b: int, fa
 def _end_of(lines: List[_Line], b: int) -> int:
     last = lines[b - 1]
     return last.body_start + len(last.body) if last.body else last.start
+
+
+# -- YAML ---------------------------------------------------------------------------------------------
+_YAML_NVIDIA = re.compile(
+    r"nvidia\.com/gpu|\b(?:driver|runtime)[ \t]*:[ \t]*[\"']?nvidia|NVIDIA_VISIBLE_DEVICES"
+    r"|\b(?:image|container)[ \t]*:[ \t]*[\"']?(\S+)|runs-on[ \t]*:.*\b(?:nvidia|cuda)\b", re.I)
+_YAML_ROCM = re.compile(r"rocm|amd\.com/gpu|/dev/kfd|\bgfx\d|\bmi[123]\d\d\b", re.I)
+
+
+def _yaml_gate(code: str, start: int, end: int) -> Optional[str]:
+    part = code[start:end]
+    if _YAML_ROCM.search(part):
+        return None
+    for m in _YAML_NVIDIA.finditer(part):
+        if m.group(1) is None or is_nvidia_image(m.group(1).strip("\"'")):
+            return NVIDIA
+    return None
+
+
+def read_yaml_unit(b: UnitBuilder) -> None:
+    code = b.code
+    facts = read_yaml(code)
+    docs = [0] + [m.start() for m in re.finditer(r"(?m)^---", code)] + [len(code)]
+    regions = [(a, z, _yaml_gate(code, a, z)) for a, z in zip(docs, docs[1:])]
+    scopes = [(a, z, _yaml_gate(code, a, z)) for a, z in facts.scopes]
+
+    def gate_at(offset: int) -> Optional[str]:
+        for a, z, g in scopes:
+            if a <= offset < z:
+                return g
+        for a, z, g in regions:
+            if a <= offset < z:
+                return g
+        return None
+
+    for e in facts.env:
+        computed = "$" in e.value or "{{" in e.value
+        b.settings.append(Setting(e.name, e.value, e.name_start, e.value_start, e.value_end, "yaml", computed,
+                                  False, gate_at(e.name_start)))
+    folded = None
+    for start, end, fold in facts.scripts:
+        if fold and "\n" in code[start:end]:  # a plain or folded scalar: its lines join with blanks
+            if folded is None:
+                folded = list(code)
+            for p in range(start, end):
+                if folded[p] == "\n" and code[p + 1:p + 2] != "\n" and code[p - 1:p] != "\n":
+                    folded[p] = " "
+    text = "".join(folded) if folded is not None else code
+    for start, end, _ in facts.scripts:
+        b.shell(start, end, gate_at(start), text=text)
+
+
