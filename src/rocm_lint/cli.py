@@ -84,11 +84,8 @@ def _error(message: str) -> None:
     sys.stderr.write(f"rocm-lint: error: {message}\n")
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    from rocm_lint.output import render
-    from rocm_lint.output.text import render_statistics
-
-    paths = args.paths or ["."]
+def _settings(args: argparse.Namespace, paths: Sequence[str]):
+    """The configuration with the command line's selection on top, or an exit code."""
     try:
         config = discover(paths, args.config)
     except ConfigError as exc:
@@ -102,41 +99,82 @@ def cmd_check(args: argparse.Namespace) -> int:
         config = replace(config, ignore=config.ignore + tuple(args.ignore))
     if args.force_exclude:
         config = replace(config, force_exclude=True)
-    if args.jobs is not None and args.jobs < 1:
-        _error("--jobs must be at least 1")
-        return EXIT_ERROR
+    return config
 
+
+def _usage_problem(args: argparse.Namespace) -> Optional[str]:
+    """What is wrong with the options, before any work is done."""
+    if args.jobs is not None and args.jobs < 1:
+        return "--jobs must be at least 1"
     if args.write_baseline and (args.fix or args.diff or args.baseline):
-        _error("--write-baseline records findings as they are: it cannot be combined with --fix, --diff "
-               "or --baseline")
-        return EXIT_ERROR
+        return ("--write-baseline records findings as they are: it cannot be combined with --fix, --diff "
+                "or --baseline")
     if args.write_baseline and not os.path.isdir(os.path.dirname(os.path.abspath(args.write_baseline))):
-        _error(f"{args.write_baseline}: cannot write the baseline: no such directory")
-        return EXIT_ERROR
+        return f"{args.write_baseline}: cannot write the baseline: no such directory"
     if args.baseline:
         from rocm_lint.baseline import BaselineError, read_baseline
 
         try:
             read_baseline(args.baseline)  # a broken baseline is a usage error, before any work
         except BaselineError as exc:
-            _error(str(exc))
-            return EXIT_ERROR
+            return str(exc)
+    return None
+
+
+def _record_baseline(report, args: argparse.Namespace) -> int:
+    from rocm_lint.baseline import write_baseline
+
+    try:
+        n = write_baseline(report.findings, args.write_baseline)
+    except OSError as exc:
+        _error(f"{args.write_baseline}: cannot write the baseline: {(exc.strerror or str(exc)).lower()}")
+        return EXIT_ERROR
+    for err in report.errors:
+        _error(str(err))
+    if not args.quiet:
+        sys.stderr.write(f"Wrote {n} finding{'s' if n != 1 else ''} to the baseline {args.write_baseline}.\n")
+    return EXIT_ERROR if report.errors else EXIT_CLEAN
+
+
+def _summary(report, fixed: int, baselined: int, args: argparse.Namespace) -> str:
+    n = len(report.findings)
+    files = report.files_checked
+    with_findings = len({f.path for f in report.findings})
+    summary = (f"Found {n} finding{'s' if n != 1 else ''} in {with_findings} "
+               f"file{'s' if with_findings != 1 else ''} ({files} checked).")
+    if not n and not report.errors:
+        summary = f"All checks passed ({files} file{'s' if files != 1 else ''})."
+    if fixed:
+        summary = f"Fixed {fixed} finding{'s' if fixed != 1 else ''}, {n} remaining ({files} file{'s' if files != 1 else ''})."
+    else:
+        fixable = sum(1 for f in report.findings if f.fix is not None)
+        if fixable and not args.fix:
+            summary += f" {fixable} fixable with --fix (or --unsafe-fixes); --diff shows how."
+    if baselined:
+        summary += f" {baselined} more in the baseline."
+    if report.errors:
+        summary += f" {len(report.errors)} file{'s' if len(report.errors) != 1 else ''} could not be analysed."
+    return summary
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from rocm_lint.output import render
+    from rocm_lint.output.text import render_statistics
+
+    paths = args.paths or ["."]
+    config = _settings(args, paths)
+    if isinstance(config, int):
+        return config
+    problem = _usage_problem(args)
+    if problem:
+        _error(problem)
+        return EXIT_ERROR
 
     report = _check(paths, config, args)
     out = sys.stdout
     if args.write_baseline:
-        from rocm_lint.baseline import write_baseline
-
-        try:
-            n = write_baseline(report.findings, args.write_baseline)
-        except OSError as exc:
-            _error(f"{args.write_baseline}: cannot write the baseline: {(exc.strerror or str(exc)).lower()}")
-            return EXIT_ERROR
-        for err in report.errors:
-            _error(str(err))
-        if not args.quiet:
-            sys.stderr.write(f"Wrote {n} finding{'s' if n != 1 else ''} to the baseline {args.write_baseline}.\n")
-        return EXIT_ERROR if report.errors else EXIT_CLEAN
+        return _record_baseline(report, args)
+    fixed = 0
     if args.fix or args.diff:
         fixed, would_fix = _apply_fixes(report, config, args, out)
         if args.diff:
@@ -149,8 +187,6 @@ def cmd_check(args: argparse.Namespace) -> int:
             errors = report.errors
             report = _check(paths, config, args)  # what remains after the fixes
             report.errors = errors
-    else:
-        fixed = 0
     baselined = 0
     if args.baseline:
         from rocm_lint.baseline import new_findings
@@ -169,23 +205,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     for err in report.errors:
         _error(str(err))
     if not args.quiet and fmt not in MACHINE_FORMATS:
-        n = len(report.findings)
-        with_findings = len({f.path for f in report.findings})
-        summary = (f"Found {n} finding{'s' if n != 1 else ''} in {with_findings} "
-                   f"file{'s' if with_findings != 1 else ''} ({report.files_checked} checked).")
-        if not n and not report.errors:
-            summary = f"All checks passed ({report.files_checked} file{'s' if report.files_checked != 1 else ''})."
-        if fixed:
-            summary = f"Fixed {fixed} finding{'s' if fixed != 1 else ''}, {n} remaining ({report.files_checked} file{'s' if report.files_checked != 1 else ''})."
-        else:
-            fixable = sum(1 for f in report.findings if f.fix is not None)
-            if fixable and not args.fix:
-                summary += f" {fixable} fixable with --fix (or --unsafe-fixes); --diff shows how."
-        if baselined:
-            summary += f" {baselined} more in the baseline."
-        if report.errors:
-            summary += f" {len(report.errors)} file{'s' if len(report.errors) != 1 else ''} could not be analysed."
-        sys.stderr.write(summary + "\n")
+        sys.stderr.write(_summary(report, fixed, baselined, args) + "\n")
     if report.errors:
         return EXIT_ERROR
     if report.findings and not args.exit_zero:
