@@ -15,6 +15,7 @@ from typing import List, Sequence, Tuple
 from rocm_lint.lines import LineIndex
 from rocm_lint.finding import Applicability, Finding
 from rocm_lint.fix.engine import FixResult
+from rocm_lint.fix.verify import apply_verified
 
 
 def _allowed(f: Finding, unsafe: bool) -> bool:
@@ -68,23 +69,12 @@ def apply_text_fixes(path: str, text: str, findings: Sequence[Finding], language
         new, applied, skipped = _apply(text, subset)
         # C++ fixes, safe or unsafe, all live behind a ROCm macro: the NVIDIA view must not move.
         if not _same_on_nvidia(language, text, new):
-            return None, applied, skipped
-        return new, applied, skipped
+            return None, "the fix would change the NVIDIA program"
+        return (new, applied, skipped), None
 
-    new, applied, skipped = attempt(candidates)
-    if new is None:
-        good = []
-        for f in candidates:
-            one, _, _ = attempt([f])
-            if one is None:
-                result.dropped.append((f, "the fix would change the NVIDIA program"))
-            else:
-                good.append(f)
-        new, applied, skipped = attempt(good) if good else (text, [], [])
-        if new is None:
-            result.dropped.extend((f, "the fix would change the NVIDIA program") for f in good)
-            return result
-    result.text = new
-    result.applied = applied
+    outcome, result.dropped = apply_verified(candidates, attempt, lambda o: bool(o[1]))
+    if outcome is None:
+        return result
+    result.text, result.applied, skipped = outcome
     result.overlapped = list(skipped)
     return result

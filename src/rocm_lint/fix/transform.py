@@ -1,0 +1,170 @@
+"""The LibCST side of the Python fixes: apply recipes to a module's concrete syntax tree.
+
+Imported only when a file has something to fix (checking never imports LibCST).  Each recipe
+becomes a local rewrite: ``GateStatement`` wraps its statement in ``if not <flag>:`` (neighbouring
+gated statements share one block), ``GuardImport`` wraps an import in ``try/except ImportError``,
+``RocmValue`` and ``WrapExpression`` replace one expression.  Subtrees that hold nothing to fix
+are not visited.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Sequence, Set, Tuple
+
+import libcst as cst
+
+from rocm_lint.finding import Finding, GateStatement, GuardImport, RocmValue, WrapExpression
+from rocm_lint.lines import char_col
+
+# Contexts where a conditional expression needs no parentheses around it.
+_BARE_OK = (cst.Arg, cst.DictElement, cst.Assign, cst.AnnAssign, cst.Return, cst.Element,
+            cst.Expr, cst.AugAssign, cst.StarredDictElement)
+
+
+class RecipeTransformer(cst.CSTTransformer):
+    """One pass over a module applying the recipes of its findings."""
+
+    def __init__(self, positions, lines: List[str], findings: Sequence[Finding], flag_name: str,
+                 torch_alias: str) -> None:
+        super().__init__()
+        self.positions = positions
+        self.flag_name = flag_name
+        self.torch_alias = torch_alias
+        self.parents: List[cst.CSTNode] = []
+        self.gate_lines: Dict[int, List[Finding]] = {}
+        self.guard_lines: Dict[int, List[Finding]] = {}
+        self.values: Dict[Tuple[int, int, int, int], Tuple[Finding, object]] = {}
+        for f in findings:
+            if isinstance(f.recipe, GateStatement):
+                self.gate_lines.setdefault(f.line, []).append(f)
+            elif isinstance(f.recipe, GuardImport):
+                self.guard_lines.setdefault(f.line, []).append(f)
+            elif isinstance(f.recipe, (RocmValue, WrapExpression)):
+                l, c, el, ec = f.recipe.span
+                key = (l, char_col(lines[l - 1], c), el, char_col(lines[el - 1], ec))  # LibCST counts characters
+                self.values[key] = (f, f.recipe)
+        # The line ranges the fixes touch: the rest of the tree is left unvisited.
+        self.targets = [(line, line) for line in list(self.gate_lines) + list(self.guard_lines)]
+        self.targets += [(key[0], key[2]) for key in self.values]
+        self.applied: Set[int] = set()
+        # The `if not is_rocm:` blocks made here (kept alive: ids are reused).
+        self.created: Dict[int, object] = {}
+
+    def merge_gates(self, body):
+        """Consecutive statements gated by this fix share one `if not is_rocm:` block."""
+        created = self.created
+        out = []
+        for stmt in body:
+            if out and created.get(id(stmt)) is stmt and created.get(id(out[-1])) is out[-1]:
+                prev = out[-1]
+                inner = stmt.body.body[0].with_changes(leading_lines=stmt.leading_lines)
+                merged = prev.with_changes(body=prev.body.with_changes(body=list(prev.body.body) + [inner]))
+                created[id(merged)] = merged
+                out[-1] = merged
+            else:
+                out.append(stmt)
+        return out
+
+    def on_visit(self, node):
+        self.parents.append(node)
+        pos = self.positions.get(node)
+        # (a def's or class's position starts at the keyword, after its decorators)
+        if pos is not None and not getattr(node, "decorators", None) and not any(
+                a <= pos.end.line and pos.start.line <= b for a, b in self.targets):
+            return False  # nothing to fix below: skip the subtree (on_leave still runs)
+        return super().on_visit(node)
+
+    def leave_IndentedBlock(self, original, updated):
+        return updated.with_changes(body=self.merge_gates(updated.body)) if self.created else updated
+
+    def leave_Module(self, original, updated):
+        return updated.with_changes(body=self.merge_gates(updated.body)) if self.created else updated
+
+    def leave_SimpleStatementLine(self, original, updated):
+        pos = self.positions[original]
+        hits = [f for line, fs in self.gate_lines.items() if pos.start.line <= line <= pos.end.line for f in fs]
+        guards = [f for line, fs in self.guard_lines.items() if pos.start.line <= line <= pos.end.line for f in fs]
+        if not hits and not guards:
+            return updated
+        if len(updated.body) != 1:  # `a; b` on one line: no safe place to gate
+            return updated
+        inner = updated.with_changes(leading_lines=())
+        if hits:
+            self.applied.update(id(f) for f in hits)
+            gate = cst.If(
+                test=cst.UnaryOperation(operator=cst.Not(), expression=cst.Name(self.flag_name)),
+                body=cst.IndentedBlock(body=[inner]),
+                leading_lines=updated.leading_lines,
+            )
+            self.created[id(gate)] = gate
+            return gate
+        names = bound_names(updated.body[0])
+        if not names:
+            return updated
+        self.applied.update(id(f) for f in guards)
+        fallback = [cst.SimpleStatementLine(body=[cst.Assign(
+            targets=[cst.AssignTarget(target=cst.Name(n))], value=cst.Name("None"))]) for n in names]
+        return cst.Try(
+            body=cst.IndentedBlock(body=[inner]),
+            handlers=[cst.ExceptHandler(type=cst.Name("ImportError"), body=cst.IndentedBlock(body=fallback))],
+            leading_lines=updated.leading_lines,
+        )
+
+    def on_leave(self, original, updated):
+        result = super().on_leave(original, updated)
+        self.parents.pop()
+        if isinstance(original, cst.BaseExpression) and self.values:
+            pos = self.positions.get(original)
+            if pos is not None:
+                key = (pos.start.line, pos.start.column, pos.end.line, pos.end.column)
+                if key in self.values and isinstance(result, cst.BaseExpression):
+                    return self._replace_value(key, result)
+        return result
+
+    def _replace_value(self, key, result):
+        f, recipe = self.values.pop(key)
+        self.applied.add(id(f))
+        parent = self.parents[-1] if self.parents else None
+        wrap = not isinstance(parent, _BARE_OK)
+        parens = dict(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if wrap else {}
+        if isinstance(recipe, WrapExpression):
+            inner = cst.Module([]).code_for_node(result)
+            source = recipe.template.format(expr=inner, torch=self.torch_alias)
+            new = cst.parse_expression(source)
+            return new.with_changes(**parens) if wrap else new
+        return cst.IfExp(
+            test=cst.Name(self.flag_name),
+            body=cst.parse_expression(recipe.rocm_source),
+            orelse=result,
+            **parens,
+        )
+
+
+def bound_names(stmt) -> List[str]:
+    """The names an import statement binds (what ``except ImportError`` sets to None)."""
+    names = []
+    if isinstance(stmt, cst.Import):
+        for alias in stmt.names:
+            if alias.asname is not None:
+                names.append(alias.asname.name.value)
+            else:
+                names.append(cst.Module([]).code_for_node(alias.name).split(".")[0])
+    elif isinstance(stmt, cst.ImportFrom) and not isinstance(stmt.names, cst.ImportStar):
+        for alias in stmt.names:
+            names.append(alias.asname.name.value if alias.asname else alias.name.value)
+    return names
+
+
+def apply_recipes(wrapper, positions, lines: List[str], findings: Sequence[Finding], flag):
+    """Rewrite the module held by ``wrapper``: (new source, ids of the applied findings, whether
+    the ROCm flag is used; its statements are inserted after the imports when it is new)."""
+    fixer = RecipeTransformer(positions, lines, findings, flag.name, flag.torch_alias)
+    new_module = wrapper.visit(fixer)
+    applied = fixer.applied
+    uses_flag = any(isinstance(f.recipe, (GateStatement, RocmValue)) for f in findings if id(f) in applied)
+    if uses_flag and flag.statements:
+        stmts = [cst.parse_statement(s + "\n") for s in flag.statements]
+        body = list(new_module.body)
+        at = flag.insert_after + 1
+        new_module = new_module.with_changes(body=body[:at] + stmts + body[at:])
+    return new_module.code, applied, uses_flag
