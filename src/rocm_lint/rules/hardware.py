@@ -4,19 +4,40 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, Optional
 
-from rocm_lint.finding import Applicability
-from rocm_lint.registry import python_checker, register
+from rocm_lint.python.context import ModuleContext, ModuleFacts
+from rocm_lint.rule import PyHit, Rule
 
-register(
+
+def _imports_nvidia_dsl(ctx: ModuleContext) -> bool:
+    """CuTe DSL / CUTLASS Python modules only ever run on NVIDIA GPUs (ROC707 covers CUTLASS)."""
+    return any(q.split(".", 1)[0] == "cutlass" for q in ctx.imports.names.values())
+
+
+IMPORTS_NVIDIA_DSL = ModuleFacts("hardware.imports_nvidia_dsl", _imports_nvidia_dsl)
+
+_WARP = (" assumes 32 threads per warp, but CDNA GPUs (MI200/MI300) run 64-wide "
+         "wavefronts: read the width from the device (`torch.cuda.get_device_properties(d)."
+         "warp_size`, or Triton's `triton.runtime.driver.active.get_current_target().warp_size`)")
+
+ROC801 = Rule(
     "ROC801", "hard-coded-fp8-dtype",
     "fp8 dtype hard-coded: gfx942 (MI300) uses FNUZ fp8, gfx950 (MI350) and gfx12 (RDNA4) use OCP e4m3fn/e5m2",
     triggers=("float8_e4m3fn", "float8_e5m2"),
-    fix=Applicability.DISPLAY,
     rocm_side=True,
+    facts=(IMPORTS_NVIDIA_DSL,),
+    messages={
+        "ocp": "`torch.{dtype}` is the OCP fp8 format, which MI300 (gfx942) does not support in hardware "
+               "(it uses FNUZ: hipBLASLt rejects or mis-scales OCP fp8 there): choose the dtype per GPU, "
+               "e.g. `torch.float8_e4m3fnuz if \"gfx94\" in torch.cuda.get_device_properties(0).gcnArchName "
+               "else torch.float8_e4m3fn`",
+        "fnuz": "`torch.{dtype}` is the FNUZ fp8 format of MI300 (gfx942) only; MI350 (gfx950) and RDNA4 "
+                "(gfx12) use OCP `float8_e4m3fn`/`float8_e5m2`: choose by `gcnArchName` (or vLLM's "
+                "`current_platform.fp8_dtype()`) instead of by ROCm alone",
+    },
 )
-register(
+ROC802 = Rule(
     "ROC802", "hard-coded-warp-size",
     "warp size 32 assumed in Python/Triton code: CDNA GPUs (MI200/MI300) run 64-wide wavefronts",
     # A warp-width name, or the arithmetic forms (`num_warps * 32`, `B // 32`): "warp" alone
@@ -25,12 +46,14 @@ register(
               "ThreadsPerWarp", "WARP_WIDTH", "warp_width", "LANES_PER_WARP", "lanes_per_warp",
               "* 32", "*32", "32 *", "32*", "// 32", "//32"),
     precheck=r"[Ww][Aa][Rr][Pp]",  # every finding names a warp (`num_warps * 32`, `WARP_SIZE = 32`)
-    fix=Applicability.DISPLAY,
+    facts=(IMPORTS_NVIDIA_DSL,),
+    messages={
+        "bound": "`{name} = 32`" + _WARP,
+        "computed": "`{name}` computed as threads // 32" + _WARP,
+        "parameter": "`{name}=32`" + _WARP,
+        "math": "`{name} * 32`" + _WARP,
+    },
 )
-
-def _imports_nvidia_dsl(ctx) -> bool:
-    """CuTe DSL / CUTLASS Python modules only ever run on NVIDIA GPUs (ROC707 covers CUTLASS)."""
-    return any(q.split(".", 1)[0] == "cutlass" for q in ctx.imports.names.values())
 
 
 # -- ROC801: fp8 formats ---------------------------------------------------------------------
@@ -65,16 +88,16 @@ def _words(name: str) -> str:
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
 
 
-def _source(node: ast.AST, ctx) -> str:
+def _source(node: ast.AST, ctx: ModuleContext) -> str:
     text = ctx.segment(node)
     return text if text is not None else ast.dump(node)
 
 
-def _is_arch_test(test: ast.AST, ctx) -> bool:
+def _is_arch_test(test: ast.AST, ctx: ModuleContext) -> bool:
     return bool(_ARCH_WORDS.search(_source(test, ctx)))
 
 
-def _dtype_use(node: ast.AST, ctx) -> Optional[str]:
+def _dtype_use(node: ast.AST, ctx: ModuleContext) -> Optional[str]:
     """How the fp8 literal ``node`` is used as a dtype ('to', 'keyword', 'binding'), else None.
 
     Skips ternary arms and ``and``/``or`` operands on the way up.  Comparisons, ``in``
@@ -109,7 +132,7 @@ def _dtype_use(node: ast.AST, ctx) -> Optional[str]:
     return None
 
 
-def _arch_chosen(node: ast.AST, ctx) -> bool:
+def _arch_chosen(node: ast.AST, ctx: ModuleContext) -> bool:
     """Is the statement holding ``node`` under an if/ternary on the GPU architecture, after
     an earlier arch test in an enclosing block (``if is_fp8_fnuz(): return ...``), or in a
     function about one format (``def normalize_e4m3fn_to_e4m3fnuz``, ``def nvfp4_quantize``)?"""
@@ -131,7 +154,7 @@ def _arch_chosen(node: ast.AST, ctx) -> bool:
     return False
 
 
-def _rebound_per_arch(stmt: ast.AST, ctx) -> bool:
+def _rebound_per_arch(stmt: ast.AST, ctx: ModuleContext) -> bool:
     """``e4m3 = torch.float8_e4m3fn`` with another binding of the same name elsewhere that
     picks per architecture (``e4m3 = torch.float8_e4m3fnuz`` under ``if is_rocm:``), or a
     target that is itself about the choice (``platform.fp8_dtype.return_value = ...``)."""
@@ -149,14 +172,14 @@ def _rebound_per_arch(stmt: ast.AST, ctx) -> bool:
     return False
 
 
-def _fnuz_aware(ctx) -> bool:
+def _fnuz_aware(ctx: ModuleContext) -> bool:
     """Does the module's code (not its comments) handle the FNUZ formats or the per-arch
     choice itself?  Then its OCP literals are deliberate: checkpoint formats that are
     normalised later (vLLM's ``normalize_e4m3fn_to_e4m3fnuz``), or an OCP-only path."""
     return ctx.memo("roc801.fnuz_aware", lambda: _handles_fnuz(ctx))
 
 
-def _handles_fnuz(ctx) -> bool:
+def _handles_fnuz(ctx: ModuleContext) -> bool:
     for sub in ast.walk(ctx.tree):
         name = None
         if isinstance(sub, ast.Attribute):
@@ -174,7 +197,7 @@ def _handles_fnuz(ctx) -> bool:
     return False
 
 
-def _not_rocm_gpu_path(ctx) -> bool:
+def _not_rocm_gpu_path(ctx: ModuleContext) -> bool:
     parts = re.split(r"[/\\]", ctx.path)
     if parts[-1].startswith("convert"):  # offline checkpoint conversion scripts
         return True
@@ -184,8 +207,8 @@ def _not_rocm_gpu_path(ctx) -> bool:
 _FP8_NAMES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
 
 
-@python_checker(ast.Attribute, ast.Name, codes=("ROC801",))
-def find_hard_coded_fp8_dtype(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+@ROC801.checker(ast.Attribute, ast.Name)
+def hard_coded_fp8_dtype(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
     if (node.attr if isinstance(node, ast.Attribute) else node.id) not in _FP8_NAMES:
         return
     qual = ctx.qualname(node)
@@ -195,7 +218,7 @@ def find_hard_coded_fp8_dtype(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
     use = _dtype_use(node, ctx)
     if use is None:
         return
-    if _imports_nvidia_dsl(ctx) or _not_rocm_gpu_path(ctx) or _arch_chosen(node, ctx):
+    if ctx.facts(IMPORTS_NVIDIA_DSL) or _not_rocm_gpu_path(ctx) or _arch_chosen(node, ctx):
         return
     if ocp is not None and _fnuz_aware(ctx):
         return
@@ -204,16 +227,9 @@ def find_hard_coded_fp8_dtype(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
         if _rebound_per_arch(stmt, ctx):
             return
     if ocp is not None:
-        yield node, "ROC801", (
-            f"`torch.{ocp}` is the OCP fp8 format, which MI300 (gfx942) does not support in hardware "
-            "(it uses FNUZ: hipBLASLt rejects or mis-scales OCP fp8 there): choose the dtype per GPU, "
-            "e.g. `torch.float8_e4m3fnuz if \"gfx94\" in torch.cuda.get_device_properties(0).gcnArchName "
-            "else torch.float8_e4m3fn`")
+        yield PyHit(node, ROC801.message("ocp", dtype=ocp))
     else:
-        yield node, "ROC801", (
-            f"`torch.{fnuz}` is the FNUZ fp8 format of MI300 (gfx942) only; MI350 (gfx950) and RDNA4 "
-            "(gfx12) use OCP `float8_e4m3fn`/`float8_e5m2`: choose by `gcnArchName` (or vLLM's "
-            "`current_platform.fp8_dtype()`) instead of by ROCm alone")
+        yield PyHit(node, ROC801.message("fnuz", dtype=fnuz))
 
 
 # -- ROC802: warp width ----------------------------------------------------------------------
@@ -234,7 +250,7 @@ def _name_of(node: ast.AST) -> Optional[str]:
     return None
 
 
-def _is_32(node: ast.AST, ctx) -> bool:
+def _is_32(node: ast.AST, ctx: ModuleContext) -> bool:
     """The constant 32 on ROCm: ``32``, a name bound once to 32, ``tl.constexpr(32)``;
     ``64 if is_rocm else 32`` picks the ROCm arm."""
     resolved = ctx.resolve(node)
@@ -246,7 +262,7 @@ def _is_32(node: ast.AST, ctx) -> bool:
     return type(value) is int and value == 32
 
 
-def _is_32_use(node: ast.AST, ctx) -> bool:
+def _is_32_use(node: ast.AST, ctx: ModuleContext) -> bool:
     """As :func:`_is_32`, but a warp-size constant (``WARP_SIZE``) is reported where it is
     bound, not again at each use."""
     name = _name_of(node)
@@ -255,25 +271,20 @@ def _is_32_use(node: ast.AST, ctx) -> bool:
     return _is_32(node, ctx)
 
 
-_WARP_MESSAGE = ("{what} assumes 32 threads per warp, but CDNA GPUs (MI200/MI300) run 64-wide "
-                 "wavefronts: read the width from the device (`torch.cuda.get_device_properties(d)."
-                 "warp_size`, or Triton's `triton.runtime.driver.active.get_current_target().warp_size`)")
-
-
-@python_checker(ast.Assign, ast.AnnAssign, codes=("ROC802",))
-def find_warp_size_binding(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
-    if node.value is None or _imports_nvidia_dsl(ctx):
+@ROC802.checker(ast.Assign, ast.AnnAssign)
+def warp_size_binding(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
+    if node.value is None or ctx.facts(IMPORTS_NVIDIA_DSL):
         return
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     for target in targets:
         name = _name_of(target)
         if name and _WARP_SIZE_NAME.search(name) and _is_32(node.value, ctx):
-            yield target, "ROC802", _WARP_MESSAGE.format(what=f"`{name} = 32`")
+            yield PyHit(target, ROC802.message("bound", name=name))
         elif name and _WARP_NAME.search(name) and _divides_by_32(node.value, ctx):
-            yield target, "ROC802", _WARP_MESSAGE.format(what=f"`{name}` computed as threads // 32")
+            yield PyHit(target, ROC802.message("computed", name=name))
 
 
-def _divides_by_32(value: ast.AST, ctx) -> bool:
+def _divides_by_32(value: ast.AST, ctx: ModuleContext) -> bool:
     """``BLOCK // 32`` somewhere in a value (threads turned into warps)."""
     for sub in ast.walk(value):
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Div)) \
@@ -282,28 +293,28 @@ def _divides_by_32(value: ast.AST, ctx) -> bool:
     return False
 
 
-@python_checker(ast.arguments, codes=("ROC802",))
-def find_warp_size_default(node: ast.arguments, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+@ROC802.checker(ast.arguments)
+def warp_size_default(node: ast.arguments, ctx: ModuleContext) -> Iterator[PyHit]:
     """``def kernel(..., WARP_SIZE: tl.constexpr = 32)``."""
-    if _imports_nvidia_dsl(ctx):
+    if ctx.facts(IMPORTS_NVIDIA_DSL):
         return
     positional = list(getattr(node, "posonlyargs", [])) + list(node.args)
     pairs = list(zip(positional[len(positional) - len(node.defaults):], node.defaults))
     pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
     for arg, default in pairs:
         if _WARP_SIZE_NAME.search(arg.arg) and _is_32(default, ctx):
-            yield default, "ROC802", _WARP_MESSAGE.format(what=f"`{arg.arg}=32`")
+            yield PyHit(default, ROC802.message("parameter", name=arg.arg))
 
 
-@python_checker(ast.BinOp, codes=("ROC802",))
-def find_warp_thread_math(node: ast.BinOp, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+@ROC802.checker(ast.BinOp)
+def warp_thread_math(node: ast.BinOp, ctx: ModuleContext) -> Iterator[PyHit]:
     """``num_warps * 32`` / ``32 * num_warps``: threads per block from a warp count."""
-    if _imports_nvidia_dsl(ctx):
+    if ctx.facts(IMPORTS_NVIDIA_DSL):
         return
     if isinstance(node.op, ast.Mult):
         for const, other in ((node.right, node.left), (node.left, node.right)):
             name = _name_of(other)
             if name and _WARP_NAME.search(name) and not _WARP_SIZE_NAME.search(name) \
                     and _is_32_use(const, ctx):
-                yield node, "ROC802", _WARP_MESSAGE.format(what=f"`{name} * 32`")
+                yield PyHit(node, ROC802.message("math", name=name))
                 return

@@ -3,20 +3,20 @@
 
 from __future__ import annotations
 
-from rocm_lint.registry import register
+from rocm_lint.rule import Rule
 
-register(
+ROC901 = Rule(
     "ROC901", "numa-balancing-on",
     "automatic NUMA balancing is on: AMD's Instinct set-up guides turn it off",
-    triggers=(), languages=("runtime",),
+    languages=("runtime",),
 )
-register(
+ROC902 = Rule(
     "ROC902", "hip-env-not-tuned",
     "recommended HIP variables (HIP_FORCE_DEV_KERNARG=1) unset on MI300/MI350-class GPUs",
-    triggers=(), languages=("runtime",),
+    languages=("runtime",),
 )
-register(
+ROC903 = Rule(
     "ROC903", "rocm-version-mismatch",
     "torch built for one ROCm release runs on another installed ROCm release",
-    triggers=(), languages=("runtime",),
+    languages=("runtime",),
 )

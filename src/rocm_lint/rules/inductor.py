@@ -6,60 +6,76 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Tuple
 
+from rocm_lint.domain import AUTOTUNE_ENV
 from rocm_lint.finding import Applicability, GateStatement, RocmValue, span_of
+from rocm_lint.python.context import ModuleContext
 from rocm_lint.python.patterns import env_settings, inductor_settings, is_truthy_constant
-from rocm_lint.registry import python_checker, register
+from rocm_lint.rule import FixAvailability, PyHit, Rule
 
-register(
+
+def _setting(why: str) -> str:
+    """The message of an Inductor setting enabled in Python."""
+    return f"Inductor `{{setting}}` enabled: {why}; gate it with `if not is_rocm:`"
+
+
+ROC201 = Rule(
     "ROC201", "reduce-overhead-compile",
     'torch.compile(mode="reduce-overhead") without a ROCm gate: HIP-graph capture has hang and crash reports',
     triggers=("reduce-overhead",),
     fix=Applicability.SAFE,
+    fix_availability=FixAvailability.ALWAYS,
+    messages={"default": 'torch.compile(mode="reduce-overhead") captures CUDA graphs; HIP-graph capture on '
+                         'ROCm has hang and crash reports: use `mode="default" if is_rocm else "reduce-overhead"`'},
 )
-register(
+ROC202 = Rule(
     "ROC202", "max-autotune-compile",
     'torch.compile(mode="max-autotune") without a ROCm gate: GEMM autotuning has memory-fault and hang reports',
     triggers=("max-autotune",),
     fix=Applicability.SAFE,
+    fix_availability=FixAvailability.ALWAYS,
+    messages={"default": 'torch.compile(mode="{mode}") autotunes GEMMs with Triton; on ROCm that has '
+                         'memory-fault, hang and endless-autotune reports: use '
+                         '`mode="default" if is_rocm else "{mode}"`'},
 )
-register(
+ROC203 = Rule(
     "ROC203", "inductor-cudagraphs",
     "Inductor triton.cudagraphs / cudagraph_trees enabled without a ROCm gate",
     triggers=("cudagraphs", "cudagraph_trees"),
     # set (`... = True`, `patch(...)`) or named as a key: a read such as `if config.triton.cudagraphs:` is not
     precheck=r"cudagraph(?:s|_trees)\s*=(?!=)|[\"']triton\.cudagraph",
     fix=Applicability.SAFE,
+    fix_availability=FixAvailability.SOMETIMES,
+    messages={"default": _setting("HIP-graph capture has hang and memory-fault reports on ROCm")},
 )
-register(
+ROC204 = Rule(
     "ROC204", "inductor-max-autotune",
     "Inductor max_autotune enabled (config or TORCHINDUCTOR_MAX_AUTOTUNE) without a ROCm gate",
     triggers=("max_autotune", "MAX_AUTOTUNE"),
     precheck=r"max_autotune\w*\s*=(?!=)|[\"']max_autotune|MAX_AUTOTUNE",
     fix=Applicability.SAFE,
+    fix_availability=FixAvailability.SOMETIMES,
+    messages={
+        "gemm": _setting("GEMM autotuning has memory faults, GPU hangs and timeouts reported on ROCm"),
+        "pointwise": _setting("autotuning has memory faults, GPU hangs and timeouts reported on ROCm"),
+        "env": "`{name}=1` set from Python turns on Inductor autotuning, which has memory faults, hangs "
+               "and timeouts reported on ROCm: set it only `if not is_rocm:`",
+    },
 )
-register(
+ROC205 = Rule(
     "ROC205", "inductor-memory-planning",
     "Inductor's experimental memory_planning enabled without a ROCm gate",
     triggers=("memory_planning",),
     precheck=r"memory_planning\s*=(?!=)|[\"']memory_planning",
     fix=Applicability.SAFE,
+    fix_availability=FixAvailability.SOMETIMES,
+    messages={"default": _setting("this experimental, inference-only pass is partly disabled in ROCm CI")},
 )
 
-# Inductor config key -> (code, why it hurts on ROCm)
-INDUCTOR_KEYS = {
-    "triton.cudagraphs": ("ROC203", "HIP-graph capture has hang and memory-fault reports on ROCm"),
-    "triton.cudagraph_trees": ("ROC203", "HIP-graph capture has hang and memory-fault reports on ROCm"),
-    "max_autotune": ("ROC204", "GEMM autotuning has memory faults, GPU hangs and timeouts reported on ROCm"),
-    "max_autotune_gemm": ("ROC204", "GEMM autotuning has memory faults, GPU hangs and timeouts reported on ROCm"),
-    "max_autotune_pointwise": ("ROC204", "autotuning has memory faults, GPU hangs and timeouts reported on ROCm"),
-    "memory_planning": ("ROC205", "this experimental, inference-only pass is partly disabled in ROCm CI"),
-}
 GATE = GateStatement()
-AUTOTUNE_ENV = {"TORCHINDUCTOR_MAX_AUTOTUNE", "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM",
-                "TORCHINDUCTOR_MAX_AUTOTUNE_POINTWISE"}
 
 
-def _compile_modes(node: ast.Call, ctx) -> Iterator[Tuple[ast.keyword, object]]:
+# -- ROC201, ROC202: torch.compile modes -------------------------------------------------------
+def _compile_modes(node: ast.Call, ctx: ModuleContext) -> Iterator[Tuple[ast.keyword, object]]:
     """(keyword, constant mode on ROCm) for ``mode=`` of torch.compile, also through
     ``functools.partial(torch.compile, mode=...)`` and decorators."""
     qual = ctx.qualname(node.func)
@@ -73,40 +89,64 @@ def _compile_modes(node: ast.Call, ctx) -> Iterator[Tuple[ast.keyword, object]]:
 
 
 _AUTOTUNE_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
-_DEFAULT_ON_ROCM = '"default"'
 
 
-@python_checker(ast.Call, codes=("ROC201", "ROC202"))
-def find_cudagraph_and_autotune_modes(node: ast.Call, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+def _default_on_rocm(kw: ast.keyword) -> RocmValue:
+    return RocmValue(span_of(kw.value), '"default"', 'Use mode="default" on ROCm')
+
+
+@ROC201.checker(ast.Call)
+def reduce_overhead_mode(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     for kw, mode in _compile_modes(node, ctx):
-        recipe = RocmValue(span_of(kw.value), _DEFAULT_ON_ROCM, 'Use mode="default" on ROCm')
         if mode == "reduce-overhead":
-            yield kw.value, "ROC201", (
-                'torch.compile(mode="reduce-overhead") captures CUDA graphs; HIP-graph capture on '
-                'ROCm has hang and crash reports: use `mode="default" if is_rocm else "reduce-overhead"`'), recipe
-        elif mode in _AUTOTUNE_MODES:
-            yield kw.value, "ROC202", (
-                f'torch.compile(mode="{mode}") autotunes GEMMs with Triton; on ROCm that has '
-                'memory-fault, hang and endless-autotune reports: use '
-                f'`mode="default" if is_rocm else "{mode}"`'), recipe
+            yield PyHit(kw.value, ROC201.message(), _default_on_rocm(kw))
 
 
-@python_checker(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call,
-                codes=("ROC203", "ROC204", "ROC205"))
-def find_unsafe_inductor_settings(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+@ROC202.checker(ast.Call)
+def max_autotune_mode(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
+    for kw, mode in _compile_modes(node, ctx):
+        if mode in _AUTOTUNE_MODES:
+            yield PyHit(kw.value, ROC202.message(mode=mode), _default_on_rocm(kw))
+
+
+# -- ROC203-ROC205: Inductor config settings ---------------------------------------------------
+# Inductor config key -> (rule, message key)
+INDUCTOR_KEYS = {
+    "triton.cudagraphs": (ROC203, "default"),
+    "triton.cudagraph_trees": (ROC203, "default"),
+    "max_autotune": (ROC204, "gemm"),
+    "max_autotune_gemm": (ROC204, "gemm"),
+    "max_autotune_pointwise": (ROC204, "pointwise"),
+    "memory_planning": (ROC205, "default"),
+}
+_SETTING_NODES = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Call)
+
+
+def _enabled_settings(node: ast.AST, ctx: ModuleContext, rule: Rule) -> Iterator[PyHit]:
+    """The rule's Inductor settings turned on in ``node`` (config assignments, ``patch(...)``,
+    ``options={...}``)."""
     for where, key, value in inductor_settings(node, ctx):
-        if key in INDUCTOR_KEYS and is_truthy_constant(value, ctx):
-            code, why = INDUCTOR_KEYS[key]
+        entry = INDUCTOR_KEYS.get(key)
+        if entry is not None and entry[0] is rule and is_truthy_constant(value, ctx):
             if isinstance(node, ast.Call):  # patch({...}) / options={...}: ROCm gets False
                 recipe = RocmValue(span_of(value), "False", f"Set `{key}` False on ROCm")
             else:
                 recipe = GATE if ctx.is_whole_statement(node) and len(getattr(node, "targets", [0])) == 1 else None
-            yield where, code, (f"Inductor `{key}` enabled: {why}; "
-                                f"gate it with `if not is_rocm:`"), recipe
+            yield PyHit(where, rule.message(entry[1], setting=key), recipe)
 
 
-@python_checker(ast.Assign, ast.AnnAssign, ast.Call, ast.Dict, codes=("ROC204",))
-def find_autotune_env(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+@ROC203.checker(*_SETTING_NODES)
+def cudagraphs_setting(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
+    return _enabled_settings(node, ctx, ROC203)
+
+
+@ROC204.checker(*_SETTING_NODES)
+def max_autotune_setting(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
+    return _enabled_settings(node, ctx, ROC204)
+
+
+@ROC204.checker(ast.Assign, ast.AnnAssign, ast.Call, ast.Dict)
+def max_autotune_env(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
     for where, name, value in env_settings(node, ctx):
         if name in AUTOTUNE_ENV and is_truthy_constant(value, ctx):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 or \
@@ -115,6 +155,9 @@ def find_autotune_env(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
                 recipe = GATE
             else:  # a mapping entry or keyword: ROCm gets "0"
                 recipe = RocmValue(span_of(value), '"0"', f"Set {name}=0 on ROCm")
-            yield where, "ROC204", (f"`{name}=1` set from Python turns on Inductor autotuning, which has "
-                                    "memory faults, hangs and timeouts reported on ROCm: set it only "
-                                    "`if not is_rocm:`"), recipe
+            yield PyHit(where, ROC204.message("env", name=name), recipe)
+
+
+@ROC205.checker(*_SETTING_NODES)
+def memory_planning_setting(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
+    return _enabled_settings(node, ctx, ROC205)

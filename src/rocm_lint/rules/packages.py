@@ -8,42 +8,65 @@ import re
 from typing import Iterator, Optional, Set, Tuple
 
 from rocm_lint.finding import Applicability, GuardImport
-from rocm_lint.registry import python_checker, register
+from rocm_lint.python.context import ModuleContext
+from rocm_lint.rule import FixAvailability, PyHit, Rule
 
-register(
+ROC401 = Rule(
     "ROC401", "unguarded-pynvml-import",
     "module-level `import pynvml` without try/except ImportError or a ROCm gate: no NVML on AMD hosts",
     triggers=("pynvml",),
     fix=Applicability.UNSAFE,
+    fix_availability=FixAvailability.ALWAYS,
+    messages={"default": "module-level `import pynvml` with no fallback: AMD hosts have no NVML "
+                         "(nvmlInit fails, or the package is missing); wrap it in try/except "
+                         "ImportError and use amdsmi when `is_rocm`"},
+)
+ROC402 = Rule(
+    "ROC402", "nvidia-only-package-import",
+    "module-level import of an NVIDIA-only package (TensorRT, Torch-TensorRT, nvtx, PyCUDA, DALI) "
+    "with no fallback: it has no ROCm build",
+    triggers=("tensorrt", "nvtx", "pycuda", "dali"),
+    messages={"default": "module-level import of {what}, which has no ROCm build: this module "
+                         "fails to import on AMD hosts; import it in try/except ImportError or "
+                         "behind `if not is_rocm:` (on ROCm use {instead})"},
+)
+ROC403 = Rule(
+    "ROC403", "flash-attn-import-without-fallback",
+    "module-level `import flash_attn` with no fallback: the CUDA wheel does not build or import on ROCm",
+    triggers=("flash_attn",),
+    messages={"default": "`flash_attn` imported with no fallback: flash-attn's prebuilt wheels are "
+                         "CUDA-only and a ROCm build must be compiled separately for supported GPUs, "
+                         "so this fails on most ROCm installs; import it in try/except ImportError "
+                         "and fall back to `torch.nn.functional.scaled_dot_product_attention`"},
+)
+ROC404 = Rule(
+    "ROC404", "nvidia-tool-subprocess",
+    "`nvidia-smi` or `nvcc` run through subprocess/os.system without a ROCm gate: absent on ROCm hosts",
+    triggers=("nvidia-smi", "nvcc"),
+    messages={"default": "`{tool}` is run with no ROCm gate or fallback: ROCm hosts have no "
+                         "{tool} (use {instead}), so this raises FileNotFoundError or reads "
+                         "empty output; gate it with `if not is_rocm:` or catch FileNotFoundError"},
 )
 
 
-def _imports_pynvml(node) -> bool:
+# -- ROC401: pynvml ------------------------------------------------------------------------
+def _imports_pynvml(node: ast.AST) -> bool:
     if isinstance(node, ast.Import):
         return any(a.name == "pynvml" or a.name.startswith("pynvml.") for a in node.names)
     return node.level == 0 and node.module is not None and (
         node.module == "pynvml" or node.module.startswith("pynvml."))
 
 
-@python_checker(ast.Import, ast.ImportFrom, codes=("ROC401",))
-def find_unguarded_pynvml_import(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+@ROC401.checker(ast.Import, ast.ImportFrom)
+def unguarded_pynvml_import(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
     state = ctx.state
     if state.in_function or state.import_guarded or not _imports_pynvml(node):
         return
-    yield node, "ROC401", ("module-level `import pynvml` with no fallback: AMD hosts have no NVML "
-                           "(nvmlInit fails, or the package is missing); wrap it in try/except "
-                           "ImportError and use amdsmi when `is_rocm`"), GuardImport(
-        "Guard the import with try/except ImportError (the name is None where pynvml is missing)")
+    yield PyHit(node, ROC401.message(), GuardImport(
+        "Guard the import with try/except ImportError (the name is None where pynvml is missing)"))
 
 
 # -- where a statement sits (shared by ROC402-ROC404) ----------------------------------
-def _enclosing(ctx, stmt: Optional[ast.AST]) -> Iterator[Tuple[ast.AST, str]]:
-    """(parent statement, field holding the child), innermost first, stopping at a def."""
-    if stmt is None:
-        return iter(())
-    return ctx.enclosing_statements(stmt)
-
-
 def _words(node: ast.AST) -> Set[str]:
     """Lower-cased names, attributes and strings in an expression (an `if` test)."""
     out = set()
@@ -57,11 +80,13 @@ def _words(node: ast.AST) -> Set[str]:
     return out
 
 
-def _under_if_naming(ctx, stmt: ast.AST, keys: Tuple[str, ...]) -> bool:
+def _under_if_naming(ctx: ModuleContext, stmt: Optional[ast.AST], keys: Tuple[str, ...]) -> bool:
     """Is the statement in either branch of an `if` whose test names one of ``keys``
     (an availability or opt-in check: `if is_flash_attn_available():`, `if NVTX_PROFILE:`,
     `if importlib.util.find_spec("flash_attn")`), or under `if TYPE_CHECKING:`?"""
-    for parent, field in _enclosing(ctx, stmt):
+    if stmt is None:
+        return False
+    for parent, field in ctx.enclosing_statements(stmt):
         if isinstance(parent, ast.If) and field in ("body", "orelse"):
             words = _words(parent.test)
             if "type_checking" in words or any(k in w for w in words for k in keys):
@@ -69,20 +94,12 @@ def _under_if_naming(ctx, stmt: ast.AST, keys: Tuple[str, ...]) -> bool:
     return False
 
 
-def _path_tokens(ctx) -> Set[str]:
+def _path_tokens(ctx: ModuleContext) -> Set[str]:
     parts = re.split(r"[^a-z0-9]+", os.path.splitext(ctx.path.replace("\\", "/"))[0].lower())
     return {p for p in parts if p}
 
 
 # -- ROC402: packages with no ROCm build ---------------------------------------------------
-register(
-    "ROC402", "nvidia-only-package-import",
-    "module-level import of an NVIDIA-only package (TensorRT, Torch-TensorRT, nvtx, PyCUDA, DALI) "
-    "with no fallback: it has no ROCm build",
-    triggers=("tensorrt", "nvtx", "pycuda", "dali"),
-    fix=Applicability.DISPLAY,
-)
-
 # top-level module -> (what it is, what ROCm offers instead, words of an opt-in `if` test)
 _NVIDIA_ONLY = {
     "tensorrt": ("TensorRT", "MIGraphX", ("tensorrt", "trt")),
@@ -103,7 +120,7 @@ def _nvidia_only_module(name: Optional[str]) -> Optional[str]:
     return None
 
 
-def _named_after_backend(ctx) -> bool:
+def _named_after_backend(ctx: ModuleContext) -> bool:
     """A file whose path names the backend (`trt_utils.py`, `export/trtllm/`, `run_tensorrt_x.py`)
     is that backend's integration code: it is only imported by users who chose the backend."""
     for tok in _path_tokens(ctx):
@@ -112,8 +129,8 @@ def _named_after_backend(ctx) -> bool:
     return False
 
 
-@python_checker(ast.Import, ast.ImportFrom, codes=("ROC402",))
-def find_nvidia_only_package_import(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+@ROC402.checker(ast.Import, ast.ImportFrom)
+def nvidia_only_package_import(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
     state = ctx.state
     if state.in_function or state.import_guarded:
         return  # lazy imports sit on a path the caller opted into; guarded ones have a fallback
@@ -129,55 +146,36 @@ def find_nvidia_only_package_import(node, ctx) -> Iterator[Tuple[ast.AST, str, s
     what, instead, keys = _NVIDIA_ONLY[mod]
     if _under_if_naming(ctx, ctx.statement, keys) or _named_after_backend(ctx):
         return
-    yield node, "ROC402", (f"module-level import of {what}, which has no ROCm build: this module "
-                           "fails to import on AMD hosts; import it in try/except ImportError or "
-                           f"behind `if not is_rocm:` (on ROCm use {instead})")
+    yield PyHit(node, ROC402.message(what=what, instead=instead))
 
 
 # -- ROC403: flash_attn without a fallback -------------------------------------------------
-register(
-    "ROC403", "flash-attn-import-without-fallback",
-    "module-level `import flash_attn` with no fallback: the CUDA wheel does not build or import on ROCm",
-    triggers=("flash_attn",),
-    fix=Applicability.DISPLAY,
-)
 
-
-def _imports_flash_attn(node) -> bool:
+def _imports_flash_attn(node: ast.AST) -> bool:
     if isinstance(node, ast.Import):
         return any(a.name == "flash_attn" or a.name.startswith("flash_attn.") for a in node.names)
     return node.level == 0 and node.module is not None and (
         node.module == "flash_attn" or node.module.startswith("flash_attn."))
 
 
-def _inside_flash_attn_project(ctx) -> bool:
+def _inside_flash_attn_project(ctx: ModuleContext) -> bool:
     """flash-attn's own package, tests and benchmarks (upstream or the ROCm fork) need it by
     definition: the ROCm fork installs under the same name."""
     parts = os.path.abspath(ctx.path).replace("\\", "/").lower().split("/")
     return "flash_attn" in parts[:-1] or any("flash-attention" in p for p in parts[:-1])
 
 
-@python_checker(ast.Import, ast.ImportFrom, codes=("ROC403",))
-def find_flash_attn_import_without_fallback(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+@ROC403.checker(ast.Import, ast.ImportFrom)
+def flash_attn_import_without_fallback(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
     state = ctx.state
     if state.in_function or state.import_guarded or not _imports_flash_attn(node):
         return
     if _under_if_naming(ctx, ctx.statement, ("flash",)) or _inside_flash_attn_project(ctx):
         return
-    yield node, "ROC403", ("`flash_attn` imported with no fallback: flash-attn's prebuilt wheels are "
-                           "CUDA-only and a ROCm build must be compiled separately for supported GPUs, "
-                           "so this fails on most ROCm installs; import it in try/except ImportError "
-                           "and fall back to `torch.nn.functional.scaled_dot_product_attention`")
+    yield PyHit(node, ROC403.message())
 
 
 # -- ROC404: nvidia-smi / nvcc run as a subprocess -----------------------------------------
-register(
-    "ROC404", "nvidia-tool-subprocess",
-    "`nvidia-smi` or `nvcc` run through subprocess/os.system without a ROCm gate: absent on ROCm hosts",
-    triggers=("nvidia-smi", "nvcc"),
-    fix=Applicability.DISPLAY,
-)
-
 _TOOLS = {"nvidia-smi": "`rocm-smi` / `amd-smi`", "nvcc": "`hipcc` (and `torch.version.hip` for the version)"}
 _EXEC_RUNNERS = {
     "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
@@ -217,7 +215,7 @@ def _tool_of_shell(text: Optional[str]) -> Optional[str]:
     return None
 
 
-def _tool_of_argv(node: ast.AST, ctx) -> Optional[str]:
+def _tool_of_argv(node: ast.AST, ctx: ModuleContext) -> Optional[str]:
     """The program an argv (list, tuple, `"...".split()`, `shlex.split(...)`) starts."""
     node = ctx.resolve(node)
     if isinstance(node, (ast.List, ast.Tuple)):
@@ -239,12 +237,7 @@ def _tool_of_argv(node: ast.AST, ctx) -> Optional[str]:
     return _tool_of_shell(ctx.string_text(node))
 
 
-def _handled(ctx, stmt: ast.AST, errors: Set[str]) -> bool:
-    """Inside the body of a `try` whose handlers catch one of ``errors`` (or catch all)?"""
-    return ctx.caught(stmt, errors)
-
-
-def _looks_up(ctx, scope: ast.AST, tool: str) -> bool:
+def _looks_up(ctx: ModuleContext, scope: ast.AST, tool: str) -> bool:
     """Does the scope ask whether the tool exists (`shutil.which("nvidia-smi")`,
     `find_executable("nvcc")`, `os.path.exists(<.../nvcc>)`) before relying on it?"""
     for sub in ast.walk(scope):
@@ -256,8 +249,8 @@ def _looks_up(ctx, scope: ast.AST, tool: str) -> bool:
     return False
 
 
-@python_checker(ast.Call, codes=("ROC404",))
-def find_nvidia_tool_subprocess(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]:
+@ROC404.checker(ast.Call)
+def nvidia_tool_subprocess(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     qual = ctx.qualname(node.func)
     if qual not in _EXEC_RUNNERS and qual not in _SHELL_RUNNERS:
         return
@@ -275,7 +268,8 @@ def find_nvidia_tool_subprocess(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]
         tool = _tool_of_argv(argv, ctx)
     if tool is None:
         return
-    if _handled(ctx, ctx.statement, _SHELL_ERRORS if shell else _MISSING_TOOL_ERRORS):
+    # inside the body of a `try` whose handlers catch what a missing tool raises (or catch all)
+    if ctx.caught(ctx.statement, _SHELL_ERRORS if shell else _MISSING_TOOL_ERRORS):
         return
     if _under_if_naming(ctx, ctx.statement, (tool, tool.replace("-", "_"))):
         return
@@ -285,6 +279,4 @@ def find_nvidia_tool_subprocess(node, ctx) -> Iterator[Tuple[ast.AST, str, str]]
         # `get_nvcc_cuda_version()`, `_check_nvidia_connectivity()`: a helper named for NVIDIA is
         # called from the NVIDIA side of a platform split (its call sites carry the gate).
         return
-    yield node, "ROC404", (f"`{tool}` is run with no ROCm gate or fallback: ROCm hosts have no "
-                           f"{tool} (use {_TOOLS[tool]}), so this raises FileNotFoundError or reads "
-                           "empty output; gate it with `if not is_rocm:` or catch FileNotFoundError")
+    yield PyHit(node, ROC404.message(tool=tool, instead=_TOOLS[tool]))
