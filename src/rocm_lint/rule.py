@@ -180,7 +180,7 @@ class Rule:
         return deco
 
     # -- reporting ------------------------------------------------------------------------
-    def message(self, key: str = "default", **fields: object) -> str:
+    def message(self, key: str = "default", /, **fields: object) -> str:
         """The message template ``key`` with ``fields`` filled in."""
         template = self.messages[key]
         return template.format(**fields) if fields else template
