@@ -9,7 +9,7 @@ computed once per module goes through :meth:`ModuleContext.memo`.
 
 Public API for checkers: ``path``, ``tree``, ``text``, ``config``, ``imports``, ``gates``,
 ``state``, ``statement``, ``node``, ``function``, ``single_bindings``, ``all_bindings``;
-``qualname``, ``resolve``, ``bound_values``, ``constant``, ``string_text``, ``segment``,
+``qualname``, ``resolve``, ``bound_values``, ``constant``, ``string_text``, ``segment``, ``snippet``,
 ``parameter_default``, ``is_whole_statement``, ``alone_on_its_lines``, ``parent_of``,
 ``ancestors``, ``enclosing_statements``, ``caught``, ``source_lines``, ``memo``.
 """
@@ -248,6 +248,11 @@ class ModuleContext:
         first = lines[0].encode("utf-8")[node.col_offset:].decode("utf-8", "replace")
         last = lines[-1].encode("utf-8")[:node.end_col_offset].decode("utf-8", "replace")
         return first + "".join(lines[1:-1]) + last
+
+    def snippet(self, node: ast.AST, default: str = "this comparison", width: int = 70) -> str:
+        """The node's source on one line, shortened to ``width`` characters (for messages)."""
+        text = " ".join((self.segment(node) or default).split())
+        return text if len(text) <= width else text[:width - 3] + "..."
 
     def parameter_default(self, node: ast.AST) -> object:
         """For a name that is a parameter of the enclosing function: its default's constant

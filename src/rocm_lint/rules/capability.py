@@ -289,11 +289,6 @@ def _short_circuited(node: ast.AST, ctx: ModuleContext) -> bool:
     return False
 
 
-def _snippet(node: ast.AST, ctx: ModuleContext) -> str:
-    text = " ".join((ctx.segment(node) or "this comparison").split())
-    return text if len(text) <= 70 else text[:67] + "..."
-
-
 @ROC106.checker(ast.Compare)
 def sm_capability_check(node: ast.Compare, ctx: ModuleContext) -> Iterator[PyHit]:
     operands = [node.left, *node.comparators]
@@ -316,6 +311,6 @@ def sm_capability_check(node: ast.Compare, ctx: ModuleContext) -> Iterator[PyHit
         gpus = _affected_gpus(kind, op, constants)
         if not gpus or _only_logged(node, ctx) or _short_circuited(node, ctx) or _picks_an_error(node, ctx):
             continue
-        message = ROC106.message(snippet=_snippet(node, ctx), gpus=", ".join(gpus))
+        message = ROC106.message(snippet=ctx.snippet(node), gpus=", ".join(gpus))
         yield PyHit(node, message, WrapExpression(span_of(node), _CUDA_FIRST, _CUDA_FIRST_MESSAGE))
         return  # one finding per comparison

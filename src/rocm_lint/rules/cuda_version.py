@@ -45,11 +45,6 @@ def _is_cuda_version(node: ast.AST, ctx: ModuleContext) -> bool:
     return False
 
 
-def _snippet(node: ast.AST, ctx: ModuleContext) -> str:
-    text = " ".join((ctx.segment(node) or "this comparison").split())
-    return text if len(text) <= 70 else text[:67] + "..."
-
-
 def _raises(node: ast.AST, ctx: ModuleContext) -> Optional[Tuple[str, ast.AST]]:
     """The error ``node`` raises when ``torch.version.cuda`` is None, and the expression to
     quote in the message; None if it does not use the version that way."""
@@ -84,4 +79,4 @@ def cuda_version_parsed(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
     if hit is None or ctx.caught(node, _NONE_ERRORS):
         return
     error, shown = hit
-    yield PyHit(node, ROC107.message(what=_snippet(shown, ctx), error=error))
+    yield PyHit(node, ROC107.message(what=ctx.snippet(shown), error=error))
