@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -172,10 +173,15 @@ def scaffold(code: str, name: str, summary: str, language: str, reference: str,
     if rule is None:
         raise SystemExit(f"the registry does not see {code}: is {module} importable?")
     written.append(write_page(rule, root / "docs" / "rules"))
-    sys.path.insert(0, str(root / "tests"))
-    from snapshots import write_snapshot
-
-    written.append(write_snapshot(fixtures / f"{code}{suffix}", root))
+    # The snapshot is written by the fixture harness itself (one format, one place).
+    positive_fixture = fixtures / f"{code}{suffix}"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "tests/test_fixture_snapshots.py", "--update-snapshots", "-k", code],
+                          cwd=root, capture_output=True, text=True)
+    snapshot = positive_fixture.with_name(positive_fixture.name + ".expected")
+    if proc.returncode != 0 or not snapshot.is_file():
+        raise SystemExit(f"the fixture harness failed on the new rule:\n{proc.stdout}{proc.stderr}")
+    written.append(snapshot)
     return written
 
 
