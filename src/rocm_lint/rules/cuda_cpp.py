@@ -7,60 +7,119 @@ import re
 from bisect import bisect_left
 from typing import Dict, Iterator, List, Optional, Tuple
 
+# _truth is private to the preprocessor (the tri-state truth of a folded condition value).
 from rocm_lint.cpp.preproc import ROCM, Node, Platform, _truth, names_in
 from rocm_lint.cpp.scanner import CppUnit, calls, literal_value, newline_of, rocm_gate_macro
 from rocm_lint.finding import Applicability
-from rocm_lint.registry import CPP_LANGUAGES, Hit, register, source_checker
+from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
 
-register(
+ROC701 = Rule(
     "ROC701", "inline-ptx",
     "inline PTX assembly (asm/asm volatile with PTX text): cannot be compiled for AMD GPUs",
-    triggers=("asm",), fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
+    triggers=("asm",), languages=CPP_LANGUAGES,
+    messages={"default": "inline PTX (`{instr}`): PTX is NVIDIA's virtual ISA and cannot be compiled for AMD "
+                         "GPUs; keep it under `#ifndef USE_ROCM` and give ROCm a portable or builtin version"},
 )
-register(
+
+_HEADER = ("`{header}` is a CUDA-only header: a HIP build does not find it{instead} "
+           "(or keep this include in an NVIDIA-only branch)")
+ROC702 = Rule(
     "ROC702", "cuda-only-header",
     "CUDA-only header (cuda_runtime.h, cuda_fp16.h, cublas_v2.h ...) included outside an NVIDIA-only "
     "branch: not found by a HIP build",
-    triggers=("include",), fix=Applicability.SAFE, languages=CPP_LANGUAGES,
+    triggers=("include",), fix=Applicability.SAFE, fix_availability=FixAvailability.SOMETIMES,
+    languages=CPP_LANGUAGES,
+    messages={
+        "hip": _HEADER.replace("{instead}", "; on ROCm include <{hip}>"),
+        "no_hip": _HEADER.replace("{instead}", " and has no drop-in HIP header"),
+    },
 )
-register(
+
+_GUARD = ("`#{directive}` on {macros} with no ROCm term: undefined under HIP, so the condition {what}; "
+          "say what ROCm should get (test `{gate}` or `HIP_VERSION`)")
+ROC703 = Rule(
     "ROC703", "cuda-version-guard",
     "#if/#elif on CUDA_VERSION/CUDART_VERSION/__CUDACC_VER_MAJOR__ with no ROCm term: the macro is "
     "undefined on ROCm, so the branch is silently dropped (or taken)",
     triggers=("CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_"), fix=Applicability.SAFE,
-    languages=CPP_LANGUAGES,
+    fix_availability=FixAvailability.SOMETIMES, languages=CPP_LANGUAGES,
+    messages={
+        "false": _GUARD.replace("{what}", "is false on ROCm: this branch is silently dropped there"),
+        "true": _GUARD.replace("{what}", "is true on ROCm: this branch is silently taken there"),
+        "unknown": _GUARD.replace("{what}", "depends on other macros on ROCm"),
+    },
 )
-register(
+ROC704 = Rule(
     "ROC704", "cuda-runtime-version-compare",
     "cudaRuntimeGetVersion/cudaDriverGetVersion result compared with a number: HIP reports its own, "
     "unrelated version numbers",
-    triggers=("cudaRuntimeGetVersion", "cudaDriverGetVersion"), fix=Applicability.DISPLAY,
-    languages=CPP_LANGUAGES,
+    triggers=("cudaRuntimeGetVersion", "cudaDriverGetVersion"), languages=CPP_LANGUAGES,
+    messages={"default": "`{variable}` from `{function}` compared with a CUDA version number: under HIP it "
+                         "holds HIP's own version (e.g. 60342134 for 6.3), so the comparison silently picks the "
+                         "wrong branch; compare `HIP_VERSION` on ROCm"},
 )
-register(
+ROC705 = Rule(
     "ROC705", "cuda-arch-gate",
     "__CUDA_ARCH__ feature gate (#if __CUDA_ARCH__ >= 800) with no ROCm branch: undefined under "
     "HIP-Clang, so the fast path is silently dropped on AMD",
-    triggers=("__CUDA_ARCH__",), fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
+    triggers=("__CUDA_ARCH__",), languages=CPP_LANGUAGES,
+    messages={"default": "`__CUDA_ARCH__` feature gate with no ROCm branch: HIP-Clang never defines "
+                         "`__CUDA_ARCH__`, so on AMD GPUs this fast path is silently compiled out; add a ROCm "
+                         "branch (`|| defined(__HIP_DEVICE_COMPILE__)` if the code is portable, or a HIP "
+                         "implementation)"},
 )
-register(
+ROC706 = Rule(
     "ROC706", "wmma",
     "nvcuda::wmma / <mma.h> tensor-core API: no HIP equivalent (rocWMMA differs)",
-    triggers=("nvcuda", "mma.h"), fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
+    triggers=("nvcuda", "mma.h"), languages=CPP_LANGUAGES,
+    messages={
+        "header": "`<mma.h>` is CUDA's WMMA tensor-core API: HIP has no `nvcuda::wmma`; port to rocWMMA "
+                  "(different API) or to MFMA/WMMA builtins via Composable Kernel",
+        "namespace": "`nvcuda::wmma` is CUDA's tensor-core API with no HIP equivalent; port to rocWMMA "
+                     "(different API) or MFMA builtins, behind `#ifdef USE_ROCM`",
+    },
 )
-_ROC707 = register(
+
+
+def _cutlass_bound(unit: CppUnit) -> bool:
+    """A CUTLASS/CuTe kernel cannot be built for AMD at all (the port is a rewrite): ROC707's
+    findings replace the file's line-level ones, which are noise."""
+    return unit.cutlass_bound
+
+
+ROC707 = Rule(
     "ROC707", "cutlass-cute-libcudacxx",
     "CUTLASS or CuTe (no HIP port) or libcu++ (<cuda/std/...>: needs AMD's libhipcxx; <cuda/pipeline>: none) "
     "included",
-    triggers=("cutlass", "cute", "cuda/"), fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
+    triggers=("cutlass", "cute", "cuda/"), languages=CPP_LANGUAGES, supersedes=_cutlass_bound,
+    messages={
+        "no_port": "`{header}` is {lib}, which has no HIP port: this file cannot build for AMD GPUs; keep it "
+                   "NVIDIA-only and provide a ROCm path (Composable Kernel, hipBLASLt, hipCUB/rocPRIM)",
+        "no_libhipcxx": "`<{header}>` is libcu++ with no ROCm counterpart (AMD's libhipcxx lacks pipeline, "
+                        "barrier, latch, semaphore, annotated_ptr and ptx): keep this code NVIDIA-only and give "
+                        "ROCm its own path (ordinary loads and `__syncthreads()`)",
+        "libhipcxx": "`<{header}>` is libcu++: a ROCm build needs AMD's libhipcxx (same paths and `cuda::std` "
+                     "namespace, a preview package not installed with ROCm); depend on it explicitly or use the "
+                     "`std::`/HIP equivalent under `#ifdef USE_ROCM`",
+        "usage": "this file builds on {lib} (`{usage}`), which has no HIP port: it cannot build for "
+                 "AMD GPUs; keep it NVIDIA-only and provide a ROCm path (Composable Kernel)",
+    },
 )
-_ROC707.supersedes = lambda unit: unit.cutlass_bound
-register(
+ROC708 = Rule(
     "ROC708", "nvidia-only-sync-primitive",
     "NVIDIA-only synchronisation/async-copy primitive (__nanosleep, __syncwarp with a partial mask, "
     "__pipeline_*, cuda::memcpy_async, cp.async): missing or different under HIP",
     triggers=("__nanosleep", "__syncwarp", "__pipeline_", "memcpy_async", "cp.async"),
-    fix=Applicability.DISPLAY, languages=CPP_LANGUAGES,
+    languages=CPP_LANGUAGES,
+    messages={
+        "primitive": "`{name}` is NVIDIA-only (sm_70+/sm_80+ hardware): HIP has no equivalent with the same "
+                     "semantics; give ROCm its own path under `#ifdef USE_ROCM`",
+        "syncwarp": "`__syncwarp(mask)` with a mask other than all lanes: AMD wavefronts have no independent "
+                    "thread scheduling, HIP requires every active lane in the mask (a run-time trap otherwise) "
+                    "and the mask is 64-bit; restructure the sub-warp sync for ROCm under `#ifdef USE_ROCM`",
+        "cp_async": "`cp.async` (asynchronous global-to-shared copy, sm_80+) has no HIP equivalent; use "
+                    "ordinary loads on ROCm",
+    },
 )
 
 
@@ -128,7 +187,7 @@ def _cuda_header(header: str) -> Tuple[bool, Optional[str]]:
     return False, None
 
 
-@source_checker(*CPP_LANGUAGES, codes=("ROC702",))
+@ROC702.source_checker()
 def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
     found = []
     for d, header, start, end in includes(unit):
@@ -146,7 +205,7 @@ def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
             runs[-1].append(item + (fixable,))
         else:
             runs.append([item + (fixable,)])
-    nl = newline_of(unit)
+    macro, nl = rocm_gate_macro(unit), newline_of(unit)
     for run in runs:
         edits: Tuple[Tuple[int, int, str], ...] = ()
         if run[0][5]:
@@ -159,60 +218,54 @@ def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
                 la, lb = unit.line_span(d.line)
                 line = unit.text[la:lb]
                 rocm_lines.append(line[:start - la] + hip + line[end - la:])
-            macro = rocm_gate_macro(unit)
             edits = ((a, b, f"#ifdef {macro}{nl}{nl.join(rocm_lines)}{nl}#else{nl}{original}{nl}#endif"),)
         for d, header, hip, start, end, _ in run:
-            instead = f"; on ROCm include <{hip}>" if hip else " and has no drop-in HIP header"
-            yield Hit(start, end, "ROC702",
-                      f"`{header}` is a CUDA-only header: a HIP build does not find it{instead} "
-                      "(or keep this include in an NVIDIA-only branch)",
-                      edits=edits if hip else (),
-                      fix_message=f"include <{hip}> under `#ifdef {rocm_gate_macro(unit)}`" if hip else "")
+            if hip:
+                yield ROC702.hit(start, end, ROC702.message("hip", header=header, hip=hip), edits=edits,
+                                 fix_message=f"include <{hip}> under `#ifdef {macro}`")
+            else:
+                yield ROC702.hit(start, end, ROC702.message("no_hip", header=header))
 
 
+# -- NVIDIA-only libraries and APIs ---------------------------------------------------------------
 _LIBCUDACXX = re.compile(r"^(?:cutlass|cute)/|^cuda/(?!.*\.h$)|^cuda/std/")
-
-
 # libcu++ headers AMD's libhipcxx does not provide (its documented limitations).
 _NOT_IN_LIBHIPCXX = re.compile(r"^cuda/(?:std/)?(?:pipeline|barrier|latch|semaphore|annotated_ptr|ptx)\b")
 
 
 def _library_message(header: str, lib: str) -> str:
     if lib != "libcu++":
-        return (f"`{header}` is {lib}, which has no HIP port: this file cannot build for AMD GPUs; keep it "
-                "NVIDIA-only and provide a ROCm path (Composable Kernel, hipBLASLt, hipCUB/rocPRIM)")
+        return ROC707.message("no_port", header=header, lib=lib)
     if _NOT_IN_LIBHIPCXX.match(header):
-        return (f"`<{header}>` is libcu++ with no ROCm counterpart (AMD's libhipcxx lacks pipeline, barrier, "
-                "latch, semaphore, annotated_ptr and ptx): keep this code NVIDIA-only and give ROCm its own "
-                "path (ordinary loads and `__syncthreads()`)")
-    return (f"`<{header}>` is libcu++: a ROCm build needs AMD's libhipcxx (same paths and `cuda::std` "
-            "namespace, a preview package not installed with ROCm); depend on it explicitly or use the "
-            "`std::`/HIP equivalent under `#ifdef USE_ROCM`")
+        return ROC707.message("no_libhipcxx", header=header)
+    return ROC707.message("libhipcxx", header=header)
 
 
-@source_checker(*CPP_LANGUAGES, codes=("ROC706", "ROC707"))
+@ROC707.source_checker()
 def find_nvidia_only_libraries(unit: CppUnit) -> Iterator[Hit]:
     reported: set = set()
     for d, header, start, end in includes(unit):
-        if header == "mma.h":
-            yield Hit(start, end, "ROC706",
-                      "`<mma.h>` is CUDA's WMMA tensor-core API: HIP has no `nvcuda::wmma`; port to rocWMMA "
-                      "(different API) or to MFMA/WMMA builtins via Composable Kernel")
-        elif _LIBCUDACXX.search(header) and not unit.pre.nvidia_only(d.line):
+        if _LIBCUDACXX.search(header) and not unit.pre.nvidia_only(d.line):
             lib = "CUTLASS" if header.startswith("cutlass/") else "CuTe" if header.startswith("cute/") else "libcu++"
             key = lib + ("/none" if lib == "libcu++" and _NOT_IN_LIBHIPCXX.match(header) else "")
             if key in reported:
                 continue  # once per library (libcu++: per kind) and file: the whole file depends on it
             reported.add(key)
-            yield Hit(start, end, "ROC707", _library_message(header, lib))
+            yield ROC707.hit(start, end, _library_message(header, lib))
     code = unit.code
     if not reported & {"CUTLASS", "CuTe"} and ("cute" in code or "cutlass" in code):
         m = next((m for m in re.finditer(r"\b(cute|cutlass)\s*::", code) if not unit.nvidia_only(m.start())), None)
         if m:
             lib = "CuTe" if m.group(1) == "cute" else "CUTLASS"
-            yield Hit(m.start(), m.end(), "ROC707",
-                      f"this file builds on {lib} (`{m.group(0)}`), which has no HIP port: it cannot build for "
-                      "AMD GPUs; keep it NVIDIA-only and provide a ROCm path (Composable Kernel)")
+            yield ROC707.hit(m.start(), m.end(), ROC707.message("usage", lib=lib, usage=m.group(0)))
+
+
+@ROC706.source_checker()
+def find_wmma(unit: CppUnit) -> Iterator[Hit]:
+    for d, header, start, end in includes(unit):
+        if header == "mma.h":
+            yield ROC706.hit(start, end, ROC706.message("header"))
+    code = unit.code
     if "nvcuda" in code:
         lines = set()
         for m in re.finditer(r"\bnvcuda\s*::|\bnamespace\s+nvcuda\b", code):
@@ -220,9 +273,7 @@ def find_nvidia_only_libraries(unit: CppUnit) -> Iterator[Hit]:
             if line in lines:
                 continue
             lines.add(line)
-            yield Hit(m.start(), m.end(), "ROC706",
-                      "`nvcuda::wmma` is CUDA's tensor-core API with no HIP equivalent; port to rocWMMA "
-                      "(different API) or MFMA builtins, behind `#ifdef USE_ROCM`")
+            yield ROC706.hit(m.start(), m.end(), ROC706.message("namespace"))
 
 
 # -- inline PTX ------------------------------------------------------------------------------------
@@ -258,15 +309,13 @@ def asm_blocks(unit: CppUnit) -> List[Tuple[int, int, str]]:
     return cached  # type: ignore[return-value]
 
 
-@source_checker(*CPP_LANGUAGES, codes=("ROC701",))
+@ROC701.source_checker()
 def find_inline_ptx(unit: CppUnit) -> Iterator[Hit]:
     for start, end, text in asm_blocks(unit):
         m = _PTX.search(text)
         if m:
             instr = " ".join(m.group(0).replace("\\n", " ").replace("\\t", " ").split())
-            yield Hit(start, end, "ROC701",
-                      f"inline PTX (`{instr}`): PTX is NVIDIA's virtual ISA and cannot be compiled for AMD "
-                      "GPUs; keep it under `#ifndef USE_ROCM` and give ROCm a portable or builtin version")
+            yield ROC701.hit(start, end, ROC701.message(instr=instr))
 
 
 # -- version and arch guards ---------------------------------------------------------------------
@@ -296,7 +345,7 @@ def _rocm_value(unit: CppUnit, node: Optional[Node]):
     return _truth(world.evaluate(node))
 
 
-@source_checker(*CPP_LANGUAGES, codes=("ROC703",))
+@ROC703.source_checker()
 def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
     for d in unit.pre.directives:
@@ -318,23 +367,21 @@ def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
         if value is False:
             new = f"({cond}) && !defined({macro})" if complex_ else f"{cond} && !defined({macro})"
             edits = ((begin, end, new),)
-            what = "is false on ROCm: this branch is silently dropped there"
+            key = "false"
         elif value is True:
             new = f"({cond}) || defined({macro})" if "?" in code[begin:end] else f"{cond} || defined({macro})"
             edits = ((begin, end, new),)
-            what = "is true on ROCm: this branch is silently taken there"
+            key = "true"
         else:
-            what = "depends on other macros on ROCm"
+            key = "unknown"
         if "\n" in unit.text[begin:end]:
             edits = ()  # a condition continued over several lines: shown, not rewritten
         names = sorted({n for n in names_in(d.condition) if n in CUDA_VERSION_MACROS})
-        yield Hit(d.start, d.end, "ROC703",
-                  f"`#{d.name}` on {', '.join(names)} with no ROCm term: undefined under HIP, so the condition "
-                  f"{what}; say what ROCm should get (test `{macro}` or `HIP_VERSION`)",
-                  edits=edits, fix_message="state the ROCm behaviour explicitly (same result on both platforms)")
+        yield ROC703.hit(d.start, d.end, ROC703.message(key, directive=d.name, macros=", ".join(names), gate=macro),
+                         edits=edits, fix_message="state the ROCm behaviour explicitly (same result on both platforms)")
 
 
-@source_checker(*CPP_LANGUAGES, codes=("ROC705",))
+@ROC705.source_checker()
 def find_cuda_arch_gates(unit: CppUnit) -> Iterator[Hit]:
     groups: Dict[int, list] = {}
     for d in unit.pre.directives:
@@ -359,13 +406,10 @@ def find_cuda_arch_gates(unit: CppUnit) -> Iterator[Hit]:
             if reported:
                 break
             reported = True
-            yield Hit(target.start, target.end, "ROC705",
-                      "`__CUDA_ARCH__` feature gate with no ROCm branch: HIP-Clang never defines `__CUDA_ARCH__`, "
-                      "so on AMD GPUs this fast path is silently compiled out; add a ROCm branch "
-                      "(`|| defined(__HIP_DEVICE_COMPILE__)` if the code is portable, or a HIP implementation)")
+            yield ROC705.hit(target.start, target.end, ROC705.message())
 
 
-@source_checker(*CPP_LANGUAGES, codes=("ROC704",))
+@ROC704.source_checker()
 def find_runtime_version_compares(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
     if "GetVersion" not in code:
@@ -376,10 +420,7 @@ def find_runtime_version_compares(unit: CppUnit) -> Iterator[Hit]:
         pattern = re.compile(r"\b" + name + r"\s*(?:[<>]=?|[!=]=)\s*\(?\s*\d|\d\s*\)?\s*(?:[<>]=?|[!=]=)\s*" + name + r"\b"
                              r"|\b" + name + r"\s*/\s*\d+\s*(?:[<>]=?|[!=]=)")
         for c in pattern.finditer(code, m.end(), end):
-            yield Hit(c.start(), c.end(), "ROC704",
-                      f"`{m.group(2)}` from `{m.group(1)}` compared with a CUDA version number: under HIP it "
-                      "holds HIP's own version (e.g. 60342134 for 6.3), so the comparison silently picks the "
-                      "wrong branch; compare `HIP_VERSION` on ROCm")
+            yield ROC704.hit(c.start(), c.end(), ROC704.message(variable=m.group(2), function=m.group(1)))
 
 
 # -- NVIDIA-only primitives ------------------------------------------------------------------------
@@ -391,15 +432,13 @@ _PRIMITIVES = re.compile(
 _ALL_LANES = {0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF, -1}
 
 
-@source_checker(*CPP_LANGUAGES, codes=("ROC708",))
+@ROC708.source_checker()
 def find_nvidia_only_primitives(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
     for m in (_PRIMITIVES.finditer(code) if "__nanosleep" in code or "__pipeline_" in code
               or "memcpy_async" in code else ()):
         name = re.sub(r"\s+", "", m.group(1))
-        yield Hit(m.start(), m.end() - 1, "ROC708",
-                  f"`{name}` is NVIDIA-only (sm_70+/sm_80+ hardware): HIP has no equivalent with the same "
-                  "semantics; give ROCm its own path under `#ifdef USE_ROCM`")
+        yield ROC708.hit(m.start(), m.end() - 1, ROC708.message("primitive", name=name))
     for m, paren in (calls(unit, re.compile(r"__syncwarp\b")) if "__syncwarp" in code else ()):
         args = unit.args(paren)
         if not args or args[0][0] >= args[0][1]:
@@ -407,12 +446,7 @@ def find_nvidia_only_primitives(unit: CppUnit) -> Iterator[Hit]:
         mask = unit.expand(code[args[0][0]:args[0][1]], args[0][0]).strip()
         if literal_value(mask) in _ALL_LANES or re.fullmatch(r"__activemask\s*\(\s*\)", mask):
             continue  # every lane: fine under HIP (ROC602 reports a 32-bit all-ones)
-        yield Hit(m.start(), unit.matching(paren), "ROC708",
-                  "`__syncwarp(mask)` with a mask other than all lanes: AMD wavefronts have no independent thread "
-                  "scheduling, HIP requires every active lane in the mask (a run-time trap otherwise) and "
-                  "the mask is 64-bit; restructure the sub-warp sync for ROCm under `#ifdef USE_ROCM`")
+        yield ROC708.hit(m.start(), unit.matching(paren), ROC708.message("syncwarp"))
     for start, end, text in asm_blocks(unit):
         if re.search(r"\bcp\.async\b", text):
-            yield Hit(start, end, "ROC708",
-                      "`cp.async` (asynchronous global-to-shared copy, sm_80+) has no HIP equivalent; use "
-                      "ordinary loads on ROCm")
+            yield ROC708.hit(start, end, ROC708.message("cp_async"))

@@ -9,48 +9,74 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional, Set, Tuple
 
-from rocm_lint.cpp.scanner import (CppUnit, calls, gate_lines, literal_value, whole_statement_lines)
+from rocm_lint.cpp.scanner import CppUnit, calls, gate_lines, literal_value, whole_statement_lines
 from rocm_lint.finding import Applicability
-from rocm_lint.registry import CPP_LANGUAGES, Hit, register, source_checker
+from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
 
-register(
+ROC601 = Rule(
     "ROC601", "lane-mask-32-bit",
     "ballot/activemask result kept in 32 bits (32-bit variable, __popc/__ffs/__clz/__brev, 1 << lane): "
     "lanes 32-63 of a 64-wide wavefront are dropped",
     triggers=("__ballot", "__activemask"),
-    fix=Applicability.UNSAFE,
+    fix=Applicability.UNSAFE, fix_availability=FixAvailability.SOMETIMES,
     languages=CPP_LANGUAGES,
+    messages={
+        "count_of_ballot": "`{call}` of a ballot counts only lanes 0-31: on a 64-wide wavefront the ballot is "
+                           "64 bits; use `{wide}`",
+        "ballot_shift": "ballot tested with a 32-bit `1 << lane`: lanes 32-63 of a 64-wide wavefront are never "
+                        "seen; use `1ull << lane` and a 64-bit mask",
+        "variable_32": "`{name}` keeps a ballot in 32 bits: on a 64-wide wavefront lanes 32-63 are dropped "
+                       "(silent wrong results, or a hang waiting for them); use a 64-bit type "
+                       "(`unsigned long long`/`uint64_t`) and `__popcll`/`__ffsll`",
+        "count_of_variable": "`{call}({name})` truncates the 64-bit ballot to lanes 0-31; use `{wide}`",
+        "variable_shift": "`{name}` tested with a 32-bit `1 << lane`: lanes 32-63 are never seen (and shifting "
+                          "an int by 32 or more is undefined); use `1ull << lane`",
+    },
 )
-register(
+ROC602 = Rule(
     "ROC602", "full-mask-32-bit",
     "32-bit full mask (0xffffffff, ~0u, FULL_MASK) passed to a *_sync warp function: HIP wants a "
     "64-bit mask (compile error) and 32 bits cover half a wavefront",
     triggers=("_sync",),
-    fix=Applicability.UNSAFE,
+    fix=Applicability.UNSAFE, fix_availability=FixAvailability.SOMETIMES,
     languages=CPP_LANGUAGES,
+    messages={"default": "32-bit full mask `{mask}` passed to `{call}`: HIP's *_sync functions take a 64-bit "
+                         "mask (a 32-bit one fails to compile) and 0xffffffff names only lanes 0-31 of a 64-wide "
+                         "wavefront; use a 64-bit all-lanes mask on ROCm (`0xffffffffffffffffull`, "
+                         "`__activemask()`)"},
 )
-register(
+ROC603 = Rule(
     "ROC603", "warp-size-32",
     "warp size 32 hard-coded (WARP_SIZE 32, & 31 / % 32 / >> 5 lane math, reductions from 16, "
     "shuffle width 32): half of a 64-wide wavefront is ignored",
     triggers=("32", "31", ">> 5", ">>5", "16", "0x1f", "0x1F"),
-    fix=Applicability.DISPLAY,
     languages=CPP_LANGUAGES,
+    messages={"default": "warp size 32 hard-coded ({what}): AMD CDNA GPUs run 64-lane wavefronts, so half of "
+                         "each wavefront is ignored or mis-indexed; use `warpSize` at run time, `C10_WARP_SIZE` "
+                         "in PyTorch code, or a 64 under `#ifdef USE_ROCM`"},
 )
-register(
+ROC604 = Rule(
     "ROC604", "warp-size-compile-time",
     "warpSize or __AMDGCN_WAVEFRONT_SIZE used as a compile-time constant: not a constant in ROCm 7, "
     "the macro is deprecated",
     triggers=("warpSize", "__AMDGCN_WAVEFRONT_SIZE"),
-    fix=Applicability.DISPLAY,
     languages=CPP_LANGUAGES,
+    messages={
+        "constant": "`warpSize` used {what}: since ROCm 7 it is no longer a compile-time constant, so this "
+                    "stops compiling; size with a constant you choose per arch (`#ifdef __GFX9__` 64 / 32), or "
+                    "read `warpSize` at run time",
+        "macro": "`{macro}` is deprecated (the wavefront size is no longer a compile-time property in recent "
+                 "ROCm/LLVM); read `warpSize` at run time, or test the arch macro (`__GFX9__`)",
+    },
 )
-register(
+ROC605 = Rule(
     "ROC605", "wave64-hard-coded-rocm",
     "wave size 64 hard-coded on the ROCm side: RDNA GPUs run wave32",
     triggers=("64", "63", ">> 6", ">>6", "32", "0x3f", "0x3F"),
-    fix=Applicability.DISPLAY,
     languages=CPP_LANGUAGES,
+    messages={"default": "wave size 64 hard-coded on the ROCm side ({what}): right on CDNA (MI200/MI300), "
+                         "wrong on RDNA GPUs (gfx10/11/12), which HIP compiles for wave32; use `warpSize` at run "
+                         "time, or test the arch (`__GFX9__`) before assuming 64"},
 )
 
 FULL32 = 0xFFFFFFFF
@@ -63,6 +89,11 @@ _DECL32 = re.compile(r"^\s*(?:(?:const|static|register|volatile)\s+)*(" + _TYPE3
 _ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*$")
 _NARROW_CALL = re.compile(r"\b(__popc|__ffs|__clz|__brev)\s*\(\s*$")
 _SAME_MEANING_64 = {"__popc": "__popcll", "__ffs": "__ffsll"}  # __clz/__brev count from bit 63
+
+
+def _wide(call: str) -> str:
+    """The 64-bit form of a 32-bit bit-count intrinsic (``__popc`` -> ``__popcll``)."""
+    return _SAME_MEANING_64.get(call, call + "ll")
 
 
 def _declared_32(unit: CppUnit, name: str, before: int) -> bool:
@@ -96,7 +127,7 @@ def _ballot_variables(unit: CppUnit):
     return out
 
 
-@source_checker(*CPP_LANGUAGES, codes=("ROC601",))
+@ROC601.source_checker()
 def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
     if "__ballot" not in code and "__activemask" not in code:
@@ -106,14 +137,11 @@ def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
         stmt = unit.statement_start(m.start())
         narrow = _NARROW_CALL.search(code, stmt, m.start())
         if narrow and narrow.end() == m.start():
-            yield Hit(narrow.start(), unit.matching(paren), "ROC601",
-                      f"`{narrow.group(1)}` of a ballot counts only lanes 0-31: on a 64-wide wavefront the "
-                      f"ballot is 64 bits; use `{_SAME_MEANING_64.get(narrow.group(1), narrow.group(1) + 'll')}`")
+            yield ROC601.hit(narrow.start(), unit.matching(paren),
+                             ROC601.message("count_of_ballot", call=narrow.group(1), wide=_wide(narrow.group(1))))
         tail = code[unit.matching(paren):unit.matching(paren) + 40]
         if re.match(r"\s*&\s*\(?\s*1[uU]?\s*<<", tail):
-            yield Hit(m.start(), unit.matching(paren), "ROC601",
-                      "ballot tested with a 32-bit `1 << lane`: lanes 32-63 of a 64-wide wavefront are never "
-                      "seen; use `1ull << lane` and a 64-bit mask")
+            yield ROC601.hit(m.start(), unit.matching(paren), ROC601.message("ballot_shift"))
     for name, at, stmt, end, is32, decl in _ballot_variables(unit):
         scope_end = unit.block_end(end)
         uses = list(re.finditer(r"\b(__popc|__ffs|__clz|__brev)\s*\(\s*" + re.escape(name) + r"\s*\)",
@@ -122,21 +150,16 @@ def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
                                   r"\s*&\s*" + re.escape(name) + r"\b", code[end:scope_end]))
         if is32:
             fix = _fix_declaration(unit, name, stmt, end, decl, uses, shifts) if decl else ()
-            yield Hit(at if decl is None else stmt + decl.start(1), end, "ROC601",
-                      f"`{name}` keeps a ballot in 32 bits: on a 64-wide wavefront lanes 32-63 are dropped "
-                      "(silent wrong results, or a hang waiting for them); use a 64-bit type "
-                      "(`unsigned long long`/`uint64_t`) and `__popcll`/`__ffsll`",
-                      edits=fix, fix_message="keep the ballot in 64 bits on ROCm (`unsigned long long`, "
-                                             "`__popcll`/`__ffsll`)")
+            yield ROC601.hit(at if decl is None else stmt + decl.start(1), end,
+                             ROC601.message("variable_32", name=name), edits=fix,
+                             fix_message="keep the ballot in 64 bits on ROCm (`unsigned long long`, "
+                                         "`__popcll`/`__ffsll`)")
         else:
             for u in uses:
-                yield Hit(end + u.start(), end + u.end(), "ROC601",
-                          f"`{u.group(1)}({name})` truncates the 64-bit ballot to lanes 0-31; use "
-                          f"`{_SAME_MEANING_64.get(u.group(1), u.group(1) + 'll')}`")
+                message = ROC601.message("count_of_variable", call=u.group(1), name=name, wide=_wide(u.group(1)))
+                yield ROC601.hit(end + u.start(), end + u.end(), message)
         for s in shifts:
-            yield Hit(end + s.start(), end + s.end(), "ROC601",
-                      f"`{name}` tested with a 32-bit `1 << lane`: lanes 32-63 are never seen (and shifting "
-                      "an int by 32 or more is undefined); use `1ull << lane`")
+            yield ROC601.hit(end + s.start(), end + s.end(), ROC601.message("variable_shift", name=name))
 
 
 def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tuple[Tuple[int, int, str], ...]:
@@ -200,7 +223,7 @@ def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
     return None
 
 
-@source_checker(*CPP_LANGUAGES, codes=("ROC602",))
+@ROC602.source_checker()
 def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
     if "_sync" not in unit.code and "__syncwarp" not in unit.code:
         return
@@ -213,11 +236,8 @@ def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
         if what is None:
             continue
         edits = _full_mask_fix(unit, unit.code[a:b].strip(), a, b)
-        yield Hit(a, b, "ROC602",
-                  f"32-bit full mask `{what}` passed to `{m.group(0)}`: HIP's *_sync functions take a 64-bit "
-                  "mask (a 32-bit one fails to compile) and 0xffffffff names only lanes 0-31 of a 64-wide "
-                  "wavefront; use a 64-bit all-lanes mask on ROCm (`0xffffffffffffffffull`, `__activemask()`)",
-                  edits=edits, fix_message="use the 64-bit all-lanes mask on ROCm")
+        yield ROC602.hit(a, b, ROC602.message(mask=what, call=m.group(0)),
+                         edits=edits, fix_message="use the 64-bit all-lanes mask on ROCm")
 
 
 FULL64 = "0xffffffffffffffffull"
@@ -249,7 +269,7 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
         return ()
     start, end = unit.line_span(d.line)
     line = unit.text[start:end]
-    body_at = unit.code.find(d.body, directive.arg_start - start + start, end)
+    body_at = unit.code.find(d.body, directive.arg_start, end)
     if body_at == -1:
         return ()
     rel = body_at - start
@@ -314,11 +334,7 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
         operand = _LANE_OPERAND_BEHIND.search(code, max(0, op.start() - 40), op.start())
         if operand:
             yield operand.start(), m.end(), f"lane/warp math `{' '.join(code[operand.start():m.end()].split())}`"
-    if "__shfl" not in code:
-        calls_ = ()
-    else:
-        calls_ = calls(unit, _SHFL_WIDTH)
-    for m, paren in calls_:
+    for m, paren in (calls(unit, _SHFL_WIDTH) if "__shfl" in code else ()):
         args = unit.args(paren)
         i = 3 if m.group(1) else 2
         if len(args) > i and re.fullmatch(r"\(?\s*" + str(size) + r"[uU]?\s*\)?", code[args[i][0]:args[i][1]]):
@@ -346,7 +362,7 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
                 yield m.start(), m.end(), f"`{' '.join(m.group(0).rstrip(',>').split())}>` (a 32-lane logical warp)"
 
 
-@source_checker(*CPP_LANGUAGES, codes=("ROC603",))
+@ROC603.source_checker()
 def find_warp_size_32(unit: CppUnit) -> Iterator[Hit]:
     seen: Set[int] = set()
     for start, end, what in _wave_hits(unit, 32):
@@ -357,13 +373,10 @@ def find_warp_size_32(unit: CppUnit) -> Iterator[Hit]:
         if what.startswith("shuffle width") and unit.pre.rocm_only(line):
             continue  # an explicit width on the ROCm side is a deliberate 32-lane logical warp
         seen.add(start)
-        yield Hit(start, end, "ROC603",
-                  f"warp size 32 hard-coded ({what}): AMD CDNA GPUs run 64-lane wavefronts, so half of each "
-                  "wavefront is ignored or mis-indexed; use `warpSize` at run time, `C10_WARP_SIZE` in PyTorch "
-                  "code, or a 64 under `#ifdef USE_ROCM`")
+        yield ROC603.hit(start, end, ROC603.message(what=what))
 
 
-@source_checker(*CPP_LANGUAGES, codes=("ROC605",))
+@ROC605.source_checker()
 def find_wave64_on_rocm_side(unit: CppUnit) -> Iterator[Hit]:
     if not any(r.cuda is False and r.rocm is not False for r in unit.pre.regions):
         return  # no ROCm-only code in this file
@@ -374,10 +387,7 @@ def find_wave64_on_rocm_side(unit: CppUnit) -> Iterator[Hit]:
         if not unit.pre.rocm_only(line) or region.wave == 64 or start in seen:
             continue
         seen.add(start)
-        yield Hit(start, end, "ROC605",
-                  f"wave size 64 hard-coded on the ROCm side ({what}): right on CDNA (MI200/MI300), wrong on "
-                  "RDNA GPUs (gfx10/11/12), which HIP compiles for wave32; use `warpSize` at run time, or test "
-                  "the arch (`__GFX9__`) before assuming 64")
+        yield ROC605.hit(start, end, ROC605.message(what=what))
 
 
 # -- ROC604 ------------------------------------------------------------------------------------
@@ -393,26 +403,23 @@ _CONSTANT_CONTEXTS = (
 )
 
 
-@source_checker(*CPP_LANGUAGES, codes=("ROC604",))
+@ROC604.source_checker()
 def find_compile_time_warp_size(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
     seen: Set[int] = set()
 
-    def hit(start: int, end: int, what: str):
+    def hit(start: int, end: int, what: str) -> Optional[Hit]:
+        """The finding at the first ``warpSize`` in start..end, once per place."""
         at = code.find("warpSize", start, end)
         at = start if at == -1 else at
         if at in seen:
             return None
         seen.add(at)
-        return Hit(at, at + len("warpSize") if code.startswith("warpSize", at) else end, "ROC604",
-                   f"`warpSize` used {what}: since ROCm 7 it is no longer a compile-time constant, so this "
-                   "stops compiling; size with a constant you choose per arch (`#ifdef __GFX9__` 64 / 32), or "
-                   "read `warpSize` at run time")
+        return ROC604.hit(at, at + len("warpSize") if code.startswith("warpSize", at) else end,
+                          ROC604.message("constant", what=what))
 
     for m in (_WAVEFRONT_MACRO.finditer(code) if "__AMDGCN_WAVEFRONT_SIZE" in code else ()):
-        yield Hit(m.start(), m.end(), "ROC604",
-                  f"`{m.group(0)}` is deprecated (the wavefront size is no longer a compile-time property in "
-                  "recent ROCm/LLVM); read `warpSize` at run time, or test the arch macro (`__GFX9__`)")
+        yield ROC604.hit(m.start(), m.end(), ROC604.message("macro", macro=m.group(0)))
     if "warpSize" not in code:
         return
     for d in unit.pre.directives:
