@@ -16,7 +16,8 @@ from rocm_lint.cpp.lexer import lex
 from rocm_lint.cpp.preproc import analyse, nvidia_view, same_on_nvidia
 from rocm_lint.engine import check_file, check_source
 from rocm_lint.fix.text_edits import apply_text_fixes
-from rocm_lint.registry import CPP_LANGUAGES, all_rules
+from rocm_lint.registry import all_rules
+from rocm_lint.rule import CPP_LANGUAGES
 
 CPP_SUFFIXES = (".cu", ".cuh", ".hip", ".cpp", ".h", ".hpp")
 CPP_FIXTURES = sorted(p for p in RULE_FIXTURES.iterdir() if p.suffix in CPP_SUFFIXES)

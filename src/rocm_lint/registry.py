@@ -12,8 +12,7 @@ import pkgutil
 from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from rocm_lint.rule import (CONFIG_LANGUAGES, CPP_LANGUAGES, FAMILIES, Hit, PythonChecker, Rule,  # noqa: F401
-                            SourceChecker)
+from rocm_lint.rule import PythonChecker, Rule, SourceChecker
 
 
 @lru_cache(maxsize=1)
@@ -30,7 +29,6 @@ def _catalogue() -> Tuple[Dict[str, Rule], Tuple[str, ...]]:
                 if value.code in rules and rules[value.code] is not value:
                     raise ValueError(f"rule {value.code} defined twice")
                 rules[value.code] = value
-    rules.update(_LEGACY)
     return dict(sorted(rules.items())), tuple(modules)
 
 
@@ -71,41 +69,3 @@ def superseding_rules(language: str) -> Tuple[Rule, ...]:
     """The rules of ``language`` files with a ``supersedes`` predicate, selected or not."""
     return tuple(r for r in all_rules() if r.supersedes is not None
                  and any(language in c.languages for c in r.source_checkers))
-
-
-# -- transition: the family modules not yet written as Rule objects --------------------------
-_LEGACY: Dict[str, Rule] = {}
-
-
-def register(code, name, summary, *, triggers, fix=None, languages=("python",), rocm_side=False,
-             precheck=None) -> Rule:
-    from rocm_lint.rule import FixAvailability
-
-    rule = Rule(code, name, summary, tuple(triggers), precheck, tuple(languages), fix,
-                FixAvailability.NONE if fix is None else FixAvailability.SOMETIMES, rocm_side)
-    _LEGACY[code] = rule
-    return rule
-
-
-def python_checker(*node_types, codes):
-    from rocm_lint.rule import PyHit
-
-    def deco(fn):
-        for code in codes:
-            def one(node, ctx, fn=fn, code=code):
-                for where, c, message, *recipe in fn(node, ctx):
-                    if c == code:
-                        yield PyHit(where, message, recipe[0] if recipe else None)
-            _LEGACY[code].python_checkers.append(PythonChecker(one, tuple(node_types), _LEGACY[code]))
-        return fn
-    return deco
-
-
-def source_checker(*languages, codes):
-    def deco(fn):
-        for code in codes:
-            def one(unit, fn=fn, code=code):
-                return (h for h in fn(unit) if h.code == code)
-            _LEGACY[code].source_checkers.append(SourceChecker(one, tuple(languages), _LEGACY[code]))
-        return fn
-    return deco

@@ -200,9 +200,6 @@ def truth(v: Value) -> Tri:
     return None if v is None else v != 0
 
 
-_truth = truth  # TRANSITIONAL: removed once rules/cuda_cpp.py imports `truth`
-
-
 def _int(t: Tri) -> Value:
     return None if t is None else int(t)
 

@@ -1,7 +1,7 @@
 """The CUDA/C++ scanner: lex once, model the preprocessor once, run the C++ rules.
 
 Rules (``rocm_lint.rules.warp``, ``rocm_lint.rules.cuda_cpp``) are functions of a
-:class:`CppUnit` that yield :class:`rocm_lint.registry.Hit` objects.  They match on
+:class:`CppUnit` that yield :class:`rocm_lint.rule.Hit` objects (made with ``Rule.hit``).  They match on
 ``unit.code`` (comments and literals blanked, offsets intact), so comments and strings
 never fire.  The scanner then drops hits on lines that are never compiled on ROCm
 (NVIDIA-only branches, ``#if 0``) and hits suppressed by a ``rocm-lint: ignore`` or
@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint import noqa
 from rocm_lint.config import Config

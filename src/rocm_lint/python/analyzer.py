@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from rocm_lint.finding import Applicability, Finding, Fix, Recipe
 from rocm_lint.python.context import ModuleContext, State, handler_catches
-from rocm_lint.rule import PyHit, PythonChecker, Rule
+from rocm_lint.rule import PythonChecker, Rule
 
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 

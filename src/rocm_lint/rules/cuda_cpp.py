@@ -7,8 +7,7 @@ import re
 from bisect import bisect_left
 from typing import Dict, Iterator, List, Optional, Tuple
 
-# _truth is private to the preprocessor (the tri-state truth of a folded condition value).
-from rocm_lint.cpp.preproc import ROCM, Node, Platform, _truth, names_in
+from rocm_lint.cpp.preproc import ROCM, Node, Platform, names_in, truth
 from rocm_lint.cpp.scanner import CppUnit, calls, literal_value, newline_of, rocm_gate_macro
 from rocm_lint.finding import Applicability
 from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
@@ -342,7 +341,7 @@ def _mentions_rocm(unit: CppUnit, node: Optional[Node]) -> bool:
 
 def _rocm_value(unit: CppUnit, node: Optional[Node]):
     world = Platform(ROCM, frozenset(unit.config.rocm_macros), frozenset(unit.config.cuda_macros))
-    return _truth(world.evaluate(node))
+    return truth(world.evaluate(node))
 
 
 @ROC703.source_checker()
