@@ -10,7 +10,21 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 RULE_FIXTURES = FIXTURES / "rules"
+CONFIG_FIXTURES = FIXTURES / "config"
 EXPECT = re.compile(r"(?:#|//|/\*)\s*expect:\s*((?:ROC[0-9]{3}\s*)+)")  # `#` Python/shell, `//` `/*` C++
+# A positive fixture's findings, pinned next to it (``ROC101.py`` -> ``ROC101.py.expected``) and
+# checked by tests/test_fixture_snapshots.py; not a fixture itself.
+SNAPSHOT_SUFFIX = ".expected"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-snapshots", action="store_true", default=False,
+                     help="rewrite the fixtures' .expected snapshot files from the engine's findings "
+                          "instead of failing on a difference (tests/test_fixture_snapshots.py)")
+
+
+def is_snapshot(path: Path) -> bool:
+    return path.name.endswith(SNAPSHOT_SUFFIX)
 
 
 def expected_findings(path: Path) -> Counter:

@@ -4,7 +4,6 @@ suppressions, bad input, and fixes checked with gcc's preprocessor."""
 import re
 import shutil
 import subprocess
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -16,12 +15,9 @@ from rocm_lint.cpp.lexer import lex
 from rocm_lint.cpp.preproc import analyse, nvidia_view, same_on_nvidia
 from rocm_lint.engine import check_file, check_source
 from rocm_lint.fix.text_edits import apply_text_fixes
-from rocm_lint.registry import all_rules
-from rocm_lint.rule import CPP_LANGUAGES
 
 CPP_SUFFIXES = (".cu", ".cuh", ".hip", ".cpp", ".h", ".hpp")
 CPP_FIXTURES = sorted(p for p in RULE_FIXTURES.iterdir() if p.suffix in CPP_SUFFIXES)
-CPP_RULES = [r for r in all_rules() if set(r.languages) & set(CPP_LANGUAGES)]
 FIX_FIXTURES = sorted(p for p in (FIXTURES / "fixes").iterdir() if p.suffix in CPP_SUFFIXES)
 
 
@@ -35,32 +31,7 @@ def codes_by_line(text, path="t.cu", config=Config()):
     return sorted((f.line, f.code) for f in findings(text, path, config))
 
 
-# -- rule fixtures ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("path", CPP_FIXTURES, ids=lambda p: p.name)
-def test_engine_matches_markers(path):
-    result = check_file(str(path), Config())
-    assert isinstance(result, list), result
-    assert Counter((f.line, f.code) for f in result) == expected_findings(path)
-
-
-@pytest.mark.parametrize("path", CPP_FIXTURES, ids=lambda p: p.name)
-def test_fixture_is_not_trivial(path):
-    codes = {c for _, c in expected_findings(path)}
-    rule = path.stem.split("_")[0]  # ROC707.cu, ROC707_ok.cu, ROC707_uses.cuh
-    if path.stem.endswith("_ok"):
-        assert not codes
-        triggers = next(r.triggers for r in all_rules() if r.code == rule)
-        assert any(t in path.read_text("utf-8") for t in triggers)
-    else:
-        assert rule in codes
-
-
-@pytest.mark.parametrize("rule", CPP_RULES, ids=lambda r: r.code)
-def test_every_cpp_rule_has_fixtures(rule):
-    assert (RULE_FIXTURES / f"{rule.code}.cu").is_file()
-    assert (RULE_FIXTURES / f"{rule.code}_ok.cu").is_file()
-
-
+# -- rule fixtures (their findings: tests/test_fixture_snapshots.py) -----------------------------------
 def test_cli_reports_cpp_fixtures():
     proc = run_cli("check", "--output-format", "concise", "--quiet", "--select", "ROC6,ROC7", RULE_FIXTURES)
     assert proc.returncode == 1, proc.stderr

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import FIXTURES, ROCM_DEFINES, ROOT, RULE_FIXTURES, nvcc_ptx, translation_unit
+from conftest import FIXTURES, ROCM_DEFINES, ROOT, RULE_FIXTURES, is_snapshot, nvcc_ptx, translation_unit
 from rocm_lint.config import Config
 from rocm_lint.cpp.preproc import same_on_nvidia
 from rocm_lint.engine import check_file, check_source
@@ -72,7 +72,7 @@ def fixture_files():
 
 
 def shared_files():
-    return sorted(p for p in RULE_FIXTURES.iterdir() if p.name.startswith(("ROC6", "ROC7")))
+    return sorted(p for p in RULE_FIXTURES.iterdir() if p.name.startswith(("ROC6", "ROC7")) and not is_snapshot(p))
 
 
 @pytest.fixture(scope="module")
