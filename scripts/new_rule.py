@@ -38,7 +38,7 @@ from rocm_lint.rule import PyHit, Rule
     "{code}", "{name}",
     "{summary}",
     triggers=({trigger!r},),
-    messages={{"default": "`{{call}}()` {message}: gate it with `if not is_rocm:`"}},
+    messages={{"default": "`{{call}}()` without a ROCm gate: {message}; gate it with `if not is_rocm:`"}},
 )
 
 
@@ -64,7 +64,7 @@ from rocm_lint.rule import CPP_LANGUAGES, Hit, Rule
     "{summary}",
     triggers=({trigger!r},),
     languages=CPP_LANGUAGES,
-    messages={{"default": "`{{text}}` {message}: keep it in an NVIDIA-only branch (`#ifndef USE_ROCM`)"}},
+    messages={{"default": "`{{text}}` outside an NVIDIA-only branch: {message}; keep it under `#ifndef USE_ROCM`"}},
 )
 
 _PATTERN = re.compile({pattern!r})
@@ -100,6 +100,12 @@ No autofix yet.
 '''
 
 
+def _reason(summary: str) -> str:
+    """What a finding's message says after the flagged code: the summary's why (after its colon)."""
+    head, _, why = summary.partition(": ")
+    return (why or head).strip()
+
+
 def _snake(name: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
 
@@ -125,7 +131,7 @@ def scaffold(code: str, name: str, summary: str, language: str, reference: str,
             raise SystemExit("--call: the dotted name of the function to flag (torch.cuda.foo)")
         module_dir, leaf = call.rsplit(".", 1)
         source = PY_MODULE.format(code=code, name=name, summary=summary, trigger=leaf, call=call,
-                                  func=func, message=summary.split(":")[0].strip())
+                                  func=func, message=_reason(summary))
         positive = (f"import {call.split('.')[0]}\n\n{call}()  # expect: {code}\n\n\n"
                     f"def train():\n    {call}()  # expect: {code}\n")
         negative = (f"import {call.split('.')[0]}\n\nif not {call.split('.')[0]}.version.hip:\n    {call}()\n\n"
@@ -144,7 +150,7 @@ def scaffold(code: str, name: str, summary: str, language: str, reference: str,
             raise SystemExit("--pattern: use a pattern whose plain text is a C++ name it matches "
                              "(__foo_sync\\b); edit the fixtures by hand for anything richer")
         source = CPP_MODULE.format(code=code, name=name, summary=summary, trigger=sample, pattern=pattern,
-                                   func=func, message=summary.split(":")[0].strip())
+                                   func=func, message=_reason(summary))
         positive = (f"__global__ void kernel(int* out) {{\n  out[0] = {sample}(out[1]);  // expect: {code}\n}}\n")
         negative = (f"// {sample} in a comment is not code\n__global__ void kernel(int* out) {{\n"
                     f"#ifndef USE_ROCM\n  out[0] = {sample}(out[1]);\n#endif\n"
