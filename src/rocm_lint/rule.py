@@ -133,8 +133,8 @@ class Rule:
     supersedes: Optional[Callable[[Any], bool]] = field(default=None, repr=False)
     # Message templates (``str.format`` fields), by key; ``message()`` fills one in.
     messages: Mapping[str, str] = field(default_factory=dict)
-    # Phase 1, before the walk: per-module facts the rule's checkers read
-    # (:class:`rocm_lint.python.context.ModuleFacts`, computed once per module).
+    # Phase 1: per-module facts the rule's checkers read, computed once on first use
+    # (:class:`rocm_lint.python.context.ModuleFacts`, read with ``ctx.facts(...)``).
     facts: Tuple[Any, ...] = ()
     python_checkers: List[PythonChecker] = field(default_factory=list, repr=False)
     # Phase 2, during the walk: functions that record what they see, in walk order, for the

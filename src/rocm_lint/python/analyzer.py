@@ -199,18 +199,23 @@ class Analyzer:
     def check(self, node: ast.AST, state: State) -> None:
         if state.nvidia_only:
             return
-        observers = self.observers.get(type(node))
-        checkers = self.dispatch.get(type(node))
+        kind = type(node)
+        checkers = self.dispatch.get(kind)
+        observers = self.observers.get(kind) if self.observers else None
         if not checkers and not observers:
             return
         ctx = self.ctx
         ctx.state = state
         ctx.node = node
-        for observe in observers or ():
-            observe(node, ctx)
-        for checker in checkers or ():
+        if observers:
+            for observe in observers:
+                observe(node, ctx)
+        if not checkers:
+            return
+        rocm_only = state.rocm_only
+        for checker in checkers:
             rule = checker.rule
-            if state.rocm_only and not rule.rocm_side:
+            if rocm_only and not rule.rocm_side:
                 continue
             for hit in checker.fn(node, ctx):
                 recipe = hit.recipe

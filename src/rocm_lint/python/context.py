@@ -30,8 +30,10 @@ class ModuleFacts(Generic[T]):
     """A fact about a whole module that one or more rules read (phase 1 of the analysis).
 
     Declared once, next to the rules that use it (``Rule(..., facts=(BUILD_FACTS,))``);
-    ``compute(ctx)`` runs at most once per module: before the walk when a rule that declares
-    it may fire in the module, else on first use.  This is where project-wide facts plug in.
+    ``compute(ctx)`` runs at most once per module, on first use, and reads the module as a whole
+    (its tree, its context's bindings and gates, or a full gated walk with
+    ``python.analyzer.walk_gated``), never the state of the walk in progress.  This is where
+    project-wide facts plug in.
     """
 
     def __init__(self, name: str, compute: Callable[["ModuleContext"], T]) -> None:
@@ -67,6 +69,7 @@ class ModuleContext:
         self.text = text  # the module's source, for file-level questions
         self._lines: Optional[List[str]] = None
         self._memo: Dict[str, object] = {}
+        self._qualnames: Dict[int, Optional[str]] = {}
         self.config = config
         self.imports = ImportMap()
         self.gates = GateAnalysis(self.imports, config.rocm_predicates, config.cuda_predicates)
@@ -143,7 +146,14 @@ class ModuleContext:
 
     # -- helpers for checkers ----------------------------------------------------------
     def qualname(self, node: ast.AST) -> Optional[str]:
-        return self.imports.qualname(node)
+        """The dotted name ``node`` stands for (``th.cuda.x`` -> ``torch.cuda.x``), or None.
+        Asked by several rules of the same node: answered once (the imports are all learned in
+        phase 1, and a node lives as long as its module)."""
+        key = id(node)
+        cache = self._qualnames
+        if key not in cache:
+            cache[key] = self.imports.qualname(node)
+        return cache[key]
 
     def resolve(self, node: ast.AST) -> ast.AST:
         """The expression ``node`` evaluates on ROCm, as far as it is known statically.
