@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint-sample docs bench bench-cpp bench-semgrep clean
+.PHONY: run test fuzz lint-sample docs bench bench-cpp bench-semgrep clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ run: $(STAMP)
 ## make test: set up with test dependencies and run every test
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q
+
+## make fuzz: the fuzz targets' long run (>100k inputs: Python, C++ and config; CI runs 40 each)
+fuzz: $(TEST_STAMP)
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-35000} FUZZ_RANDOM=1 $(BIN)/python -m pytest -q -p no:cacheprovider \
+		tests/test_fuzz_targets.py --hypothesis-show-statistics
 
 ## make docs: regenerate docs/rules/ from the registry and the rule pages
 docs: $(STAMP)

@@ -1,0 +1,167 @@
+"""Fuzz targets: generated Python programs, mutated C++ and config files through the whole
+pipeline (read, check, fix, verify).  Properties: no exception escapes, no input takes long
+(a hang is a failure), a fixed file parses, a second fix changes nothing, and a fix never changes
+the NVIDIA program.
+
+CI runs a small budget (``FUZZ_EXAMPLES``, default 40 per target); ``make fuzz`` runs the long
+mode (``FUZZ_EXAMPLES=35000``, > 100k inputs over the three targets) and prints Hypothesis'
+statistics.  Python programs come from hypothesmith (a grammar-based generator, like CSmith);
+C++ and config inputs are mutations of the repository's own fixtures.
+"""
+
+import os
+import time
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings, strategies as st
+
+from conftest import FIXTURES, is_snapshot
+from rocm_lint.config import Config
+from rocm_lint.discovery import language_of
+from rocm_lint.engine import check_source
+from rocm_lint.finding import FileError
+
+hypothesmith = pytest.importorskip("hypothesmith")
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
+# A hang is an input that takes this long (the slowest real files check in well under a second).
+HANG_SECONDS = float(os.environ.get("FUZZ_HANG_SECONDS", "20"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("FUZZ_RANDOM"),
+                suppress_health_check=list(HealthCheck), database=None)
+
+PY_HAZARDS = [
+    "torch.backends.cuda.matmul.allow_tf32 = True",
+    "model = torch.compile(model, mode='reduce-overhead')",
+    "torch._inductor.config.triton.cudagraphs = True",
+    "os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:64'",
+    "torch.set_float32_matmul_precision('high')",
+    "import pynvml",
+    "major, minor = torch.cuda.get_device_capability()\nuse_fa3 = major >= 9",
+]
+CPP_PIECES = ['"', "'", "\\", "\\\n", "/*", "*/", "//", "\n", "R\"(", ")\"", "{", "}", "(", ")", ";",
+              "#if USE_ROCM\n", "#ifdef USE_ROCM\n", "#ifndef USE_ROCM\n", "#else\n", "#endif\n",
+              "#if CUDA_VERSION >= 11000\n", "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n",
+              "#include <cuda_fp16.h>\n", "#define WARP_SIZE 32\n",
+              "unsigned mask = __ballot_sync(0xffffffff, p);\n", "__shfl_xor_sync(0xffffffff, v, 16)",
+              "asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(x));", "\r\n", "\r", "\f", "\0"]
+CONFIG_PIECES = ['"', "'", "\\", "\\\n", "$(", "${", "}", ")", "`", "\n", "\r\n", "\r", "\f", "\ufeff",
+                 "#", "if [ -d /opt/rocm ]; then\n", "else\n", "fi\n", "case $X in\n", "esac\n",
+                 "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n", "ENV TORCHINDUCTOR_MAX_AUTOTUNE=1\n",
+                 "FROM nvidia/cuda:12.4\n", "env:\n  TORCH_CUDA_ARCH_LIST: '8.0'\n", "set(CMAKE_CUDA_ARCHITECTURES 80)\n",
+                 "if(USE_ROCM)\n", "endif()\n", "<<EOF\n", "EOF\n", "- name: X\n  value: \"1\"\n"]
+
+
+def _corpus(*patterns):
+    files = sorted({p for pat in patterns for p in FIXTURES.glob(pat) if p.is_file() and not is_snapshot(p)
+                    and not p.name.endswith(".fixed")})
+    return [(p.name, p.read_text("utf-8", errors="replace")) for p in files if language_of(str(p))]
+
+
+CPP_CORPUS = _corpus("rules/*.cu", "rules/*.cuh", "fixes/*.cu")
+CONFIG_CORPUS = _corpus("config/**/*", "config/.env", "config/.github/workflows/*")
+
+
+@st.composite
+def mutated(draw, corpus, pieces):
+    """A fixture with a few random edits: pieces inserted, spans deleted or duplicated."""
+    name, text = draw(st.sampled_from(corpus))
+    for _ in range(draw(st.integers(1, 6))):
+        at = draw(st.integers(0, len(text)))
+        op = draw(st.sampled_from(["insert", "insert", "delete", "duplicate", "repeat"]))
+        if op == "insert":
+            text = text[:at] + draw(st.sampled_from(pieces)) + text[at:]
+        elif op == "repeat":  # a long run of one piece: where a regex could backtrack
+            text = text[:at] + draw(st.sampled_from(pieces)) * draw(st.integers(2, 400)) + text[at:]
+        else:
+            end = draw(st.integers(at, min(len(text), at + 200)))
+            text = text[:at] + (text[at:end] * 2 if op == "duplicate" else "") + text[end:]
+    return name, text
+
+
+def _timed(fn, *args, **kwargs):
+    start = time.perf_counter()
+    result = fn(*args, **kwargs)
+    elapsed = time.perf_counter() - start
+    assert elapsed < HANG_SECONDS, f"took {elapsed:.1f} s: a hang"
+    return result
+
+
+def _check_and_fix(path, text, verify):
+    """Check; fix (safe only, then with unsafe); verify the result; fixing again changes nothing."""
+    from rocm_lint.fix.api import fix_text
+
+    findings = _timed(check_source, path, text, Config())
+    assert isinstance(findings, (list, FileError))
+    if isinstance(findings, FileError):
+        event("not analysable (one error line)")
+        return
+    event("with findings" if findings else "no finding")
+    if not any(f.fix is not None for f in findings):
+        return
+    for unsafe in (False, True):
+        result = _timed(fix_text, path, text, Config(), unsafe=unsafe)
+        if isinstance(result, FileError) or result.text == text:
+            continue
+        event("fixed with --unsafe-fixes, verified" if unsafe else "fixed, verified")
+        verify(text, result, unsafe)
+        again = _timed(fix_text, path, result.text, Config(), unsafe=unsafe)
+        assert isinstance(again, FileError) or again.text == result.text, "a second fix changed the file"
+
+
+def _verify_python(old, result, unsafe):
+    """Safe fixes keep the NVIDIA program (unsafe ones, such as ROC401's try/except, may not:
+    that is what makes them unsafe)."""
+    import ast
+
+    from rocm_lint.fix.nvidia_path import same_on_nvidia
+
+    ast.parse(result.text)
+    assert unsafe or same_on_nvidia(old, result.text, [result.flag], [result.torch_alias, "torch"], result.inserted), \
+        "the NVIDIA program changed"
+
+
+def _verify_cpp(old, result, unsafe):
+    """Every C++ fix, safe or unsafe, lives behind a ROCm macro."""
+    from rocm_lint.cpp.preproc import same_on_nvidia
+
+    assert same_on_nvidia(old, result.text), "the NVIDIA translation unit changed"
+
+
+@FUZZ
+@given(program=hypothesmith.from_grammar(), hazards=st.lists(st.sampled_from(PY_HAZARDS), min_size=1, max_size=3),
+       first=st.booleans())
+def test_fuzz_python(program, hazards, first):
+    block = "\n".join(hazards)
+    text = (f"import os\nimport torch\n{block}\n{program}\n" if first
+            else f"import os\nimport torch\n{program}\n{block}\n")
+    try:
+        compile(text, "fuzz.py", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        event("does not compose with the hazard lines")
+        return
+    _check_and_fix("fuzz.py", text, _verify_python)
+
+
+@pytest.mark.skipif(not CPP_CORPUS, reason="no C++ fixtures")
+@FUZZ
+@given(case=mutated(CPP_CORPUS, CPP_PIECES))
+def test_fuzz_cpp(case):
+    name, text = case
+    _check_and_fix(name, text, _verify_cpp)
+
+
+@pytest.mark.skipif(not CONFIG_CORPUS, reason="no config fixtures")
+@FUZZ
+@given(case=mutated(CONFIG_CORPUS, CONFIG_PIECES))
+def test_fuzz_config(case):
+    name, text = case
+    result = _timed(check_source, name, text, Config())
+    assert isinstance(result, (list, FileError))
+    event("not analysable (one error line)" if isinstance(result, FileError)
+          else "with findings" if result else "no finding")
+
+
+def test_corpora_cover_every_language():
+    assert {language_of(n) for n, _ in CPP_CORPUS} >= {"cuda"}
+    assert {language_of(n) for n, _ in CONFIG_CORPUS} >= {"shell", "dockerfile", "yaml", "dotenv", "cmake"}
+
