@@ -280,3 +280,50 @@ def test_block_end_is_the_first_unmatched_close(code, data):
     unit = CppUnit("k.cu", code, Config(), lexed, analyse(code, lexed), LineIndex(code))
     offset = data.draw(st.integers(0, len(code)))
     assert unit.block_end(offset) == _naive_block_end(code, offset)
+
+
+def assignment_kernel(n):
+    body = "".join(f"  unsigned m{i};\n  m{i} = __ballot_sync(0xffffffffu, p);\n  int c{i} = __popc(m{i});\n"
+                   for i in range(n))
+    return "__global__ void k(bool p, int* out) {\n" + body + "  out[0] = 0;\n}\n"
+
+
+def _check_seconds(text):
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        found = check_source("k.cu", text, Config(), "cuda")
+        best = min(best, time.perf_counter() - start)
+    return best, found
+
+
+def test_roc601_on_ballots_assigned_to_declared_variables_scales_linearly():
+    """``m = __ballot(...)`` looks back for ``m``'s declaration: once per file, not per ballot."""
+    (small, found_small), (large, found_large) = _check_seconds(assignment_kernel(400)), \
+        _check_seconds(assignment_kernel(4000))
+    assert len(found_small) == 2 * 400 and len(found_large) == 2 * 4000
+    assert large < 60, large  # was ~210 s
+    assert large / max(small, 0.05) <= 15, (small, large)
+
+
+_TYPE32 = r"(?:unsigned\s+int|unsigned(?!\s+(?:long|char|short))|(?<!long\s)int|uint32_t|int32_t|uint|u32)"
+
+
+def _naive_declared_32(code, name, before):
+    pattern = re.compile(r"\b" + _TYPE32 + r"\s+(?:[A-Za-z_]\w*\s*(?:=[^,;]*)?,\s*)*" + re.escape(name) + r"\s*[;,=]")
+    start = code.rfind("{", 0, before)
+    return bool(pattern.search(code, max(0, start - 2000) if start >= 0 else 0, before))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["unsigned ", "unsigned int ", "long int ", "uint32_t ", "int ", "m", "a", "=", "0",
+                                 ", ", ";", "{", "}", " ", "\n", "f(x, y)", "long "]), max_size=25), st.data())
+def test_declared_32_finds_what_a_search_would(pieces, data):
+    from rocm_lint.rules.warp import declared_32
+
+    code = "".join(pieces)
+    lexed = lex(code)
+    unit = CppUnit("k.cu", code, Config(), lexed, analyse(code, lexed), LineIndex(code))
+    before = data.draw(st.integers(0, len(code)))
+    for name in ("m", "a"):
+        assert declared_32(unit, name, before) == _naive_declared_32(code, name, before), (code, name, before)

@@ -194,9 +194,8 @@ class CppUnit:
         The braces are indexed once per file, so each call is a binary search."""
         index = self.memo.get("braces")
         if index is None:
-            index = _brace_index(self.code)
-            self.memo["braces"] = index
-        positions, depths, closes = index  # type: ignore[misc]
+            index = self.memo["braces"] = _brace_index(self.code)
+        positions, depths, closes, _ = index  # type: ignore[misc]
         i = bisect_left(positions, offset)
         depth = depths[i]  # the depth before the first brace at or after ``offset``
         at = closes.get(depth)
@@ -205,6 +204,16 @@ class CppUnit:
             if j < len(at):
                 return at[j]
         return len(self.code)
+
+    def open_brace_before(self, offset: int) -> int:
+        """Offset of the last ``{`` before ``offset``, or -1 (``code.rfind("{", 0, offset)``
+        from the brace index)."""
+        index = self.memo.get("braces")
+        if index is None:
+            index = self.memo["braces"] = _brace_index(self.code)
+        opens = index[3]  # type: ignore[index]
+        i = bisect_left(opens, offset)
+        return opens[i - 1] if i else -1
 
     def line_span(self, line: int) -> Tuple[int, int]:
         """(start, end) offsets of a line, the newline excluded."""
@@ -244,9 +253,10 @@ class CppUnit:
         return text
 
 
-def _brace_index(code: str) -> Tuple[List[int], List[int], Dict[int, List[int]]]:
+def _brace_index(code: str) -> Tuple[List[int], List[int], Dict[int, List[int]], List[int]]:
     """(offsets of every brace, the depth before each (one more entry: the depth at the end),
-    depth -> offsets of the ``}`` that close a block at that depth)."""
+    depth -> offsets of the ``}`` that close a block at that depth, offsets of every ``{``)."""
+    opens: List[int] = []
     positions: List[int] = []
     depths: List[int] = []
     closes: Dict[int, List[int]] = {}
@@ -255,12 +265,13 @@ def _brace_index(code: str) -> Tuple[List[int], List[int], Dict[int, List[int]]]
         positions.append(m.start())
         depths.append(depth)
         if m.group() == "{":
+            opens.append(m.start())
             depth += 1
         else:
             closes.setdefault(depth, []).append(m.start())
             depth -= 1
     depths.append(depth)
-    return positions, depths, closes
+    return positions, depths, closes, opens
 
 
 def _tests_foreign_macros(pre: Preprocessed) -> bool:

@@ -97,10 +97,55 @@ def _wide(call: str) -> str:
     return _SAME_MEANING_64.get(call, call + "ll")
 
 
-def _declared_32(unit: CppUnit, name: str, before: int) -> bool:
-    pattern = re.compile(r"\b" + _TYPE32 + r"\s+(?:[A-Za-z_]\w*\s*(?:=[^,;]*)?,\s*)*" + re.escape(name) + r"\s*[;,=]")
-    start = unit.code.rfind("{", 0, before)
-    return bool(pattern.search(unit.code, max(0, start - 2000) if start >= 0 else 0, before))
+def declared_32(unit: CppUnit, name: str, before: int) -> bool:
+    """Is ``name`` declared with a 32-bit type in the text from 2000 characters before the
+    innermost ``{`` around ``before`` up to ``before``?  The file's declarations are indexed
+    once (``_declarations_32``): a kernel with thousands of assignments stays linear."""
+    start = unit.open_brace_before(before)
+    lo = max(0, start - 2000) if start >= 0 else 0
+    spans = _declarations_32(unit).get(name, ())
+    for at, end in spans[bisect_left(spans, (lo,)):]:
+        if at >= before:
+            break
+        if end <= before:
+            return True
+    return False
+
+
+_TYPE32_AT = re.compile(r"(?=\b(?:" + _TYPE32 + r")\s+)")
+_TYPE32_HERE = re.compile(r"\b(?:" + _TYPE32 + r")\s+")
+_DECLARATOR = re.compile(r"([A-Za-z_]\w*)\s*([;,=])?")
+_INITIALISER = re.compile(r"=[^,;]*,\s*")
+
+
+def _declarations_32(unit: CppUnit):
+    """{name: [(start of the type, end of the name's `;`/`,`/`=`)]} of every declarator in a
+    declaration with a 32-bit type (``unsigned a = 0, mask;``), in file order."""
+    cached = unit.memo.get("declared_32")
+    if cached is None:
+        code = unit.code
+        cached = {}
+        for t in _TYPE32_AT.finditer(code):
+            m = _TYPE32_HERE.match(code, t.start())
+            pos = m.end()
+            while True:
+                d = _DECLARATOR.match(code, pos)
+                if d is None or d.group(2) is None:
+                    break
+                cached.setdefault(d.group(1), []).append((t.start(), d.end()))
+                if d.group(2) == ";":
+                    break
+                if d.group(2) == "=":
+                    init = _INITIALISER.match(code, d.end(2) - 1)
+                    if init is None:
+                        break
+                    pos = init.end()
+                else:
+                    pos = d.end()
+                    while pos < len(code) and code[pos].isspace():
+                        pos += 1
+        unit.memo["declared_32"] = cached
+    return cached
 
 
 def _ballot_variables(unit: CppUnit):
@@ -123,7 +168,7 @@ def _ballot_variables(unit: CppUnit):
         if auto:
             out.append((auto.group(1), m.start(), stmt, end, False, None))
         elif assign:
-            out.append((assign.group(1), m.start(), stmt, end, _declared_32(unit, assign.group(1), stmt), None))
+            out.append((assign.group(1), m.start(), stmt, end, declared_32(unit, assign.group(1), stmt), None))
     unit.memo["ballot_vars"] = out
     return out
 
