@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -20,7 +21,8 @@ from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.cpp.includes import included_macro_facts
 from rocm_lint.cpp.lexer import Lexed, lex
-from rocm_lint.cpp.preproc import CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, names_in
+from rocm_lint.cpp.preproc import (CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, macro_tests, names_in,
+                                   parse_condition)
 from rocm_lint.finding import FileError, Finding
 from rocm_lint.lines import LineIndex
 from rocm_lint.rule import Hit, Rule, SourceChecker, findings_from_hits
@@ -36,6 +38,7 @@ def holds_device_code(text: str) -> bool:
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _BRACKET = re.compile(r"[()\[\]{}]")
+_BRACE = re.compile(r"[{}]")
 _BRACKET_OR_COMMA = re.compile(r"[()\[\]{},]")
 # A torch extension source: CUDAExtension/load() hipify it on ROCm.
 _TORCH_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](?:torch/extension\.h|torch/all\.h|ATen/|c10/|torch/csrc/)", re.M)
@@ -186,18 +189,31 @@ class CppUnit:
         return 0
 
     def block_end(self, offset: int) -> int:
-        """Offset of the ``}`` that closes the innermost block around ``offset`` (or the end)."""
-        code = self.code
-        depth = 0
-        for i in range(offset, len(code)):
-            c = code[i]
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                if depth == 0:
-                    return i
-                depth -= 1
-        return len(code)
+        """Offset of the ``}`` that closes the innermost block around ``offset`` (or the end):
+        the first ``}`` after ``offset`` that brings the brace depth below its depth there.
+        The braces are indexed once per file, so each call is a binary search."""
+        index = self.memo.get("braces")
+        if index is None:
+            index = self.memo["braces"] = _brace_index(self.code)
+        positions, depths, closes, _ = index  # type: ignore[misc]
+        i = bisect_left(positions, offset)
+        depth = depths[i]  # the depth before the first brace at or after ``offset``
+        at = closes.get(depth)
+        if at:
+            j = bisect_left(at, offset)
+            if j < len(at):
+                return at[j]
+        return len(self.code)
+
+    def open_brace_before(self, offset: int) -> int:
+        """Offset of the last ``{`` before ``offset``, or -1 (``code.rfind("{", 0, offset)``
+        from the brace index)."""
+        index = self.memo.get("braces")
+        if index is None:
+            index = self.memo["braces"] = _brace_index(self.code)
+        opens = index[3]  # type: ignore[index]
+        i = bisect_left(opens, offset)
+        return opens[i - 1] if i else -1
 
     def line_span(self, line: int) -> Tuple[int, int]:
         """(start, end) offsets of a line, the newline excluded."""
@@ -235,6 +251,27 @@ class CppUnit:
         if decls:
             return self.expand(decls[-1], offset, depth + 1)
         return text
+
+
+def _brace_index(code: str) -> Tuple[List[int], List[int], Dict[int, List[int]], List[int]]:
+    """(offsets of every brace, the depth before each (one more entry: the depth at the end),
+    depth -> offsets of the ``}`` that close a block at that depth, offsets of every ``{``)."""
+    opens: List[int] = []
+    positions: List[int] = []
+    depths: List[int] = []
+    closes: Dict[int, List[int]] = {}
+    depth = 0
+    for m in _BRACE.finditer(code):
+        positions.append(m.start())
+        depths.append(depth)
+        if m.group() == "{":
+            opens.append(m.start())
+            depth += 1
+        else:
+            closes.setdefault(depth, []).append(m.start())
+            depth -= 1
+    depths.append(depth)
+    return positions, depths, closes, opens
 
 
 def _tests_foreign_macros(pre: Preprocessed) -> bool:
@@ -331,22 +368,107 @@ def rocm_gate_macro(unit: CppUnit) -> str:
     return cached  # type: ignore[return-value]
 
 
+def gate_style(unit: CppUnit) -> str:
+    """How the file tests its gate macro (``rocm_gate_macro``): ``"defined"`` (``#ifdef USE_ROCM``,
+    ``defined(USE_ROCM)``, or not at all), ``"value"`` (``#if USE_ROCM``: a build may pass
+    ``-DUSE_ROCM=0``) or ``"both"``.  A fix tests the macro the same way, so that it is right
+    under every define the file itself is built with."""
+    cached = unit.memo.get("gate_style")
+    if cached is None:
+        macro = rocm_gate_macro(unit)
+        by_value = by_defined = False
+        for d in unit.pre.directives:
+            if d.name in ("if", "elif", "ifdef", "ifndef", "elifdef", "elifndef"):
+                if macro not in d.arg:
+                    continue
+                if d.condition is None:
+                    by_value = True  # unparsable: assume the worst
+                for name, value in macro_tests(d.condition):
+                    if name == macro:
+                        by_value, by_defined = by_value or value, by_defined or not value
+            elif d.name == "define" and macro in d.arg:
+                # `#define IS_HIP USE_ROCM` reads it by value, `#define IS_HIP defined(USE_ROCM)` not
+                body = re.sub(r"^\s*[A-Za-z_]\w*(?:\([^)]*\))?", "", d.arg)
+                node = parse_condition(body) if body.strip() else None
+                if node is None:
+                    by_value = by_value or bool(re.search(r"\b" + re.escape(macro) + r"\b", body))
+                else:
+                    for name, value in macro_tests(node):
+                        if name == macro:
+                            by_value, by_defined = by_value or value, by_defined or not value
+        cached = "both" if by_value and by_defined else "value" if by_value else "defined"
+        unit.memo["gate_style"] = cached
+    return cached  # type: ignore[return-value]
+
+
+def rocm_condition(unit: CppUnit, negate: bool = False) -> str:
+    """The ``#if`` expression that is true on ROCm only (false on NVIDIA with the macro undefined
+    and, where the file reads it by value, defined to 0), in the file's own style."""
+    macro = rocm_gate_macro(unit)
+    style = gate_style(unit)
+    if style == "defined":
+        return f"!defined({macro})" if negate else f"defined({macro})"
+    if style == "value":
+        return f"!{macro}" if negate else macro
+    return f"!(defined({macro}) && {macro})" if negate else f"(defined({macro}) && {macro})"
+
+
+def rocm_if(unit: CppUnit) -> str:
+    """The directive that opens a ROCm-only block: ``#ifdef USE_ROCM``, ``#if USE_ROCM`` or
+    ``#if defined(USE_ROCM) && USE_ROCM`` (see ``gate_style``)."""
+    style = gate_style(unit)
+    if style == "defined":
+        return f"#ifdef {rocm_gate_macro(unit)}"
+    macro = rocm_gate_macro(unit)
+    return f"#if {macro}" if style == "value" else f"#if defined({macro}) && {macro}"
+
+
 def newline_of(unit: CppUnit) -> str:
     return "\r\n" if "\r\n" in unit.text[:4096] else "\n"
 
 
-def gate_lines(unit: CppUnit, first: int, last: int, rocm_text: str) -> Tuple[int, int, str]:
-    """An edit that gives lines ``first..last`` a ROCm version: ``#ifdef MACRO`` + ``rocm_text``
-    ``#else`` + the original lines ``#endif``.  On lines only compiled for ROCm the text is
-    replaced in place.  ``rocm_text`` has no final newline."""
+def nvidia_line(unit: CppUnit, line: int) -> Optional[int]:
+    """The line number ``__LINE__`` gives physical ``line`` in the NVIDIA build (a ``#line N``
+    directive earlier in the file, compiled there, renumbers; an earlier fix wrote one), or
+    None where that depends on macros we cannot see."""
+    marks = unit.memo.get("line_marks")
+    if marks is None:
+        ends: List[int] = []
+        numbers: List[Optional[int]] = []
+        for d in unit.pre.directives:
+            if d.name == "line":
+                number = re.fullmatch(r"\s*(\d+)\s*", d.arg)
+                cuda = unit.pre.status(d.line).cuda
+                if cuda is not False:
+                    ends.append(d.end_line)
+                    numbers.append(int(number.group(1)) if number and cuda else None)
+        marks = unit.memo["line_marks"] = (ends, numbers)
+    ends, numbers = marks  # type: ignore[misc]
+    i = bisect_left(ends, line) - 1
+    if i < 0:
+        return line
+    return None if numbers[i] is None else numbers[i] + line - ends[i] - 1
+
+
+def gate_lines(unit: CppUnit, first: int, last: int, rocm_text: str) -> Optional[Tuple[int, int, str]]:
+    """An edit that gives lines ``first..last`` a ROCm version: ``#ifdef MACRO`` (in the file's
+    style, ``gate_style``) + ``rocm_text`` + ``#else`` + the original lines + ``#endif``.  ``#line``
+    directives keep every NVIDIA line at its number (``__LINE__`` in CUDA_CHECK messages), the
+    original lines and the ones after the block.  On lines only compiled for ROCm the text is
+    replaced in place.  ``rocm_text`` has no final newline.  None when the NVIDIA line numbers
+    cannot be known here."""
     start, _ = unit.line_span(first)
     _, end = unit.line_span(last)
     original = unit.text[start:end]
     if unit.pre.rocm_only(first):
         return start, end, rocm_text
+    at = nvidia_line(unit, first)
+    if at is None:
+        return None
     nl = newline_of(unit)
-    macro = rocm_gate_macro(unit)
-    return start, end, f"#ifdef {macro}{nl}{rocm_text}{nl}#else{nl}{original}{nl}#endif"
+    after = at + last - first + 1
+    return start, end, (f"{rocm_if(unit)}{nl}{rocm_text}{nl}#else{nl}#line {at}{nl}{original}{nl}#endif{nl}"
+                        f"#line {after}")
 
 
 def whole_statement_lines(unit: CppUnit, start: int, end: int) -> Optional[Tuple[int, int]]:

@@ -4,12 +4,14 @@ A C++ fix is a set of (line, col) edits computed by the rule at check time.  The
 applies the allowed ones (safe, plus unsafe with ``--unsafe-fixes``), skips edits that
 overlap an edit already taken, and then checks the golden rule on the result: the
 translation unit seen by the NVIDIA compiler (USE_ROCM and every other ROCm macro
-undefined) must be token-for-token the original.  Safe fixes that fail the check are
+undefined, and, where the file reads one by value, defined to 0) must be token-for-token
+the original, every line at its old line number (``__LINE__``).  Safe fixes that fail the check are
 dropped one by one, never written.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from typing import List, Sequence, Tuple
 
 from rocm_lint.lines import LineIndex
@@ -26,23 +28,28 @@ def _allowed(f: Finding, unsafe: bool) -> bool:
 
 
 def _apply(text: str, findings: Sequence[Finding]) -> Tuple[str, List[Finding], List[Finding]]:
-    """Apply the findings' edits (non-overlapping, in file order); return (text, applied, skipped)."""
+    """Apply the findings' edits (non-overlapping, in file order); return (text, applied, skipped).
+    The edits taken are kept sorted by offset (their ends are then sorted too: they do not
+    overlap), so each finding is checked against its neighbours only."""
     index = LineIndex(text)
     taken: List[Tuple[int, int, str]] = []
+    taken_set = set()
     applied, skipped = [], []
     for f in findings:
         spans = [(index.offset(*e.start), index.offset(*e.end), e.content) for e in f.fix.edits]
-        if all(s in taken for s in spans):
+        if all(s in taken_set for s in spans):
             applied.append(f)  # several findings sharing one edit (a block of includes)
             continue
-        spans = [s for s in spans if s not in taken]
-        if any(a < tb and ta < b or (a == b == ta == tb) for a, b, _ in spans for ta, tb, _ in taken):
+        spans = [s for s in spans if s not in taken_set]
+        if any(_overlaps(taken, a, b) for a, b, _ in spans):
             skipped.append(f)
             continue
-        taken.extend(spans)
+        for s in spans:
+            insort(taken, s)
+            taken_set.add(s)
         applied.append(f)
     out, last = [], 0
-    for a, b, content in sorted(taken, key=lambda e: (e[0], e[1])):
+    for a, b, content in taken:
         out.append(text[last:a])
         out.append(content)
         last = b
@@ -50,11 +57,23 @@ def _apply(text: str, findings: Sequence[Finding]) -> Tuple[str, List[Finding], 
     return "".join(out), applied, skipped
 
 
+def _overlaps(taken: List[Tuple[int, int, str]], a: int, b: int) -> bool:
+    """Does ``a..b`` overlap an edit in ``taken`` (sorted, non-overlapping), or insert at the
+    same point as an insertion there?"""
+    i = bisect_left(taken, (b,))  # the edits that start before b: taken[:i]
+    if i and taken[i - 1][1] > a:
+        return True
+    if a == b:
+        j = bisect_left(taken, (a,))
+        return j < len(taken) and taken[j][0] == taken[j][1] == a
+    return False
+
+
 def _same_on_nvidia(language: str, old: str, new: str) -> bool:
     if language in ("cuda", "cpp"):
         from rocm_lint.cpp.preproc import same_on_nvidia
 
-        return same_on_nvidia(old, new)
+        return same_on_nvidia(old, new, lines=True)
     return False  # config files have no safe fixes: never claim one is safe
 
 

@@ -8,7 +8,8 @@ from bisect import bisect_left
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from rocm_lint.cpp.preproc import ROCM, Node, Platform, names_in, truth
-from rocm_lint.cpp.scanner import CppUnit, calls, literal_value, newline_of, rocm_gate_macro
+from rocm_lint.cpp.scanner import (CppUnit, calls, gate_lines, literal_value, newline_of, rocm_condition,
+                                   rocm_gate_macro, rocm_if)
 from rocm_lint.finding import Applicability
 from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
 
@@ -204,24 +205,21 @@ def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
             runs[-1].append(item + (fixable,))
         else:
             runs.append([item + (fixable,)])
-    macro, nl = rocm_gate_macro(unit), newline_of(unit)
     for run in runs:
         edits: Tuple[Tuple[int, int, str], ...] = ()
         if run[0][5]:
             first, last = run[0][0], run[-1][0]
-            a, _ = unit.line_span(first.line)
-            _, b = unit.line_span(last.line)
-            original = unit.text[a:b]
             rocm_lines = []
             for d, header, hip, start, end, _ in run:
                 la, lb = unit.line_span(d.line)
                 line = unit.text[la:lb]
                 rocm_lines.append(line[:start - la] + hip + line[end - la:])
-            edits = ((a, b, f"#ifdef {macro}{nl}{nl.join(rocm_lines)}{nl}#else{nl}{original}{nl}#endif"),)
+            edit = gate_lines(unit, first.line, last.line, newline_of(unit).join(rocm_lines))
+            edits = (edit,) if edit else ()
         for d, header, hip, start, end, _ in run:
             if hip:
                 yield ROC702.hit(start, end, ROC702.message("hip", header=header, hip=hip), edits=edits,
-                                 fix_message=f"include <{hip}> under `#ifdef {macro}`")
+                                 fix_message=f"include <{hip}> under `{rocm_if(unit)}`")
             else:
                 yield ROC702.hit(start, end, ROC702.message("no_hip", header=header))
 
@@ -364,11 +362,13 @@ def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
         cond = unit.text[begin:end]
         complex_ = "||" in code[begin:end] or "?" in code[begin:end]
         if value is False:
-            new = f"({cond}) && !defined({macro})" if complex_ else f"{cond} && !defined({macro})"
+            gate = rocm_condition(unit, negate=True)
+            new = f"({cond}) && {gate}" if complex_ else f"{cond} && {gate}"
             edits = ((begin, end, new),)
             key = "false"
         elif value is True:
-            new = f"({cond}) || defined({macro})" if "?" in code[begin:end] else f"{cond} || defined({macro})"
+            gate = rocm_condition(unit)
+            new = f"({cond}) || {gate}" if "?" in code[begin:end] else f"{cond} || {gate}"
             edits = ((begin, end, new),)
             key = "true"
         else:

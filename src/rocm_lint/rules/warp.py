@@ -7,6 +7,7 @@ and strings never fires; the scanner drops hits in code that is never compiled o
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import Iterator, Optional, Set, Tuple
 
 from rocm_lint.cpp.scanner import CppUnit, calls, gate_lines, literal_value, whole_statement_lines
@@ -96,10 +97,55 @@ def _wide(call: str) -> str:
     return _SAME_MEANING_64.get(call, call + "ll")
 
 
-def _declared_32(unit: CppUnit, name: str, before: int) -> bool:
-    pattern = re.compile(r"\b" + _TYPE32 + r"\s+(?:[A-Za-z_]\w*\s*(?:=[^,;]*)?,\s*)*" + re.escape(name) + r"\s*[;,=]")
-    start = unit.code.rfind("{", 0, before)
-    return bool(pattern.search(unit.code, max(0, start - 2000) if start >= 0 else 0, before))
+def declared_32(unit: CppUnit, name: str, before: int) -> bool:
+    """Is ``name`` declared with a 32-bit type in the text from 2000 characters before the
+    innermost ``{`` around ``before`` up to ``before``?  The file's declarations are indexed
+    once (``_declarations_32``): a kernel with thousands of assignments stays linear."""
+    start = unit.open_brace_before(before)
+    lo = max(0, start - 2000) if start >= 0 else 0
+    spans = _declarations_32(unit).get(name, ())
+    for at, end in spans[bisect_left(spans, (lo,)):]:
+        if at >= before:
+            break
+        if end <= before:
+            return True
+    return False
+
+
+_TYPE32_AT = re.compile(r"(?=\b(?:" + _TYPE32 + r")\s+)")
+_TYPE32_HERE = re.compile(r"\b(?:" + _TYPE32 + r")\s+")
+_DECLARATOR = re.compile(r"([A-Za-z_]\w*)\s*([;,=])?")
+_INITIALISER = re.compile(r"=[^,;]*,\s*")
+
+
+def _declarations_32(unit: CppUnit):
+    """{name: [(start of the type, end of the name's `;`/`,`/`=`)]} of every declarator in a
+    declaration with a 32-bit type (``unsigned a = 0, mask;``), in file order."""
+    cached = unit.memo.get("declared_32")
+    if cached is None:
+        code = unit.code
+        cached = {}
+        for t in _TYPE32_AT.finditer(code):
+            m = _TYPE32_HERE.match(code, t.start())
+            pos = m.end()
+            while True:
+                d = _DECLARATOR.match(code, pos)
+                if d is None or d.group(2) is None:
+                    break
+                cached.setdefault(d.group(1), []).append((t.start(), d.end()))
+                if d.group(2) == ";":
+                    break
+                if d.group(2) == "=":
+                    init = _INITIALISER.match(code, d.end(2) - 1)
+                    if init is None:
+                        break
+                    pos = init.end()
+                else:
+                    pos = d.end()
+                    while pos < len(code) and code[pos].isspace():
+                        pos += 1
+        unit.memo["declared_32"] = cached
+    return cached
 
 
 def _ballot_variables(unit: CppUnit):
@@ -122,7 +168,7 @@ def _ballot_variables(unit: CppUnit):
         if auto:
             out.append((auto.group(1), m.start(), stmt, end, False, None))
         elif assign:
-            out.append((assign.group(1), m.start(), stmt, end, _declared_32(unit, assign.group(1), stmt), None))
+            out.append((assign.group(1), m.start(), stmt, end, declared_32(unit, assign.group(1), stmt), None))
     unit.memo["ballot_vars"] = out
     return out
 
@@ -142,12 +188,11 @@ def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
         tail = code[unit.matching(paren):unit.matching(paren) + 40]
         if re.match(r"\s*&\s*\(?\s*1[uU]?\s*<<", tail):
             yield ROC601.hit(m.start(), unit.matching(paren), ROC601.message("ballot_shift"))
+    counts, shifts_of = _mask_uses(unit)
     for name, at, stmt, end, is32, decl in _ballot_variables(unit):
         scope_end = unit.block_end(end)
-        uses = list(re.finditer(r"\b(__popc|__ffs|__clz|__brev)\s*\(\s*" + re.escape(name) + r"\s*\)",
-                                code[end:scope_end]))
-        shifts = list(re.finditer(r"\b" + re.escape(name) + r"\s*&\s*\(?\s*1[uU]?\s*<<|\(\s*1[uU]?\s*<<\s*\w+\s*\)"
-                                  r"\s*&\s*" + re.escape(name) + r"\b", code[end:scope_end]))
+        uses = _within(counts.get(name, ()), end, scope_end)
+        shifts = _within(shifts_of.get(name, ()), end, scope_end)
         if is32:
             fix = _fix_declaration(unit, name, stmt, end, decl, uses, shifts) if decl else ()
             yield ROC601.hit(at if decl is None else stmt + decl.start(1), end,
@@ -156,17 +201,60 @@ def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
                                          "`__popcll`/`__ffsll`)")
         else:
             for u in uses:
-                message = ROC601.message("count_of_variable", call=u.group(1), name=name, wide=_wide(u.group(1)))
-                yield ROC601.hit(end + u.start(), end + u.end(), message)
+                message = ROC601.message("count_of_variable", call=u[2], name=name, wide=_wide(u[2]))
+                yield ROC601.hit(u[0], u[1], message)
         for s in shifts:
-            yield ROC601.hit(end + s.start(), end + s.end(), ROC601.message("variable_shift", name=name))
+            yield ROC601.hit(s[0], s[1], ROC601.message("variable_shift", name=name))
+
+
+# A variable's bit counts (``__popc(mask)``) and 32-bit shift tests (``mask & (1 << lane)``,
+# ``(1 << lane) & mask``), found once per file and looked up per variable: a kernel with
+# thousands of ballots stays linear.  The shift test is matched at every offset (a lookahead)
+# because its two forms can overlap: ``x & (1 << y) & mask``.
+_COUNT_OF_NAME = re.compile(r"\b(__popc|__ffs|__clz|__brev)\s*\(\s*([A-Za-z_]\w*)\s*\)")
+_SHIFT_TEST = re.compile(r"(?=(?P<all>\b(?P<a>[A-Za-z_]\w*)\s*&\s*\(?\s*1[uU]?\s*<<"
+                         r"|\(\s*1[uU]?\s*<<\s*\w+\s*\)\s*&\s*(?P<b>[A-Za-z_]\w*)\b))")
+
+
+def _mask_uses(unit: CppUnit):
+    """({name: [(start, end, call)]} of bit counts, {name: [(start, end, "")]} of shift tests),
+    each list in file order; shift tests may overlap (``_within`` picks as a scan would)."""
+    cached = unit.memo.get("mask_uses")
+    if cached is None:
+        code = unit.code
+        counts: dict = {}
+        for m in _COUNT_OF_NAME.finditer(code):
+            counts.setdefault(m.group(2), []).append((m.start(), m.end(), m.group(1)))
+        shifts: dict = {}
+        if "<<" in code:
+            for m in _SHIFT_TEST.finditer(code):
+                name = m.group("a") or m.group("b")
+                shifts.setdefault(name, []).append((m.start("all"), m.end("all"), ""))
+        cached = unit.memo["mask_uses"] = (counts, shifts)
+    return cached
+
+
+def _within(spans, start: int, end: int) -> list:
+    """The spans inside ``start..end``, without overlaps (the first of overlapping ones wins, as
+    a left-to-right regex scan of that range would)."""
+    if not spans:
+        return []
+    out: list = []
+    last = start
+    for span in spans[bisect_left(spans, (start,)):]:
+        if span[0] >= end:
+            break
+        if span[0] >= last and span[1] <= end:
+            out.append(span)
+            last = span[1]
+    return out
 
 
 def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tuple[Tuple[int, int, str], ...]:
     """The unsafe fix: on ROCm the declaration is 64-bit and its __popc/__ffs become the ll forms.
     Only when every bit-count use has a 64-bit twin of the same meaning, each use is a whole
     statement on its own lines, and nothing tests the mask with a 32-bit shift."""
-    if shifts or any(u.group(1) not in _SAME_MEANING_64 for u in uses):
+    if shifts or any(u[2] not in _SAME_MEANING_64 for u in uses):
         return ()
     code = unit.code
     semi = code.find(";", end)
@@ -184,10 +272,12 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
     rocm = re.sub(r"\(\s*" + _TYPE32 + r"\s*\)|static_cast\s*<\s*" + _TYPE32 + r"\s*>",
                   lambda m: "(unsigned long long)" if m.group(0).startswith("(") else "static_cast<unsigned long long>",
                   rocm, count=1)
-    edits.append(gate_lines(unit, lines[0], lines[1], rocm))
-    scope_start = end
+    edit = gate_lines(unit, lines[0], lines[1], rocm)
+    if edit is None:
+        return ()
+    edits.append(edit)
     for u in uses:
-        u_start = scope_start + u.start()
+        u_start = u[0]
         u_stmt = unit.statement_start(u_start)
         u_semi = code.find(";", u_start)
         if u_semi == -1:
@@ -199,9 +289,12 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
         ua, ub = unit.line_span(span[0])[0], unit.line_span(span[1])[1]
         text = unit.text[ua:ub]
         rel = u_start - ua
-        call = u.group(1)
+        call = u[2]
         new = text[:rel] + _SAME_MEANING_64[call] + text[rel + len(call):]
-        edits.append(gate_lines(unit, span[0], span[1], new))
+        edit = gate_lines(unit, span[0], span[1], new)
+        if edit is None:
+            return ()
+        edits.append(edit)
     starts = [e[0] for e in edits]
     if len(set(starts)) != len(starts):
         return ()
@@ -258,7 +351,8 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
             return ()
         start = unit.line_span(lines[0])[0]
         original = unit.text[start:unit.line_span(lines[1])[1]]
-        return (gate_lines(unit, lines[0], lines[1], original[:a - start] + FULL64 + original[b - start:]),)
+        edit = gate_lines(unit, lines[0], lines[1], original[:a - start] + FULL64 + original[b - start:])
+        return (edit,) if edit else ()
     if not re.fullmatch(r"[A-Za-z_]\w*", text):
         return ()
     d = unit.pre.macro(text, unit.line_of(a))
@@ -273,7 +367,8 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
     if body_at == -1:
         return ()
     rel = body_at - start
-    return (gate_lines(unit, d.line, d.line, line[:rel] + FULL64 + line[rel + len(d.body):]),)
+    edit = gate_lines(unit, d.line, d.line, line[:rel] + FULL64 + line[rel + len(d.body):])
+    return (edit,) if edit else ()
 
 
 # -- ROC603 / ROC605: hard-coded wave sizes ----------------------------------------------------------
