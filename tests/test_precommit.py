@@ -160,7 +160,7 @@ def test_fix_hook_fixes_the_safe_ones_then_only_unfixable_remain(workspace, proj
     train, kernel = (project / "train.py").read_text(), (project / "kernel.cu").read_text()
     assert "if not is_rocm:\n    torch.backends.cuda.matmul.allow_tf32 = True" in train
     assert "is_rocm = torch.version.hip is not None" in train
-    assert "#ifdef USE_ROCM\n#include <hip/hip_fp16.h>\n#else\n#include <cuda_fp16.h>\n#endif" in kernel
+    assert "#ifdef USE_ROCM\n#include <hip/hip_fp16.h>\n#else\n#line 1\n#include <cuda_fp16.h>\n#endif\n#line 2" in kernel
     assert "#define WARP_SIZE 32" in kernel  # display-only: never rewritten
     assert (project / "README.md").read_text() == README
 
