@@ -24,7 +24,10 @@ STRICT = {"PYTHONIOENCODING": "utf-8:strict"}
 def test_flake8_goes_on_after_a_file_nested_too_deep(tmp_path):
     (tmp_path / "deep.py").write_text(f"import torch\nf = {'lambda: ' * 500}{HAZARD.split(' =')[0]}\n")
     (tmp_path / "ok.py").write_text(SOURCE)
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    import rocm_lint
+
+    src = str(Path(rocm_lint.__file__).resolve().parent.parent)  # the rocm_lint these tests import
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
     result = subprocess.run([sys.executable, "-m", "flake8", "--select", "ROC", "deep.py", "ok.py"],
                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert "Traceback" not in result.stderr, result.stderr
