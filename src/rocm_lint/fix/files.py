@@ -40,6 +40,7 @@ TEMP_SUFFIX = ".tmp"
 # ``.rocm-lint-<pid>-<random>.tmp`` (ours); ``.rocm-lint-<random>.tmp`` (before the pid was kept)
 _TEMP_NAME = re.compile(r"\.rocm-lint-(?:(\d+)-)?[^/]*\.tmp\Z")
 STALE_AFTER = 24 * 3600  # a temp file older than this is stale whatever its pid says (pid reuse)
+_swept: set = set()  # directories this process has already cleaned (a run fixes many files in one)
 
 
 @dataclass
@@ -132,7 +133,10 @@ def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix
     outcome = FileFix(path, text, result.text, result.applied, result.dropped)
     if write and outcome.changed:
         try:
-            remove_stale_temps(os.path.dirname(real))
+            directory = os.path.dirname(real)
+            if directory not in _swept:
+                _swept.add(directory)
+                remove_stale_temps(directory)
             write_atomic(real, result.text, encoding, before, expected=data)
         except ChangedOnDisk:
             outcome.error = "changed on disk while being fixed; not written"
