@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Counter as CounterType, List, Sequence, Tuple
 
 from rocm_lint.finding import Finding
-from rocm_lint.output.source import Sources
+from rocm_lint.output.source import Sources, name_text
 
 VERSION = 1
 Key = Tuple[str, str, str]
@@ -36,9 +38,10 @@ class BaselineError(Exception):
 def _relative(path: str, base: Path) -> str:
     full = os.path.realpath(path)  # the same key through a symlinked directory as through the real one
     try:
-        return Path(os.path.relpath(full, base)).as_posix()
+        rel = Path(os.path.relpath(full, base)).as_posix()
     except ValueError:  # another drive on Windows
-        return Path(full).as_posix()
+        rel = Path(full).as_posix()
+    return name_text(rel)  # a name's bytes that are not UTF-8 as \xNN: the baseline is UTF-8 JSON
 
 
 def _keys(findings: Sequence[Finding], base: Path) -> List[Key]:
@@ -53,12 +56,36 @@ def write_baseline(findings: Sequence[Finding], file: str) -> int:
     data = {"version": VERSION, "tool": "rocm-lint",
             "findings": [{"code": c, "path": p, "line": t, "count": n}
                          for (c, p, t), n in sorted(counts.items())]}
-    tmp = f"{file}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False)
-        fh.write("\n")
-    os.replace(tmp, file)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    write_text_atomic(file, text)
     return len(findings)
+
+
+def write_text_atomic(file: str, text: str) -> None:
+    """Write ``file`` whole or not at all: a new temporary file beside it (``O_EXCL``, so a planted
+    file or link is never followed), synced, then renamed over it.  An existing baseline keeps
+    its mode; a new one gets the mode the umask gives."""
+    directory = os.path.dirname(os.path.abspath(file))
+    try:
+        mode = stat.S_IMODE(os.stat(file).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".rocm-lint-{os.getpid()}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, file)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def read_baseline(file: str) -> CounterType[Key]:

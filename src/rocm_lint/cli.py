@@ -84,6 +84,13 @@ def _error(message: str) -> None:
     sys.stderr.write(f"rocm-lint: error: {message}\n")
 
 
+def _file_error(err) -> None:
+    """A file that could not be analysed (or fixed), its name shown safely (see ``display_name``)."""
+    from rocm_lint.output.source import display_name
+
+    _error(f"{display_name(err.path)}: {err.reason}")
+
+
 def _settings(args: argparse.Namespace, paths: Sequence[str]):
     """The configuration with the command line's selection on top, or an exit code."""
     try:
@@ -123,16 +130,17 @@ def _usage_problem(args: argparse.Namespace) -> Optional[str]:
 
 def _record_baseline(report, args: argparse.Namespace) -> int:
     from rocm_lint.baseline import write_baseline
+    from rocm_lint.output.source import display_name
 
     try:
         n = write_baseline(report.findings, args.write_baseline)
     except OSError as exc:
-        _error(f"{args.write_baseline}: cannot write the baseline: {(exc.strerror or str(exc)).lower()}")
+        _error(f"{display_name(args.write_baseline)}: cannot write the baseline: {(exc.strerror or str(exc)).lower()}")
         return EXIT_ERROR
     for err in report.errors:
-        _error(str(err))
+        _file_error(err)
     if not args.quiet:
-        sys.stderr.write(f"Wrote {n} finding{'s' if n != 1 else ''} to the baseline {args.write_baseline}.\n")
+        sys.stderr.write(f"Wrote {n} finding{'s' if n != 1 else ''} to the baseline {display_name(args.write_baseline)}.\n")
     return EXIT_ERROR if report.errors else EXIT_CLEAN
 
 
@@ -181,7 +189,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             if not args.quiet:
                 sys.stderr.write(f"Would fix {would_fix} finding{'s' if would_fix != 1 else ''}.\n")
             for err in report.errors:
-                _error(str(err))
+                _file_error(err)
             return EXIT_ERROR if report.errors else (EXIT_FINDINGS if would_fix else EXIT_CLEAN)
         if fixed:
             errors = report.errors
@@ -203,7 +211,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         render(fmt, report.findings, out, color=use_color(out), errors=report.errors)
     out.flush()
     for err in report.errors:
-        _error(str(err))
+        _file_error(err)
     if not args.quiet and fmt not in MACHINE_FORMATS:
         sys.stderr.write(_summary(report, fixed, baselined, args) + "\n")
     if report.errors:
@@ -242,6 +250,7 @@ def _apply_fixes(report, config, args, out):
     from rocm_lint.finding import Applicability, FileError
     from rocm_lint.fix.engine import unified_diff
     from rocm_lint.fix.files import fix_file
+    from rocm_lint.output.source import display_name
 
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if args.unsafe_fixes else set())
     paths = sorted({f.path for f in report.findings if f.fix is not None and f.fix.applicability in wanted})
@@ -252,10 +261,10 @@ def _apply_fixes(report, config, args, out):
             report.errors.append(FileError(path, outcome.error))
             continue
         for finding, why in outcome.dropped:
-            sys.stderr.write(f"rocm-lint: {path}:{finding.line}:{finding.col + 1}: {finding.code} "
+            sys.stderr.write(f"rocm-lint: {display_name(path)}:{finding.line}:{finding.col + 1}: {finding.code} "
                              f"not fixed: {why}\n")
         if args.diff and outcome.changed:
-            out.write(unified_diff(path, outcome.old, outcome.new))
+            out.write(unified_diff(display_name(path), outcome.old, outcome.new))
         would_fix += len(outcome.applied)
         if not args.diff:
             fixed += len(outcome.applied)
@@ -263,24 +272,26 @@ def _apply_fixes(report, config, args, out):
 
 
 def _with_edits(findings, config):
-    """Fill in each Python fix's edits (ruff's JSON carries them); only files with fixes are
-    re-read.  C++ and config-file findings carry their edits from the check."""
+    """Fill in each Python fix's edits (ruff's JSON carries them), computed once per file (one
+    fix of the file's findings, split per finding); only files with fixes are re-read.  C++ and
+    config-file findings carry their edits from the check."""
     from dataclasses import replace as dc_replace
 
     from rocm_lint.engine import read_source
     from rocm_lint.finding import Fix
-    from rocm_lint.fix.api import edits_for
+    from rocm_lint.fix.api import edits_by_finding
 
-    texts = {}
-    out = []
-    for f in findings:
+    by_file = {}
+    for i, f in enumerate(findings):
         if f.fix is not None and f.recipe is not None:
-            if f.path not in texts:
-                texts[f.path] = read_source(f.path)
-            text = texts[f.path]
-            edits = edits_for(f.path, text, f, config) if isinstance(text, str) else ()
-            f = dc_replace(f, fix=Fix(f.fix.applicability, f.fix.message, edits) if edits else None)
-        out.append(f)
+            by_file.setdefault(f.path, []).append(i)
+    out = list(findings)
+    for path, indexes in by_file.items():
+        text = read_source(path)
+        wanted = [findings[i] for i in indexes]
+        all_edits = edits_by_finding(path, text, wanted, config) if isinstance(text, str) else [()] * len(wanted)
+        for i, f, edits in zip(indexes, wanted, all_edits):
+            out[i] = dc_replace(f, fix=Fix(f.fix.applicability, f.fix.message, edits) if edits else None)
     return out
 
 

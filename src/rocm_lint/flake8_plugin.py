@@ -2,7 +2,8 @@
 
 A thin shim over the engine: it reuses the AST flake8 already parsed (no
 second parse), yields every Python finding, and leaves selection and
-``# noqa`` to flake8 itself.  Gate settings come from ``[tool.rocm-lint]`` in
+``# noqa`` to flake8 itself.  A file too deeply nested to analyse gets one ``ROC000`` finding
+instead of an exception (which would abort flake8's whole run).  Gate settings come from ``[tool.rocm-lint]`` in
 the nearest pyproject.toml, extended by ``--rocm-predicates``.
 """
 
@@ -13,6 +14,9 @@ from dataclasses import replace
 from typing import Iterator, List, Tuple
 
 from rocm_lint import __version__
+
+# The code of the one finding a file gets when rocm-lint could not analyse it (no rule has it).
+NOT_ANALYSED = "ROC000"
 
 
 class RocmLintPlugin:
@@ -56,7 +60,15 @@ class RocmLintPlugin:
         from rocm_lint.lines import char_col
 
         text = "".join(self.lines)
-        for f in analyse_python_tree(self.filename, text, self.tree, self.config(), python_codes()):
+        try:
+            # the whole list first: an error mid-way must not leave half the file reported
+            findings = analyse_python_tree(self.filename, text, self.tree, self.config(), python_codes())
+        except RecursionError:
+            # flake8 aborts its whole run on a plugin's exception: say this file was not analysed
+            # (as the CLI does) and let flake8 go on with the others
+            yield 1, 0, f"{NOT_ANALYSED} rocm-lint could not analyse this file: nesting too deep", type(self)
+            return
+        for f in findings:
             # character columns, as the CLI and pycodestyle report them (ast's are UTF-8 bytes)
             line = self.lines[f.line - 1] if 0 < f.line <= len(self.lines) else ""
             yield f.line, char_col(line, f.col), f"{f.code} {f.message}", type(self)

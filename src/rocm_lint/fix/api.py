@@ -4,7 +4,9 @@ fix-all all call :func:`fix_text` or :func:`edits_for`.
 * :func:`fix_text` applies every allowed fix of a file's findings, in passes: fixes that overlap
   one already taken (a C++ ballot declaration and its mask on one line) land in a later pass,
   re-checked and re-verified, like ruff's fix loop.
-* :func:`edits_for` gives the verified edits of one finding's fix alone.
+* :func:`edits_for` gives the verified edits of one finding's fix alone;
+  :func:`edits_by_finding` gives them for all of a file's findings at once (JSON/SARIF), from one
+  LibCST transform and one verification per file instead of one per finding.
 
 Both give the fix step what the check learned about the module: the ROCm predicates it binds,
 read with the user's configuration (``rocm-predicates``), so a fix reuses ``IS_AMD = on_amd()``
@@ -13,10 +15,13 @@ instead of inserting a second flag.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple, Union
+import ast
+import bisect
+import difflib
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint.config import Config
-from rocm_lint.finding import Edit, FileError, Finding
+from rocm_lint.finding import Applicability, Edit, FileError, Finding, GateStatement, RocmValue
 from rocm_lint.fix.engine import FixResult, learned_rocm_names
 
 MAX_PASSES = 8
@@ -94,3 +99,173 @@ def edits_for(path: str, text: str, finding: Finding, config: Config) -> Tuple[E
 
     result = apply_text_fixes(path, text, [finding], language, unsafe=True)
     return tuple(finding.fix.edits) if result.applied else ()
+
+
+def edits_by_finding(path: str, text: str, findings: Sequence[Finding], config: Config) -> List[Tuple[Edit, ...]]:
+    """:func:`edits_for` of each of ``findings`` (one file's), in order: the same edits, computed
+    with one fix per group of findings instead of one per finding (a file with 200 findings took
+    minutes).  See :func:`_split_python_edits`; whatever cannot be split is computed alone."""
+    from rocm_lint.discovery import language_of
+
+    out: List[Optional[Tuple[Edit, ...]]] = [None] * len(findings)
+    python = [i for i, f in enumerate(findings) if f.fix is not None and f.recipe is not None]
+    if language_of(path) == "python" and len(python) > 1:
+        try:
+            split = _split_python_edits(path, text, [findings[i] for i in python], config)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            split = {}
+        for i in python:
+            if id(findings[i]) in split:
+                out[i] = split[id(findings[i])]
+    return [edits if edits is not None else edits_for(path, text, f, config) for edits, f in zip(out, findings)]
+
+
+def _lines_edits(old: List[str], parts: List[Tuple[int, int, List[str]]]) -> Tuple[Edit, ...]:
+    """Whole-line replacements (as ``python_edits_for`` makes them, with difflib) turning ``old``
+    into ``old`` with ``parts`` ((i1, i2, new lines): old[i1:i2] replaced) applied.  Each run of
+    touching parts is diffed on its own, the lines it shares with the file at either end set
+    aside: diffing the whole file once per finding was quadratic."""
+    regions: List[Tuple[int, int, List[str]]] = []
+    # in order; at one place an insertion (the flag) comes before the finding's own lines
+    for i1, i2, lines in sorted(parts, key=lambda h: (h[0], h[1] != h[0])):
+        if regions and regions[-1][1] == i1:
+            r1, _, rlines = regions[-1]
+            regions[-1] = (r1, i2, rlines + lines)
+        else:
+            regions.append((i1, i2, list(lines)))
+    edits: List[Edit] = []
+    for r1, r2, b in regions:
+        a = old[r1:r2]
+        start, stop, limit = 0, 0, min(len(a), len(b))
+        while start < limit and a[start] == b[start]:
+            start += 1
+        while stop < limit - start and a[len(a) - 1 - stop] == b[len(b) - 1 - stop]:
+            stop += 1
+        a, b = a[start:len(a) - stop], b[start:len(b) - stop]
+        base = r1 + start
+        matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+        edits.extend(Edit("".join(b[j1:j2]), (base + i1 + 1, 0), (base + i2 + 1, 0))
+                     for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+    return tuple(edits)
+
+
+def _split_python_edits(path: str, text: str, findings: Sequence[Finding],
+                        config: Config) -> Dict[int, Tuple[Edit, ...]]:
+    """Each finding's edits alone, from fixing a whole group together: {id(finding): edits} for
+    the findings it could split; the caller computes the others one by one.
+
+    A group shares what fixing one of its findings alone would share: the applicability (only
+    safe fixes are verified) and the ROCm flag's plan (which depends on the first fixed line).
+    The group's fixed text is diffed against the original; each changed hunk must touch exactly
+    one finding's lines, and the inserted flag statements form their own lines.  A finding's
+    text alone is the original with its hunks (and the flag, when its fix reads it) applied:
+    the text fixing it alone gives, as the fixes are local rewrites.  Verification passed for
+    the group, whose NVIDIA program is the original's; each finding's part folds the same way."""
+    from rocm_lint.fix.engine import fix_source, learned_rocm_names, plan_flag
+    from rocm_lint.lines import split_lines
+
+    rocm_names = learned_rocm_names(path, text, config)
+    tree = ast.parse(text)
+    old = split_lines(text, keepends=True)
+    out: Dict[int, Tuple[Edit, ...]] = {}
+    plans: Dict[int, object] = {}
+
+    def plan(line: int):
+        if line not in plans:
+            plans[line] = plan_flag(tree, line, rocm_names)
+        return plans[line]
+
+    def groups(members: List[Finding]):
+        """Split by plan: equal plans at the first and last line hold for the lines between
+        (the plan changes once, where a module-level ROCm predicate is first bound)."""
+        members = sorted(members, key=lambda f: f.line)
+        if plan(members[0].line) == plan(members[-1].line) or len(members) == 1:
+            yield members
+            return
+        half = len(members) // 2
+        yield from groups(members[:half])
+        yield from groups(members[half:])
+
+    for applicability in (Applicability.SAFE, Applicability.UNSAFE):
+        same = [f for f in findings if f.fix.applicability == applicability]
+        if len(same) < 2:
+            continue
+        for group in groups(same):
+            if len(group) < 2:
+                continue
+            result = fix_source(path, text, group, unsafe=True, rocm_names=rocm_names)
+            if result.dropped:
+                # fixed alone, these fail too (no place for the fix, or it does not verify); the
+                # others are fixed together once more, without them
+                group = [f for f in group if any(f is a for a in result.applied)]
+                if len(group) < 2:
+                    continue
+                result = fix_source(path, text, group, unsafe=True, rocm_names=rocm_names)
+                if result.dropped:
+                    continue
+            out.update(_split(old, split_lines(result.text, keepends=True), result, group))
+    return out
+
+
+def _split(old: List[str], new: List[str], result: FixResult,
+           group: Sequence[Finding]) -> Dict[int, Tuple[Edit, ...]]:
+    flag = list(result.inserted)
+    # Any correct diff serves to find the hunks (their edits are diffed again, exactly, per
+    # finding): autojunk keeps a file of many repeated lines from making this one quadratic.
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=True)
+    hunks = []  # (i1, i2, new lines) with the flag statements taken out
+    flag_at, flag_lines = None, []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        lines = new[j1:j2]
+        if flag and flag_at is None:
+            bare = [line.rstrip("\r\n") for line in lines]
+            for k in range(len(lines) - len(flag) + 1):
+                if bare[k:k + len(flag)] == flag:
+                    if k == 0:
+                        flag_at = i1
+                    elif k + len(flag) == len(lines):
+                        flag_at = i2
+                    else:
+                        return {}
+                    flag_lines = lines[k:k + len(flag)]
+                    lines = lines[:k] + lines[k + len(flag):]
+                    break
+        if i1 == i2 and not lines:
+            continue
+        hunks.append((i1, i2, lines))
+    if flag and flag_at is None:
+        return {}
+    applied = {id(f) for f in result.applied}
+    mine: Dict[int, list] = {id(f): [] for f in group}
+    shared = set()  # findings whose hunk holds another's too (neighbours gated in one block)
+    spans = sorted(((f.line, _last_line(f), i) for i, f in enumerate(group)))
+    starts = [line for line, _, _ in spans]
+    widest = max(last - line for line, last, _ in spans)
+    for hunk in hunks:
+        i1, i2, _ = hunk
+        # the findings whose lines meet old lines i1+1..i2
+        nearby = spans[bisect.bisect_left(starts, i1 + 1 - widest):bisect.bisect_right(starts, i2)]
+        owners = [group[i] for line, last, i in nearby if i1 < last and line <= i2]
+        if i1 == i2 or not owners or any(id(f) not in applied for f in owners):
+            return {}  # a change that belongs to no fixed finding: not what a split can explain
+        if len(owners) > 1:
+            shared.update(id(f) for f in owners)
+        mine[id(owners[0])].append(hunk)
+    out: Dict[int, Tuple[Edit, ...]] = {}
+    for f in group:
+        if id(f) not in applied:
+            continue  # computed alone by the caller
+        if id(f) in shared or not mine[id(f)]:
+            continue
+        parts = list(mine[id(f)])
+        if flag and isinstance(f.recipe, (GateStatement, RocmValue)):
+            parts.append((flag_at, flag_at, flag_lines))
+        out[id(f)] = _lines_edits(old, parts)
+    return out
+
+
+def _last_line(f: Finding) -> int:
+    span = getattr(f.recipe, "span", None)
+    return max(f.line, f.end_line or f.line, span[2] if span else f.line)

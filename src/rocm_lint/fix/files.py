@@ -1,23 +1,46 @@
 """Fix files on disk: re-read, fix, verify, and write atomically.
 
-A write goes to a temporary file in the same directory and is renamed over the original,
-so a crash never leaves half a file.  The original's encoding (PEP 263 cookie or BOM),
-line endings, final newline and permission bits are kept.  A file that changed on disk
-since it was read is not overwritten.
+A write goes to a temporary file in the same directory (created with ``O_EXCL``, named
+``.rocm-lint-<pid>-*.tmp``) and is renamed over the original, so a crash never leaves half a file;
+temporary files of processes that no longer run are removed by the next run that fixes a file
+beside them.  The original's encoding (PEP 263 cookie or BOM), line endings, final newline,
+permission bits and owner are kept.
+
+What is refused, with an error line and nothing written:
+
+* a path that leads through a symbolic link out of the project root (the configuration's root,
+  else the working directory; a file named outside both is its own root: its directory);
+* a read-only file (no write bit in its mode: checked on the bits, so root does not overwrite
+  it either);
+* a file with more than one hard link: replacing it would split the links (the other names keep
+  the old text), and writing in place would lose the atomicity; which name is "the" file is the
+  user's call;
+* a file whose content changed on disk since it was read: the content is compared again after
+  the temporary file is written, just before the rename (an editor's save is never lost to a
+  stale read).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import tempfile
+import time
 import tokenize
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from rocm_lint.config import Config
 from rocm_lint.finding import FileError, Finding
+
+TEMP_PREFIX = ".rocm-lint-"
+TEMP_SUFFIX = ".tmp"
+# ``.rocm-lint-<pid>-<random>.tmp`` (ours); ``.rocm-lint-<random>.tmp`` (before the pid was kept)
+_TEMP_NAME = re.compile(r"\.rocm-lint-(?:(\d+)-)?[^/]*\.tmp\Z")
+STALE_AFTER = 24 * 3600  # a temp file older than this is stale whatever its pid says (pid reuse)
+_swept: set = set()  # directories this process has already cleaned (a run fixes many files in one)
 
 
 @dataclass
@@ -38,6 +61,10 @@ class ChangedOnDisk(Exception):
     pass
 
 
+class Refused(Exception):
+    """A write rocm-lint will not make (the message says why)."""
+
+
 def _encoding(data: bytes) -> str:
     try:
         return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
@@ -45,16 +72,54 @@ def _encoding(data: bytes) -> str:
         return "utf-8"
 
 
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def project_root(path: str, config: Config) -> str:
+    """The root a fix of ``path`` may write under: the configuration's root or the working
+    directory, whichever holds the path as named; else the directory of the path itself."""
+    named = os.path.abspath(path)
+    for root in ([str(config.root)] if config.root is not None else []) + [os.getcwd()]:
+        if _inside(named, os.path.abspath(root)):
+            return root
+    return os.path.dirname(named)
+
+
+def write_target(path: str, config: Config) -> str:
+    """The real file a fix of ``path`` writes (symlinks are written through, never replaced),
+    or :class:`Refused` when a link leads out of the project root."""
+    real = os.path.realpath(path)
+    if real != os.path.abspath(path):
+        root = os.path.realpath(project_root(path, config))
+        if not _inside(real, root):
+            raise Refused(f"not fixed: a symbolic link leads out of the project ({root}) to {real}")
+    return real
+
+
+def check_writable(st: os.stat_result) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise Refused("not fixed: not a regular file")
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise Refused("not fixed: the file is read-only")
+    if st.st_nlink > 1:
+        raise Refused(f"not fixed: the file has {st.st_nlink} hard links (replacing it would split them)")
+
+
 def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix:
     from rocm_lint.discovery import language_of
     from rocm_lint.engine import decode_source, source_encoding
     from rocm_lint.fix.api import fix_text
 
-    real = os.path.realpath(path)  # write through symlinks, never replace them
     try:
+        real = write_target(path, config) if write else os.path.realpath(path)
         before = os.stat(real)
+        if write:
+            check_writable(before)
         with open(real, "rb") as fh:
             data = fh.read()
+    except Refused as exc:
+        return FileFix(path, "", "", error=str(exc))
     except OSError as exc:
         return FileFix(path, "", "", error=f"cannot read: {exc.strerror or exc}")
     text = decode_source(path, data)
@@ -68,9 +133,16 @@ def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix
     outcome = FileFix(path, text, result.text, result.applied, result.dropped)
     if write and outcome.changed:
         try:
-            write_atomic(real, result.text, encoding, before)
+            directory = os.path.dirname(real)
+            if directory not in _swept:
+                _swept.add(directory)
+                remove_stale_temps(directory)
+            write_atomic(real, result.text, encoding, before, expected=data)
         except ChangedOnDisk:
             outcome.error = "changed on disk while being fixed; not written"
+            outcome.new, outcome.applied = text, []
+        except Refused as exc:
+            outcome.error = str(exc)
             outcome.new, outcome.applied = text, []
         except OSError as exc:
             outcome.error = f"cannot write: {exc.strerror or exc}"
@@ -78,21 +150,93 @@ def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix
     return outcome
 
 
-def write_atomic(path: str, text: str, encoding: str, before: os.stat_result) -> None:
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def temp_file(directory: str) -> Tuple[int, str]:
+    """A new temporary file beside the target (``O_EXCL``: never an existing file or link)."""
+    return tempfile.mkstemp(dir=directory, prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=TEMP_SUFFIX)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, someone else's
+        return True
+    return True
+
+
+def remove_stale_temps(directory: str) -> List[str]:
+    """Remove the temporary files that killed rocm-lint runs left in ``directory`` (those of
+    processes that no longer run, or older than a day); returns their names."""
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    now = time.time()
+    for name in names:
+        m = _TEMP_NAME.match(name)
+        if not m:
+            continue
+        full = os.path.join(directory, name)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            continue
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            continue
+        pid = int(m.group(1)) if m.group(1) else None
+        old = now - st.st_mtime > STALE_AFTER
+        if old or (pid is not None and not _alive(pid)) or (pid is None and now - st.st_mtime > 3600):
+            try:
+                os.unlink(full)
+                removed.append(name)
+            except OSError:
+                pass
+    return removed
+
+
+def write_atomic(path: str, text: str, encoding: str, before: os.stat_result,
+                 expected: Optional[bytes] = None) -> None:
+    """Replace ``path`` with ``text``, keeping its mode and owner.  ``expected``: the bytes the
+    fix was computed from; when the file no longer holds them (checked after the temporary file
+    is written, right before the rename), :class:`ChangedOnDisk` and nothing is written."""
     data = text.encode(encoding)
     now = os.stat(path)
     if (now.st_mtime_ns, now.st_size, now.st_ino) != (before.st_mtime_ns, before.st_size, before.st_ino):
         raise ChangedOnDisk(path)
+    check_writable(now)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".rocm-lint-", suffix=".tmp")
+    fd, tmp = temp_file(directory)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            if hasattr(os, "fchown") and (now.st_uid, now.st_gid) != (os.geteuid(), os.getegid()):
+                try:
+                    os.fchown(fh.fileno(), now.st_uid, now.st_gid)
+                except PermissionError:
+                    raise Refused("not fixed: cannot keep the file's owner (owned by another user)") from None
             os.fsync(fh.fileno())
-        os.chmod(tmp, stat.S_IMODE(before.st_mode))
+        os.chmod(tmp, stat.S_IMODE(now.st_mode))
+        # The last look, as late as it can be: content (an editor may keep size and mtime), then
+        # identity (another program may have replaced the file).
+        if expected is not None and _read(path) != expected:
+            raise ChangedOnDisk(path)
+        last = os.stat(path)
+        if (last.st_ino, last.st_dev) != (now.st_ino, now.st_dev):
+            raise ChangedOnDisk(path)
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
         raise

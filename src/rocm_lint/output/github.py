@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Sequence, TextIO
 
 from rocm_lint.finding import FileError, Finding
-from rocm_lint.output.source import Sources, repo_path
+from rocm_lint.output.source import Sources, display_name, repo_path
 
 
 def escape_data(text: str) -> str:
@@ -22,7 +22,7 @@ def render_github(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[
     sources = Sources()
     for f in findings:
         line, col, end_line, end_col = sources.span(f)
-        path = repo_path(f.path)
+        path = display_name(repo_path(f.path))
         props = [f"title={escape_property(f'rocm-lint ({f.code})')}", f"file={escape_property(path)}",
                  f"line={line}", f"col={col + 1}", f"endLine={end_line}"]
         if end_line == line:  # GitHub only honours columns within one line
@@ -31,4 +31,5 @@ def render_github(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[
                   f"{escape_data(f'{path}:{f.line}:{col + 1}: {f.code} {f.message}')}\n")
     for e in errors:
         out.write(f"::error title={escape_property('rocm-lint (file not analysed)')},"
-                  f"file={escape_property(repo_path(e.path))}::{escape_data(str(e))}\n")
+                  f"file={escape_property(display_name(repo_path(e.path)))}::"
+                  f"{escape_data(display_name(e.path) + ': ' + e.reason)}\n")

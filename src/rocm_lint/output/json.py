@@ -7,7 +7,7 @@ import os
 from typing import List, Optional, TextIO
 
 from rocm_lint.finding import Finding
-from rocm_lint.output.source import Sources
+from rocm_lint.output.source import Sources, name_text
 from rocm_lint.registry import get_rule
 
 
@@ -32,7 +32,7 @@ def finding_to_json(f: Finding, sources: Optional[Sources] = None) -> dict:
         "code": f.code,
         "end_location": {"row": f.end_line or f.line,
                          "column": sources.char_col(f.path, f.end_line or f.line, f.end_col if f.end_line else f.col) + 1},
-        "filename": os.path.abspath(f.path),
+        "filename": name_text(os.path.abspath(f.path)),
         "fix": fix,
         "location": {"row": f.line, "column": sources.char_col(f.path, f.line, f.col) + 1},
         "message": f.message,

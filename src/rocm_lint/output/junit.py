@@ -10,7 +10,7 @@ from typing import Dict, List, Sequence, TextIO
 from xml.etree import ElementTree as ET
 
 from rocm_lint.finding import FileError, Finding
-from rocm_lint.output.source import Sources
+from rocm_lint.output.source import Sources, display_name
 
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -28,7 +28,8 @@ def junit_tree(findings: Sequence[Finding], errors: Sequence[FileError] = ()) ->
         by_file[f.path].append(f)
     root = ET.Element("testsuites", name="rocm-lint", tests=str(len(findings) + len(errors) or 1),
                       failures=str(len(findings)), errors=str(len(errors)))
-    for path, items in by_file.items():
+    for raw, items in by_file.items():
+        path = display_name(raw)
         suite = ET.SubElement(root, "testsuite", name=_x(path), tests=str(len(items)),
                               failures=str(len(items)), errors="0")
         for f in items:
@@ -41,8 +42,9 @@ def junit_tree(findings: Sequence[Finding], errors: Sequence[FileError] = ()) ->
         suite = ET.SubElement(root, "testsuite", name="files not analysed", tests=str(len(errors)),
                               failures="0", errors=str(len(errors)))
         for e in errors:
-            case = ET.SubElement(suite, "testcase", name="rocm-lint.analyse", classname=_x(e.path), file=_x(e.path))
-            ET.SubElement(case, "error", message=_x(e.reason)).text = _x(str(e))
+            path = display_name(e.path)
+            case = ET.SubElement(suite, "testcase", name="rocm-lint.analyse", classname=_x(path), file=_x(path))
+            ET.SubElement(case, "error", message=_x(e.reason)).text = _x(f"{path}: {e.reason}")
     if not findings and not errors:
         suite = ET.SubElement(root, "testsuite", name="rocm-lint", tests="1", failures="0", errors="0")
         ET.SubElement(suite, "testcase", name="No findings", classname="rocm-lint")

@@ -31,7 +31,7 @@ def _artifact(path: str, root: str) -> dict:
     rel = repo_path(path, root)
     if rel.startswith("/") or re.match(r"[A-Za-z]:(/|$)", rel):  # outside the root (or another drive)
         return {"uri": Path(os.path.abspath(path)).as_uri()}
-    return {"uri": quote(rel), "uriBaseId": SRCROOT}
+    return {"uri": quote(os.fsencode(rel)), "uriBaseId": SRCROOT}  # the name's bytes, %-encoded
 
 
 def _region(line: int, col: int, end_line: int, end_col: int) -> dict:

@@ -8,6 +8,7 @@ frame, concise, full; the flake8 plugin too) convert through :func:`rocm_lint.li
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -61,3 +62,34 @@ def repo_path(path: str, root: str = "") -> str:
     if rel == os.pardir or rel.startswith(os.pardir + os.sep):
         return Path(full).as_posix()
     return Path(rel).as_posix()
+
+
+# -- file names in output ---------------------------------------------------------------------
+# A name's bytes that are not UTF-8 arrive as lone surrogates (``surrogateescape``, how Python
+# decodes every file name); control characters in a name would reach a terminal as commands
+# (ESC sequences, a CR that overwrites the line).  Every format shows names through these.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def name_text(path: str) -> str:
+    """``path`` as valid Unicode: bytes that are not UTF-8 become ``\\xNN`` (``caf\\xe9.py``)."""
+    if not _SURROGATE.search(path):
+        return path
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeError:  # a surrogate that did not come from a file name's bytes
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def escape_controls(text: str) -> str:
+    """Control characters as visible escapes (``\\x1b``, ``\\r``, ``\\n``)."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+
+
+def display_name(path: str) -> str:
+    """A file name as a terminal shows it: valid Unicode, no control characters."""
+    return escape_controls(name_text(path))

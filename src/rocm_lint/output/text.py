@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, TextIO
 
 from rocm_lint.discovery import language_of
 from rocm_lint.finding import Finding
-from rocm_lint.output.source import Sources
+from rocm_lint.output.source import Sources, display_name
 from rocm_lint.registry import get_rule
 
 # pygments lexer aliases per rocm-lint language
@@ -19,7 +19,7 @@ _LEXERS = {"python": "python", "cuda": "cuda", "cpp": "cpp", "shell": "bash", "d
 def render_concise(findings: List[Finding], out: TextIO) -> None:
     sources = Sources()
     for f in findings:
-        out.write(f"{f.path}:{f.line}:{sources.char_col(f.path, f.line, f.col) + 1}: {f.code} {f.message}\n")
+        out.write(f"{display_name(f.path)}:{f.line}:{sources.char_col(f.path, f.line, f.col) + 1}: {f.code} {f.message}\n")
 
 
 class _Highlighter:
@@ -60,7 +60,7 @@ def render_full(findings: List[Finding], out: TextIO, *, color: bool = False) ->
     sources = Sources()
     highlighter = _Highlighter(sources) if color else None
     for f in findings:
-        where = f"{f.path}:{f.line}:{sources.char_col(f.path, f.line, f.col) + 1}:"
+        where = f"{display_name(f.path)}:{f.line}:{sources.char_col(f.path, f.line, f.col) + 1}:"
         out.write(f"{bold(where)} {red(f.code)} {f.message}\n")
         gutter = " " * len(str(f.line))
         src = sources.line(f.path, f.line).expandtabs(1)
