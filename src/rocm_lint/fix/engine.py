@@ -68,6 +68,10 @@ def _reused_flag(tree: ast.Module, rocm_names: Dict[str, object]) -> Optional[Tu
     return None
 
 
+def _stmt_binds(stmt: ast.stmt) -> List[str]:
+    return [a.asname or a.name.split(".")[0] for a in getattr(stmt, "names", [])]
+
+
 def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[str, object],
               path: Optional[str] = None) -> FlagPlan:
     """Where the fixes of ``candidates`` test the platform: a ROCm predicate the module binds
@@ -89,6 +93,9 @@ def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[
         module_alias, add_import = "torch", True  # torch is imported already: the line only binds it
     plan = FlagPlan(FLAG, None, [], module_alias or "torch", usable_after=len(body))
     reused = _reused_flag(tree, rocm_names)
+    flag_sites = [top_index(tree, f.line) for f in candidates if isinstance(f.recipe, (GateStatement, RocmValue))]
+    if reused is not None and flag_sites and reused[1] >= min(flag_sites) and module_alias is not None:
+        reused = None  # bound after a fix: a new flag right after the import serves them all
     if reused is not None:
         plan.name, plan.usable_after = reused[0], reused[1]
     elif module_alias is not None and torch_index is not None:
@@ -108,6 +115,9 @@ def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[
                     break
             at = index if index >= torch_index and not any(
                 isinstance(s, ast.Try) for s in body[torch_index:index + 1]) else torch_index
+            while at + 1 < len(body) and isinstance(body[at + 1], (ast.Import, ast.ImportFrom)) \
+                    and not (module_alias in _stmt_binds(body[at + 1])):
+                at += 1  # and after the imports that follow it
             plan.name, plan.insert_after, plan.usable_after = name, at, at
             plan.statements = (["import torch"] if add_import else []) + \
                 [f"{name} = {module_alias}.version.hip is not None"]
