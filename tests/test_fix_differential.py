@@ -43,6 +43,25 @@ def _note(key, value):
     RECORD[key] = value
 
 
+def _shown(value):
+    """A stable description (no addresses)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    return type(value).__name__ + " " + str(getattr(value, "__qualname__", ""))
+
+
+class _Meta(type):
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Stub(cls.__name__ + "." + name)
+
+
+def _cls(name):
+    return _Meta(name, (), {"__init__": lambda self, *a, **k: None,
+                            "__class_getitem__": classmethod(lambda cls, key: cls)})
+
+
 class Stub:
     def __init__(self, path):
         object.__setattr__(self, "_path", path)
@@ -51,7 +70,7 @@ class Stub:
         if name.startswith("__"):
             raise AttributeError(name)
         if name[:1].isupper():
-            value = type(name, (), {"__init__": lambda self, *a, **k: None})
+            value = _cls(name)
         else:
             value = Stub(self._path + "." + name)
         object.__setattr__(self, name, value)
@@ -62,7 +81,7 @@ class Stub:
         object.__setattr__(self, name, value)
 
     def __call__(self, *args, **kwargs):
-        _note("call " + self._path, [repr(a) for a in args[:3]] + sorted(kwargs))
+        _note("call " + self._path, [_shown(a) for a in args[:3]] + sorted(kwargs))
         return Stub(self._path + "()")
 
     def __iter__(self):
@@ -85,8 +104,7 @@ class StubModule(types.ModuleType):
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        value = Stub(self.__name__ + "." + name) if not name[:1].isupper() else \
-            type(name, (), {"__init__": lambda self, *a, **k: None})
+        value = Stub(self.__name__ + "." + name) if not name[:1].isupper() else _cls(name)
         types.ModuleType.__setattr__(self, name, value)
         return value
 
@@ -185,6 +203,11 @@ if catch_all:  # every third-party module the import needs and the machine lacks
 
     class Missing(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         def find_spec(self, name, path=None, target=None):
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
+                frame = frame.f_back
+            if frame is None or not os.path.abspath(frame.f_code.co_filename).startswith(os.path.abspath(root)):
+                return None  # only what the repository's own code imports
             top = name.split(".")[0]
             if top in sys.stdlib_module_names or os.path.exists(os.path.join(root, top)) \
                     or os.path.exists(os.path.join(root, top + ".py")):
