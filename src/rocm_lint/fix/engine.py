@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from rocm_lint.config import Config
 from rocm_lint.finding import Applicability, Edit, Finding
-from rocm_lint.fix.nvidia_path import same_on_nvidia
+from rocm_lint.fix.nvidia_path import check_nvidia_path
 from rocm_lint.fix.verify import apply_verified
 from rocm_lint.lines import split_lines
 
@@ -36,53 +36,106 @@ class FlagPlan:
     insert_after: Optional[int]  # index in module body after which to insert; None: reuse existing
     statements: List[str]  # source of statements to insert
     torch_alias: str
+    # Fixes in top-level statements after this index read the flag (-1: all; len(body): none).
+    usable_after: int = -1
+    inline: Dict[int, str] = field(default_factory=dict)  # id(finding) -> torch name tested in place
+    unplaced: Dict[int, str] = field(default_factory=dict)  # id(finding) -> why it has no safe place
 
 
-def plan_flag(tree: ast.Module, first_fix_line: int, rocm_names: Dict[str, object]) -> FlagPlan:
-    """Reuse a module-level ROCm predicate bound before the first fix, else insert ``is_rocm``."""
+NO_TORCH = ("torch is not imported unconditionally before this code: a fix would need a new or "
+            "moved import of torch, so it is left to you")
+
+
+def _reused_flag(tree: ast.Module, rocm_names: Dict[str, object]) -> Optional[Tuple[str, int]]:
+    """A module-level ROCm predicate bound once in the whole module (no local, parameter or
+    later definition shadows it): (name, index of its statement)."""
+    from rocm_lint.fix.scopes import binding_count
     from rocm_lint.python.gates import ON_ROCM
 
-    torch_alias = None
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                if alias.name == "torch":
-                    torch_alias = torch_alias or (alias.asname or "torch")
-        if getattr(stmt, "lineno", first_fix_line) >= first_fix_line:
-            continue
-        targets = list(getattr(stmt, "targets", [])) + ([stmt.target] if isinstance(stmt, ast.AnnAssign) else [])
-        for target in targets:
-            if isinstance(target, ast.Name) and rocm_names.get(target.id) == ON_ROCM:
-                return FlagPlan(target.id, None, [], torch_alias or "torch")
-        if isinstance(stmt, ast.ImportFrom):
-            for alias in stmt.names:
-                if (alias.asname or alias.name) == "IS_HIP_EXTENSION":
-                    return FlagPlan(alias.asname or alias.name, None, [], torch_alias or "torch")
-    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    # `is_rocm` already means "on ROCm" here, only bound later at module level: binding it
-    # earlier to the same test changes nothing and keeps one name for one idea.
-    params = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
-    nested = {t.id for s in ast.walk(tree) if isinstance(s, (ast.Assign, ast.AnnAssign)) and s not in tree.body
-              for t in (s.targets if isinstance(s, ast.Assign) else [s.target]) if isinstance(t, ast.Name)}
-    same_meaning = rocm_names.get(FLAG) == ON_ROCM and FLAG not in params and FLAG not in nested
-    name = FLAG if FLAG not in taken or same_meaning else "_is_rocm_build"
-    statements = []
-    if torch_alias is None:
-        statements.append("import torch")
-        torch_alias = "torch"
-    statements.append(f"{name} = {torch_alias}.version.hip is not None")
-    # After the leading run of imports (skipping a docstring and __future__ imports).
-    index = -1
     for i, stmt in enumerate(tree.body):
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            index = i
-        elif i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            index = i
-        elif isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
-            index = i
-        else:
+        names = []
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name) and rocm_names.get(targets[0].id) == ON_ROCM:
+                names.append(targets[0].id)
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module == "torch.utils.cpp_extension" and len(stmt.names) == 1:
+            alias = stmt.names[0]
+            if alias.name == "IS_HIP_EXTENSION":
+                names.append(alias.asname or alias.name)
+        for name in names:
+            if binding_count(tree, name) == 1:
+                return name, i
+    return None
+
+
+def _stmt_binds(stmt: ast.stmt) -> List[str]:
+    return [a.asname or a.name.split(".")[0] for a in getattr(stmt, "names", [])]
+
+
+def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[str, object],
+              path: Optional[str] = None) -> FlagPlan:
+    """Where the fixes of ``candidates`` test the platform: a ROCm predicate the module binds
+    once at module level, else a new flag bound right after torch is imported, else inline."""
+    from rocm_lint.finding import GateStatement, RocmValue, WrapExpression
+    from rocm_lint.fix.scopes import (fresh_flag_name, identifiers, imports_torch, module_rebinds,
+                                      top_index, torch_alias_of, torch_at)
+
+    body = tree.body
+    torch_index, module_alias = None, None
+    for i, stmt in enumerate(body):
+        if imports_torch(stmt):
+            torch_index, module_alias = i, torch_alias_of(stmt)
             break
-    return FlagPlan(name, index, statements, torch_alias)
+    if module_alias is not None and module_rebinds(tree, module_alias):
+        module_alias = None
+    add_import = False
+    if torch_index is not None and module_alias is None and "torch" not in identifiers(tree):
+        module_alias, add_import = "torch", True  # torch is imported already: the line only binds it
+    plan = FlagPlan(FLAG, None, [], module_alias or "torch", usable_after=len(body))
+    reused = _reused_flag(tree, rocm_names)
+    flag_sites = [top_index(tree, f.line) for f in candidates if isinstance(f.recipe, (GateStatement, RocmValue))]
+    if reused is not None and flag_sites and reused[1] >= min(flag_sites) and module_alias is not None:
+        reused = None  # bound after a fix: a new flag right after the import serves them all
+    if reused is not None:
+        plan.name, plan.usable_after = reused[0], reused[1]
+    elif module_alias is not None and torch_index is not None:
+        name = fresh_flag_name(tree, path)
+        if name is not None:
+            # After the leading run of imports (a docstring, __future__ imports) when torch is
+            # imported in it and nothing there rebinds the alias; else right after the import.
+            index = -1
+            for i, stmt in enumerate(body):
+                if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                    index = i
+                elif i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                    index = i
+                elif isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
+                    index = i
+                else:
+                    break
+            at = index if index >= torch_index and not any(
+                isinstance(s, ast.Try) for s in body[torch_index:index + 1]) else torch_index
+            while at + 1 < len(body) and isinstance(body[at + 1], (ast.Import, ast.ImportFrom)) \
+                    and not (module_alias in _stmt_binds(body[at + 1])):
+                at += 1  # and after the imports that follow it
+            plan.name, plan.insert_after, plan.usable_after = name, at, at
+            plan.statements = (["import torch"] if add_import else []) + \
+                [f"{name} = {module_alias}.version.hip is not None"]
+    alias_at = None if add_import else module_alias
+    for f in candidates:
+        if f.recipe is None:
+            continue
+        needs_flag = isinstance(f.recipe, (GateStatement, RocmValue))
+        if needs_flag and top_index(tree, f.line) > plan.usable_after:
+            continue
+        if needs_flag or isinstance(f.recipe, WrapExpression):
+            local = torch_at(tree, f.line, alias_at, torch_index)
+            if local is not None:
+                if needs_flag or local != plan.torch_alias:
+                    plan.inline[id(f)] = local
+            else:
+                plan.unplaced[id(f)] = NO_TORCH
+    return plan
 
 
 # -- applying recipes with LibCST -----------------------------------------------------------------
@@ -126,10 +179,21 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
     result = FixResult(text)
     if not candidates:
         return result
+    from rocm_lint.fix.scopes import too_complex_for_libcst
+
     tree = ast.parse(text)
+    refused = too_complex_for_libcst(tree)
+    if refused:  # LibCST's native parser would crash or take minutes: report without a fix
+        result.dropped = [(f, refused) for f in candidates]
+        return result
     if rocm_names is None:
         rocm_names = learned_rocm_names(path, text, Config())
-    flag = plan_flag(tree, min(f.line for f in candidates), rocm_names)
+    flag = plan_flag(tree, candidates, rocm_names, path)
+    unplaced = [(f, flag.unplaced[id(f)]) for f in candidates if id(f) in flag.unplaced]
+    candidates = [f for f in candidates if id(f) not in flag.unplaced]
+    if not candidates:
+        result.dropped = unplaced
+        return result
 
     def attempt(subset: Sequence[Finding]):
         """((new text, ids applied, flag used), None) when the subset's fixes verify, else (None, why)."""
@@ -141,13 +205,16 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
             ast.parse(new_text)
         except SyntaxError as exc:
             return None, f"the fixed file would not parse ({exc.msg})"
-        safe_only = all(f.fix.applicability == Applicability.SAFE for f in subset if id(f) in applied)
-        if safe_only and not same_on_nvidia(text, new_text, [flag.name], [flag.torch_alias, "torch"],
-                                            flag.statements if uses_flag else []):
-            return None, "the fix would change the NVIDIA program"
+        # The independent check: it is given the two sources, never this plan.
+        unsafe_used = any(f.fix.applicability != Applicability.SAFE for f in subset if id(f) in applied)
+        why = check_nvidia_path(text, new_text, path=path, rocm_names=rocm_names,
+                                assume_imports_succeed=unsafe_used)
+        if why is not None:
+            return None, why
         return (new_text, applied, uses_flag), None
 
     outcome, result.dropped = apply_verified(candidates, attempt, lambda o: bool(o[1]))
+    result.dropped = unplaced + result.dropped
     if outcome is None:
         return result
     new_text, applied, uses_flag = outcome

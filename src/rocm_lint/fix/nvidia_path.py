@@ -1,48 +1,422 @@
 """The golden-rule checker: does a fix leave the NVIDIA program exactly as it was?
 
-Fold both modules as NVIDIA sees them: the ROCm flag (and ``torch.version.hip``) is
-False/None, ``torch.version.cuda`` a version string; constant tests are decided and
-their dead branches dropped (``if not False: S`` becomes ``S``, ``x if False else y``
-becomes ``y``); the flag assignment and ``import torch`` the fix inserted are removed.
-The two folded ASTs must be equal.
+It is independent of the fixer: it is given the original and the fixed source (and the file's
+path, for its package), never the fixer's plan, and works out on its own what the fix added.
+
+1. **Scopes.**  Every name is resolved where it is read, as Python resolves it: a function's
+   locals (parameters, assignments, imports, ``def``/``class`` names, ``except ... as``, loop and
+   ``with`` targets), enclosing functions, then the module.  A read is *sound* only when one
+   binding of that name, in the scope the read resolves to, is unconditionally executed before it
+   on every path (an earlier statement of the same block or of an enclosing block of that scope)
+   and every other binding of it in that scope binds the same thing.
+2. **What NVIDIA sees.**  ``A.version.hip`` is ``None`` and ``A.version.cuda`` a version string
+   where ``A`` soundly reads the torch module; a *ROCm flag* is a name bound exactly once in the
+   whole module (every scope), at module level, to such a test (``A.version.hip is not None``,
+   ``IS_HIP_EXTENSION`` of ``torch.utils.cpp_extension``, or a predicate the check's gate
+   analysis knows); its sound reads are ``False``.  Reads that are not sound are left as they are.
+3. **What the fix added.**  A module-level ``F = A.version.hip is not None`` or ``import torch``
+   whose name the original never mentions is dropped only when it is inert on NVIDIA: every name
+   it reads is soundly bound there, ``import torch`` comes after an unconditional module-level
+   import of torch (so it imports nothing, only binds a name), and a new flag is not exported
+   (``__all__``, or a star import of the module by its package's ``__init__.py`` when the name is
+   public) and not a name the package's ``__init__.py`` uses.
+4. Constant tests are decided (``if not False: S`` is ``S``, ``x if False else y`` is ``y``) and
+   the two folded ASTs must be equal.  The inserted lines are kept until proven inert, so a flag
+   read before it is bound, a shadowed name or an added import makes the comparison fail.
+
+:func:`check_nvidia_path` returns why a fix fails (``None`` when it passes).
 """
 
 from __future__ import annotations
 
 import ast
 import copy
-from typing import Iterable, List, Optional
+import os
+import re
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-from rocm_lint.python.names import ImportMap
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_BLOCKS = ("body", "orelse", "finalbody")
+CUDA_VERSION = "12.8"
 
-_HIP = "torch.version.hip"
-_CUDA = "torch.version.cuda"
+
+def _identifiers(tree: ast.AST) -> Set[str]:
+    """Every name the module mentions: bound, read, declared, imported, and string constants
+    (``__all__``, ``globals()["x"]``)."""
+    names: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            names.add(node.value)
+        elif hasattr(ast, "MatchAs") and isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif hasattr(ast, "MatchMapping") and isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names
 
 
+class Scopes:
+    """Which scope binds which name, and where (a small, conservative ``symtable``)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.parent: Dict[int, ast.AST] = {}
+        self.scope_of: Dict[int, ast.AST] = {}  # node -> the scope node it is evaluated in
+        self.bindings: Dict[Tuple[int, str], List[ast.AST]] = {}  # (scope, name) -> binding nodes
+        self.declared_global: Dict[int, Set[str]] = {}
+        self.all_bindings: Dict[str, int] = {}  # name -> number of bindings anywhere
+        self._visit(tree, tree)
+
+    def _bind(self, scope: ast.AST, name: str, node: ast.AST) -> None:
+        if name in self.declared_global.get(id(scope), ()):
+            scope = self.tree
+        self.bindings.setdefault((id(scope), name), []).append(node)
+        self.all_bindings[name] = self.all_bindings.get(name, 0) + 1
+
+    def _visit(self, node: ast.AST, scope: ast.AST) -> None:
+        # `global`/`nonlocal` first: they decide where the scope's assignments go
+        if isinstance(node, _FUNCTIONS + (ast.ClassDef,)):
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Global):
+                    self.declared_global.setdefault(id(node), set()).update(sub.names)
+        for child in ast.iter_child_nodes(node):
+            self.parent[id(child)] = node
+            inner = scope
+            if isinstance(node, _SCOPES):
+                inner = node
+                # decorators, defaults, bases and the first iterable run in the enclosing scope
+                outer_parts = list(getattr(node, "decorator_list", [])) + list(getattr(node, "bases", []))
+                outer_parts += [k.value for k in getattr(node, "keywords", [])]
+                if isinstance(node, _FUNCTIONS):
+                    outer_parts += list(node.args.defaults) + [d for d in node.args.kw_defaults if d]
+                    if not isinstance(node, ast.Lambda):
+                        outer_parts += [a.annotation for a in _all_args(node.args) if a.annotation]
+                        outer_parts += [node.returns] if node.returns else []
+                if hasattr(node, "generators") and node.generators:
+                    outer_parts.append(node.generators[0].iter)
+                if any(child is p for p in outer_parts):
+                    inner = scope
+            self.scope_of[id(child)] = inner
+            self._binds(child, inner, scope)
+            self._visit(child, inner)
+
+    def _binds(self, node: ast.AST, scope: ast.AST, outer: ast.AST) -> None:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            target = scope
+            if isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
+                    and isinstance(self.parent.get(id(node)), ast.NamedExpr):
+                target = self._enclosing_function_or_module(scope)
+            self._bind(target, node.id, node)
+        elif isinstance(node, ast.arg):
+            self._bind(scope, node.arg, node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self._bind(outer if scope is node else scope, node.name, node)
+        elif isinstance(node, ast.alias):
+            self._bind(scope, node.asname or node.name.split(".")[0], node)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            self._bind(scope, node.name, node)
+        elif hasattr(ast, "MatchAs") and isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            self._bind(scope, node.name, node)
+        elif hasattr(ast, "MatchMapping") and isinstance(node, ast.MatchMapping) and node.rest:
+            self._bind(scope, node.rest, node)
+
+    def _enclosing_function_or_module(self, scope: ast.AST) -> ast.AST:
+        while isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            scope = self.scope_of.get(id(scope), self.tree)
+        return scope
+
+    # -- resolution ---------------------------------------------------------------------------
+    def resolving_scope(self, node: ast.AST, name: str) -> Optional[ast.AST]:
+        """The scope whose binding of ``name`` a read at ``node`` sees (None: a builtin or unbound)."""
+        scope = self.scope_of.get(id(node), self.tree)
+        first = True
+        while True:
+            if (id(scope), name) in self.bindings and (first or not isinstance(scope, ast.ClassDef)):
+                if name in self.declared_global.get(id(scope), ()):
+                    scope = self.tree
+                    continue
+                return scope
+            if scope is self.tree:
+                return None
+            first = False
+            scope = self.scope_of.get(id(scope), self.tree)
+
+    def statement_of(self, node: ast.AST) -> ast.AST:
+        while not isinstance(node, ast.stmt):
+            node = self.parent[id(node)]
+        return node
+
+    def dominating(self, node: ast.AST, scope: ast.AST) -> List[ast.stmt]:
+        """The statements of ``scope`` that always run before ``node`` (earlier statements of the
+        blocks that hold it, up to the scope)."""
+        out: List[ast.stmt] = []
+        child = node
+        while child is not scope and id(child) in self.parent:
+            parent = self.parent[id(child)]
+            for field in _BLOCKS:
+                block = getattr(parent, field, None)
+                if isinstance(block, list) and any(s is child for s in block):
+                    index = next(i for i, s in enumerate(block) if s is child)
+                    if self.scope_of.get(id(child), self.tree) is scope:
+                        out.extend(block[:index])
+            child = parent
+        return out
+
+    def sound_read(self, node: ast.AST, name: str, is_good) -> Optional[ast.stmt]:
+        """The binding statement a read of ``name`` at ``node`` surely sees, when every binding of
+        ``name`` in the scope it resolves to passes ``is_good(binding_statement)`` and one of them
+        dominates the read; else None."""
+        scope = self.resolving_scope(node, name)
+        if scope is None or not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if scope is not self.tree and self._function_of(node) is not scope:
+            return None  # a closure variable: when it is bound depends on the call
+        bound = self.bindings[(id(scope), name)]
+        stmts = []
+        for b in bound:
+            if isinstance(b, ast.arg):
+                return None
+            stmt = self.statement_of(b)
+            if not is_good(stmt):
+                return None
+            stmts.append(stmt)
+        for stmt in self.dominating(node, scope):
+            if any(stmt is s for s in stmts):
+                return stmt
+        return None
+
+    def _function_of(self, node: ast.AST) -> ast.AST:
+        scope = self.scope_of.get(id(node), self.tree)
+        while isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)):
+            scope = self.scope_of.get(id(scope), self.tree)
+        return scope
+
+
+def _all_args(args: ast.arguments) -> List[ast.arg]:
+    out = list(getattr(args, "posonlyargs", [])) + list(args.args) + list(args.kwonlyargs)
+    return out + [a for a in (args.vararg, args.kwarg) if a]
+
+
+def _is_torch_import(stmt: ast.stmt) -> bool:
+    """A statement that imports torch unconditionally (any form: ``import torch.nn``, ``from
+    torch.x import y``, ``t = pytest.importorskip("torch")``)."""
+    if isinstance(stmt, ast.Import):
+        return any(a.name == "torch" or a.name.startswith("torch.") for a in stmt.names)
+    if isinstance(stmt, ast.ImportFrom):
+        return not stmt.level and bool(stmt.module) and (stmt.module == "torch" or stmt.module.startswith("torch."))
+    return _importorskip_torch(stmt)
+
+
+def _importorskip_torch(stmt: ast.stmt) -> bool:
+    value = getattr(stmt, "value", None)
+    return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(value, ast.Call) and _dotted(value.func) in ("pytest.importorskip", "importorskip")
+            and len(value.args) >= 1 and isinstance(value.args[0], ast.Constant) and value.args[0].value == "torch")
+
+
+def _binds_torch_module(stmt: ast.stmt, name: str) -> bool:
+    """``stmt`` binds ``name`` to the torch module itself."""
+    if isinstance(stmt, ast.Import):
+        for a in stmt.names:
+            if a.asname == name and a.name == "torch":
+                return True
+            if a.asname is None and name == "torch" and (a.name == "torch" or a.name.startswith("torch.")):
+                return True
+        return False
+    return _importorskip_torch(stmt) and stmt.targets[0].id == name
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id] + parts[::-1])
+    return None
+
+
+# -- the analysis of one module ---------------------------------------------------------------------
+class _Module:
+    def __init__(self, tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, object],
+                 exports: "_PackageExports") -> None:
+        self.tree = tree
+        self.scopes = Scopes(tree)
+        self.reasons: List[str] = []
+        self.flags: Dict[str, ast.stmt] = {}  # flag name -> its binding statement
+        self.drop: Set[int] = set()  # ids of module-level statements proven inert
+        top = tree.body
+        torch_seen = False
+        for stmt in top:
+            fresh = [n for n in _stmt_names(stmt) if n not in original_names]
+            if isinstance(stmt, ast.Import) and len(stmt.names) == 1 and stmt.names[0].name == "torch" and fresh:
+                if torch_seen:
+                    self.drop.add(id(stmt))
+                else:
+                    self.reasons.append("the fix adds an import of torch to a module that does not import it "
+                                        "unconditionally before that point")
+            flag = self._flag_of(stmt, rocm_names)
+            if flag is not None:
+                if self.scopes.all_bindings.get(flag, 0) != 1:
+                    if fresh:
+                        self.reasons.append(f"the flag `{flag}` is bound elsewhere in the module")
+                elif fresh:
+                    why = exports.why_not(flag, tree)
+                    if why:
+                        self.reasons.append(why)
+                    elif self._hip_test_is_sound(stmt.value):
+                        self.flags[flag] = stmt
+                        self.drop.add(id(stmt))
+                    else:
+                        self.reasons.append(f"the flag `{flag}` reads torch where it is not surely imported")
+                else:
+                    self.flags[flag] = stmt
+            elif fresh and isinstance(stmt, ast.Assign):
+                self.reasons.append(f"the fix binds `{fresh[0]}` where it cannot be shown to be inert")
+            torch_seen = torch_seen or _is_torch_import(stmt)
+
+    def _flag_of(self, stmt: ast.stmt, rocm_names: Dict[str, object]) -> Optional[str]:
+        from rocm_lint.python.gates import ON_ROCM
+
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                name = targets[0].id
+                if _is_hip_test(stmt.value) or rocm_names.get(name) == ON_ROCM:
+                    return name
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "torch.utils.cpp_extension":
+            for a in stmt.names:
+                if a.name == "IS_HIP_EXTENSION" and len(stmt.names) == 1:
+                    return a.asname or a.name
+        return None
+
+    def _hip_test_is_sound(self, value: ast.AST) -> bool:
+        reads = [n for n in ast.walk(value) if isinstance(n, ast.Name)]
+        return bool(reads) and all(self.torch_at(n) for n in reads)
+
+    def torch_at(self, name_node: ast.Name) -> bool:
+        """The name read here is surely the torch module."""
+        return self.scopes.sound_read(name_node, name_node.id,
+                                      lambda s: _binds_torch_module(s, name_node.id)) is not None
+
+    def flag_at(self, name_node: ast.Name) -> bool:
+        stmt = self.flags.get(name_node.id)
+        return stmt is not None and self.scopes.sound_read(name_node, name_node.id, lambda s: s is stmt) is not None
+
+    def decide(self) -> None:
+        """What folds, decided on the whole unmodified tree (folding rewrites blocks)."""
+        self.false_names: Set[int] = set()
+        self.versions: Dict[int, object] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in self.flags \
+                    and self.flag_at(node):
+                self.false_names.add(id(node))
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in ("hip", "cuda") \
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "version" \
+                    and isinstance(node.value.value, ast.Name) and self.torch_at(node.value.value):
+                self.versions[id(node)] = None if node.attr == "hip" else CUDA_VERSION
+        self.builtin_bool = {id(n) for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == "bool"
+                             and self.scopes.resolving_scope(n, "bool") is None}
+
+
+def _stmt_names(stmt: ast.stmt) -> List[str]:
+    if isinstance(stmt, ast.Import):
+        return [a.asname or a.name.split(".")[0] for a in stmt.names]
+    if isinstance(stmt, ast.Assign):
+        return [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        return [stmt.target.id]
+    return []
+
+
+def _is_hip_test(value: ast.AST) -> bool:
+    """``A.version.hip is not None`` / ``bool(A.version.hip)`` / ``A.version.hip`` (A: a name)."""
+    def hip(node):
+        return isinstance(node, ast.Attribute) and node.attr == "hip" and isinstance(node.value, ast.Attribute) \
+            and node.value.attr == "version" and isinstance(node.value.value, ast.Name)
+    if isinstance(value, ast.Compare) and len(value.ops) == 1 and isinstance(value.ops[0], ast.IsNot):
+        return hip(value.left) and isinstance(value.comparators[0], ast.Constant) and value.comparators[0].value is None
+    if isinstance(value, ast.Call) and _dotted(value.func) == "bool" and len(value.args) == 1 and not value.keywords:
+        return hip(value.args[0])
+    return hip(value)
+
+
+class _PackageExports:
+    """What the module's package does with its names (``__init__.py`` beside it)."""
+
+    def __init__(self, path: Optional[str]) -> None:
+        self.init_names: Set[str] = set()
+        self.star = False
+        self.siblings: Set[str] = set()
+        if not path:
+            return
+        folder, base = os.path.split(os.path.abspath(path))
+        init = os.path.join(folder, "__init__.py")
+        stem = os.path.splitext(base)[0]
+        try:
+            self.siblings = {os.path.splitext(n)[0] for n in os.listdir(folder)}
+        except OSError:
+            pass
+        if stem == "__init__" or not os.path.isfile(init):
+            return
+        try:
+            with open(init, "rb") as fh:
+                text = fh.read(1 << 20).decode("utf-8", "replace")
+        except OSError:
+            return
+        self.init_names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+        try:
+            init_tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            self.star = "*" in text
+            return
+        for node in ast.walk(init_tree):
+            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) and node.module \
+                    and node.module.split(".")[-1] == stem:
+                self.star = True
+
+    def why_not(self, name: str, tree: ast.Module) -> Optional[str]:
+        if name in self.init_names:
+            return f"the flag `{name}` is a name the package's __init__.py uses"
+        if name in self.siblings:
+            return f"the flag `{name}` is the name of a module of the package"
+        has_all = any(isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and "__all__" in
+                      [t.id for t in getattr(s, "targets", [getattr(s, "target", None)]) if isinstance(t, ast.Name)]
+                      for s in tree.body)
+        if self.star and not has_all and not name.startswith("_"):
+            return f"the flag `{name}` would be exported by the package's `from ... import *`"
+        return None
+
+
+# -- folding ----------------------------------------------------------------------------------------
 class _Fold(ast.NodeTransformer):
-    def __init__(self, flags: Iterable[str], torch_names: Iterable[str]) -> None:
-        self.flags = set(flags)
-        self.imports = ImportMap()
-        self.imports.names.update({name: "torch" for name in torch_names})
+    def __init__(self, module: _Module, assume_imports_succeed: bool) -> None:
+        self.m = module
+        self.assume_imports_succeed = assume_imports_succeed
 
-    def _dotted(self, node: ast.AST) -> Optional[str]:
-        return self.imports.qualname(node)
-
-    # -- leaves ---------------------------------------------------------------------------
     def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id in self.flags and isinstance(node.ctx, ast.Load):
+        if id(node) in self.m.false_names:
             return ast.copy_location(ast.Constant(False), node)
         return node
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-        dotted = self._dotted(node)
-        if dotted == _HIP and isinstance(node.ctx, ast.Load):
-            return ast.copy_location(ast.Constant(None), node)
-        if dotted == _CUDA and isinstance(node.ctx, ast.Load):
-            return ast.copy_location(ast.Constant("12.8"), node)
+        if id(node) in self.m.versions:
+            return ast.copy_location(ast.Constant(self.m.versions[id(node)]), node)
         return self.generic_visit(node)
 
-    # -- expressions ----------------------------------------------------------------------
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
         self.generic_visit(node)
         if isinstance(node.op, ast.Not) and isinstance(node.operand, ast.Constant):
@@ -54,10 +428,17 @@ class _Fold(ast.NodeTransformer):
         if len(node.ops) == 1 and isinstance(node.left, ast.Constant) \
                 and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
             op, left = node.ops[0], node.left.value
-            if isinstance(op, (ast.Is, ast.Eq)):
+            if isinstance(op, ast.Is):
                 return ast.copy_location(ast.Constant(left is None), node)
-            if isinstance(op, (ast.IsNot, ast.NotEq)):
+            if isinstance(op, ast.IsNot):
                 return ast.copy_location(ast.Constant(left is not None), node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if id(node.func) in self.m.builtin_bool and len(node.args) == 1 \
+                and not node.keywords and isinstance(node.args[0], ast.Constant):
+            return ast.copy_location(ast.Constant(bool(node.args[0].value)), node)
         return node
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
@@ -71,7 +452,7 @@ class _Fold(ast.NodeTransformer):
                         return value
                     keep.append(value)
                     break
-                continue  # `True and x` is x
+                continue  # `True and x` is x (only for a test: the fixes put these in tests)
             keep.append(value)
         if not keep:
             return node.values[-1]
@@ -85,40 +466,65 @@ class _Fold(ast.NodeTransformer):
             return node.body if node.test.value else node.orelse
         return node
 
-    # -- statements -----------------------------------------------------------------------
     def visit_If(self, node: ast.If):
         self.generic_visit(node)
         if isinstance(node.test, ast.Constant):
             return (node.body if node.test.value else node.orelse) or None
         return node
 
+    def visit_Try(self, node: ast.Try):
+        self.generic_visit(node)
+        # `--unsafe-fixes` ROC401: on NVIDIA the guarded import succeeds
+        if self.assume_imports_succeed and len(node.body) == 1 and isinstance(node.body[0], (ast.Import, ast.ImportFrom)) \
+                and not node.orelse and not node.finalbody and len(node.handlers) == 1 \
+                and _dotted(node.handlers[0].type) == "ImportError" \
+                and all(isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and s.value.value is None
+                        for s in node.handlers[0].body):
+            return node.body[0]
+        return node
 
-def fold(tree: ast.Module, flags: Iterable[str], torch_names: Iterable[str] = ("torch",),
-         inserted: Iterable[str] = ()) -> ast.Module:
-    """The module as it runs on NVIDIA, with the fix's inserted statements dropped."""
-    tree = copy.deepcopy(tree)
-    drop = list(inserted)
-    if drop:  # the first occurrence of each inserted statement (the module may bind it again later)
-        body = []
-        for stmt in tree.body:
-            dump = ast.dump(stmt)
-            if dump in drop:
-                drop.remove(dump)
-                continue
-            body.append(stmt)
-        tree.body = body
-    tree = _Fold(flags, torch_names).visit(tree)
-    return ast.fix_missing_locations(tree)
+    def visit_Module(self, node: ast.Module) -> ast.AST:
+        node.body = [s for s in node.body if id(s) not in self.m.drop]
+        return self.generic_visit(node)
 
 
-def same_on_nvidia(original: str, fixed: str, flags: Iterable[str],
-                   torch_names: Iterable[str] = ("torch",), inserted: List[str] = ()) -> bool:
-    """True when ``fixed`` folds to the same AST as ``original`` on NVIDIA.
+def fold(tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, object], path: Optional[str] = None,
+         assume_imports_succeed: bool = False) -> Tuple[ast.Module, List[str]]:
+    """The module as it runs on NVIDIA, and the reasons found on the way (what cannot be proven)."""
+    module = _Module(tree, original_names, rocm_names, _PackageExports(path))
+    module.decide()
+    folded = _Fold(module, assume_imports_succeed).visit(tree)  # `tree` is the caller's copy
+    return ast.fix_missing_locations(folded), module.reasons
 
-    ``inserted`` are the statements the fix added at module level (source text), such as
-    ``is_rocm = torch.version.hip is not None`` and ``import torch``.
-    """
-    inserted_dumps = [ast.dump(ast.parse(s).body[0]) for s in inserted]
-    a = fold(ast.parse(original), flags, torch_names)
-    b = fold(ast.parse(fixed), flags, torch_names, inserted_dumps)
-    return ast.dump(a) == ast.dump(b)
+
+def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
+                      rocm_names: Optional[Dict[str, object]] = None,
+                      assume_imports_succeed: bool = False) -> Optional[str]:
+    """None when ``fixed`` runs on NVIDIA exactly as ``original`` does; else why not."""
+    rocm_names = rocm_names or {}
+    try:
+        old_tree = ast.parse(original)
+        new_tree = ast.parse(fixed)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return f"cannot read the module ({type(exc).__name__})"
+    names = _identifiers(old_tree)
+    try:
+        a, _ = fold(copy.deepcopy(old_tree), names, rocm_names, path, assume_imports_succeed)
+        b, reasons = fold(copy.deepcopy(new_tree), names, rocm_names, path, assume_imports_succeed)
+        same = ast.dump(a) == ast.dump(b)
+    except RecursionError:
+        return "the module is too deeply nested to verify a fix"
+    if same and not reasons:
+        return None
+    if reasons:
+        return reasons[0]
+    return "the fix would change the NVIDIA program"
+
+
+def same_on_nvidia(original: str, fixed: str, flags: Iterable[str] = (), torch_names: Iterable[str] = (),
+                   inserted: Iterable[str] = (), *, path: Optional[str] = None,
+                   rocm_names: Optional[Dict[str, object]] = None) -> bool:
+    """True when ``fixed`` runs on NVIDIA as ``original`` does.  ``flags``, ``torch_names`` and
+    ``inserted`` (what the fixer says it did) are accepted for compatibility and ignored: the
+    check works out on its own what the fix added."""
+    return check_nvidia_path(original, fixed, path=path, rocm_names=rocm_names) is None

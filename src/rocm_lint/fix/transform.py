@@ -9,7 +9,7 @@ are not visited.
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -25,11 +25,13 @@ class RecipeTransformer(cst.CSTTransformer):
     """One pass over a module applying the recipes of its findings."""
 
     def __init__(self, positions, lines: List[str], findings: Sequence[Finding], flag_name: str,
-                 torch_alias: str) -> None:
+                 torch_alias: str, inline: Optional[Dict[int, str]] = None) -> None:
         super().__init__()
         self.positions = positions
         self.flag_name = flag_name
         self.torch_alias = torch_alias
+        # id(finding) -> the torch name to test inline (`torch.version.hip is None`) instead of the flag
+        self.inline = inline or {}
         self.parents: List[cst.CSTNode] = []
         self.gate_lines: Dict[int, List[Finding]] = {}
         self.guard_lines: Dict[int, List[Finding]] = {}
@@ -47,19 +49,21 @@ class RecipeTransformer(cst.CSTTransformer):
         self.targets = [(line, line) for line in list(self.gate_lines) + list(self.guard_lines)]
         self.targets += [(key[0], key[2]) for key in self.values]
         self.applied: Set[int] = set()
-        # The `if not is_rocm:` blocks made here (kept alive: ids are reused).
-        self.created: Dict[int, object] = {}
+        # The `if not is_rocm:` blocks made here, with their test (kept alive: ids are reused).
+        self.created: Dict[int, Tuple[object, str]] = {}
 
     def merge_gates(self, body):
         """Consecutive statements gated by this fix share one `if not is_rocm:` block."""
         created = self.created
         out = []
         for stmt in body:
-            if out and created.get(id(stmt)) is stmt and created.get(id(out[-1])) is out[-1]:
+            mine = created.get(id(stmt), (None, None))
+            theirs = created.get(id(out[-1]), (None, None)) if out else (None, None)
+            if out and mine[0] is stmt and theirs[0] is out[-1] and mine[1] == theirs[1]:
                 prev = out[-1]
                 inner = stmt.body.body[0].with_changes(leading_lines=stmt.leading_lines)
                 merged = prev.with_changes(body=prev.body.with_changes(body=list(prev.body.body) + [inner]))
-                created[id(merged)] = merged
+                created[id(merged)] = (merged, mine[1])
                 out[-1] = merged
             else:
                 out.append(stmt)
@@ -91,12 +95,11 @@ class RecipeTransformer(cst.CSTTransformer):
         inner = updated.with_changes(leading_lines=())
         if hits:
             self.applied.update(id(f) for f in hits)
-            gate = cst.If(
-                test=cst.UnaryOperation(operator=cst.Not(), expression=cst.Name(self.flag_name)),
-                body=cst.IndentedBlock(body=[inner]),
-                leading_lines=updated.leading_lines,
-            )
-            self.created[id(gate)] = gate
+            alias = self.inline.get(id(hits[0]))
+            test = (cst.parse_expression(f"{alias}.version.hip is None") if alias else
+                    cst.UnaryOperation(operator=cst.Not(), expression=cst.Name(self.flag_name)))
+            gate = cst.If(test=test, body=cst.IndentedBlock(body=[inner]), leading_lines=updated.leading_lines)
+            self.created[id(gate)] = (gate, alias or "")
             return gate
         names = bound_names(updated.body[0])
         if not names:
@@ -129,11 +132,12 @@ class RecipeTransformer(cst.CSTTransformer):
         parens = dict(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if wrap else {}
         if isinstance(recipe, WrapExpression):
             inner = cst.Module([]).code_for_node(result)
-            source = recipe.template.format(expr=inner, torch=self.torch_alias)
+            source = recipe.template.format(expr=inner, torch=self.inline.get(id(f), self.torch_alias))
             new = cst.parse_expression(source)
             return new.with_changes(**parens) if wrap else new
+        alias = self.inline.get(id(f))
         return cst.IfExp(
-            test=cst.Name(self.flag_name),
+            test=cst.parse_expression(f"{alias}.version.hip is not None") if alias else cst.Name(self.flag_name),
             body=cst.parse_expression(recipe.rocm_source),
             orelse=result,
             **parens,
@@ -157,11 +161,13 @@ def bound_names(stmt) -> List[str]:
 
 def apply_recipes(wrapper, positions, lines: List[str], findings: Sequence[Finding], flag):
     """Rewrite the module held by ``wrapper``: (new source, ids of the applied findings, whether
-    the ROCm flag is used; its statements are inserted after the imports when it is new)."""
-    fixer = RecipeTransformer(positions, lines, findings, flag.name, flag.torch_alias)
+    the ROCm flag is used; its statements are inserted where the plan says when it is new).
+    Findings in ``flag.inline`` test ``<torch>.version.hip`` in place instead of the flag."""
+    fixer = RecipeTransformer(positions, lines, findings, flag.name, flag.torch_alias, flag.inline)
     new_module = wrapper.visit(fixer)
     applied = fixer.applied
-    uses_flag = any(isinstance(f.recipe, (GateStatement, RocmValue)) for f in findings if id(f) in applied)
+    uses_flag = any(isinstance(f.recipe, (GateStatement, RocmValue)) and id(f) not in flag.inline
+                    for f in findings if id(f) in applied)
     if uses_flag and flag.statements:
         stmts = [cst.parse_statement(s + "\n") for s in flag.statements]
         body = list(new_module.body)

@@ -1,0 +1,405 @@
+"""Differential test of the Python fix: import each module and its fixed copy under a stub torch
+in a sandboxed subprocess, and compare what NVIDIA sees.
+
+The stub ``torch`` records every setting a module makes (``torch.backends...``, Inductor config,
+``torch.compile`` modes and options, ``set_float32_matmul_precision``); the runner also records
+the environment variables the import set and the module's namespace (names, and the values of
+simple ones).  With ``version.hip = None`` (NVIDIA) the fixed module must give exactly the
+original's record, except the names the fix added (its flag; ``torch``, bound to the module
+torch is).  With ``version.hip = "6.2"`` the ROCm side must change.
+
+Run as a script for repository-scale numbers::
+
+    python tests/test_fix_differential.py /tmp/real/DeepSpeed [...]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SAMPLES = HERE.parent / "fixtures" / "fixes" / "differential"
+
+STUB_TORCH = r'''
+"""A stub torch: records every setting, returns its argument from compile."""
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import types
+
+HIP = os.environ.get("STUB_TORCH_HIP") or None
+RECORD = {}
+
+
+def _note(key, value):
+    RECORD[key] = value
+
+
+def _shown(value):
+    """A stable description (no addresses)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    return type(value).__name__ + " " + str(getattr(value, "__qualname__", ""))
+
+
+class _Meta(type):
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Stub(cls.__name__ + "." + name)
+
+
+def _cls(name):
+    return _Meta(name, (), {"__init__": lambda self, *a, **k: None,
+                            "__class_getitem__": classmethod(lambda cls, key: cls)})
+
+
+class Stub:
+    def __init__(self, path):
+        object.__setattr__(self, "_path", path)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name[:1].isupper():
+            value = _cls(name)
+        else:
+            value = Stub(self._path + "." + name)
+        object.__setattr__(self, name, value)
+        return value
+
+    def __setattr__(self, name, value):
+        _note(self._path + "." + name, value)
+        object.__setattr__(self, name, value)
+
+    def __call__(self, *args, **kwargs):
+        _note("call " + self._path, [_shown(a) for a in args[:3]] + sorted(kwargs))
+        return Stub(self._path + "()")
+
+    def __iter__(self):
+        return iter(())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __getitem__(self, key):
+        return Stub(self._path + "[]")
+
+    def __mro_entries__(self, bases):
+        return (object,)
+
+
+class StubModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = Stub(self.__name__ + "." + name) if not name[:1].isupper() else _cls(name)
+        types.ModuleType.__setattr__(self, name, value)
+        return value
+
+    def __setattr__(self, name, value):
+        if not name.startswith("__") and not isinstance(value, types.ModuleType):
+            _note(self.__name__ + "." + name, value)
+        types.ModuleType.__setattr__(self, name, value)
+
+
+class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith("torch."):
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        module = StubModule(spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module):
+        if module.__name__ == "torch.utils.cpp_extension":
+            types.ModuleType.__setattr__(module, "IS_HIP_EXTENSION", HIP is not None)
+            types.ModuleType.__setattr__(module, "CUDA_HOME", None if HIP else "/usr/local/cuda")
+            types.ModuleType.__setattr__(module, "ROCM_HOME", "/opt/rocm" if HIP else None)
+
+
+sys.meta_path.insert(0, Finder())
+__path__ = []
+version = types.SimpleNamespace(hip=HIP, cuda=None if HIP else "12.8", __version__="2.8.0")
+__version__ = "2.8.0"
+float32 = "float32"
+bfloat16 = "bfloat16"
+float16 = "float16"
+
+
+class _Tensor:
+    pass
+
+
+Tensor = _Tensor
+
+
+def compile(model=None, **kwargs):
+    _note("torch.compile", sorted((k, repr(v)) for k, v in kwargs.items()))
+    if model is None:
+        return lambda fn: fn
+    return model
+
+
+def set_float32_matmul_precision(value):
+    _note("torch.set_float32_matmul_precision", value)
+
+
+def __getattr__(name):
+    value = Stub("torch." + name)
+    globals()[name] = value
+    return value
+
+
+class _Cuda(StubModule):
+    def get_device_capability(self, *a):
+        return (9, 4) if HIP else (9, 0)
+
+    def is_available(self):
+        return True
+
+
+cuda = _Cuda("torch.cuda")
+sys.modules["torch.cuda"] = cuda
+for _name in ("backends", "backends.cuda", "backends.cuda.matmul", "backends.cudnn", "_inductor",
+              "_inductor.config", "_dynamo", "_dynamo.config"):
+    _mod = StubModule("torch." + _name)
+    _mod.__path__ = []
+    sys.modules["torch." + _name] = _mod
+    _parent, _, _leaf = ("torch." + _name).rpartition(".")
+    types.ModuleType.__setattr__(sys.modules.get(_parent) or sys.modules["torch"], _leaf, _mod)
+for _name in ("backends.cuda.matmul.allow_tf32", "backends.cudnn.allow_tf32", "backends.cudnn.benchmark"):
+    _path, _, _leaf = ("torch." + _name).rpartition(".")
+    types.ModuleType.__setattr__(sys.modules[_path], _leaf, False)
+'''
+
+RUNNER = r'''
+import importlib
+import json
+import os
+import sys
+import types
+
+stubs, root, dotted, catch_all = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+sys.path[:0] = [stubs, root]
+if catch_all:  # every third-party module the import needs and the machine lacks: a stub
+    import importlib.abc
+    import importlib.machinery
+    import importlib.util
+
+    class Missing(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name, path=None, target=None):
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
+                frame = frame.f_back
+            if frame is None or not os.path.abspath(frame.f_code.co_filename).startswith(os.path.abspath(root)):
+                return None  # only what the repository's own code imports
+            top = name.split(".")[0]
+            if top in sys.stdlib_module_names or os.path.exists(os.path.join(root, top)) \
+                    or os.path.exists(os.path.join(root, top + ".py")):
+                return None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                if finder.find_spec(name, path, target) is not None:
+                    return None
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+
+        def create_module(self, spec):
+            import torch
+            module = torch.StubModule(spec.name)
+            module.__path__ = []
+            return module
+
+        def exec_module(self, module):
+            pass
+
+    sys.meta_path.append(Missing())
+env_before = dict(os.environ)
+out = {"error": None}
+try:
+    module = importlib.import_module(dotted)
+except BaseException as exc:  # skipped tests, SystemExit, anything
+    out["error"] = type(exc).__name__ + ": " + str(exc)[:200]
+    module = None
+
+
+def simple(value, depth=0):
+    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+        return repr(value)
+    if isinstance(value, (tuple, list)) and depth < 2 and len(value) < 50:
+        return type(value).__name__ + "[" + ",".join(simple(v, depth + 1) for v in value) + "]"
+    if isinstance(value, types.ModuleType):
+        return "module " + value.__name__
+    return type(value).__name__
+
+
+torch = sys.modules.get("torch")
+record = getattr(torch, "RECORD", {})
+out["settings"] = {k: simple(v) for k, v in record.items()}
+out["environ"] = {k: v for k, v in os.environ.items() if env_before.get(k) != v}
+out["namespace"] = {k: simple(v) for k, v in vars(module).items() if not k.startswith("__")} if module else {}
+print(json.dumps(out, sort_keys=True))
+'''
+
+
+def _write_stubs(where: Path) -> Path:
+    stubs = where / "stubs"
+    (stubs / "torch").mkdir(parents=True, exist_ok=True)
+    (stubs / "torch" / "__init__.py").write_text(STUB_TORCH)
+    extra = SAMPLES / "_stubs"
+    for item in extra.iterdir():
+        if item.is_dir():
+            shutil.copytree(item, stubs / item.name, dirs_exist_ok=True)
+    (where / "runner.py").write_text(RUNNER)
+    return stubs
+
+
+def import_record(work: Path, root: Path, dotted: str, hip=None, catch_all=False, timeout=30):
+    """Import ``dotted`` from ``root`` in a fresh interpreter under the stub torch: its record."""
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(work), "PYTHONHASHSEED": "0",
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    if hip:
+        env["STUB_TORCH_HIP"] = hip
+    proc = subprocess.run([sys.executable, "-I", "-S" if False else "-B", str(work / "runner.py"),
+                           str(work / "stubs"), str(root), dotted, "1" if catch_all else "0"],
+                          cwd=str(work), env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return {"error": f"runner exit {proc.returncode}: {proc.stderr[-300:]}"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def fix_tree(root: Path) -> dict:
+    """``--fix --unsafe-fixes`` on every .py file under ``root``, in-process: {path: (old, new)}."""
+    sys.path.insert(0, str(HERE.parent / "src"))
+    from rocm_lint.config import Config
+    from rocm_lint.fix.api import fix_text
+
+    changed = {}
+    for path in sorted(root.rglob("*.py")):
+        if "_stubs" in path.parts:
+            continue
+        try:
+            text = path.read_text("utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        result = fix_text(str(path), text, Config(), unsafe=True)
+        if getattr(result, "applied", None) and result.text != text:
+            changed[path] = (text, result.text)
+    return changed
+
+
+def dotted_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def added_names_ok(original: dict, fixed: dict) -> bool:
+    """The fixed namespace is the original's plus the fix's own names (a ROCm flag False on
+    NVIDIA; ``torch``, the torch module)."""
+    extra = set(fixed) - set(original)
+    if set(original) - set(fixed):
+        return False
+    for name in extra:
+        if fixed[name] == "module torch":
+            continue
+        if "rocm" in name.lower() and fixed[name] == "False":
+            continue
+        return False
+    return all(original[k] == fixed[k] for k in original)
+
+
+def compare(original_root: Path, fixed_root: Path, modules, work: Path, catch_all=False):
+    """{dotted: status}: identical / different: why / skipped: why; and the ROCm-side changes."""
+    statuses, rocm_changed = {}, 0
+    for dotted in modules:
+        a = import_record(work, original_root, dotted, catch_all=catch_all)
+        if a.get("error"):
+            statuses[dotted] = "skipped: " + a["error"].splitlines()[0][:120]
+            continue
+        b = import_record(work, fixed_root, dotted, catch_all=catch_all)
+        if b.get("error"):
+            statuses[dotted] = "different: the fixed module fails: " + b["error"]
+            continue
+        problems = [k for k in ("settings", "environ") if a[k] != b[k]]
+        if not added_names_ok(a["namespace"], b["namespace"]):
+            problems.append("namespace")
+        statuses[dotted] = "identical" if not problems else "different: " + ", ".join(problems)
+        ra = import_record(work, original_root, dotted, hip="6.2", catch_all=catch_all)
+        rb = import_record(work, fixed_root, dotted, hip="6.2", catch_all=catch_all)
+        if not ra.get("error") and not rb.get("error") and \
+                (ra["settings"], ra["environ"]) != (rb["settings"], rb["environ"]):
+            rocm_changed += 1
+    return statuses, rocm_changed
+
+
+def differential(source: Path, work: Path, catch_all=False, limit=None):
+    original = work / "original"
+    fixed = work / "fixed"
+    shutil.copytree(source, original, ignore=shutil.ignore_patterns(".git", "_stubs", "__pycache__"))
+    shutil.copytree(original, fixed)
+    _write_stubs(work)
+    changed = fix_tree(fixed)
+    for path, (_, new) in changed.items():
+        path.write_text(new, "utf-8")
+    modules = sorted(dotted_name(fixed, p) for p in changed)
+    if limit:
+        modules = modules[:limit]
+    statuses, rocm_changed = compare(original, fixed, modules, work, catch_all)
+    return changed, statuses, rocm_changed
+
+
+# -- the test ------------------------------------------------------------------------------------
+def test_differential_on_the_vendored_sample(tmp_path):
+    changed, statuses, rocm_changed = differential(SAMPLES, tmp_path)
+    assert statuses, "nothing was fixed"
+    assert all(s == "identical" for s in statuses.values()), statuses
+    # every sample with a fix that could be placed was fixed and compared
+    assert {"train_argparse", "test_kernels", "setup_params", "shop.train", "future_code",
+            "dotenv_app", "lazy_torch"} <= set(statuses), sorted(statuses)
+    # the ROCm side changed where a flag or inline test was used
+    assert rocm_changed >= 5, rocm_changed
+
+
+def test_differential_catches_a_fix_that_changes_nvidia(tmp_path):
+    """The harness is not blind: the old fixer's output for a parameter named is_rocm differs."""
+    (tmp_path / "src").mkdir()
+    original = "import torch\n\ndef setup(is_rocm=True):\n    torch.backends.cuda.matmul.allow_tf32 = True\n\nsetup()\n"
+    broken = ("import torch\nis_rocm = torch.version.hip is not None\n\ndef setup(is_rocm=True):\n"
+              "    if not is_rocm:\n        torch.backends.cuda.matmul.allow_tf32 = True\n\nsetup()\n")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "m.py").write_text(original)
+    (tmp_path / "b" / "m.py").write_text(broken)
+    _write_stubs(tmp_path)
+    statuses, _ = compare(tmp_path / "a", tmp_path / "b", ["m"], tmp_path)
+    assert statuses["m"].startswith("different"), statuses
+
+
+if __name__ == "__main__":
+    total = {}
+    for repo in sys.argv[1:]:
+        with tempfile.TemporaryDirectory() as tmp:
+            changed, statuses, rocm_changed = differential(Path(repo), Path(tmp), catch_all=True)
+            counts = {}
+            for s in statuses.values():
+                counts[s.split(":")[0]] = counts.get(s.split(":")[0], 0) + 1
+            print(json.dumps({"repo": repo, "fixed_modules": len(changed), "compared": len(statuses),
+                              "counts": counts, "rocm_side_changed": rocm_changed,
+                              "details": {k: v for k, v in statuses.items() if v != "identical"}}, indent=1))
