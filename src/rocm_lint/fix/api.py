@@ -170,16 +170,20 @@ def _split_python_edits(path: str, text: str, findings: Sequence[Finding],
     out: Dict[int, Tuple[Edit, ...]] = {}
     plans: Dict[int, object] = {}
 
-    def plan(line: int):
-        if line not in plans:
-            plans[line] = plan_flag(tree, line, rocm_names)
-        return plans[line]
+    def plan(f: Finding):
+        """The flag plan fixing ``f`` alone would use (where the flag is, its name, and whether
+        ``f`` tests torch in place or has no place)."""
+        if id(f) not in plans:
+            p = plan_flag(tree, [f], rocm_names, path)
+            plans[id(f)] = (p.name, p.insert_after, tuple(p.statements), p.torch_alias, p.usable_after,
+                            id(f) in p.inline, id(f) in p.unplaced)
+        return plans[id(f)]
 
     def groups(members: List[Finding]):
-        """Split by plan: equal plans at the first and last line hold for the lines between
+        """Split by plan: equal plans at the first and last finding hold for those between
         (the plan changes once, where a module-level ROCm predicate is first bound)."""
         members = sorted(members, key=lambda f: f.line)
-        if plan(members[0].line) == plan(members[-1].line) or len(members) == 1:
+        if plan(members[0]) == plan(members[-1]) or len(members) == 1:
             yield members
             return
         half = len(members) // 2
