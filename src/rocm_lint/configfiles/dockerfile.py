@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Tuple
 from rocm_lint.configfiles.shell import NVIDIA, ROCM, ShellReader, Word
 from rocm_lint.configfiles.unit import Setting, UnitBuilder
 
-_INSTRUCTION = re.compile(r"[ \t]*([A-Za-z]+)(?=[ \t\n]|$)")
+_INSTRUCTION = re.compile(r"[ \t\f]*([A-Za-z]+)(?=[ \t\f\n]|$)")
 _HEREDOC = re.compile(r"<<-?[ \t]*([\"']?)([A-Za-z_][\w.-]*)\1")
 _RUN_FLAG = re.compile(r"[ \t]*--[a-z-]+=\S*")
 _SHELL_COMMAND = re.compile(r"(?:\S*/)?(?:ba|da|z|k|a)?sh(?:\s+-\S+)*")
@@ -149,7 +149,7 @@ def _env_pairs(code: str, start: int, end: int, keyword: str, gate: Optional[str
     words: List[Word] = []
     while i < end:
         c = code[i]
-        if c in " \t\n\r":
+        if c in " \t\n\r\f":
             i += 1
             continue
         if c == "\\" and i + 1 < end and code[i + 1] in "\n\r":
