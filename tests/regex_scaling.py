@@ -52,8 +52,8 @@ def _flags(node: ast.AST) -> int:
     return 0
 
 
-def inline_patterns(path: Path) -> Iterator[Tuple[str, int, int]]:
-    """(pattern, flags, line) of each literal pattern handed to an ``re`` function."""
+def inline_patterns(path: Path) -> Iterator[Tuple[str, int, int, str]]:
+    """(pattern, flags, line, re function) of each literal pattern handed to an ``re`` function."""
     tree = ast.parse(path.read_text("utf-8"))
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -71,11 +71,25 @@ def inline_patterns(path: Path) -> Iterator[Tuple[str, int, int]]:
                             "split": 3, "sub": 4, "subn": 4}[node.func.attr]
         if len(node.args) > positional_flags:
             flags |= _flags(node.args[positional_flags])
-        yield first.value, flags, node.lineno
+        yield first.value, flags, node.lineno, node.func.attr
+
+
+_SOURCES: Dict[str, str] = {}
+
+
+def anchored_only(name: str) -> bool:
+    """Is the module-level pattern ``name`` only ever used with ``.match``/``.fullmatch`` (so it is
+    tried at given positions, never searched from every position)?"""
+    if not _SOURCES:
+        _SOURCES.update({str(p): p.read_text("utf-8") for p in SRC.rglob("*.py")})
+    uses = [m for text in _SOURCES.values()
+            for m in re.finditer(r"(?<![\w.])%s\b(?!\s*=[^=])(\.\w+)?" % re.escape(name), text)]
+    return bool(uses) and all(m.group(1) in (".match", ".fullmatch") for m in uses)
 
 
 def all_patterns() -> Dict[str, "re.Pattern"]:
-    """Every pattern of the package, by where it lives (``module:NAME`` or ``file:line``)."""
+    """Every pattern of the package, by where it lives (``module:NAME`` or ``file:line``); the
+    key ends in ``:match`` when the pattern is only matched at positions, never searched."""
     found: Dict[str, re.Pattern] = {}
     seen: Set[Tuple[object, int]] = set()
     for info in pkgutil.walk_packages(rocm_lint.__path__, "rocm_lint."):
@@ -90,9 +104,9 @@ def all_patterns() -> Dict[str, "re.Pattern"]:
                 key = (pattern.pattern, pattern.flags)
                 if key not in seen:
                     seen.add(key)
-                    found[f"{info.name}:{name}"] = pattern
+                    found[f"{info.name}:{name}" + (":match" if anchored_only(name) else "")] = pattern
     for path in sorted(SRC.rglob("*.py")):
-        for text, flags, line in inline_patterns(path):
+        for text, flags, line, how in inline_patterns(path):
             try:
                 pattern = re.compile(text, flags)
             except re.error:
@@ -100,7 +114,7 @@ def all_patterns() -> Dict[str, "re.Pattern"]:
             key = (pattern.pattern, pattern.flags)
             if key not in seen:
                 seen.add(key)
-                found[f"{path.relative_to(SRC.parent)}:{line}"] = pattern
+                found[f"{path.relative_to(SRC.parent)}:{line}" + (":match" if how in ("match", "fullmatch") else "")] = pattern
     return found
 
 
@@ -224,8 +238,8 @@ def adversarial_inputs(pattern: "re.Pattern", size: int) -> Iterator[Tuple[str, 
     _repeat_chars(parsed, chars)
     prefixes: Set[str] = {""}
     _literal_runs(parsed, prefixes)
-    prefixes = {p[:8] for p in prefixes if len(p) <= 40}
-    tails = ["", "\\", '"', "'", "!", "\n", "\x00"]
+    prefixes = set(sorted({p[:8] for p in prefixes if len(p) <= 40}, key=lambda p: (len(p), p))[:8])
+    tails = ["", "\\", '"', "\x00"]
     for c in sorted(chars):
         for p in sorted(prefixes):
             for t in tails:
@@ -241,17 +255,22 @@ def adversarial_inputs(pattern: "re.Pattern", size: int) -> Iterator[Tuple[str, 
             yield f"({p!r}+' ')*n", (p + " ") * max(1, size // (len(p) + 1)) + "\\"
 
 
-def _time(pattern: "re.Pattern", text) -> float:
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
+def _run(pattern: "re.Pattern", text, anchored: bool) -> float:
+    start = time.perf_counter()
+    if anchored:
+        pattern.match(text)
+    else:
         for _m in pattern.finditer(text):
             pass
-        best = min(best, time.perf_counter() - start)
-    return best
+    return time.perf_counter() - start
 
 
-def worst_ratio(pattern: "re.Pattern", small: int = 400, floor: float = 0.002) -> Tuple[float, str, float, float]:
+def _time(pattern: "re.Pattern", text, anchored: bool = False) -> float:
+    return min(_run(pattern, text, anchored) for _ in range(3))
+
+
+def worst_ratio(pattern: "re.Pattern", small: int = 400, floor: float = 0.002,
+                anchored: bool = False) -> Tuple[float, str, float, float]:
     """(time ratio 10x/1x, the input that gave it, small time, big time), over all inputs.
 
     Screened once at ``small`` and ``10 * small``; the worst few inputs are measured again
@@ -262,19 +281,13 @@ def worst_ratio(pattern: "re.Pattern", small: int = 400, floor: float = 0.002) -
     smalls = dict(adversarial_inputs(pattern, small))
     bigs = dict(adversarial_inputs(pattern, small * 10))
     for label, text in smalls.items():
-        start = time.perf_counter()
-        for _m in pattern.finditer(text):
-            pass
-        t1 = time.perf_counter() - start
-        start = time.perf_counter()
-        for _m in pattern.finditer(bigs[label]):
-            pass
-        t2 = time.perf_counter() - start
+        t1 = _run(pattern, text, anchored)
+        t2 = _run(pattern, bigs[label], anchored)
         scores.append((t2 / max(t1, floor), label))
     scores.sort(reverse=True)
     worst = (0.0, "", 0.0, 0.0)
     for _, label in scores[:3]:
-        t1, t2 = _time(pattern, smalls[label]), _time(pattern, bigs[label])
+        t1, t2 = _time(pattern, smalls[label], anchored), _time(pattern, bigs[label], anchored)
         ratio = t2 / max(t1, floor)
         if ratio > worst[0]:
             worst = (ratio, label, t1, t2)
@@ -286,7 +299,7 @@ def main() -> None:  # pragma: no cover - a report for people
     for where, pattern in sorted(all_patterns().items()):
         if only and not any(o in where for o in only):
             continue
-        ratio, label, t1, t2 = worst_ratio(pattern)
+        ratio, label, t1, t2 = worst_ratio(pattern, anchored=where.endswith(":match"))
         flag = "  <-- SUPER-LINEAR" if ratio > 15 else ""
         print(f"{ratio:7.1f}x {t1 * 1e3:8.2f}ms {t2 * 1e3:9.2f}ms  {where}  {label}{flag}", flush=True)
 

@@ -31,6 +31,8 @@ def assert_linear(fn, make, n: int) -> None:
     small, big = make(n), make(10 * n)
     fn(small)  # warm caches (compiled patterns, imports)
     t1, t2 = _best(fn, small), _best(fn, big)
+    if t2 / max(t1, FLOOR) > 15:  # once more before failing: a loaded machine can stall a run
+        t1, t2 = _best(fn, small), _best(fn, big)
     assert t2 / max(t1, FLOOR) <= 15, f"10x input: {t1:.4f}s -> {t2:.4f}s"
 
 
@@ -96,8 +98,9 @@ def test_many_statements_on_one_line_are_linear(make):
 
 @pytest.mark.parametrize("name, make", [
     ("x.sh", lambda n: "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128;" * n + "  # noqa: ROC999\n"),
-    ("x.yml", lambda n: "".join(" " * i + f"k{i}:\n" for i in range(n))
-     + "env:\n  PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb:128\n"),
+    ("x.yml", lambda n: "jobs:\n" + "".join(f"  j{i}:\n    env:\n      PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb:128\n\n"
+                                            for i in range(n))),
+    ("Dockerfile", lambda n: "FROM ubuntu\n" + "ENV PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n" * n),
 ])
 def test_config_readers_are_linear(name, make):
     assert_linear(_check(name), make, 300)

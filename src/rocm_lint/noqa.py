@@ -19,7 +19,8 @@ from rocm_lint.lines import split_lines
 
 # flake8/defaults.py: NOQA_INLINE_REGEXP
 NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.I)
-NOQA_FILE = re.compile(r"^\s*# (?:flake8|ruff)[:=]\s*noqa(?P<codes>:\s?[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*)?\s*$",
+# (`^[^\S\n]*`, not `^\s*`: tried at every line start, `\s*` ran over all the blank lines below it.)
+NOQA_FILE = re.compile(r"^[^\S\n]*# (?:flake8|ruff)[:=]\s*noqa(?P<codes>:\s?[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*)?\s*$",
                        re.I | re.M)
 _SPLIT = re.compile(r"[,\s]+")
 

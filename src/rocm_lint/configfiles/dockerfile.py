@@ -20,7 +20,12 @@ def is_nvidia_image(image: str) -> bool:
     if "rocm" in image or "amd" in image.split("/")[0]:
         return False
     return image.startswith(("nvidia/", "docker.io/nvidia/")) or "nvcr.io/" in image or "cuda" in image \
-        or bool(re.search(r":[^/]*\bcu1\d{1,2}\b", image))
+        or any(":" in part and _CUDA_TAG.search(part, part.index(":")) for part in image.split("/"))
+
+
+# `:...cu121` after a colon in the same path segment (searched per segment: `:[^/]*\bcu1..` tried
+# from every colon was quadratic on a long run of colons).
+_CUDA_TAG = re.compile(r"\bcu1\d{1,2}\b")
 
 
 def is_rocm_image(image: str) -> bool:

@@ -16,6 +16,7 @@ No YAML library is needed (none is a dependency).  It finds:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
@@ -200,7 +201,7 @@ def _flow_map(text: str, start: int, end: int, facts: YamlFacts) -> None:
     inner = text[start:end]
     close = inner.rfind("}")
     body_end = start + (close if close > 0 else len(inner))
-    for m in re.finditer(r"([A-Za-z_]\w*)[ \t]*:[ \t]*(\"[^\"]*\"|'[^']*'|[^,}]*)", text[start + 1:body_end]):
+    for m in re.finditer(r"(?<!\w)([A-Za-z_]\w*)[ \t]*:[ \t]*(\"[^\"]*\"|'[^']*'|[^,}]*)", text[start + 1:body_end]):
         base = start + 1
         value, vs, ve, quoted = scalar(text, base + m.start(2), base + m.end(2))
         facts.env.append(YamlEntry(m.group(1), base + m.start(1), value, vs, ve, quoted))
@@ -338,13 +339,29 @@ def read_yaml_unit(b: UnitBuilder) -> None:
     regions = [(a, z, _yaml_gate(code, a, z)) for a, z in zip(docs, docs[1:])]
     scopes = [(a, z, _yaml_gate(code, a, z)) for a, z in facts.scopes]
 
+    # Scopes (jobs, services) follow each other: found by bisection, not by a scan per setting
+    # (settings x jobs was quadratic); overlapping ones (never seen) are scanned in order.
+    disjoint = all(z <= a2 for (_, z, _), (a2, _, _) in zip(scopes, scopes[1:]))
+    scope_starts = [a for a, _, _ in scopes]
+    region_starts = [a for a, _, _ in regions]
+
     def gate_at(offset: int) -> Optional[str]:
-        for a, z, g in scopes:
+        if disjoint:
+            k = bisect_right(scope_starts, offset) - 1
+            if k >= 0 and scopes[k][0] <= offset < scopes[k][1]:
+                return scopes[k][2]
+        else:
+            for a, z, g in scopes:
+                if a <= offset < z:
+                    return g
+        k = bisect_right(region_starts, offset) - 1
+        while k >= 0:  # regions are consecutive; an empty one may share its start with the next
+            a, z, g = regions[k]
             if a <= offset < z:
                 return g
-        for a, z, g in regions:
-            if a <= offset < z:
-                return g
+            k -= 1
+            if z <= offset:
+                break
         return None
 
     for e in facts.env:
