@@ -4,6 +4,11 @@ Like ruff: files named explicitly on the command line are always checked (if
 they are of a kind rocm-lint reads) unless ``force-exclude`` is on (the pre-commit
 hooks pass ``--force-exclude``); directories are walked without following
 symlinked directories, skipping excluded names and git-ignored paths.
+
+Only regular files are read: a FIFO, socket or device (or a link to one, such as
+``/dev/zero``) named on the command line is an error line of its own; met in a walk, it is
+skipped.  A directory the walk cannot list is an error line too, and the walk goes on.
+Every read is bounded before it starts (:func:`read_bounded`).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -53,6 +59,52 @@ def language_of(path: Union[str, Path]) -> Optional[str]:
     return LANGUAGE_BY_SUFFIX.get(name[dot:]) if dot > 0 else None
 
 
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words (``a FIFO``, ``a character device`` ...)."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_bounded(path: str, limit: int) -> Union[bytes, str]:
+    """The bytes of the regular file at ``path`` (links followed), or why not, in words.
+
+    Nothing that could block or never end is read: the file is opened non-blocking (a FIFO
+    swapped in after a check cannot hang the open) and must be a regular file, its size is
+    checked before reading, and at most ``limit + 1`` bytes are read (a file that grew past
+    the limit meanwhile is refused too).  ``OSError`` is left to the caller."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        return f"not a regular file ({file_kind(st.st_mode)}); skipped"
+    if st.st_size > limit:
+        return f"file too large ({st.st_size} bytes, limit {limit}); skipped"
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return f"not a regular file ({file_kind(st.st_mode)}); skipped"
+        chunks: List[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        return f"file too large (more than {limit} bytes, limit {limit}); skipped"
+    return data
+
+
+MAX_GITIGNORE_BYTES = 1 << 20
+
+
 class _GitIgnore:
     """Stacked .gitignore files from the walk root down (pathspec's gitwildmatch)."""
 
@@ -67,8 +119,10 @@ class _GitIgnore:
                 try:
                     import pathspec
 
-                    lines = ignore_file.read_text("utf-8", errors="replace").splitlines()
-                    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+                    data = read_bounded(str(ignore_file), MAX_GITIGNORE_BYTES)
+                    if isinstance(data, bytes):
+                        lines = data.decode("utf-8", errors="replace").splitlines()
+                        spec = pathspec.GitIgnoreSpec.from_lines(lines)
                 except (OSError, ValueError):
                     spec = None
             self._specs[directory] = spec
@@ -149,13 +203,24 @@ def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, File
             key = os.path.realpath(raw) if os.path.islink(raw) else os.path.abspath(raw)
             if key not in seen:
                 seen.add(key)
-                if language_of(path) is not None and not (config.force_exclude and _named_excluded(raw, config, patterns)):
+                if config.force_exclude and _named_excluded(raw, config, patterns):
+                    continue
+                try:
+                    mode = os.stat(raw).st_mode
+                except OSError as exc:
+                    yield FileError(raw, f"cannot read: {(exc.strerror or str(exc)).lower()}")
+                    continue
+                if not stat.S_ISREG(mode):  # named on the command line: say why it is not read
+                    yield FileError(raw, f"not a regular file ({file_kind(mode)}); skipped")
+                elif language_of(path) is not None:
                     yield raw
             continue
         chain = _git_root_chain(path) if config.respect_gitignore else []
         base_chain = [d for d in chain if d != path.resolve()]
         root_resolved = path.resolve()
-        for dirpath, dirnames, filenames in os.walk(raw, onerror=None, followlinks=False):
+        walk_errors: List[OSError] = []
+        for dirpath, dirnames, filenames in os.walk(raw, onerror=walk_errors.append, followlinks=False):
+            yield from _unlisted(walk_errors)
             here = Path(dirpath)
             here_resolved = root_resolved / here.relative_to(path) if here != path else root_resolved
             dir_chain = base_chain + _chain_below(root_resolved, here_resolved) if config.respect_gitignore else []
@@ -183,10 +248,24 @@ def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, File
                 if key in seen:
                     continue
                 seen.add(key)
-                if os.path.islink(full) and not os.path.exists(full):
-                    yield FileError(full, "broken symbolic link")
+                try:
+                    mode = os.stat(full).st_mode
+                except OSError as exc:
+                    reason = "broken symbolic link" if os.path.islink(full) else \
+                        f"cannot read: {(exc.strerror or str(exc)).lower()}"
+                    yield FileError(full, reason)
                     continue
-                yield full
+                if stat.S_ISREG(mode):  # FIFOs, sockets, devices (and links to them) are skipped
+                    yield full
+        yield from _unlisted(walk_errors)
+
+
+def _unlisted(errors: List[OSError]) -> Iterator[FileError]:
+    """The directories a walk could not list (``os.walk``'s ``onerror``), as error lines."""
+    while errors:
+        exc = errors.pop(0)
+        where = exc.filename if exc.filename is not None else "."
+        yield FileError(os.fsdecode(where), f"cannot read directory: {(exc.strerror or str(exc)).lower()}")
 
 
 def _chain_below(root: Path, here: Path) -> List[Path]:

@@ -17,7 +17,7 @@ from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint import noqa
 from rocm_lint.config import Config
-from rocm_lint.discovery import iter_files, language_of
+from rocm_lint.discovery import iter_files, language_of, read_bounded
 from rocm_lint.finding import FileError, Finding
 from rocm_lint.registry import all_rules, python_checkers, python_observers, source_checkers, superseding_rules
 
@@ -77,13 +77,11 @@ def python_codes() -> FrozenSet[str]:
 def read_source(path: str) -> Union[str, FileError]:
     """Decode a source file the way Python would (PEP 263 cookie, BOM), or say why not."""
     try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            return FileError(path, f"file too large ({size} bytes, limit {MAX_FILE_BYTES}); skipped")
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_bounded(path, MAX_FILE_BYTES)  # regular files only, never past the limit
     except OSError as exc:
         return FileError(path, f"cannot read: {(exc.strerror or str(exc)).lower()}")
+    if isinstance(data, str):
+        return FileError(path, data)
     return decode_source(path, data)
 
 

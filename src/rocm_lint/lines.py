@@ -44,7 +44,10 @@ class LineIndex:
     @property
     def starts(self) -> List[int]:
         if self._starts is None:  # built on first use: most files have no finding
-            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+            # CR, LF and CRLF, as split_lines and ast count lines (a CR-only file has lines too)
+            text = self.text
+            ends = NEWLINE.finditer(text) if "\r" in text else re.finditer("\n", text)
+            self._starts = [0] + [m.end() for m in ends]
         return self._starts
 
     def line_of(self, offset: int) -> int:

@@ -19,7 +19,8 @@ from rocm_lint.lines import split_lines
 
 # flake8/defaults.py: NOQA_INLINE_REGEXP
 NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.I)
-NOQA_FILE = re.compile(r"^\s*# (?:flake8|ruff)[:=]\s*noqa(?P<codes>:\s?[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*)?\s*$",
+# (`^[^\S\n]*`, not `^\s*`: tried at every line start, `\s*` ran over all the blank lines below it.)
+NOQA_FILE = re.compile(r"^[^\S\n]*# (?:flake8|ruff)[:=]\s*noqa(?P<codes>:\s?[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*)?\s*$",
                        re.I | re.M)
 _SPLIT = re.compile(r"[,\s]+")
 
@@ -62,6 +63,7 @@ class NoqaIndex:
         self.text = text
         self._mapping: Optional[Dict[int, str]] = None
         self._lines: Optional[List[str]] = None
+        self._codes_of: Dict[int, Optional[Tuple[str, ...]]] = {}
 
     def _line_text(self, line: int) -> str:
         if self._mapping is None:
@@ -72,14 +74,22 @@ class NoqaIndex:
             self._lines = split_lines(self.text)
         return self._lines[line - 1] if 0 < line <= len(self._lines) else ""
 
+    def _codes(self, line: int) -> Optional[Tuple[str, ...]]:
+        """The codes a line's noqa names (``()`` for a bare noqa; None without one), searched
+        once per line (not once per finding: many findings on one long line were quadratic)."""
+        if line not in self._codes_of:
+            m = NOQA_INLINE.search(self._line_text(line))
+            codes_str = None if m is None else m.group("codes")
+            self._codes_of[line] = None if m is None else () if codes_str is None else tuple(
+                c.strip().upper() for c in _SPLIT.split(codes_str) if c.strip())
+        return self._codes_of[line]
+
     def suppresses(self, line: int, code: str) -> bool:
-        m = NOQA_INLINE.search(self._line_text(line))
-        if m is None:
+        codes = self._codes(line)
+        if codes is None:
             return False
-        codes_str = m.group("codes")
-        if codes_str is None:
+        if not codes:
             return True
-        codes = tuple(c.strip().upper() for c in _SPLIT.split(codes_str) if c.strip())
         return code in codes or code.startswith(codes)
 
 
@@ -132,22 +142,30 @@ def filter_comment_findings(findings: Iterable, text: str, *, hash_comments: boo
         cut = [i for i in (line.find(opener), -1 if hash_comments else line.find("/*")) if i >= 0]
         return line[min(cut):] if cut else ""
 
+    # Per line, once (not per finding: many findings on one long line were quadratic): the
+    # code lists (None: all codes) its comment names for this line and for the next one.
+    markers: Dict[int, Tuple[List[Optional[str]], List[Optional[str]]]] = {}
+
+    def markers_of(n: int) -> Tuple[List[Optional[str]], List[Optional[str]]]:
+        if n not in markers:
+            here = comment_of(n)
+            this: List[Optional[str]] = []
+            following: List[Optional[str]] = []
+            m = _IGNORE.search(here)
+            if m:
+                this.append(m.group("codes"))
+            if not hash_comments:
+                for m in _NOLINT.finditer(here):
+                    (following if m.group("next") else this).append(m.group("codes"))
+            else:
+                m = NOQA_INLINE.search(here)
+                if m:
+                    this.append(m.group("codes"))
+            markers[n] = (this, following)
+        return markers[n]
+
     def suppressed(f) -> bool:
-        here = comment_of(f.line)
-        m = _IGNORE.search(here)
-        if m and _codes_match(m.group("codes"), f.code):
-            return True
-        if not hash_comments:
-            for m in _NOLINT.finditer(here):
-                if not m.group("next") and _codes_match(m.group("codes"), f.code):
-                    return True
-            for m in _NOLINT.finditer(comment_of(f.line - 1)):
-                if m.group("next") and _codes_match(m.group("codes"), f.code):
-                    return True
-        else:
-            m = NOQA_INLINE.search(here)
-            if m and _codes_match(m.group("codes"), f.code):
-                return True
-        return False
+        return any(_codes_match(c, f.code) for c in markers_of(f.line)[0]) or any(
+            _codes_match(c, f.code) for c in markers_of(f.line - 1)[1])
 
     return [f for f in findings if not suppressed(f)]

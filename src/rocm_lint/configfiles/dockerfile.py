@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Tuple
 from rocm_lint.configfiles.shell import NVIDIA, ROCM, ShellReader, Word
 from rocm_lint.configfiles.unit import Setting, UnitBuilder
 
-_INSTRUCTION = re.compile(r"[ \t]*([A-Za-z]+)(?=[ \t\n]|$)")
+_INSTRUCTION = re.compile(r"[ \t\f]*([A-Za-z]+)(?=[ \t\f\n]|$)")
 _HEREDOC = re.compile(r"<<-?[ \t]*([\"']?)([A-Za-z_][\w.-]*)\1")
 _RUN_FLAG = re.compile(r"[ \t]*--[a-z-]+=\S*")
 _SHELL_COMMAND = re.compile(r"(?:\S*/)?(?:ba|da|z|k|a)?sh(?:\s+-\S+)*")
@@ -20,7 +20,12 @@ def is_nvidia_image(image: str) -> bool:
     if "rocm" in image or "amd" in image.split("/")[0]:
         return False
     return image.startswith(("nvidia/", "docker.io/nvidia/")) or "nvcr.io/" in image or "cuda" in image \
-        or bool(re.search(r":[^/]*\bcu1\d{1,2}\b", image))
+        or any(":" in part and _CUDA_TAG.search(part, part.index(":")) for part in image.split("/"))
+
+
+# `:...cu121` after a colon in the same path segment (searched per segment: `:[^/]*\bcu1..` tried
+# from every colon was quadratic on a long run of colons).
+_CUDA_TAG = re.compile(r"\bcu1\d{1,2}\b")
 
 
 def is_rocm_image(image: str) -> bool:
@@ -149,7 +154,7 @@ def _env_pairs(code: str, start: int, end: int, keyword: str, gate: Optional[str
     words: List[Word] = []
     while i < end:
         c = code[i]
-        if c in " \t\n\r":
+        if c in " \t\n\r\f":
             i += 1
             continue
         if c == "\\" and i + 1 < end and code[i + 1] in "\n\r":

@@ -6,7 +6,7 @@ import re
 
 from rocm_lint.configfiles.unit import Setting, UnitBuilder
 
-_DOTENV = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.]*)[ \t]*=[ \t]*", re.M)
+_DOTENV = re.compile(r"^[ \t\f]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.]*)[ \t]*=[ \t]*", re.M)
 
 
 def read_dotenv(b: UnitBuilder) -> None:

@@ -49,7 +49,7 @@ from rocm_lint.rule import SourceChecker, findings_from_hits
 
 def read_unit(path: str, text: str, config: Config, language: str) -> ConfigUnit:
     code = matching_copy(text)
-    b = UnitBuilder(code)
+    b = UnitBuilder(code, bom=text.startswith("\ufeff"))
     if language == "shell":
         b.shell(0, len(code))
     elif language == "dockerfile":

@@ -28,7 +28,8 @@ NVIDIA_TEST = re.compile(
 ROCM_TEST = re.compile(r"rocm|(?<![\w.])hip(?![\w.(])|\bhipcc\b|\bHIP_\w+|(?<![\w.])amd(?![\w.(])|\bgfx\d"
                        r"|amd\.com/gpu|/dev/kfd", re.I)
 # Variables that hold the settings the rules look at: a test of one is not a platform test.
-SETTING_NAMES = re.compile(r"\w*(?:ARCH_LIST|ARCHITECTURES|_ARCHS?|TARGETS?|ALLOC_CONF|CUDAARCHS)\b")
+# (Anchored at a word's start: `\w*` tried from every position of a long word was quadratic.)
+SETTING_NAMES = re.compile(r"(?<!\w)\w*(?:ARCH_LIST|ARCHITECTURES|_ARCHS?|TARGETS?|ALLOC_CONF|CUDAARCHS)\b")
 _NEGATIONS = re.compile(r"(?:^|\s)!(?=\s)|!=|\s-ne\s|\s-z\s|\bNOT\b")
 
 # Gate values: where a piece of code can run.
@@ -197,7 +198,7 @@ class ShellReader:
         computed = quoted = False
         while i < end:
             c = text[i]
-            if c in " \t\n\r;&|<>()":
+            if c in " \t\n\r\f;&|<>()":
                 if c == "(" and buf and buf[-1] == "=" and not quoted:  # X=(a b): an array
                     j = self._skip_balanced(i + 1, "(", ")")
                     buf.append(text[i:j])
@@ -280,7 +281,7 @@ class ShellReader:
         i = self.pos
         while i < end:
             c = text[i]
-            if c in " \t\r":
+            if c in " \t\r\f":  # a form feed (a page break) is a blank too
                 i += 1
                 continue
             if c == "\\" and i + 1 < end and text[i + 1] == "\n":

@@ -132,8 +132,9 @@ def default_of(setting: Setting) -> Optional[str]:
 
 # -- building the unit -----------------------------------------------------------------------------
 class UnitBuilder:
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, bom: bool = False) -> None:
         self.code = code
+        self.bom = bom  # the text starts with a byte order mark (a blank in ``code``)
         self.settings: List[Setting] = []
         self.args: List[ToolArgs] = []
 
@@ -208,8 +209,14 @@ def tests_name(name: str, conditions: Tuple[str, ...]) -> bool:
 
 
 def matching_copy(text: str) -> str:
-    """The text with CRLF line ends as blank + newline (the same length, so offsets found in it
-    are offsets into the original).  A backslash-CRLF continuation is kept: the readers join it."""
+    """The text the readers read, the same length as ``text`` (so offsets found in it are offsets
+    into the original): CRLF line ends as blank + newline (a backslash-CRLF continuation is kept:
+    the readers join it), the CR line ends of a file that has no LF as newlines (old Mac files),
+    other lone CRs and a byte order mark as blanks."""
+    if text.startswith("\ufeff"):
+        text = " " + text[1:]
     if "\r" not in text:
         return text
+    if "\n" not in text:
+        return text.replace("\r", "\n")
     return re.sub(r"\r(?!\n)", " ", re.sub(r"(?<!\\)\r\n", " \n", text))

@@ -16,6 +16,7 @@ No YAML library is needed (none is a dependency).  It finds:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
@@ -70,14 +71,20 @@ def _strip_comment(s: str) -> str:
     return s.rstrip()
 
 
-def _lines(text: str) -> List[_Line]:
+def _lines(text: str, bom: bool = False) -> List[_Line]:
+    """The lines of ``text``; a form feed in the leading blanks (a page break) starts the
+    indentation again, as in Python; ``bom``: the first character is a blanked byte order mark,
+    not indentation."""
     out = []
     pos = 0
     for raw in text.split("\n"):
-        stripped = raw.lstrip(" \t")
-        indent = len(raw) - len(stripped)
+        stripped = raw.lstrip(" \t\f")
+        lead = len(raw) - len(stripped)
+        indent = lead - (raw.rfind("\f", 0, lead) + 1)
+        if bom and pos == 0 and indent:
+            indent -= 1
         body = _strip_comment(stripped) if not stripped.startswith("#") else ""
-        out.append(_Line(pos, indent, body, pos + indent))
+        out.append(_Line(pos, indent, body, pos + lead))
         pos += len(raw) + 1
     return out
 
@@ -96,9 +103,9 @@ def scalar(text: str, start: int, end: int) -> Tuple[str, int, int, bool]:
     return s, lead, lead + len(s), False
 
 
-def read_yaml(text: str) -> YamlFacts:
+def read_yaml(text: str, bom: bool = False) -> YamlFacts:
     facts = YamlFacts()
-    lines = _lines(text)
+    lines = _Lines(_lines(text, bom))
     n = len(lines)
     i = 0
     while i < n:
@@ -131,19 +138,46 @@ def read_yaml(text: str) -> YamlFacts:
     return facts
 
 
-def _block_end(lines: List[_Line], i: int, key_col: int) -> int:
+class _Lines(list):
+    """The lines, with what finds the end of a block in about constant time: scanning forward
+    from every key was quadratic on deeply nested files (each block runs to the end)."""
+
+    def __init__(self, lines: List[_Line]) -> None:
+        super().__init__(lines)
+        n = len(lines)
+        # A line with a body ends the block of a key at column c when its "stop" column is <= c:
+        # its indentation, or one more for a `- ` item (an item at the key's column stays in).
+        inf = 1 << 62
+        self.stop = [inf if not ln.body else ln.indent + (1 if ln.body.startswith("- ") or ln.body == "-" else 0)
+                     for ln in lines]
+        # next_lower[j]: the first line after j whose stop is lower than line j's (n: none)
+        self.next_lower = [n] * n
+        stack: List[int] = []
+        for j in range(n - 1, -1, -1):
+            while stack and self.stop[stack[-1]] >= self.stop[j]:
+                stack.pop()
+            self.next_lower[j] = stack[-1] if stack else n
+            stack.append(j)
+        # last_body[j]: the last line before j with a body (-1: none)
+        self.last_body = [-1] * (n + 1)
+        last = -1
+        for j in range(n):
+            self.last_body[j] = last
+            if lines[j].body:
+                last = j
+        self.last_body[n] = last
+
+
+def _block_end(lines: _Lines, i: int, key_col: int) -> int:
     """Index of the first line after line ``i`` that is not inside its value (more indented,
     blank, a comment, or a ``- `` item at the key's own column: compact sequences)."""
+    n = len(lines)
+    stop, next_lower = lines.stop, lines.next_lower
     j = i + 1
-    while j < len(lines):
-        ln = lines[j]
-        if ln.body and not (ln.indent > key_col or (ln.indent == key_col and ln.body.startswith("- "))
-                            or ln.body == "-" and ln.indent == key_col):
-            break
-        j += 1
-    while j > i + 1 and not lines[j - 1].body:
-        j -= 1
-    return j
+    while j < n and stop[j] > key_col:
+        # lines up to next_lower[j] stop no lower than line j: none of them ends the block
+        j = next_lower[j]
+    return max(i + 1, lines.last_body[j] + 1)
 
 
 def _scopes(lines: List[_Line], a: int, b: int, facts: YamlFacts) -> None:
@@ -167,7 +201,7 @@ def _flow_map(text: str, start: int, end: int, facts: YamlFacts) -> None:
     inner = text[start:end]
     close = inner.rfind("}")
     body_end = start + (close if close > 0 else len(inner))
-    for m in re.finditer(r"([A-Za-z_]\w*)[ \t]*:[ \t]*(\"[^\"]*\"|'[^']*'|[^,}]*)", text[start + 1:body_end]):
+    for m in re.finditer(r"(?<!\w)([A-Za-z_]\w*)[ \t]*:[ \t]*(\"[^\"]*\"|'[^']*'|[^,}]*)", text[start + 1:body_end]):
         base = start + 1
         value, vs, ve, quoted = scalar(text, base + m.start(2), base + m.end(2))
         facts.env.append(YamlEntry(m.group(1), base + m.start(1), value, vs, ve, quoted))
@@ -300,18 +334,34 @@ def _yaml_gate(code: str, start: int, end: int) -> Optional[str]:
 
 def read_yaml_unit(b: UnitBuilder) -> None:
     code = b.code
-    facts = read_yaml(code)
+    facts = read_yaml(code, b.bom)
     docs = [0] + [m.start() for m in re.finditer(r"(?m)^---", code)] + [len(code)]
     regions = [(a, z, _yaml_gate(code, a, z)) for a, z in zip(docs, docs[1:])]
     scopes = [(a, z, _yaml_gate(code, a, z)) for a, z in facts.scopes]
 
+    # Scopes (jobs, services) follow each other: found by bisection, not by a scan per setting
+    # (settings x jobs was quadratic); overlapping ones (never seen) are scanned in order.
+    disjoint = all(z <= a2 for (_, z, _), (a2, _, _) in zip(scopes, scopes[1:]))
+    scope_starts = [a for a, _, _ in scopes]
+    region_starts = [a for a, _, _ in regions]
+
     def gate_at(offset: int) -> Optional[str]:
-        for a, z, g in scopes:
+        if disjoint:
+            k = bisect_right(scope_starts, offset) - 1
+            if k >= 0 and scopes[k][0] <= offset < scopes[k][1]:
+                return scopes[k][2]
+        else:
+            for a, z, g in scopes:
+                if a <= offset < z:
+                    return g
+        k = bisect_right(region_starts, offset) - 1
+        while k >= 0:  # regions are consecutive; an empty one may share its start with the next
+            a, z, g = regions[k]
             if a <= offset < z:
                 return g
-        for a, z, g in regions:
-            if a <= offset < z:
-                return g
+            k -= 1
+            if z <= offset:
+                break
         return None
 
     for e in facts.env:

@@ -21,20 +21,24 @@ from dataclasses import dataclass
 from typing import List, Tuple
 
 _TOKEN = re.compile(r"""
-    (?P<line>//(?:[^\\\n]|\\(?:\r?\n|.))*)
+    (?P<line>//[^\\\n]*(?:\\(?:\r?\n|.)[^\\\n]*)*)
   | (?P<block>/\*[\s\S]*?(?:\*/|\Z))
   | (?P<raw>(?<![\w])(?:u8|[uUL])?R"(?P<delim>[^()\\\s"]{0,16})\([\s\S]*?(?:\)(?P=delim)"|\Z))
-  | (?P<str>"(?:[^"\\\n]|\\[\s\S])*(?:"|$))
-  | (?P<chr>(?<![0-9A-Fa-f_])'(?:[^'\\\n]|\\[\s\S])*(?:'|$))
+  | (?P<str>"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*\\?(?:"|$))
+  | (?P<chr>(?<![0-9A-Fa-f_])'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*\\?(?:'|$))
 """, re.X | re.M)
+# Every alternative is linear: each loop is "normal* (escape normal*)*" with disjoint parts, and
+# none can fail once it has started (a backslash at the very end of the text is taken by the
+# ``\\?``), so nothing is ever retried.  ``(?:[^"\\]+|\\.)*`` failing on a literal that ends in a
+# backslash at the end of the file used to backtrack exponentially (24 characters: 5 s).
 
 # The same without raw strings, behind a one-character lookahead: about 6x faster, used when
 # the text holds no `R"` at all (the common case).
 _FAST_TOKEN = re.compile(r"""(?=[/"'])(?:
-    (?P<line>//(?:[^\\\n]+|\\(?:\r?\n|.))*)
+    (?P<line>//[^\\\n]*(?:\\(?:\r?\n|.)[^\\\n]*)*)
   | (?P<block>/\*[\s\S]*?(?:\*/|\Z))
-  | (?P<str>"(?:[^"\\\n]+|\\[\s\S])*(?:"|$))
-  | (?P<chr>(?<![0-9A-Fa-f_])'(?:[^'\\\n]|\\[\s\S])*(?:'|$)))
+  | (?P<str>"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*\\?(?:"|$))
+  | (?P<chr>(?<![0-9A-Fa-f_])'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*\\?(?:'|$)))
 """, re.X | re.M)
 
 _NOT_NEWLINE = re.compile(r"[^\n]")

@@ -17,6 +17,7 @@ Public API for checkers: ``path``, ``tree``, ``text``, ``config``, ``imports``, 
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable, Dict, Generic, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from rocm_lint.config import Config
@@ -114,15 +115,36 @@ class ModuleContext:
         # Only bindings whose text could name a platform test are evaluated (most
         # assignments in a big module are not; evaluating them all dominated the run time).
         lines = self.source_lines() if self.text else None
-        words = {"hip", "cuda", "rocm", "amd", "nvidia", "__version__"} | {
-            p.rsplit(".", 1)[-1].lower() for p in self.config.rocm_predicates + self.config.cuda_predicates}
+        words = ["hip", "cuda", "rocm", "amd", "nvidia", "__version__"]
+        for p in self.config.rocm_predicates + self.config.cuda_predicates:
+            if p.rsplit(".", 1)[-1].lower() not in words:
+                words.append(p.rsplit(".", 1)[-1].lower())
+        # Per line: whether it holds one of ``words``, and how many of them it was checked for
+        # (words grow as bindings are learned).  Each line is lowered and searched once per new
+        # word, not once per statement on it (20k statements on one line were quadratic).
+        lowered: Dict[int, str] = {}
+        line_hit: Dict[int, bool] = {}
+        line_checked: Dict[int, int] = {}
+
+        def line_matters(i: int) -> bool:
+            if line_hit.get(i):
+                return True
+            k = line_checked.get(i, 0)
+            if k < len(words):
+                low = lowered.get(i)
+                if low is None:
+                    low = lowered[i] = lines[i].lower()
+                line_checked[i] = len(words)
+                if any(w in low for w in words[k:]):
+                    line_hit[i] = True
+                    return True
+            return False
 
         def may_matter(node: ast.AST) -> bool:
             if lines is None:
                 return True
-            end = getattr(node, "end_lineno", None) or node.lineno
-            text = " ".join(lines[node.lineno - 1:end]).lower()
-            return any(w in text for w in words)
+            end = min(getattr(node, "end_lineno", None) or node.lineno, len(lines))
+            return any(line_matters(i) for i in range(node.lineno - 1, end))
 
         def single_return(fn) -> bool:
             body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
@@ -139,7 +161,8 @@ class ModuleContext:
             self.gates.learn_assignment(target, value)
             if len(self.gates.bound_names) + len(self.gates.bound_attrs) > before:
                 name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
-                words.add(name.lower())  # later bindings may build on this one
+                if name.lower() not in words:
+                    words.append(name.lower())  # later bindings may build on this one
         for fn in functions:
             if may_matter(fn):
                 self.gates.learn_function(fn)
@@ -362,6 +385,18 @@ def _alone(ctx: "ModuleContext", node: ast.AST) -> bool:
     lines = ctx.source_lines()
     if not (0 < stmt.lineno <= stmt.end_lineno <= len(lines)):
         return True
-    before = lines[stmt.lineno - 1].encode("utf-8")[:stmt.col_offset]
-    after = lines[stmt.end_lineno - 1].encode("utf-8")[stmt.end_col_offset:].strip()
-    return not before.strip() and (not after or after.startswith(b"#"))
+    # Each line is encoded once, and only searched from the statement's ends (slicing and
+    # stripping the line for every statement was quadratic on many statements on one line).
+    encoded: Dict[int, bytes] = ctx.memo("context:encoded-lines", dict)
+    for i in (stmt.lineno - 1, stmt.end_lineno - 1):
+        if i not in encoded:
+            encoded[i] = lines[i].encode("utf-8")
+    first = _NON_BLANK.search(encoded[stmt.lineno - 1])
+    if first is not None and first.start() < stmt.col_offset:
+        return False  # code before the statement
+    tail = encoded[stmt.end_lineno - 1]
+    after = _NON_BLANK.search(tail, stmt.end_col_offset)
+    return after is None or after.group() == b"#"
+
+
+_NON_BLANK = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what bytes.strip() keeps
