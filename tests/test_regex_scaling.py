@@ -28,7 +28,7 @@ KNOWN = {
     "rocm_lint.rules.warp:_NAMED64": "'64' + '\\r' * n + '\"'",
     "rocm_lint.rules.warp:_NAME_BEHIND": "'Z' * n + '\\\\'",
     "rocm_lint/config.py:207": "'[tool.ro' + '\\n' * n  (`^\\s*` under re.M)",
-    "rocm_lint/rules/warp.py:143:match": "'&' + '\\u2028' * n",
+    "rocm_lint/rules/warp.py:189:match": "'&' + '\\u2028' * n",
 }
 
 

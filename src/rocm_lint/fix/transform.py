@@ -9,6 +9,7 @@ are not visited.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -48,6 +49,13 @@ class RecipeTransformer(cst.CSTTransformer):
         # The line ranges the fixes touch: the rest of the tree is left unvisited.
         self.targets = [(line, line) for line in list(self.gate_lines) + list(self.guard_lines)]
         self.targets += [(key[0], key[2]) for key in self.values]
+        # For the overlap test of every visited node in O(log n): the targets by first line, and
+        # the furthest last line among the targets up to each one.
+        self.targets.sort()
+        self._starts = [a for a, _ in self.targets]
+        self._reach: List[int] = []
+        for _, b in self.targets:
+            self._reach.append(max(b, self._reach[-1]) if self._reach else b)
         self.applied: Set[int] = set()
         # The `if not is_rocm:` blocks made here, with their test (kept alive: ids are reused).
         self.created: Dict[int, Tuple[object, str]] = {}
@@ -73,10 +81,15 @@ class RecipeTransformer(cst.CSTTransformer):
         self.parents.append(node)
         pos = self.positions.get(node)
         # (a def's or class's position starts at the keyword, after its decorators)
-        if pos is not None and not getattr(node, "decorators", None) and not any(
-                a <= pos.end.line and pos.start.line <= b for a, b in self.targets):
+        if pos is not None and not getattr(node, "decorators", None) and not self._touches(pos.start.line,
+                                                                                        pos.end.line):
             return False  # nothing to fix below: skip the subtree (on_leave still runs)
         return super().on_visit(node)
+
+    def _touches(self, first: int, last: int) -> bool:
+        """Does any target's line range overlap ``first..last``?"""
+        k = bisect_right(self._starts, last)  # the targets that start on or before ``last``
+        return k > 0 and self._reach[k - 1] >= first
 
     def leave_IndentedBlock(self, original, updated):
         return updated.with_changes(body=self.merge_gates(updated.body)) if self.created else updated
