@@ -53,8 +53,7 @@ def test_lexer_string_ending_in_backslash_at_end_of_file_in_a_subprocess():
 
 
 @pytest.mark.parametrize("make", [
-    lambda n: '__global__ void k(){}\n"' + "a" * n + "\\",
-    lambda n: "'" + "a" * n + "\\",
+    # (`"aaa...\` itself is exponential on the old lexer: only run in the subprocess above)
     lambda n: '"' + '\\"' * n + "\\",  # each quote restarted a scan to the end: quadratic
     lambda n: "'" + "\\'" * n + "\\",
     lambda n: 'R"x( )x" "' + '\\"' * n + "\\",
