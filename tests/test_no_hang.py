@@ -76,7 +76,7 @@ def test_lexer_takes_a_trailing_backslash_into_the_literal():
 @pytest.mark.parametrize("name, make", [
     # one long word in a shell/CMake `if` (SETTING_NAMES tried from every position of the word)
     ("x.sh", lambda n: "if [ " + "a" * n + " ]; then echo; fi\nexport PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n"),
-    ("CMakeLists.txt", lambda n: "if(" + "a" * n + ")\nendif()\nset(PYTORCH_CUDA_ALLOC_CONF max_split_size_mb:128)\n"),
+    ("CMakeLists.txt", lambda n: "if(" + "a" * n + ")\nendif()\nset(TORCH_CUDA_ARCH_LIST \"8.0\")\n"),
 ])
 def test_long_word_in_a_condition_is_linear(name, make):
     assert_linear(_check(name), make, 3000)
