@@ -15,8 +15,6 @@ from typing import Iterator, List, Tuple
 
 from rocm_lint import __version__
 
-# The code of the one finding a file gets when rocm-lint could not analyse it (no rule has it).
-NOT_ANALYSED = "ROC000"
 
 
 class RocmLintPlugin:
@@ -66,7 +64,9 @@ class RocmLintPlugin:
         except RecursionError:
             # flake8 aborts its whole run on a plugin's exception: say this file was not analysed
             # (as the CLI does) and let flake8 go on with the others
-            yield 1, 0, f"{NOT_ANALYSED} rocm-lint could not analyse this file: nesting too deep", type(self)
+            from rocm_lint.rules.meta import ROC000
+
+            yield 1, 0, f"{ROC000.code} {ROC000.message()}", type(self)
             return
         for f in findings:
             # character columns, as the CLI and pycodestyle report them (ast's are UTF-8 bytes)

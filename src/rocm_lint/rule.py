@@ -33,6 +33,7 @@ from rocm_lint.lines import LineIndex
 DOCS_URL = "https://github.com/rocm-lint/rocm-lint/blob/main/docs/rules/{code}.md"
 
 FAMILIES = {
+    "ROC0": "rocm-lint itself",
     "ROC1": "NVIDIA-only PyTorch switches and APIs",
     "ROC2": "torch.compile and Inductor",
     "ROC3": "Allocator and environment",
