@@ -13,14 +13,19 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, FrozenSet, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.discovery import iter_files, language_of, read_bounded
 from rocm_lint.finding import FileError, Finding
-from rocm_lint.registry import all_rules, python_checkers, python_observers, source_checkers, superseding_rules
+from rocm_lint.registry import (all_rules, exported_facts, python_checkers, python_observers, source_checkers,
+                                superseding_rules)
 
+if TYPE_CHECKING:  # pragma: no cover
+    from rocm_lint.python.project import Project
+
+_FOLLOW_IMPORTS = 64  # runs of at most this many files also read the project modules they import
 MAX_FILE_BYTES = 16 * 1024 * 1024  # larger files are reported and skipped
 
 
@@ -116,10 +121,11 @@ def decode_source(path: str, data: bytes) -> Union[str, FileError]:
 
 # -- Python ------------------------------------------------------------------------------
 def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
-                        codes: FrozenSet[str]) -> List[Finding]:
+                        codes: FrozenSet[str], project: Optional["Project"] = None) -> List[Finding]:
     """Run the enabled Python rules on an already parsed module (flake8 calls this).
 
-    Phase 1 builds the module's context (imports, bindings, ROCm/NVIDIA predicates); the module
+    Phase 0 is the project model (``project``: what other modules export, see
+    :mod:`rocm_lint.python.project`; lazily filled when not given).  Phase 1 builds the module's context (imports, bindings, ROCm/NVIDIA predicates); the module
     facts rules declare (``Rule.facts``) belong to it too, computed once on first use, as they
     never depend on the walk's state (computing them up front cost 5% of a run on files where no
     checker needed them).  Phase 2 walks the module once, gated, running observers then checkers;
@@ -127,13 +133,17 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
     from rocm_lint.python.analyzer import Analyzer, extend_with_bound_names, trigger_lines
     from rocm_lint.python.context import ModuleContext
 
+    from rocm_lint.python.project import project_for
+
+    project = project if project is not None else project_for(config)
     words = _triggers(codes, "python")
     present = [w for w in words if w in text]
+    present += project.words_for(path, text, exported_facts(frozenset(codes)))  # wrappers other modules define
     if not present:
         return []
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    ctx = ModuleContext(path, tree, config, text)
+    ctx = ModuleContext(path, tree, config, text, project)
     lines = extend_with_bound_names(text, trigger_lines(text, present), ctx)
     codes = frozenset(codes)
     findings = Analyzer(ctx, python_checkers(codes), lines, python_observers(codes)).run()
@@ -142,9 +152,13 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
 
 
 def check_python_source(path: str, text: str, config: Config,
-                        codes: Optional[FrozenSet[str]] = None) -> Union[List[Finding], FileError]:
+                        codes: Optional[FrozenSet[str]] = None,
+                        project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
+    from rocm_lint.python.project import project_for
+
     codes = enabled_codes(config, path) if codes is None else codes
-    if not worth_parsing(text, codes):
+    project = project if project is not None else project_for(config)
+    if not worth_parsing(text, codes) and not project.words_for(path, text, exported_facts(codes)):
         return []  # the fast path: most files never reach the parser
     try:
         tree = ast.parse(text, filename=path)
@@ -154,7 +168,7 @@ def check_python_source(path: str, text: str, config: Config,
     except (ValueError, RecursionError, MemoryError) as exc:
         return FileError(path, f"cannot parse: {type(exc).__name__}: {exc}")
     try:
-        findings = analyse_python_tree(path, text, tree, config, codes)
+        findings = analyse_python_tree(path, text, tree, config, codes, project)
     except RecursionError:
         return FileError(path, "cannot analyse: nesting too deep")
     return noqa.filter_findings(findings, text)
@@ -162,11 +176,12 @@ def check_python_source(path: str, text: str, config: Config,
 
 # -- C++ and config files ------------------------------------------------------------------
 def check_source(path: str, text: str, config: Config, language: Optional[str] = None,
-                 codes: Optional[FrozenSet[str]] = None) -> Union[List[Finding], FileError]:
+                 codes: Optional[FrozenSet[str]] = None,
+                 project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
     """Check one file's text with the analyser of its language."""
     language = language or language_of(path)
     if language == "python":
-        return check_python_source(path, text, config, codes)
+        return check_python_source(path, text, config, codes, project)
     codes = enabled_codes(config, path) if codes is None else codes
     if language in ("cuda", "cpp"):
         if not worth_parsing(text, codes, "cuda"):
@@ -185,16 +200,43 @@ def check_source(path: str, text: str, config: Config, language: Optional[str] =
 
 
 # -- files -------------------------------------------------------------------------------
-def check_file(path: str, config: Config) -> Union[List[Finding], FileError]:
+def check_file(path: str, config: Config, project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
     text = read_source(path)
     if isinstance(text, FileError):
         return text
-    return check_source(path, text, config)
+    return check_source(path, text, config, project=project)
 
 
-def _check_many(args: Tuple[Sequence[str], Config]) -> List[Union[List[Finding], FileError]]:
-    paths, config = args
-    return [check_file(p, config) for p in paths]
+def _check_many(args: Tuple[Sequence[str], Config, dict]) -> List[Union[List[Finding], FileError]]:
+    from rocm_lint.python.project import Project
+
+    paths, config, seed = args
+    project = Project.from_seed(config, seed)
+    return [check_file(p, config, project) for p in paths]
+
+
+# -- phase 0: the project model ------------------------------------------------------------
+def _python_sources(paths: Sequence[str]):
+    for path in paths:
+        if language_of(path) == "python":
+            def read(path: str = path) -> Optional[str]:
+                text = read_source(path)
+                return None if isinstance(text, FileError) else text
+            yield path, read
+
+
+def _prepass_many(args: Tuple[Sequence[str], Config, dict]) -> List[str]:
+    from rocm_lint.python.project import Project
+
+    paths, config, seed = args
+    project = Project.from_seed(config, seed)
+    project.prepass(_python_sources(paths), exported_facts(_selected_codes(config)))
+    return sorted(project.trigger_words)
+
+
+def _roots(paths: Sequence[str]) -> List[str]:
+    """Directories named on the command line: import roots of the project model."""
+    return [p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
 
 
 def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
@@ -209,6 +251,11 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
             files.append(item)
     report.files_checked = len(files)
     jobs = jobs or os.cpu_count() or 1
+    from rocm_lint.python.project import Project, use_project
+
+    project = Project(config, _roots(paths))
+    use_project(config, project)
+    facts = exported_facts(_selected_codes(config))
     # Processes pay for themselves only on bigger trees (start-up is ~50 ms each).
     if jobs > 1 and len(files) >= 200:
         from concurrent.futures import ProcessPoolExecutor  # only paid for on big trees
@@ -218,14 +265,22 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
         chunks = [files[i::n] for i in range(n)]
         results = []
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for batch in pool.map(_check_many, [(c, config) for c in chunks]):
+            if any(f.triggers for f in facts):  # phase 0, spread over the workers too
+                words = set()
+                for batch_words in pool.map(_prepass_many, [(c, config, project.seed()) for c in chunks]):
+                    words.update(batch_words)
+                project.trigger_words = frozenset(words)
+            seed = project.seed()
+            for batch in pool.map(_check_many, [(c, config, seed) for c in chunks]):
                 results.extend(batch)
                 if progress is not None:
                     progress(len(results), len(files))
     else:
+        # A few files (pre-commit's changed files): read the modules they import too.
+        project.prepass(_python_sources(files), facts, follow_imports=len(files) <= _FOLLOW_IMPORTS)
         results = []
         for p in files:
-            results.append(check_file(p, config))
+            results.append(check_file(p, config, project))
             if progress is not None:
                 progress(len(results), len(files))
     for result in results:

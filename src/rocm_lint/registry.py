@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from rocm_lint.rule import PythonChecker, Rule, SourceChecker
 
@@ -69,3 +69,14 @@ def superseding_rules(language: str) -> Tuple[Rule, ...]:
     """The rules of ``language`` files with a ``supersedes`` predicate, selected or not."""
     return tuple(r for r in all_rules() if r.supersedes is not None
                  and any(language in c.languages for c in r.source_checkers))
+
+
+@lru_cache(maxsize=64)
+def exported_facts(codes: FrozenSet[str]) -> Tuple[Any, ...]:
+    """The facts modules export that the enabled Python rules read (the project pre-pass)."""
+    seen: Dict[str, Any] = {}
+    for rule in all_rules():
+        if rule.code in codes and "python" in rule.languages:
+            for fact in rule.exports:
+                seen.setdefault(fact.name, fact)
+    return tuple(seen.values())

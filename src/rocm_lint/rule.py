@@ -137,6 +137,9 @@ class Rule:
     # Phase 1: per-module facts the rule's checkers read, computed once on first use
     # (:class:`rocm_lint.python.context.ModuleFacts`, read with ``ctx.facts(...)``).
     facts: Tuple[Any, ...] = ()
+    # Phase 0: facts a module exports to its importers that the rule's checkers read
+    # (:class:`rocm_lint.python.project.ExportedFacts`, read with ``ctx.exported(...)``).
+    exports: Tuple[Any, ...] = ()
     python_checkers: List[PythonChecker] = field(default_factory=list, repr=False)
     # Phase 2, during the walk: functions that record what they see, in walk order, for the
     # checkers of later nodes (they report nothing; they also see ROCm-only code).
@@ -147,6 +150,7 @@ class Rule:
         self.triggers = tuple(self.triggers)
         self.languages = tuple(self.languages)
         self.facts = tuple(self.facts)
+        self.exports = tuple(self.exports)
         if (self.fix is None) != (self.fix_availability == FixAvailability.NONE):
             raise ValueError(f"{self.code}: a fix applicability needs a fix availability and vice versa")
 

@@ -62,6 +62,10 @@ def _reused_flag(tree: ast.Module, rocm_names: Dict[str, object]) -> Optional[Tu
             alias = stmt.names[0]
             if alias.name == "IS_HIP_EXTENSION":
                 names.append(alias.asname or alias.name)
+        elif isinstance(stmt, ast.ImportFrom) and len(stmt.names) == 1:
+            alias = stmt.names[0]  # a ROCm flag another module of the project binds
+            if rocm_names.get(alias.asname or alias.name) == ON_ROCM:
+                names.append(alias.asname or alias.name)
         for name in names:
             if binding_count(tree, name) == 1:
                 return name, i
@@ -239,7 +243,10 @@ def learned_rocm_names(path: str, text: str, config: Config) -> Dict[str, object
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    return dict(ModuleContext(path, tree, config, text).gates.bound_names)
+    ctx = ModuleContext(path, tree, config, text)
+    names = dict(ctx.imported_predicates())  # ``from .utils import ON_AMD``: reused, not re-created
+    names.update(ctx.gates.bound_names)
+    return names
 
 
 def python_edits_for(path: str, text: str, finding: Finding, *,

@@ -252,8 +252,9 @@ def _dotted(node: ast.AST) -> Optional[str]:
 # -- the analysis of one module ---------------------------------------------------------------------
 class _Module:
     def __init__(self, tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, object],
-                 exports: "_PackageExports") -> None:
+                 exports: "_PackageExports", path: Optional[str] = None) -> None:
         self.tree = tree
+        self.path = path
         self.scopes = Scopes(tree)
         self.reasons: List[str] = []
         self.flags: Dict[str, ast.stmt] = {}  # flag name -> its binding statement
@@ -301,6 +302,11 @@ class _Module:
             for a in stmt.names:
                 if a.name == "IS_HIP_EXTENSION" and len(stmt.names) == 1:
                     return a.asname or a.name
+        elif isinstance(stmt, ast.ImportFrom) and len(stmt.names) == 1 and self.path:
+            alias = stmt.names[0]
+            if rocm_names.get(alias.asname or alias.name) == ON_ROCM \
+                    and _imported_hip_test(self.path, stmt.level or 0, stmt.module, alias.name):
+                return alias.asname or alias.name
         return None
 
     def _hip_test_is_sound(self, value: ast.AST) -> bool:
@@ -352,6 +358,47 @@ def _is_hip_test(value: ast.AST) -> bool:
     if isinstance(value, ast.Call) and _dotted(value.func) == "bool" and len(value.args) == 1 and not value.keywords:
         return hip(value.args[0])
     return hip(value)
+
+
+def _imported_hip_test(path: str, level: int, module: Optional[str], name: str) -> bool:
+    """Independently of the checker's project model: does the module ``from <module> import
+    name`` reads (a relative one, or one beside the file or under its package root) bind
+    ``name`` once, at module level, to ``torch.version.hip is not None``?"""
+    from rocm_lint.discovery import read_bounded
+
+    folder = os.path.dirname(os.path.abspath(path))
+    parts = module.split(".") if module else []
+    if level:
+        base = folder
+        for _ in range(level - 1):
+            base = os.path.dirname(base)
+        roots = [base]
+    else:
+        top = folder
+        while os.path.isfile(os.path.join(top, "__init__.py")) and os.path.dirname(top) != top:
+            top = os.path.dirname(top)
+        roots = [folder, top]
+    for root in roots:
+        stem = os.path.join(root, *parts) if parts else root
+        for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+            if not parts and candidate == stem + ".py":
+                continue
+            try:
+                data = read_bounded(candidate, 1 << 20)
+            except OSError:
+                continue
+            if isinstance(data, str):
+                continue
+            try:
+                tree = ast.parse(data.decode("utf-8"))
+            except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
+                return False
+            values = [s.value for s in tree.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                      and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
+            rebound = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+                          and isinstance(n.ctx, ast.Store))
+            return len(values) == 1 and rebound == 1 and _is_hip_test(values[0])
+    return False
 
 
 class _PackageExports:
@@ -491,7 +538,7 @@ class _Fold(ast.NodeTransformer):
 def fold(tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, object], path: Optional[str] = None,
          assume_imports_succeed: bool = False) -> Tuple[ast.Module, List[str]]:
     """The module as it runs on NVIDIA, and the reasons found on the way (what cannot be proven)."""
-    module = _Module(tree, original_names, rocm_names, _PackageExports(path))
+    module = _Module(tree, original_names, rocm_names, _PackageExports(path), path)
     module.decide()
     folded = _Fold(module, assume_imports_succeed).visit(tree)  # `tree` is the caller's copy
     return ast.fix_missing_locations(folded), module.reasons

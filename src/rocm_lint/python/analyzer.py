@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ast
 import bisect
+import os
 import re
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence
 
+from rocm_lint.domain import NVIDIA
 from rocm_lint.finding import Applicability, Finding, Fix, Recipe
 from rocm_lint.python.context import ModuleContext, State, handler_catches
 from rocm_lint.rule import PythonChecker, Rule
@@ -45,6 +47,14 @@ class Analyzer:
                 if observer.fn not in fns:  # one function observing for several rules runs once
                     fns.append(observer.fn)
         self.findings: List[Finding] = []
+        self._inherited: Optional[FrozenSet[str]] = None
+
+    def inherited_gates(self) -> FrozenSet[str]:
+        """Module-level functions that inherit their callers' gate (see :func:`inherited_gates`);
+        only the functions this walk enters are considered."""
+        if self._inherited is None:
+            self._inherited = inherited_gates(self.ctx, self.touches)
+        return self._inherited
 
     def run(self) -> List[Finding]:
         self.walk_block(self.ctx.tree.body, self.module_state())
@@ -119,6 +129,8 @@ class Analyzer:
                 for node in stmt.bases + [k.value for k in stmt.keywords]:
                     self.visit_expr(node, state)
             else:
+                if self.ctx.function is None and stmt.name in self.inherited_gates():
+                    inner = inner.apply(NVIDIA)  # only ever called where ROCm is not in use
                 self.visit_expr(stmt.args, state)
                 if stmt.returns is not None:
                     self.visit_expr(stmt.returns, state)
@@ -231,26 +243,83 @@ class Analyzer:
 
 
 class _GatedWalk(Analyzer):
-    """The same gated walk, unpruned, handing every node and its state to ``visit``."""
+    """The same gated walk (unpruned unless ``lines`` is given), handing every node and its
+    state to ``visit``."""
 
-    def __init__(self, ctx: ModuleContext, visit: Callable[[ast.AST, State], None]) -> None:
-        super().__init__(ctx, (), None)
+    def __init__(self, ctx: ModuleContext, visit: Callable[[ast.AST, State], None],
+                 lines: Optional[List[int]] = None, inherit: bool = True) -> None:
+        super().__init__(ctx, (), lines)
         self.visit = visit
+        self.inherit = inherit
+
+    def inherited_gates(self) -> FrozenSet[str]:
+        if self._inherited is None:
+            self._inherited = inherited_gates(self.ctx) if self.inherit else frozenset()
+        return self._inherited
 
     def check(self, node: ast.AST, state: State) -> None:
         self.visit(node, state)
 
 
-def walk_gated(ctx: ModuleContext, visit: Callable[[ast.AST, State], None]) -> None:
+def walk_gated(ctx: ModuleContext, visit: Callable[[ast.AST, State], None],
+               lines: Optional[List[int]] = None, *, inherit: bool = True) -> None:
     """Walk the whole module as the analyser does, calling ``visit(node, state)`` for every
     node with what is known there (NVIDIA-only, ROCm-only, import-guarded, in a function);
     ``ctx.statement`` and ``ctx.function`` are kept current.  For module facts (phase 1): the
-    context's walk fields are restored afterwards, so it may also run on first use mid-walk."""
+    context's walk fields are restored afterwards, so it may also run on first use mid-walk.
+    ``lines`` (sorted) prunes the walk to the statements that touch them, as the analyser does."""
     saved = (ctx.statement, ctx.function, ctx.state, ctx.node)
     try:
-        _GatedWalk(ctx, visit).run()
+        _GatedWalk(ctx, visit, lines, inherit).run()
     finally:
         ctx.statement, ctx.function, ctx.state, ctx.node = saved
+
+
+def inherited_gates(ctx: ModuleContext, wanted: Optional[Callable[[ast.stmt], bool]] = None) -> FrozenSet[str]:
+    """Module-level functions called only from NVIDIA-only code: their bodies inherit the gate.
+
+    ``if not IS_HIP_EXTENSION: flags += _nvcc_flags()`` with ``def _nvcc_flags(): return
+    ["--use_fast_math"]``: the helper never runs on ROCm.  Only functions nothing outside the
+    module can call are considered (a private ``_name`` not in ``__all__``, or any function of a
+    script: a ``setup.py`` or a module with a ``__main__`` block); every reference to the
+    function (calls and plain uses, outside its own body) must be NVIDIA-only.  One level: a
+    helper of a helper does not inherit through it.  Computed once per module, walking only
+    the statements that mention the candidates; ``wanted(def)`` narrows the candidates to the
+    functions a caller cares about (the analyser: those it will enter)."""
+    key = "analyzer:inherited-gates" if wanted is None else f"analyzer:inherited-gates:{id(wanted)}"
+
+    def compute() -> FrozenSet[str]:
+        text = ctx.text
+        script = os.path.basename(ctx.path) == "setup.py" or "__main__" in text
+        exported = _dunder_all(ctx.tree)
+        candidates = {stmt.name: stmt for stmt in ctx.tree.body
+                      if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and (script or stmt.name.startswith("_") and not stmt.name.startswith("__"))
+                      and stmt.name not in exported and (wanted is None or wanted(stmt))}
+        if not candidates:
+            return frozenset()
+        lines = trigger_lines(text, list(candidates))
+        gated: Dict[str, bool] = {}
+
+        def visit(node: ast.AST, state: State) -> None:
+            if isinstance(node, ast.Name) and node.id in candidates:
+                fn = candidates[node.id]
+                if fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno):
+                    return  # recursion: its own body
+                gated[node.id] = gated.get(node.id, True) and state.nvidia_only
+
+        walk_gated(ctx, visit, lines, inherit=False)
+        return frozenset(name for name, only in gated.items() if only)
+
+    return ctx.memo(key, compute)
+
+
+def _dunder_all(tree: ast.Module) -> FrozenSet[str]:
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
+            if isinstance(stmt.value, (ast.List, ast.Tuple)):
+                return frozenset(e.value for e in stmt.value.elts if isinstance(e, ast.Constant))
+    return frozenset()
 
 
 def _fix_of(rule: Rule, recipe: Optional[Recipe]) -> Optional[Fix]:
@@ -297,7 +366,10 @@ def extend_with_bound_names(text: str, lines: List[int], ctx: ModuleContext) -> 
     """Add the lines that mention a name bound on a trigger line (``MODE = "reduce-overhead"``)."""
     names = []
     line_set = set(lines)
-    for name, value in ctx.single_bindings.items():
+    # ``self.opts = {...}`` bound once: followed to ``options=self.opts`` like a name.
+    attributes = [(k, v[0]) for k, v in ctx.all_bindings.items()
+                  if len(v) == 1 and k not in ctx.single_bindings and isinstance(v[0], ast.Dict)]
+    for name, value in [*ctx.single_bindings.items(), *attributes]:
         # Only literal values can carry a hazard to where they are used (a mode string, an
         # options dict, an allocator string); following every name would visit half the file.
         literal = isinstance(value, (ast.Constant, ast.Dict, ast.JoinedStr, ast.BinOp, ast.IfExp,

@@ -11,7 +11,8 @@ Public API for checkers: ``path``, ``tree``, ``text``, ``config``, ``imports``, 
 ``state``, ``statement``, ``node``, ``function``, ``single_bindings``, ``all_bindings``;
 ``qualname``, ``resolve``, ``bound_values``, ``constant``, ``string_text``, ``segment``, ``snippet``,
 ``parameter_default``, ``is_whole_statement``, ``alone_on_its_lines``, ``parent_of``,
-``ancestors``, ``enclosing_statements``, ``caught``, ``source_lines``, ``memo``.
+``ancestors``, ``enclosing_statements``, ``caught``, ``source_lines``, ``memo``; ``project`` and
+``exported`` for facts other modules of the project export (:mod:`rocm_lint.python.project`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from rocm_lint.config import Config
 from rocm_lint.lines import split_lines
 from rocm_lint.python.gates import NVIDIA, ROCM, Fact, GateAnalysis
 from rocm_lint.python.names import ImportMap
+from rocm_lint.python.project import PREDICATES, ExportedFacts, Project, project_for, register_context
 
 T = TypeVar("T")
 
@@ -64,8 +66,11 @@ class State(NamedTuple):
 class ModuleContext:
     """Everything a checker may ask about the module; ``state`` is the current node's."""
 
-    def __init__(self, path: str, tree: ast.Module, config: Config, text: str = "") -> None:
+    def __init__(self, path: str, tree: ast.Module, config: Config, text: str = "",
+                 project: Optional["Project"] = None) -> None:
         self.path = path
+        # The project model (phase 0): facts other modules export; lazily filled.
+        self.project: "Project" = project if project is not None else project_for(config)
         self.tree = tree
         self.text = text  # the module's source, for file-level questions
         self._lines: Optional[List[str]] = None
@@ -73,7 +78,8 @@ class ModuleContext:
         self._qualnames: Dict[int, Optional[str]] = {}
         self.config = config
         self.imports = ImportMap()
-        self.gates = GateAnalysis(self.imports, config.rocm_predicates, config.cuda_predicates)
+        self.gates = GateAnalysis(self.imports, config.rocm_predicates, config.cuda_predicates,
+                                  external=self._imported_predicate)
         self.state = State()
         self.statement: Optional[ast.stmt] = None  # the innermost statement being visited
         self.node: Optional[ast.AST] = None  # the node being checked
@@ -166,6 +172,52 @@ class ModuleContext:
         for fn in functions:
             if may_matter(fn):
                 self.gates.learn_function(fn)
+
+    # -- the project model ----------------------------------------------------------------
+    def _imported_predicate(self, qualname: str, called: bool):
+        """The facts of an imported predicate: a value read bare, a function called."""
+        found = self.project.lookup(self.path, qualname, PREDICATES)
+        if found is None or (found[0] == "call") != called:
+            return None
+        return found[1]
+
+    def imported_predicates(self) -> Dict[str, object]:
+        """Names this module imports (``from .utils import ON_AMD``) that another project
+        module binds to a platform test, with their facts (values only, not functions)."""
+        found: Dict[str, object] = {}
+        for local, qual in self.imports.names.items():
+            if "." not in qual:
+                continue
+            facts = self._imported_predicate(qual, False)
+            if facts is not None:
+                found[local] = facts
+        return found
+
+    def exported(self, fact: "ExportedFacts[T]", node: ast.AST) -> Optional[T]:
+        """What ``fact`` says about the name ``node`` refers to: a module-level name of this
+        module, or a name imported from a project module (``from .utils import get_cc``).
+        None when unknown (an unimported name, a third-party module, a local variable)."""
+        if isinstance(node, ast.Name):
+            root = node.id
+        elif isinstance(node, ast.Attribute):
+            root_node = node
+            while isinstance(root_node, ast.Attribute):
+                root_node = root_node.value
+            if not isinstance(root_node, ast.Name):
+                return None
+            root = root_node.id
+        else:
+            return None
+        if root in self.imports.names:
+            qual = self.qualname(node)
+            return self.project.lookup(self.path, qual, fact) if qual else None
+        if isinstance(node, ast.Name):
+            key = "exports:" + fact.name
+            if key not in self._memo:
+                self._memo[key] = {}  # while computing, the module's own exports are unknown
+                self._memo[key] = dict(fact.compute(self))
+            return self._memo[key].get(node.id)  # type: ignore[union-attr]
+        return None
 
     # -- helpers for checkers ----------------------------------------------------------
     def qualname(self, node: ast.AST) -> Optional[str]:
@@ -349,6 +401,9 @@ class ModuleContext:
             if left is not None or right is not None:
                 return (left or "{}") + (right or "{}")
         return None
+
+
+register_context(ModuleContext)
 
 
 def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:

@@ -17,7 +17,7 @@ there; it counts as NVIDIA ("not on a ROCm GPU") when false.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Callable, Dict, Iterable, Optional, Tuple
 
 from rocm_lint.python.names import ImportMap, dotted
 from rocm_lint.domain import NVIDIA, ROCM  # noqa: F401  (re-exported for the rules)
@@ -30,6 +30,7 @@ ON_NVIDIA: Facts = (NVIDIA, ROCM)
 
 _HIP = "torch.version.hip"
 _CUDA = "torch.version.cuda"
+_CUDA_HOME = "torch.utils.cpp_extension.CUDA_HOME"
 _VERSION_STRINGS = ("torch.__version__", "torch.version.__version__")
 # Calls that never return: a branch that ends in one is an early exit.
 _NORETURN = {
@@ -57,8 +58,11 @@ def _match(tail: str, entries: Iterable[str]) -> bool:
 
 class GateAnalysis:
     def __init__(self, imports: ImportMap, rocm_predicates: Iterable[str],
-                 cuda_predicates: Iterable[str]) -> None:
+                 cuda_predicates: Iterable[str],
+                 external: Optional[Callable[[str, bool], Optional[Facts]]] = None) -> None:
         self.imports = imports
+        # Predicates another project module defines (``from .utils import on_amd``).
+        self.external = external
         self.rocm_predicates = tuple(rocm_predicates)
         self.cuda_predicates = tuple(cuda_predicates)
         # Inferred from the module: ``IS_HIP = torch.version.hip is not None``,
@@ -123,7 +127,7 @@ class GateAnalysis:
             return (self._root_fact(e), None)
         return UNKNOWN
 
-    def _reference(self, e: ast.AST) -> Facts:
+    def _reference(self, e: ast.AST, called: bool = False) -> Facts:
         qual = self.imports.qualname(e)
         if qual == _HIP:
             return ON_ROCM
@@ -133,7 +137,15 @@ class GateAnalysis:
             return self.bound_names[e.id]
         if isinstance(e, ast.Attribute) and e.attr in self.bound_attrs:
             return self.bound_attrs[e.attr]
+        if qual == _CUDA_HOME:
+            # torch sets it only on CUDA builds (``... if torch.version.cuda else None``); None
+            # says nothing (a CUDA build without a toolkit).
+            return (NVIDIA, None)
         tail = dotted(e)
+        if self.external is not None and qual is not None and tail is not None and qual != tail:
+            found = self.external(qual, called)  # an imported name: what its module binds it to
+            if found is not None and found != UNKNOWN:
+                return found
         if tail is not None:
             if _match(tail, self.rocm_predicates):
                 return ON_ROCM
@@ -164,7 +176,7 @@ class GateAnalysis:
                 return self.bound_functions[func.id]
             if isinstance(func, ast.Attribute) and func.attr in self.bound_functions:
                 return self.bound_functions[func.attr]
-            ref = self._reference(func)
+            ref = self._reference(func, called=True)
             if ref != UNKNOWN:
                 return ref
         # torch.version.hip.startswith("6"): evaluates (truthily) only on ROCm.

@@ -25,11 +25,14 @@ class ImportMap:
                     top = alias.name.split(".", 1)[0]
                     self.names[top] = top
         elif isinstance(node, ast.ImportFrom):
-            if node.level or not node.module:
-                return  # relative imports name this project's modules, not torch
+            # Relative imports keep their leading dots (``..utils.is_hip``): they name this
+            # project's modules, never torch; the project model resolves them.
+            prefix = "." * (node.level or 0) + (f"{node.module}." if node.module else "")
+            if not prefix:
+                return
             for alias in node.names:
                 if alias.name != "*":
-                    self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                    self.names[alias.asname or alias.name] = f"{prefix}{alias.name}"
 
     def add_alias(self, name: str, value: ast.AST) -> None:
         """``name = <dotted expression>`` makes ``name`` an alias when the value resolves."""

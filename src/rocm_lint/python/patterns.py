@@ -85,8 +85,31 @@ def inductor_settings(node: ast.AST, ctx) -> Iterator[Tuple[ast.AST, str, ast.AS
                 yield from _dict_items(kw.value, ctx)
 
 
+def _nvidia_only_values(ctx) -> "set":
+    """Ids of the dict values the module builds only where ROCm is not in use (computed once,
+    on first use, with the analyser's gated walk)."""
+    def compute() -> set:
+        from rocm_lint.python.analyzer import walk_gated
+
+        found: set = set()
+
+        def visit(node: ast.AST, state) -> None:
+            if state.nvidia_only and isinstance(node, ast.Dict):
+                found.add(id(node))
+
+        walk_gated(ctx, visit)
+        return found
+
+    return ctx.memo("patterns:nvidia-only-dicts", compute)
+
+
 def _dict_items(node: ast.AST, ctx) -> Iterator[Tuple[ast.AST, str, ast.AST]]:
     node = ctx.resolve(node)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        # ``self.compile_opts = {...}`` in __init__, passed later as ``options=self.compile_opts``
+        values = ctx.bound_values(node)
+        if len(values) == 1 and id(values[0]) not in _nvidia_only_values(ctx):
+            node = ctx.resolve(values[0])
     if isinstance(node, ast.Dict):
         for k, v in zip(node.keys, node.values):
             key = _key(k, ctx)

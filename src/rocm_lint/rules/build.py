@@ -10,11 +10,12 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from rocm_lint.domain import NVIDIA, ROCM
 from rocm_lint.python.analyzer import walk_gated
 from rocm_lint.python.context import ModuleContext, ModuleFacts, State
+from rocm_lint.python.project import ExportedFacts
 from rocm_lint.python.patterns import env_settings
 from rocm_lint.rule import CONFIG_LANGUAGES, PyHit, Rule
 
@@ -27,6 +28,7 @@ class BuildFacts:
 
     nvcc_constants: FrozenSet[int]  # strings reaching nvcc in ungated code
     sink_constants: FrozenSet[int]  # strings reaching the device compiler on ROCm
+    nvcc_imports: FrozenSet[int] = frozenset()  # imported names (flag helpers) reaching nvcc ungated
 
 
 _LIST_METHODS = {"append", "extend", "insert", "__iadd__"}
@@ -54,7 +56,8 @@ class _Sinks:
         self.ctx = ctx
         self.live_values: List[ast.AST] = []  # sink expressions reached on ROCm (not gated)
         self.rocm_values: List[ast.AST] = []  # sink expressions only reached on ROCm
-        self.bindings: Dict[str, List[ast.AST]] = {}  # name -> values appended/assigned
+        self.bindings: Dict[str, List[ast.AST]] = {}  # name -> values appended/assigned/returned
+        self.imported: Set[int] = set()  # imported names read by the sinks reached so far
 
     def see(self, node: ast.AST, state: State) -> None:
         if state.nvidia_only:
@@ -77,6 +80,11 @@ class _Sinks:
                     sinks.extend(values)
                 elif isinstance(owner, ast.Name) and not self._is_parameter(owner.id):
                     self.bindings.setdefault(owner.id, []).extend(values)
+        elif isinstance(node, ast.Return) and node.value is not None and self.ctx.function is not None \
+                and self.ctx.function in self.ctx.tree.body:
+            # ``def extra_nvcc_flags(): return [...]`` (module level): ``extra_nvcc_flags()``
+            # reads what it returns (key ``name()``: a variable may share the name)
+            self.bindings.setdefault(self.ctx.function.name + "()", []).append(node.value)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
@@ -122,8 +130,17 @@ class _Sinks:
             if isinstance(node.value, str):
                 found.add(id(node))
             return
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            names.add(node.func.id + "()")
         if isinstance(node, ast.Name):
             names.add(node.id)
+            if node.id in self.ctx.imports.names and node.id + "()" not in self.bindings \
+                    and node.id not in self.bindings:
+                self.imported.add(id(node))  # ``from .flags import extra_nvcc_flags``
+            return
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id in self.ctx.imports.names:
+            self.imported.add(id(node))  # ``flags.extra_nvcc_flags()``
             return
         if isinstance(node, (ast.Lambda, ast.FunctionDef)):
             return
@@ -135,10 +152,51 @@ def _learn_build_facts(ctx: ModuleContext) -> BuildFacts:
     sinks = _Sinks(ctx)
     walk_gated(ctx, sinks.see)
     nvcc = sinks.reach(sinks.live_values)
-    return BuildFacts(frozenset(nvcc), frozenset(nvcc | sinks.reach(sinks.rocm_values)))
+    imported = frozenset(sinks.imported)
+    return BuildFacts(frozenset(nvcc), frozenset(nvcc | sinks.reach(sinks.rocm_values)), imported)
 
 
 BUILD_FACTS: ModuleFacts[BuildFacts] = ModuleFacts("ROC5.build_facts", _learn_build_facts)
+
+
+def _exported_nvcc_flags(ctx: ModuleContext) -> Dict[str, Tuple[str, ...]]:
+    """Module-level functions and names whose value holds nvcc-only options on ROCm
+    (``def extra_nvcc_flags(): return ["--generate-line-info"]``, ``NVCC_FLAGS = [...]``)."""
+    sinks = _Sinks(ctx)
+    walk_gated(ctx, sinks.see)
+    strings = {id(n): n.value for n in ast.walk(ctx.tree)
+               if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    public = {s.name for s in ctx.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    public |= {t.id for s in ctx.tree.body if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+               for t in (s.targets if isinstance(s, ast.Assign) else [s.target]) if isinstance(t, ast.Name)}
+    found: Dict[str, Tuple[str, ...]] = {}
+    functions = {s.name for s in ctx.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for name in public:
+        if name in functions:  # what a call returns
+            reached = sinks.reach([ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[])])
+        elif name in sinks.bindings:
+            reached = sinks.reach([ast.Name(id=name, ctx=ast.Load())])
+        else:
+            continue
+        options = [nvcc_only_option(strings[i]) for i in reached if i in strings]
+        options = sorted({o for o in options if o is not None})
+        if options:
+            found[name] = tuple(options)
+    return found
+
+
+# A quoted option (``"-gencode=..."``, ``'--threads'``): one linear pass over a module's text.
+_QUOTED_OPTION = re.compile(r"""["'](-{1,2}[A-Za-z][\w-]*)""")
+
+
+def _nvcc_option_offsets(text: str) -> List[int]:
+    if "'-" not in text and '"-' not in text:
+        return []
+    return [m.start() for m in _QUOTED_OPTION.finditer(text) if m.group(1) in NVCC_ONLY_OPTIONS]
+
+
+NVCC_FLAG_EXPORTS = ExportedFacts("ROC501.nvcc_flags", (), lambda ctx: _exported_nvcc_flags(ctx), triggers=True,
+                                  evidence=lambda text: _nvcc_option_offsets(text))
 
 # -- ROC501 -----------------------------------------------------------------------------
 # nvcc options that clang++ (what hipcc runs, and what torch's BuildExtension calls
@@ -175,9 +233,13 @@ ROC501 = Rule(
     precheck=r"nvcc|extra_cuda_cflags",
     # no fix: a flag inside a list cannot be gated by a statement-level fix; the message says how
     facts=(BUILD_FACTS,),
+    exports=(NVCC_FLAG_EXPORTS,),
     messages={"default": "nvcc-only flag `{option}` in a torch extension's nvcc args: ROCm builds hand them "
                          "to hipcc/clang++, which stops with `unknown argument`; add it only when not "
-                         "IS_HIP_EXTENSION"},
+                         "IS_HIP_EXTENSION",
+              "imported": "`{name}` (from `{module}`) puts nvcc-only {options} in a torch extension's nvcc "
+                          "args: ROCm builds hand them to hipcc/clang++, which stops with `unknown argument`; "
+                          "pass it only when not IS_HIP_EXTENSION"},
 )
 
 
@@ -204,6 +266,35 @@ def nvcc_only_flag(node: ast.Constant, ctx: ModuleContext) -> Iterator[PyHit]:
     if option is None or id(node) not in ctx.facts(BUILD_FACTS).nvcc_constants:
         return
     yield PyHit(node, ROC501.message(option=option))
+
+
+_SINK_WORDS = re.compile(ROC501.precheck)
+
+
+def _names_a_sink(ctx: ModuleContext) -> bool:
+    """Does the module name an nvcc sink at all (ROC501's precheck, once per module)?"""
+    return ctx.memo("ROC501.sink-words", lambda: _SINK_WORDS.search(ctx.text) is not None)
+
+
+@ROC501.checker(ast.Name, ast.Attribute)
+def imported_nvcc_flags(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
+    """A flag helper or list imported from another module reaches nvcc here."""
+    if not _names_a_sink(ctx) or not isinstance(node, (ast.Name, ast.Attribute)):
+        return
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id not in ctx.imports.names:
+        return
+    if id(node) not in ctx.facts(BUILD_FACTS).nvcc_imports:
+        return
+    options = ctx.exported(NVCC_FLAG_EXPORTS, node)
+    if not options:
+        return
+    qual = ctx.qualname(node) or ""
+    shown = ", ".join(f"`{o}`" for o in options[:3]) + (" ..." if len(options) > 3 else "")
+    yield PyHit(node, ROC501.message("imported", name=ctx.snippet(node), module=qual.rpartition(".")[0],
+                                     options=("flag " if len(options) == 1 else "flags ") + shown))
 
 
 # -- ROC502 / ROC503: hard-coded GPU architectures ----------------------------------------

@@ -16,7 +16,13 @@ from typing import Dict, Hashable, Iterator, List, Optional, Set, Tuple
 from rocm_lint.domain import NVIDIA, ROCM
 from rocm_lint.finding import Applicability, WrapExpression, span_of
 from rocm_lint.python.context import ModuleContext
+from rocm_lint.python.project import ExportedFacts
 from rocm_lint.rule import FixAvailability, PyHit, Rule
+
+# Phase 0: capability wrappers and values other modules import (``from .env import get_cc``).
+CAPABILITY_EXPORTS = ExportedFacts(
+    "ROC106.capability", ("get_device_capability", "get_device_properties"),
+    lambda ctx: _exported_capabilities(ctx), triggers=True)
 
 ROC106 = Rule(
     "ROC106", "capability-sm-check",
@@ -30,6 +36,7 @@ ROC106 = Rule(
     precheck=r"get_device_capability|get_device_properties",
     fix=Applicability.UNSAFE,
     fix_availability=FixAvailability.ALWAYS,
+    exports=(CAPABILITY_EXPORTS,),
     messages={"default": "`{snippet}` reads an NVIDIA SM number, but ROCm reports the gfx version as the "
                          "capability ({gpus}), so AMD GPUs take this NVIDIA-architecture path: "
                          "test `torch.version.cuda is not None and ...` first"},
@@ -63,9 +70,95 @@ def _capability_bindings(ctx: ModuleContext) -> Dict[BindingKey, str]:
 
     Filled during the walk by :func:`record_capability_bindings`: the walker never runs
     observers in NVIDIA-only code, so a capability read under `if torch.version.cuda:` is
-    not recorded and comparisons of it elsewhere stay silent.
+    not recorded and comparisons of it elsewhere stay silent.  While a module's exports are
+    computed (:func:`_exported_capabilities`) the bindings of that computation are used.
     """
+    for owner, bindings in reversed(_EXPORT_BINDINGS):
+        if owner is ctx:
+            return bindings
     return ctx.memo("ROC106.bindings", dict)
+
+
+# (context, bindings) of the export computations in progress (nested: one module's exports
+# may read another's).
+_EXPORT_BINDINGS: List[Tuple[ModuleContext, Dict[BindingKey, str]]] = []
+
+
+def _exported_capabilities(ctx: ModuleContext) -> Dict[str, str]:
+    """What the module exports that holds a capability: module-level names bound to one
+    (``CAP = torch.cuda.get_device_capability()``: "tuple") and functions that return one on
+    ROCm (``def get_cc(): props = ...get_device_properties(0); return (props.major,
+    props.minor)``: "call:tuple").  A function whose ROCm path returns something else
+    (``if torch.version.hip: return (0, 0)``) exports nothing."""
+    bindings: Dict[BindingKey, str] = {}
+    _EXPORT_BINDINGS.append((ctx, bindings))
+    saved = ctx.function
+    try:
+        found: Dict[str, str] = {}
+        words = CAPABILITY_EXPORTS.words
+        lines = ctx.source_lines()
+        for stmt in ctx.tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                body = "".join(lines[stmt.lineno - 1:stmt.end_lineno or stmt.lineno])
+                if not any(w in body for w in words):
+                    continue  # reads no capability: wraps none
+                ctx.function = stmt
+                kinds: Set[Optional[str]] = set()
+                _returns(stmt.body, ctx, bindings, kinds, nvidia_only=False)
+                ctx.function = saved
+                kinds.discard("none")
+                if len(kinds) == 1:
+                    (kind,) = kinds
+                    if kind in ("tuple", "major", "minor", "cc", "float", "props"):
+                        found[stmt.name] = "call:" + kind
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                ctx.function = None
+                _bind(stmt, ctx, bindings)
+        for (owner, name), kind in bindings.items():
+            if owner is None and kind not in ("cc10", "tenth"):
+                found.setdefault(name, kind)
+        return found
+    finally:
+        ctx.function = saved
+        _EXPORT_BINDINGS.pop()
+
+
+def _returns(body: List[ast.stmt], ctx: ModuleContext, bindings: Dict[BindingKey, str],
+             kinds: Set[Optional[str]], nvidia_only: bool) -> bool:
+    """Collect the kinds a function body returns where ROCm may run; True when the rest of
+    the enclosing block is NVIDIA-only (a ROCm branch returned)."""
+    for stmt in body:
+        if isinstance(stmt, ast.Return):
+            if not nvidia_only:
+                value = stmt.value
+                if value is None or isinstance(value, ast.Constant) and value.value is None:
+                    kinds.add("none")
+                else:
+                    kinds.add(_capability_kind(value, ctx))
+            return False
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and not nvidia_only:
+            _bind(stmt, ctx, bindings)
+        elif isinstance(stmt, ast.If):
+            t, f = ctx.gates.facts(stmt.test)
+            _returns(stmt.body, ctx, bindings, kinds, nvidia_only or t == NVIDIA or f == ROCM)
+            _returns(stmt.orelse, ctx, bindings, kinds, nvidia_only or f == NVIDIA or t == ROCM)
+            if (t == ROCM or f == NVIDIA) and ctx.gates.terminates(stmt.body):
+                nvidia_only = True  # ROCm left through the body: the rest runs on NVIDIA only
+            elif (f == ROCM or t == NVIDIA) and ctx.gates.terminates(stmt.orelse):
+                nvidia_only = True
+        elif isinstance(stmt, (ast.With, ast.AsyncWith, ast.For, ast.While)):
+            _returns(stmt.body, ctx, bindings, kinds, nvidia_only)
+        elif isinstance(stmt, ast.Try):
+            for block in (stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
+                _returns(block, ctx, bindings, kinds, nvidia_only)
+    return nvidia_only
+
+
+def _bind(stmt: ast.stmt, ctx: ModuleContext, bindings: Dict[BindingKey, str]) -> None:
+    """:func:`record_capability_bindings` for an export computation."""
+    _record(stmt, ctx, bindings)
+
+
 
 
 def _binding_key(node: ast.AST, function: Optional[ast.AST]) -> Optional[BindingKey]:
@@ -93,6 +186,9 @@ def _capability_kind(node: Optional[ast.AST], ctx: ModuleContext, depth: int = 0
             return "tuple"
         if qual in _PROPERTIES_CALLS:
             return "props"
+        exported = ctx.exported(CAPABILITY_EXPORTS, node.func)  # a project wrapper: get_cc()
+        if exported is not None and exported.startswith("call:"):
+            return exported[5:]
         if qual == "tuple" and len(node.args) == 1:
             return "tuple" if _capability_kind(node.args[0], ctx, depth + 1) == "tuple" else None
         if qual in ("int", "float") and len(node.args) == 1:
@@ -141,7 +237,14 @@ def _capability_kind(node: Optional[ast.AST], ctx: ModuleContext, depth: int = 0
         found = bindings.get(key)
         if found is None and isinstance(node, ast.Name) and node.id not in _local_names(ctx.function, ctx):
             found = bindings.get((None, node.id))  # a module-level binding
+            if found is None and node.id in ctx.imports.names:  # from .env import CAPABILITY
+                exported = ctx.exported(CAPABILITY_EXPORTS, node)
+                found = exported if exported is not None and not exported.startswith("call:") else None
         return found
+    if isinstance(node, ast.Attribute):  # env.CAPABILITY, a module's exported value
+        exported = ctx.exported(CAPABILITY_EXPORTS, node)
+        if exported is not None and not exported.startswith("call:"):
+            return exported
     return None
 
 
@@ -171,10 +274,13 @@ def _is_float(node: ast.AST, value: float) -> bool:
 @ROC106.observer(ast.Assign, ast.AnnAssign)
 def record_capability_bindings(node: ast.Assign, ctx: ModuleContext) -> None:
     """Remember names that hold a capability (and forget names rebound to something else)."""
+    _record(node, ctx, _capability_bindings(ctx))
+
+
+def _record(node: ast.AST, ctx: ModuleContext, bindings: Dict[BindingKey, str]) -> None:
     if node.value is None:
         return
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    bindings = _capability_bindings(ctx)
     for target in targets:
         if isinstance(target, (ast.Tuple, ast.List)):
             value = ctx.resolve(node.value)
