@@ -15,6 +15,9 @@ EXPECT = re.compile(r"(?:#|//|/\*)\s*expect:\s*((?:ROC[0-9]{3}\s*)+)")  # `#` Py
 # A positive fixture's findings, pinned next to it (``ROC101.py`` -> ``ROC101.py.expected``) and
 # checked by tests/test_fixture_snapshots.py; not a fixture itself.
 SNAPSHOT_SUFFIX = ".expected"
+# The CLI keeps a cache beside the configuration (.rocm_lint_cache): the tests' runs keep theirs
+# in one temporary directory instead of the fixtures (tests/test_cache.py uses its own).
+os.environ.setdefault("ROCM_LINT_CACHE_DIR", str(Path(__import__("tempfile").mkdtemp(prefix="rocm-lint-cache-"))))
 
 
 def pytest_addoption(parser):

@@ -57,7 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--force-exclude", action="store_true",
                        help="apply exclude/extend-exclude to files named on the command line too (pre-commit)")
     check.add_argument("--no-cache", action="store_true",
-                       help="accepted (the CLI contract, ruff's habit): rocm-lint keeps no cache, every run reads every file")
+                       help="check every file, neither reading nor writing the cache")
+    check.add_argument("--cache-dir", metavar="DIR",
+                       help="where the cache lives (default: .rocm_lint_cache beside the configuration, "
+                            "or ROCM_LINT_CACHE_DIR)")
     check.add_argument("--fix", action="store_true", help="apply safe fixes (the NVIDIA path never changes)")
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
@@ -74,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor = sub.add_parser("doctor", help="check the live torch, GPU and host (needs torch installed)")
     doctor.add_argument("--json", action="store_true", help="machine-readable report")
+
+    clean = sub.add_parser("clean", help="remove the cache (.rocm_lint_cache) of the current project")
+    clean.add_argument("--cache-dir", metavar="DIR", help="the cache to remove (default: as `check` finds it)")
 
     server = sub.add_parser("server", help="run the language server (LSP over stdio; needs rocm-lint[lsp])")
     server.add_argument("--stdio", action="store_true", help="accepted for editor clients; stdio is the default")
@@ -236,11 +242,16 @@ def _check(paths, config, args):
     from rocm_lint.engine import check_paths
     from rocm_lint.output.progress import ProgressBar, wants_progress
 
+    cache_dir = None
+    if not args.no_cache:
+        from rocm_lint.cache import default_dir
+
+        cache_dir = args.cache_dir or default_dir(config)
     if not wants_progress(sys.stderr, args.quiet):
-        return check_paths(paths, config, jobs=args.jobs)
+        return check_paths(paths, config, jobs=args.jobs, cache_dir=cache_dir)
     bar = ProgressBar(sys.stderr)
     try:
-        return check_paths(paths, config, jobs=args.jobs, progress=bar)
+        return check_paths(paths, config, jobs=args.jobs, progress=bar, cache_dir=cache_dir)
     finally:
         bar.close()
 
@@ -362,6 +373,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if critical else EXIT_CLEAN
 
 
+def cmd_clean(args: argparse.Namespace) -> int:
+    from rocm_lint.cache import clean, default_dir
+
+    config = discover(["."], None) if not args.cache_dir else None
+    removed, message = clean(args.cache_dir or default_dir(config))
+    sys.stderr.write(f"rocm-lint: {message}\n")
+    return EXIT_CLEAN
+
+
 def cmd_server(args: argparse.Namespace) -> int:
     try:
         from rocm_lint.server import main as serve  # pygls is optional: imported only here
@@ -378,7 +398,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     handler = {"check": cmd_check, "rule": cmd_rule, "rules": cmd_rules, "doctor": cmd_doctor,
-               "server": cmd_server}[args.command]
+               "clean": cmd_clean, "server": cmd_server}[args.command]
     try:
         return handler(args)
     except KeyboardInterrupt:  # pragma: no cover

@@ -13,7 +13,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint import noqa
 from rocm_lint.config import Config
@@ -207,20 +207,23 @@ def check_file(path: str, config: Config, project: Optional["Project"] = None) -
     return check_source(path, text, config, project=project)
 
 
-def _check_many(args: Tuple[Sequence[str], Config, dict]) -> List[Union[List[Finding], FileError]]:
+def _check_many(args: Tuple[Sequence[str], Config, dict, bool]):
+    """A worker's share: (result, files read besides it) per path."""
     from rocm_lint.python.project import Project
 
-    paths, config, seed = args
+    paths, config, seed, record = args
     project = Project.from_seed(config, seed)
-    return [check_file(p, config, project) for p in paths]
+    return [_check_recorded(p, config, project, record) for p in paths]
 
 
 # -- phase 0: the project model ------------------------------------------------------------
-def _python_sources(paths: Sequence[str]):
+def _python_sources(paths: Sequence[str], data: Optional[Dict[str, bytes]] = None):
+    """(path, read) for the Python files; ``data`` holds bytes already read."""
     for path in paths:
         if language_of(path) == "python":
             def read(path: str = path) -> Optional[str]:
-                text = read_source(path)
+                raw = data.get(path) if data else None
+                text = decode_source(path, raw) if raw is not None else read_source(path)
                 return None if isinstance(text, FileError) else text
             yield path, read
 
@@ -240,8 +243,12 @@ def _roots(paths: Sequence[str]) -> List[str]:
 
 
 def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
-                progress: Optional[Callable[[int, int], None]] = None) -> Report:
-    """Check every file under ``paths``; ``progress(done, total)`` is called as files finish."""
+                progress: Optional[Callable[[int, int], None]] = None,
+                cache_dir: Optional[str] = None) -> Report:
+    """Check every file under ``paths``; ``progress(done, total)`` is called as files finish.
+
+    With ``cache_dir`` the content cache (:mod:`rocm_lint.cache`) answers for every file whose
+    content, dependencies and project trigger names are unchanged; only the others are checked."""
     report = Report()
     files: List[str] = []
     for item in iter_files(paths, config):
@@ -256,34 +263,89 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
     project = Project(config, _roots(paths))
     use_project(config, project)
     facts = exported_facts(_selected_codes(config))
-    # Processes pay for themselves only on bigger trees (start-up is ~50 ms each).
-    if jobs > 1 and len(files) >= 200:
-        from concurrent.futures import ProcessPoolExecutor  # only paid for on big trees
+    cache = None
+    digests: Dict[str, str] = {}
+    if cache_dir is not None:
+        from rocm_lint.cache import Cache
 
-        # Many small interleaved chunks: heavy files cluster in directories.
-        n = jobs * 16
-        chunks = [files[i::n] for i in range(n)]
-        results = []
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            if any(f.triggers for f in facts):  # phase 0, spread over the workers too
-                words = set()
-                for batch_words in pool.map(_prepass_many, [(c, config, project.seed()) for c in chunks]):
+        cache = Cache(cache_dir, config)
+        digests, python_bytes = _digests(files, cache)
+    parallel = jobs > 1 and len(files) >= 200
+    results: Dict[str, Union[List[Finding], FileError]] = {}
+    pool = None
+    try:
+        # Phase 0: the project's exported names (spread over the workers on big trees).
+        if any(f.triggers for f in facts):
+            if cache is not None:
+                entries = cache.entries
+
+                def known(path: str) -> Optional[List[str]]:
+                    entry = entries.get(os.path.abspath(path))
+                    if entry and entry.get("hash") == digests.get(path) and "candidates" in entry:
+                        return list(entry["candidates"])
+                    return None
+                project.prepass(_python_sources(files, python_bytes), facts,
+                                follow_imports=len(files) <= _FOLLOW_IMPORTS, known=known)
+                python_bytes.clear()
+            elif parallel:
+                from concurrent.futures import ProcessPoolExecutor
+
+                pool = ProcessPoolExecutor(max_workers=jobs)
+                words: set = set()
+                for batch_words in pool.map(_prepass_many, [(c, config, project.seed())
+                                                            for c in _chunks(files, jobs)]):
                     words.update(batch_words)
                 project.trigger_words = frozenset(words)
+                project.prepassed = True
+            else:
+                # A few files (pre-commit's changed files): read the modules they import too.
+                project.prepass(_python_sources(files), facts, follow_imports=len(files) <= _FOLLOW_IMPORTS)
+        triggers = project.trigger_key()
+        todo = files
+        if cache is not None:
+            todo = []
+            for path in files:
+                hit = cache.lookup(path, digests[path], triggers) if path in digests else None
+                if hit is None:
+                    todo.append(path)
+                else:
+                    results[path] = hit
+            if progress is not None and results:
+                progress(len(results), len(files))
+        record = cache is not None
+        # Processes pay for themselves only on bigger trees (start-up is ~50 ms each).
+        if jobs > 1 and len(todo) >= 200:
+            from concurrent.futures import ProcessPoolExecutor
+
+            pool = pool or ProcessPoolExecutor(max_workers=jobs)
             seed = project.seed()
-            for batch in pool.map(_check_many, [(c, config, seed) for c in chunks]):
-                results.extend(batch)
+            chunks = _chunks(todo, jobs)
+            for chunk, batch in zip(chunks, pool.map(_check_many, [(c, config, seed, record) for c in chunks])):
+                for path, (result, deps) in zip(chunk, batch):
+                    results[path] = result
+                    if cache is not None and path in digests:
+                        cache.store(path, digests[path], triggers, deps, result)
                 if progress is not None:
                     progress(len(results), len(files))
-    else:
-        # A few files (pre-commit's changed files): read the modules they import too.
-        project.prepass(_python_sources(files), facts, follow_imports=len(files) <= _FOLLOW_IMPORTS)
-        results = []
-        for p in files:
-            results.append(check_file(p, config, project))
-            if progress is not None:
-                progress(len(results), len(files))
-    for result in results:
+        else:
+            for path in todo:
+                result, deps = _check_recorded(path, config, project, record)
+                results[path] = result
+                if cache is not None and path in digests:
+                    cache.store(path, digests[path], triggers, deps, result)
+                if progress is not None:
+                    progress(len(results), len(files))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    if cache is not None:
+        for path, names in project.file_candidates.items():
+            entry = cache.entries.get(os.path.abspath(path))
+            if entry is not None and entry.get("hash") == digests.get(path):
+                entry["candidates"] = names
+        cache.save()
+    for path in files:
+        result = results[path]
         if isinstance(result, FileError):
             report.errors.append(result)
         else:
@@ -291,3 +353,42 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
     report.findings.sort()
     report.errors.sort(key=lambda e: e.path)
     return report
+
+
+def _chunks(files: Sequence[str], jobs: int) -> List[List[str]]:
+    """Many small interleaved chunks: heavy files cluster in directories."""
+    n = jobs * 16
+    return [list(files[i::n]) for i in range(n)]
+
+
+def _digests(files: Sequence[str], cache) -> Tuple[Dict[str, str], Dict[str, bytes]]:
+    """Content hashes of the files to check (a file that cannot be read gets none: it is
+    checked, and its error reported, every time), and the Python files' bytes for phase 0
+    (read once)."""
+    from rocm_lint.cache import content_hash
+
+    out: Dict[str, str] = {}
+    python: Dict[str, bytes] = {}
+    for path in files:
+        try:
+            data = read_bounded(path, MAX_FILE_BYTES)
+        except OSError:
+            continue
+        if isinstance(data, bytes):
+            out[path] = content_hash(data)
+            cache.remember_hash(path, out[path])
+            if language_of(path) == "python":
+                python[path] = data
+    return out, python
+
+
+def _check_recorded(path: str, config: Config, project: "Project", record: bool):
+    """(result, files the check read besides ``path``)."""
+    if not record:
+        return check_file(path, config, project), ()
+    from rocm_lint.discovery import recording_reads
+
+    with recording_reads() as reads:
+        result = check_file(path, config, project)
+    reads.discard(os.path.abspath(path))
+    return result, sorted(reads)

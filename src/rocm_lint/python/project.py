@@ -45,6 +45,8 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Generic, Iterable, List, Optional, Sequence, Set, \
     Tuple, TypeVar
 
+from rocm_lint.discovery import note_read, read_bounded
+
 if TYPE_CHECKING:  # pragma: no cover
     from rocm_lint.config import Config
 
@@ -165,6 +167,7 @@ class Project:
         self._lookups: Dict[Tuple[str, str, str], object] = {}
         self.trigger_words: FrozenSet[str] = frozenset()
         self.prepassed = seed is not None  # a pre-pass filled trigger_words (else: words_for)
+        self.file_candidates: Dict[str, List[str]] = {}  # what the pre-pass computed, by path
         if seed:
             self.trigger_words = frozenset(seed.get("trigger_words", ()))
 
@@ -173,18 +176,27 @@ class Project:
     def from_seed(cls, config: "Config", seed: dict) -> "Project":
         return cls(config, seed.get("roots", ()), seed)
 
+    def trigger_key(self) -> str:
+        """A digest of the trigger names (the cache's key for "the same project facts")."""
+        import hashlib
+
+        return hashlib.blake2b("\n".join(sorted(self.trigger_words)).encode(), digest_size=8).hexdigest()
+
     def seed(self) -> dict:
         """What worker processes need to answer as this process would (picklable)."""
         return {"roots": list(self.roots), "trigger_words": sorted(self.trigger_words)}
 
     def prepass(self, sources: Iterable[Tuple[str, Callable[[], Optional[str]]]],
-                facts: Sequence[ExportedFacts], follow_imports: bool = False) -> None:
+                facts: Sequence[ExportedFacts], follow_imports: bool = False,
+                known: Optional[Callable[[str], Optional[List[str]]]] = None) -> None:
         """Collect the names the checked files export through trigger facts (``facts`` with
         ``triggers=True``): ``sources`` yields (path, read) pairs for the Python files.
 
         With ``follow_imports`` (small runs: pre-commit hands over the changed files only) the
         project modules the files import are read too, one level deep, so that a file calling
-        a wrapper defined in an unchanged module gets the same findings as in a whole-tree run."""
+        a wrapper defined in an unchanged module gets the same findings as in a whole-tree run.
+        ``known(path)`` may answer a file's candidate names from the cache (None: compute them);
+        what was computed is left in :attr:`file_candidates` for the cache to keep."""
         self.prepassed = True
         trigger_facts = [f for f in facts if f.triggers]
         if not trigger_facts:
@@ -192,6 +204,10 @@ class Project:
         words: Set[str] = set(self.trigger_words)
         imported: Dict[str, None] = {}
         for path, read in sources:
+            cached = known(path) if known is not None and not follow_imports else None
+            if cached is not None:
+                words.update(cached)
+                continue
             text = read()
             if not text:
                 continue
@@ -200,10 +216,12 @@ class Project:
                     found = self.find_module(path, name)
                     if found is not None:
                         imported[found] = None
-            if not _importable(path):
-                continue
-            for fact in trigger_facts:
-                words.update(fact.candidates(text))
+            names: List[str] = []
+            if _importable(path):
+                for fact in trigger_facts:
+                    names.extend(fact.candidates(text))
+            self.file_candidates[path] = names
+            words.update(names)
         for path in imported:
             module = self._load(path)
             if module is None or module.failed:
@@ -327,6 +345,8 @@ class Project:
 
     def _load(self, path: str) -> Optional[_Module]:
         module = self._modules.get(path)
+        if module is not None:
+            note_read(path)  # read earlier for another file: this file's check depends on it too
         if module is None:
             module = _Module(path, _read_module(path))
             self._store(path, module)
@@ -440,8 +460,6 @@ def _module_file(root: str, parts: List[str]) -> Optional[str]:
 
 
 def _read_module(path: str) -> Optional[str]:
-    from rocm_lint.discovery import read_bounded
-
     try:
         data = read_bounded(path, MAX_MODULE_BYTES)
     except OSError:

@@ -1,0 +1,243 @@
+"""The content cache: what a file's check found, kept between runs (ruff's ``.ruff_cache``).
+
+``.rocm_lint_cache/`` beside the configuration (or in the working directory; ``--cache-dir`` or
+``ROCM_LINT_CACHE_DIR`` elsewhere; ``--no-cache`` skips it; ``rocm-lint clean`` removes it)
+holds one JSON file per rocm-lint version and effective settings.  An entry is reused when
+
+* the file's content hash is the same (the content, not its timestamp: a ``git checkout`` that
+  restores a file keeps its entry, an edit within the same second does not),
+* every other file its check read is unchanged (the project modules it imported facts from, the
+  C++ headers it followed: recorded by :func:`rocm_lint.discovery.recording_reads`), and
+* the project's exported trigger names are the same (a wrapper defined or removed anywhere can
+  change which lines of any file matter).
+
+Entries hold findings (with their fix recipes) or the file's error as plain JSON: loading a
+cache never runs code.  Writes are atomic (a temporary file then ``os.replace``), so concurrent
+runs never see half a file; the last one to finish wins.  The cache keeps at most
+:data:`MAX_ENTRIES` entries (least recently used go first) and a ``.gitignore`` of ``*``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from typing import Dict, Iterable, List, Optional, Tuple, Union
+
+from rocm_lint import __version__
+from rocm_lint.finding import RECIPES, Applicability, Edit, FileError, Finding, Fix
+
+CACHE_DIR_NAME = ".rocm_lint_cache"
+MAX_ENTRIES = 200_000
+MAX_CACHE_BYTES = 256 * 1024 * 1024  # a larger cache file is ignored (and rewritten)
+_FORMAT = 1
+
+Result = Union[List[Finding], FileError]
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def default_dir(config) -> str:
+    env = os.environ.get("ROCM_LINT_CACHE_DIR")
+    if env:
+        return env
+    base = str(config.root) if getattr(config, "root", None) is not None else os.getcwd()
+    return os.path.join(base, CACHE_DIR_NAME)
+
+
+def _code_stamp() -> str:
+    """rocm-lint's own sources (name, size, mtime): a development checkout whose rules change
+    without a version bump never reads what older code found."""
+    base = os.path.dirname(os.path.abspath(__file__))
+    parts = []
+    for folder, dirs, names in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            if name.endswith((".py", ".md", ".yml", ".yaml")):
+                try:
+                    st = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                parts.append(f"{os.path.relpath(os.path.join(folder, name), base)}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+
+
+def settings_key(config) -> str:
+    """The effective settings, as far as they change findings (and the Python that parses)."""
+    text = f"{_FORMAT}|{__version__}|{_code_stamp()}|{sys.version_info[:2]}|{config!r}"
+    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
+
+
+# -- findings as plain data ------------------------------------------------------------------------
+def _recipe_to(recipe) -> Optional[dict]:
+    if recipe is None:
+        return None
+    return {"type": type(recipe).__name__, **asdict(recipe)}
+
+
+def _recipe_from(data: Optional[dict]):
+    if data is None:
+        return None
+    kinds = {r.__name__: r for r in RECIPES}
+    data = dict(data)
+    kind = kinds[data.pop("type")]
+    if "span" in data:
+        data["span"] = tuple(data["span"])
+    return kind(**data)
+
+
+def _finding_to(f: Finding) -> dict:
+    out = {"path": f.path, "line": f.line, "col": f.col, "code": f.code, "message": f.message,
+           "end_line": f.end_line, "end_col": f.end_col, "severity": f.severity}
+    if f.fix is not None:
+        out["fix"] = {"applicability": f.fix.applicability.value, "message": f.fix.message,
+                      "edits": [[e.content, list(e.start), list(e.end)] for e in f.fix.edits],
+                      "recipe": _recipe_to(f.fix.recipe)}
+    return out
+
+
+def _finding_from(d: dict) -> Finding:
+    fix = None
+    if d.get("fix") is not None:
+        x = d["fix"]
+        fix = Fix(Applicability(x["applicability"]), x["message"],
+                  tuple(Edit(c, tuple(s), tuple(e)) for c, s, e in x["edits"]), _recipe_from(x["recipe"]))
+    return Finding(d["path"], d["line"], d["col"], d["code"], d["message"], d["end_line"], d["end_col"],
+                   fix=fix, severity=d.get("severity"))
+
+
+def encode_result(result: Result) -> dict:
+    if isinstance(result, FileError):
+        return {"error": result.reason}
+    return {"findings": [_finding_to(f) for f in result]}
+
+
+def decode_result(path: str, data: dict) -> Result:
+    if "error" in data:
+        return FileError(path, data["error"])
+    return [_finding_from(d) for d in data["findings"]]
+
+
+# -- the cache -----------------------------------------------------------------------------------
+class Cache:
+    """One run's view of the cache: ``lookup`` before checking a file, ``store`` after, ``save``
+    once at the end."""
+
+    def __init__(self, directory: str, config) -> None:
+        self.directory = directory
+        self.file = os.path.join(directory, __version__, settings_key(config) + ".json")
+        self.entries: Dict[str, dict] = {}
+        self.dirty = False
+        self.now = int(time.time())
+        self._hashes: Dict[str, Optional[str]] = {}
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            if os.path.getsize(self.file) > MAX_CACHE_BYTES:
+                return
+            with open(self.file, "r", encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return  # no cache yet, or a broken one: start afresh
+        if isinstance(data, dict) and data.get("format") == _FORMAT and isinstance(data.get("entries"), dict):
+            self.entries = data["entries"]
+
+    # -- hashes of the files a check read ---------------------------------------------------------
+    def remember_hash(self, path: str, digest: str) -> None:
+        self._hashes[os.path.abspath(path)] = digest
+
+    def hash_of(self, path: str) -> Optional[str]:
+        path = os.path.abspath(path)
+        if path not in self._hashes:
+            from rocm_lint.discovery import read_bounded
+
+            try:
+                data = read_bounded(path, 64 * 1024 * 1024)
+            except OSError:
+                data = None
+            self._hashes[path] = content_hash(data) if isinstance(data, bytes) else None
+        return self._hashes[path]
+
+    # -- entries ----------------------------------------------------------------------------------
+    def lookup(self, path: str, digest: str, triggers: str) -> Optional[Result]:
+        entry = self.entries.get(os.path.abspath(path))
+        if not entry or entry.get("hash") != digest or entry.get("triggers") != triggers:
+            return None
+        for dep, dep_hash in entry.get("deps", ()):
+            if self.hash_of(dep) != dep_hash:
+                return None
+        try:
+            result = decode_result(path, entry["result"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        if entry.get("used") != self.now:
+            entry["used"] = self.now
+            self.dirty = True
+        return result
+
+    def store(self, path: str, digest: str, triggers: str, deps: Iterable[str], result: Result) -> None:
+        key = os.path.abspath(path)
+        self.entries[key] = {
+            "hash": digest, "triggers": triggers, "used": self.now,
+            "deps": [[d, self.hash_of(d)] for d in sorted(set(deps)) if d != key],
+            "result": encode_result(result),
+        }
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        if len(self.entries) > MAX_ENTRIES:
+            keep = sorted(self.entries.items(), key=lambda kv: kv[1].get("used", 0), reverse=True)[:MAX_ENTRIES]
+            self.entries = dict(keep)
+        try:
+            _prepare(self.directory)
+            os.makedirs(os.path.dirname(self.file), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".rocm-lint-", suffix=".tmp", dir=os.path.dirname(self.file))
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump({"format": _FORMAT, "entries": self.entries}, fh, separators=(",", ":"))
+                os.replace(tmp, self.file)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            pass  # a read-only tree: run without a cache, never fail the run for it
+
+
+def _prepare(directory: str) -> None:
+    """Create the cache directory with the files tools expect in one (git ignores it)."""
+    os.makedirs(directory, exist_ok=True)
+    for name, text in ((".gitignore", "# Automatically created by rocm-lint.\n*\n"),
+                       ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"
+                                        "# This file is a cache directory tag created by rocm-lint.\n")):
+        target = os.path.join(directory, name)
+        if not os.path.exists(target):
+            try:
+                with open(target, "x", encoding="utf-8") as fh:
+                    fh.write(text)
+            except OSError:
+                pass
+
+
+def clean(directory: str) -> Tuple[bool, str]:
+    """Remove a cache directory (``rocm-lint clean``); refuses anything that is not one."""
+    import shutil
+
+    if not os.path.isdir(directory):
+        return False, f"no cache at {directory}"
+    if not os.path.isfile(os.path.join(directory, "CACHEDIR.TAG")) and \
+            os.path.basename(os.path.normpath(directory)) != CACHE_DIR_NAME:
+        return False, f"{directory} does not look like a rocm-lint cache (no CACHEDIR.TAG); not removed"
+    shutil.rmtree(directory)
+    return True, f"removed {directory}"

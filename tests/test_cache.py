@@ -1,0 +1,142 @@
+"""The content cache (rocm_lint.cache): a warm run answers from it with the very same output,
+an edit re-checks the edited file and the files that read it, and the cache never breaks a run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT, run_cli
+
+from rocm_lint import engine
+from rocm_lint.config import Config
+from rocm_lint.engine import check_paths
+
+
+@pytest.fixture
+def project(tmp_path):
+    copy = tmp_path / "project"
+    shutil.copytree(FIXTURES / "project", copy)
+    shutil.copytree(FIXTURES / "sample-project", copy / "sample")
+    return copy
+
+
+@pytest.fixture
+def checked(monkeypatch):
+    """The files the engine really checks (not answered by the cache), per run."""
+    seen = []
+    real = engine.check_file
+
+    def spy(path, config, project=None):
+        seen.append(os.path.relpath(path))
+        return real(path, config, project)
+
+    monkeypatch.setattr(engine, "check_file", spy)
+    return seen
+
+
+def _run(project, cache, seen):
+    seen.clear()
+    cwd = os.getcwd()
+    os.chdir(project)
+    try:
+        report = check_paths(["."], Config(), jobs=1, cache_dir=str(cache))
+    finally:
+        os.chdir(cwd)
+    return report, sorted(seen)
+
+
+def test_a_warm_run_checks_nothing_and_finds_the_same(project, tmp_path, checked):
+    cache = tmp_path / "cache"
+    cold, first = _run(project, cache, checked)
+    warm, second = _run(project, cache, checked)
+    assert first and second == []
+    assert warm.findings == cold.findings
+    assert [f.fix for f in warm.findings] == [f.fix for f in cold.findings]
+    assert [f.recipe for f in warm.findings] == [f.recipe for f in cold.findings]
+    assert [(f.message, f.end_line, f.end_col) for f in warm.findings] == \
+        [(f.message, f.end_line, f.end_col) for f in cold.findings]
+
+
+def test_an_edit_rechecks_the_file_and_the_files_that_read_it(project, tmp_path, checked):
+    cache = tmp_path / "cache"
+    _run(project, cache, checked)
+    platform = project / "acme" / "platform.py"
+    platform.write_text(platform.read_text() + "\nEXTRA = 1\n")
+    report, again = _run(project, cache, checked)
+    # model.py and compile.py read their gates and wrappers from platform.py
+    assert again == ["acme/compile.py", "acme/model.py", "acme/platform.py"]
+    # a gate removed in the platform module changes a finding in a module that imports it
+    platform.write_text(platform.read_text().replace("AMD_GPU = torch.version.hip is not None", "AMD_GPU = False"))
+    report, again = _run(project, cache, checked)
+    assert "acme/model.py" in again
+    uncached = check_paths([str(project)], Config(), jobs=1)
+    assert [(Path(f.path).name, f.line, f.code) for f in report.findings] == \
+        [(Path(f.path).name, f.line, f.code) for f in uncached.findings]
+
+
+def test_a_new_wrapper_anywhere_rechecks_everything(project, tmp_path, checked):
+    cache = tmp_path / "cache"
+    _, first = _run(project, cache, checked)
+    (project / "acme" / "more.py").write_text(
+        "import torch\n\n\ndef sm_version():\n    return torch.cuda.get_device_capability()\n")
+    _, again = _run(project, cache, checked)
+    assert again == sorted(first + ["acme/more.py"])
+
+
+def test_the_cache_survives_corruption_and_concurrent_runs(project, tmp_path):
+    cache = tmp_path / "cache"
+    env = {"ROCM_LINT_CACHE_DIR": str(cache)}
+    first = run_cli("check", "--output-format", "json", ".", cwd=project, env=env)
+    files = list(cache.rglob("*.json"))
+    assert len(files) == 1
+    files[0].write_text("{ not json")
+    again = run_cli("check", "--output-format", "json", ".", cwd=project, env=env)
+    assert again.stdout == first.stdout and again.returncode == first.returncode
+    procs = [subprocess.Popen([sys.executable, "-m", "rocm_lint", "check", "--output-format", "json", "."],
+                              cwd=project, env={**os.environ, **env}, stdout=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    assert all(o == first.stdout for o in outputs)
+    json.loads(files[0].read_text())  # whole, whoever won
+    assert not list(cache.rglob("*.tmp"))
+
+
+def test_cache_directory_is_ignored_by_git_and_no_cache_writes_nothing(project, tmp_path):
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    proc = run_cli("check", ".", cwd=project, env={"ROCM_LINT_CACHE_DIR": ""})
+    assert proc.returncode == 1, proc.stderr
+    assert (project / ".rocm_lint_cache" / "CACHEDIR.TAG").is_file()
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project,
+                            capture_output=True, text=True, check=True).stdout
+    assert ".rocm_lint_cache" not in status
+    shutil.rmtree(project / ".rocm_lint_cache")
+    run_cli("check", "--no-cache", ".", cwd=project, env={"ROCM_LINT_CACHE_DIR": ""})
+    assert not (project / ".rocm_lint_cache").exists()
+
+
+def test_clean_removes_the_cache_and_nothing_else(project, tmp_path):
+    env = {"ROCM_LINT_CACHE_DIR": ""}
+    run_cli("check", ".", cwd=project, env=env)
+    assert (project / ".rocm_lint_cache").is_dir()
+    proc = run_cli("clean", cwd=project, env=env)
+    assert proc.returncode == 0 and "removed" in proc.stderr
+    assert not (project / ".rocm_lint_cache").exists()
+    assert (project / "acme").is_dir()
+    proc = run_cli("clean", "--cache-dir", str(project / "acme"), cwd=project)
+    assert "not removed" in proc.stderr and (project / "acme" / "model.py").is_file()
+
+
+def test_a_read_only_cache_location_never_fails_the_run(project, tmp_path):
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("")
+    proc = run_cli("check", "--output-format", "concise", ".", cwd=project,
+                   env={"ROCM_LINT_CACHE_DIR": str(blocker / "cache")})
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
