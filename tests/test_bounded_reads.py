@@ -137,3 +137,20 @@ def test_walk_reports_an_unreadable_root(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "scandir", scandir)
     items = list(iter_files([str(tmp_path)], Config()))
     assert [(e.path, e.reason) for e in items] == [(str(tmp_path), "cannot read directory: permission denied")]
+
+
+def test_fix_reads_are_bounded_and_regular_files_only(tmp_path, monkeypatch):
+    """--fix reads the file it rewrites through the same bounded reader as the check."""
+    from rocm_lint.config import Config
+    from rocm_lint.fix import files
+
+    big = tmp_path / "big.py"
+    big.write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n" + "#" * 4096 + "\n")
+    monkeypatch.setattr("rocm_lint.engine.MAX_FILE_BYTES", 1024)
+    outcome = files.fix_file(str(big), Config(), unsafe=False, write=True)
+    assert outcome.error and "too large" in outcome.error
+    assert "allow_tf32 = True" in big.read_text()
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    outcome = files.fix_file(str(fifo), Config(), unsafe=False, write=False)
+    assert outcome.error and "not a regular file" in outcome.error

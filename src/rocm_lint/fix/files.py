@@ -107,8 +107,8 @@ def check_writable(st: os.stat_result) -> None:
 
 
 def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix:
-    from rocm_lint.discovery import language_of
-    from rocm_lint.engine import decode_source, source_encoding
+    from rocm_lint.discovery import language_of, read_bounded
+    from rocm_lint.engine import MAX_FILE_BYTES, decode_source, source_encoding
     from rocm_lint.fix.api import fix_text
 
     try:
@@ -116,8 +116,9 @@ def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix
         before = os.stat(real)
         if write:
             check_writable(before)
-        with open(real, "rb") as fh:
-            data = fh.read()
+        data = read_bounded(real, MAX_FILE_BYTES)  # regular files only, never past the limit
+        if isinstance(data, str):
+            raise Refused(data)
     except Refused as exc:
         return FileFix(path, "", "", error=str(exc))
     except OSError as exc:
@@ -151,8 +152,13 @@ def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix
 
 
 def _read(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
+    from rocm_lint.discovery import read_bounded
+    from rocm_lint.engine import MAX_FILE_BYTES
+
+    data = read_bounded(path, MAX_FILE_BYTES)
+    if isinstance(data, str):
+        raise ChangedOnDisk(data)  # no longer a regular file of a sane size: do not replace it
+    return data
 
 
 def temp_file(directory: str) -> Tuple[int, str]:

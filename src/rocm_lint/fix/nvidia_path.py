@@ -35,6 +35,8 @@ import os
 import re
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from rocm_lint.discovery import read_bounded
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
            ast.DictComp, ast.GeneratorExp)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -364,8 +366,6 @@ def _imported_hip_test(path: str, level: int, module: Optional[str], name: str) 
     """Independently of the checker's project model: does the module ``from <module> import
     name`` reads (a relative one, or one beside the file or under its package root) bind
     ``name`` once, at module level, to ``torch.version.hip is not None``?"""
-    from rocm_lint.discovery import read_bounded
-
     folder = os.path.dirname(os.path.abspath(path))
     parts = module.split(".") if module else []
     if level:
@@ -420,8 +420,10 @@ class _PackageExports:
         if stem == "__init__" or not os.path.isfile(init):
             return
         try:
-            with open(init, "rb") as fh:
-                text = fh.read(1 << 20).decode("utf-8", "replace")
+            data = read_bounded(init, 1 << 20)
+            if isinstance(data, str):
+                raise OSError(data)
+            text = data.decode("utf-8", "replace")
         except OSError:
             return
         self.init_names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))

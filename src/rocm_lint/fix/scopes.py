@@ -21,6 +21,8 @@ import os
 import re
 from typing import List, Optional, Set, Tuple
 
+from rocm_lint.discovery import read_bounded
+
 FLAG_NAMES = ("is_rocm", "_is_rocm", "_is_rocm_build", "_is_rocm_flag")
 # LibCST's native parser crashes (SIGSEGV) on a 10,000-operand `or` and needs minutes for a
 # 10,000-operand `+`; 5,000 operands parse.  Refuse well below.
@@ -274,8 +276,10 @@ def package_view(path: Optional[str]) -> Tuple[Set[str], bool, Set[str]]:
     if stem == "__init__" or not os.path.isfile(init):
         return set(), False, siblings
     try:
-        with open(init, "rb") as fh:
-            text = fh.read(1 << 20).decode("utf-8", "replace")
+        data = read_bounded(init, 1 << 20)
+        if isinstance(data, str):
+            raise OSError(data)
+        text = data.decode("utf-8", "replace")
     except OSError:
         return set(), False, siblings
     star = re.search(r"^\s*from\s+[.\w]*\b" + re.escape(stem) + r"\s+import\s+\*", text, re.M) is not None
