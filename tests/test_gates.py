@@ -17,6 +17,71 @@ from rocm_lint.engine import check_python_source
 HAZARD = "torch.backends.cuda.matmul.allow_tf32 = True"
 
 GATED = {
+    "env FORCE_CUDA (xformers)": """
+        import os
+        if torch.version.cuda is not None or os.getenv("FORCE_CUDA", "0") == "1":
+            HAZARD
+    """,
+    "env CUDA_VERSION or torch.version.cuda (AutoAWQ)": """
+        import os
+        CUDA_VERSION = os.getenv("CUDA_VERSION", None) or torch.version.cuda
+        if CUDA_VERSION:
+            HAZARD
+    """,
+    "os.environ TORCH_CUDA_ARCH_LIST set": """
+        import os
+        if os.environ.get("TORCH_CUDA_ARCH_LIST", "") != "":
+            HAZARD
+    """,
+    "CUDA_HOME early exit (SageAttention)": """
+        from torch.utils.cpp_extension import CUDA_HOME
+        if CUDA_HOME is None:
+            raise RuntimeError("CUDA must be available")
+        HAZARD
+    """,
+    "backend string 'hip'": """
+        def setup(backend):
+            if backend == "hip":
+                return
+            HAZARD
+    """,
+    "platform name returned by a function (unsloth)": """
+        def get_device_type():
+            if torch.version.hip:
+                return "hip"
+            return "cuda"
+        DEVICE_TYPE = get_device_type()
+        if DEVICE_TYPE == "cuda":
+            HAZARD
+    """,
+    "platform name membership (unsloth)": """
+        def get_device_type():
+            if torch.version.hip:
+                return "hip"
+            return "cuda"
+        DEVICE_TYPE = get_device_type()
+        def setup():
+            if DEVICE_TYPE in ("xpu", "hip"):
+                return
+            HAZARD
+    """,
+    "boolean function named for ROCm (TransformerEngine build_tools)": """
+        import os
+        def rocm_build() -> bool:
+            if os.getenv("NVTE_USE_ROCM", "0") == "1":
+                return True
+            return os.path.exists("/opt/rocm/bin/hipcc")
+        if rocm_build():
+            pass
+        else:
+            HAZARD
+    """,
+    "private helper called only from a CUDA branch": """
+        def _enable():
+            HAZARD
+        if torch.version.cuda is not None:
+            _enable()
+    """,
     "skipIf-on-cuda (ROCm-only: explicitly handled)": """
         import unittest
         @unittest.skipIf(torch.version.cuda is not None, "ROCm only")
@@ -349,6 +414,37 @@ GATED = {
 }
 
 NOT_GATED = {
+    "device.type == 'cuda' (True on ROCm)": """
+        def setup(x):
+            if x.device.type == "cuda":
+                HAZARD
+    """,
+    "env CUDA_VISIBLE_DEVICES (HIP honours it)": """
+        import os
+        if os.getenv("CUDA_VISIBLE_DEVICES"):
+            HAZARD
+    """,
+    "public helper called only from a CUDA branch (importers may call it)": """
+        def enable():
+            HAZARD
+        if torch.version.cuda is not None:
+            enable()
+    """,
+    "private helper also called ungated": """
+        def _enable():
+            HAZARD
+        if torch.version.cuda is not None:
+            _enable()
+        _enable()
+    """,
+    "rocm-named function that returns a path": """
+        def rocm_path():
+            return "/opt/rocm"
+        if rocm_path():
+            pass
+        else:
+            HAZARD
+    """,
     "hasattr-true-is-not-a-gate": """
         if hasattr(torch.version, "hip"):
             pass

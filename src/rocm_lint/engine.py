@@ -50,6 +50,24 @@ def _prefilters(codes: FrozenSet[str], language: str):
                  for r in all_rules() if r.code in codes and language in r.languages and r.triggers)
 
 
+@lru_cache(maxsize=64)
+def _rule_filters(codes: FrozenSet[str], language: str):
+    """Per rule: (code, trigger words, precheck regex or None); rules without triggers always run."""
+    return tuple((r.code, r.triggers, re.compile(r.precheck) if r.precheck else None)
+                 for r in all_rules() if r.code in codes and language in r.languages)
+
+
+def _rules_in(text: str, codes: FrozenSet[str], language: str) -> FrozenSet[str]:
+    """The enabled rules that could fire in ``text`` (the per-rule form of :func:`worth_parsing`)."""
+    return frozenset(code for code, words, precheck in _rule_filters(codes, language)
+                     if not words or any(w in text for w in words) and (precheck is None or precheck.search(text)))
+
+
+@lru_cache(maxsize=64)
+def _exporting_rules(codes: FrozenSet[str]) -> FrozenSet[str]:
+    return frozenset(r.code for r in all_rules() if r.code in codes and any(f.triggers for f in r.exports))
+
+
 def worth_parsing(text: str, codes: FrozenSet[str], language: str = "python") -> bool:
     """Could any enabled rule fire in ``text``? (Most files are answered here, unparsed.)"""
     for words, precheck in _prefilters(codes, language):
@@ -132,20 +150,22 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
     the caller applies suppressions."""
     from rocm_lint.python.analyzer import Analyzer, extend_with_bound_names, trigger_lines
     from rocm_lint.python.context import ModuleContext
-
     from rocm_lint.python.project import project_for
 
     project = project if project is not None else project_for(config)
+    codes = frozenset(codes)
     words = _triggers(codes, "python")
     present = [w for w in words if w in text]
-    present += project.words_for(path, text, exported_facts(frozenset(codes)))  # wrappers other modules define
-    if not present:
+    exported = project.words_for(path, text, exported_facts(codes))  # wrappers other modules define
+    if not present and not exported:
         return []
+    # Only the rules whose trigger (and precheck) the file holds run; with an exported name in
+    # it, the rules that read exports too.
+    codes = _rules_in(text, codes, "python") | (_exporting_rules(codes) if exported else frozenset())
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     ctx = ModuleContext(path, tree, config, text, project)
-    lines = extend_with_bound_names(text, trigger_lines(text, present), ctx)
-    codes = frozenset(codes)
+    lines = extend_with_bound_names(text, trigger_lines(text, present + exported), ctx)
     findings = Analyzer(ctx, python_checkers(codes), lines, python_observers(codes)).run()
     # One place can be reached twice (a dict constant handed to two compile calls).
     return sorted(set(findings))

@@ -156,10 +156,19 @@ class ModuleContext:
             body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
             return len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
 
+        module_level = {id(stmt) for stmt in tree.body}
+        for fn in functions:
+            if id(fn) in module_level and not single_return(fn):
+                self.gates.learn_named_predicate(fn)  # def rocm_build() -> bool: ...
+                if '"hip"' in (self.segment(fn) or "") or "'hip'" in (self.segment(fn) or ""):
+                    self.gates.learn_device_function(fn)  # if is_hip(): return "hip"
         functions = [fn for fn in functions if single_return(fn)]
         for fn in functions:
             if may_matter(fn):
                 self.gates.learn_function(fn)
+        if self.gates.device_functions:
+            for target, value in assignments:
+                self.gates.learn_device_name(target, value)
         for target, value in assignments:
             if not may_matter(value):
                 continue
@@ -174,12 +183,10 @@ class ModuleContext:
                 self.gates.learn_function(fn)
 
     # -- the project model ----------------------------------------------------------------
-    def _imported_predicate(self, qualname: str, called: bool):
-        """The facts of an imported predicate: a value read bare, a function called."""
-        found = self.project.lookup(self.path, qualname, PREDICATES)
-        if found is None or (found[0] == "call") != called:
-            return None
-        return found[1]
+    def _imported_predicate(self, qualname: str):
+        """What another module binds an imported name to: ("value"|"call", facts) for a
+        predicate, ("device", None) for a platform name."""
+        return self.project.lookup(self.path, qualname, PREDICATES)
 
     def imported_predicates(self) -> Dict[str, object]:
         """Names this module imports (``from .utils import ON_AMD``) that another project
@@ -188,9 +195,9 @@ class ModuleContext:
         for local, qual in self.imports.names.items():
             if "." not in qual:
                 continue
-            facts = self._imported_predicate(qual, False)
-            if facts is not None:
-                found[local] = facts
+            facts = self._imported_predicate(qual)
+            if facts is not None and facts[0] == "value":
+                found[local] = facts[1]
         return found
 
     def exported(self, fact: "ExportedFacts[T]", node: ast.AST) -> Optional[T]:

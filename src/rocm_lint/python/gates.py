@@ -17,7 +17,8 @@ there; it counts as NVIDIA ("not on a ROCm GPU") when false.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Iterable, Optional, Tuple
+import re
+from typing import Callable, Dict, Iterable, Optional, Set, Tuple
 
 from rocm_lint.python.names import ImportMap, dotted
 from rocm_lint.domain import NVIDIA, ROCM  # noqa: F401  (re-exported for the rules)
@@ -31,6 +32,11 @@ ON_NVIDIA: Facts = (NVIDIA, ROCM)
 _HIP = "torch.version.hip"
 _CUDA = "torch.version.cuda"
 _CUDA_HOME = "torch.utils.cpp_extension.CUDA_HOME"
+# Environment variables only a CUDA build sets (``FORCE_CUDA=1``, ``CUDA_VERSION`` of the
+# nvidia/cuda images, ``TORCH_CUDA_ARCH_LIST``): a test of one is an NVIDIA fact when true.
+# Deliberately not CUDA_VISIBLE_DEVICES, CUDA_LAUNCH_BLOCKING and friends, which HIP honours too.
+CUDA_BUILD_ENV = frozenset({"FORCE_CUDA", "CUDA_VERSION", "CUDA_HOME", "CUDA_PATH", "TORCH_CUDA_ARCH_LIST",
+                            "CUDAARCHS", "CUDA_ARCH_LIST"})
 _VERSION_STRINGS = ("torch.__version__", "torch.version.__version__")
 # Calls that never return: a branch that ends in one is an early exit.
 _NORETURN = {
@@ -59,7 +65,7 @@ def _match(tail: str, entries: Iterable[str]) -> bool:
 class GateAnalysis:
     def __init__(self, imports: ImportMap, rocm_predicates: Iterable[str],
                  cuda_predicates: Iterable[str],
-                 external: Optional[Callable[[str, bool], Optional[Facts]]] = None) -> None:
+                 external: Optional[Callable[[str], Optional[Tuple[str, Optional[Facts]]]]] = None) -> None:
         self.imports = imports
         # Predicates another project module defines (``from .utils import on_amd``).
         self.external = external
@@ -70,6 +76,10 @@ class GateAnalysis:
         self.bound_names: Dict[str, Facts] = {}
         self.bound_attrs: Dict[str, Facts] = {}
         self.bound_functions: Dict[str, Facts] = {}
+        # Platform names: values that are "hip" on ROCm (``DEVICE_TYPE = get_device_type()`` with
+        # ``if is_hip(): return "hip"``), and the functions returning them.
+        self.device_names: Set[str] = set()
+        self.device_functions: Set[str] = set()
         self._cache: Dict[int, Tuple[ast.AST, Facts]] = {}
 
     # -- learning the module's own predicates -------------------------------------
@@ -82,6 +92,52 @@ class GateAnalysis:
             self.bound_names.setdefault(target.id, f)
         elif isinstance(target, ast.Attribute):
             self.bound_attrs.setdefault(target.attr, f)
+
+    def learn_named_predicate(self, fn: ast.AST) -> None:
+        """``def rocm_build() -> bool:`` (any body): a boolean function named for ROCm/HIP/AMD is
+        taken for a ROCm predicate, as a reader would."""
+        if fn.name in self.bound_functions or fn.args.args and len(fn.args.defaults) < len(fn.args.args):
+            return
+        tokens = set(re.split(r"_+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", fn.name).lower()))
+        if not tokens & {"rocm", "hip", "amd"}:
+            return
+        returns = fn.returns
+        annotated = isinstance(returns, ast.Name) and returns.id == "bool" or \
+            isinstance(returns, ast.Constant) and returns.value == "bool"
+        values = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)]
+        boolish = values and all(v is not None and (
+            isinstance(v, ast.Constant) and isinstance(v.value, bool) or isinstance(v, (ast.Compare, ast.UnaryOp))
+            or isinstance(v, ast.Call) and dotted(v.func) == "bool") for v in values)
+        if annotated or boolish:
+            self._cache.clear()
+            self.bound_functions[fn.name] = ON_ROCM
+
+    def learn_device_function(self, fn: ast.AST) -> None:
+        """A function that returns the string "hip" somewhere names the platform."""
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Constant) and node.value.value == "hip":
+                self.device_functions.add(fn.name)
+                return
+
+    def learn_device_name(self, target: ast.AST, value: ast.AST) -> None:
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and not value.args \
+                and isinstance(value.func, ast.Name) and value.func.id in self.device_functions:
+            self.device_names.add(target.id)
+
+    def is_device_name(self, e: ast.AST) -> bool:
+        """Is ``e`` a platform name ("hip" on ROCm, "cuda" on NVIDIA)?"""
+        if isinstance(e, ast.Call) and not e.args and isinstance(e.func, ast.Name):
+            if e.func.id in self.device_functions:
+                return True
+            e = e.func
+        if isinstance(e, ast.Name) and e.id in self.device_names:
+            return True
+        if self.external is not None and isinstance(e, (ast.Name, ast.Attribute)):
+            qual = self.imports.qualname(e)
+            if qual is not None and qual != dotted(e):
+                found = self.external(qual)
+                return found is not None and found[0] == "device"
+        return False
 
     def learn_function(self, fn: ast.AST) -> None:
         """A function whose body is ``return <predicate>`` is a predicate itself."""
@@ -123,9 +179,22 @@ class GateAnalysis:
         if isinstance(e, (ast.Name, ast.Attribute)):
             return self._reference(e)
         if isinstance(e, ast.Subscript):
+            if self._cuda_env(e):
+                return (NVIDIA, None)
             # torch.version.hip.split(".")[0] only evaluates without error on ROCm.
             return (self._root_fact(e), None)
         return UNKNOWN
+
+    def _cuda_env(self, e: ast.AST) -> bool:
+        """``os.getenv("FORCE_CUDA")``, ``os.environ.get("CUDA_VERSION")``, ``os.environ["CUDA_HOME"]``:
+        a build setting only a CUDA build sets (see :data:`CUDA_BUILD_ENV`)."""
+        if isinstance(e, ast.Call) and e.args and isinstance(e.args[0], ast.Constant):
+            qual = self.imports.qualname(e.func)
+            return qual in ("os.getenv", "os.environ.get") and e.args[0].value in CUDA_BUILD_ENV
+        if isinstance(e, ast.Subscript) and self.imports.qualname(e.value) == "os.environ":
+            key = e.slice
+            return isinstance(key, ast.Constant) and key.value in CUDA_BUILD_ENV
+        return False
 
     def _reference(self, e: ast.AST, called: bool = False) -> Facts:
         qual = self.imports.qualname(e)
@@ -143,9 +212,9 @@ class GateAnalysis:
             return (NVIDIA, None)
         tail = dotted(e)
         if self.external is not None and qual is not None and tail is not None and qual != tail:
-            found = self.external(qual, called)  # an imported name: what its module binds it to
-            if found is not None and found != UNKNOWN:
-                return found
+            found = self.external(qual)  # an imported name: what its module binds it to
+            if found is not None and found[0] == ("call" if called else "value") and found[1] != UNKNOWN:
+                return found[1]
         if tail is not None:
             if _match(tail, self.rocm_predicates):
                 return ON_ROCM
@@ -156,6 +225,8 @@ class GateAnalysis:
     def _call(self, e: ast.Call) -> Facts:
         func = e.func
         qual = self.imports.qualname(func)
+        if self._cuda_env(e):
+            return (NVIDIA, None)
         if qual in ("bool",) and len(e.args) == 1:
             return self.facts(e.args[0])
         if qual == "getattr" and len(e.args) >= 2 and self.imports.qualname(e.args[0]) == "torch.version":
@@ -183,6 +254,16 @@ class GateAnalysis:
         return (self._root_fact(func), None)
 
     def _compare(self, left: ast.AST, op: ast.cmpop, right: ast.AST) -> Facts:
+        platform = self._platform_name_test(left, op, right)
+        if platform is not None:
+            return platform
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            for a, b in ((left, right), (right, left)):
+                if self._cuda_env(a) and isinstance(b, ast.Constant):
+                    unset = b.value in (None, "", "0", "false", "False", "OFF", "off")
+                    if isinstance(op, ast.Eq) != unset:  # == "1" / != "0": a CUDA build asked for
+                        return (NVIDIA, None)
+                    return (None, NVIDIA)
         if isinstance(op, (ast.Is, ast.Eq, ast.IsNot, ast.NotEq)):
             for a, b in ((left, right), (right, left)):
                 if isinstance(b, ast.Constant) and b.value is None:
@@ -200,6 +281,28 @@ class GateAnalysis:
         # true only where the version string exists.
         fact = self._root_fact(left) or self._root_fact(right)
         return (fact, None)
+
+    def _platform_name_test(self, left: ast.AST, op: ast.cmpop, right: ast.AST) -> Optional[Facts]:
+        """``DEVICE_TYPE == "hip"`` (ROCm), ``backend != "rocm"``; ``DEVICE_TYPE == "cuda"`` and
+        ``DEVICE_TYPE in ("xpu", "hip")`` where the name is a platform name (a plain
+        ``device.type == "cuda"`` is True on ROCm too: no fact)."""
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            for a, b in ((left, right), (right, left)):
+                if isinstance(b, ast.Constant) and isinstance(b.value, str):
+                    if b.value in ("hip", "rocm"):
+                        return ON_ROCM if isinstance(op, ast.Eq) else swap(ON_ROCM)
+                    if b.value == "cuda" and self.is_device_name(a):
+                        return (NVIDIA, None) if isinstance(op, ast.Eq) else (None, NVIDIA)
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+            values = {e.value for e in right.elts if isinstance(e, ast.Constant)}
+            facts: Optional[Facts] = None
+            if values & {"hip", "rocm"}:
+                facts = (ROCM if values <= {"hip", "rocm"} else None, NVIDIA)  # absent: not ROCm
+            elif "cuda" in values and self.is_device_name(left):
+                facts = (NVIDIA, None)
+            if facts is not None:
+                return facts if isinstance(op, ast.In) else swap(facts)
+        return None
 
     def _root_fact(self, e: ast.AST, depth: int = 4) -> Fact:
         """ROCM/NVIDIA when ``e`` reads torch.version.hip/cuda: directly, through a method or

@@ -100,11 +100,19 @@ class ExportedFacts(Generic[T]):
         offsets = sorted(self.evidence(text))
         if not offsets:
             return []
+        blocks = _top_level_blocks(text)
         found: List[str] = []
-        for name, start, end in _top_level_blocks(text):
+        for name, start, end in blocks:
             i = bisect.bisect_left(offsets, start)
             if i < len(offsets) and offsets[i] < end:
                 found.append(name)
+        # A definition that calls one of them may wrap it (get_cc() -> _get_cc(device)): two rounds.
+        for _ in range(2):
+            fresh = [name for name, start, end in blocks if name not in found
+                     and _mentioned(text[start:end], found)]
+            if not fresh:
+                break
+            found.extend(fresh)
         return found
 
     def __repr__(self) -> str:
@@ -119,12 +127,14 @@ def _exported_predicates(ctx: ModuleContext):
     found = {name: ("value", facts) for name, facts in gates.bound_names.items()}
     for name, facts in gates.bound_functions.items():
         found.setdefault(name, ("call", facts))
+    for name in gates.device_names:  # DEVICE_TYPE = get_device_type(): "hip" on ROCm
+        found.setdefault(name, ("device", None))
     return found
 
 
 PREDICATES: ExportedFacts = ExportedFacts(
     "predicates", ("torch.version", "is_rocm", "is_hip", "IS_ROCM", "IS_HIP", "HIP_EXTENSION", "ROCM_HOME",
-                   "CUDA_HOME", "current_platform"),
+                   "CUDA_HOME", "current_platform", "rocm", "hip\"", "hip'"),
     _exported_predicates)
 
 

@@ -45,7 +45,8 @@ ROC106 = Rule(
 _CUDA_FIRST = "{torch}.version.cuda is not None and ({expr})"
 _CUDA_FIRST_MESSAGE = "Test `torch.version.cuda is not None` first (AMD GPUs then skip the NVIDIA path)"
 
-_CAPABILITY_CALLS = {"torch.cuda.get_device_capability"}
+# PaddlePaddle's twin (its ROCm/DCU builds report the gfx version the same way).
+_CAPABILITY_CALLS = {"torch.cuda.get_device_capability", "paddle.device.cuda.get_device_capability"}
 _PROPERTIES_CALLS = {"torch.cuda.get_device_properties"}
 # What torch.cuda.get_device_capability() returns on ROCm: hipDeviceProp major/minor, which
 # HIP derives from the gfx version (gfx90a -> 9.0, gfx942 -> 9.4, gfx1100 -> 11.0).
@@ -82,6 +83,7 @@ def _capability_bindings(ctx: ModuleContext) -> Dict[BindingKey, str]:
 # (context, bindings) of the export computations in progress (nested: one module's exports
 # may read another's).
 _EXPORT_BINDINGS: List[Tuple[ModuleContext, Dict[BindingKey, str]]] = []
+_EXPORT_FOUND: List[Tuple[ModuleContext, Dict[str, str]]] = []  # the wrappers found so far, likewise
 
 
 def _exported_capabilities(ctx: ModuleContext) -> Dict[str, str]:
@@ -91,29 +93,35 @@ def _exported_capabilities(ctx: ModuleContext) -> Dict[str, str]:
     props.minor)``: "call:tuple").  A function whose ROCm path returns something else
     (``if torch.version.hip: return (0, 0)``) exports nothing."""
     bindings: Dict[BindingKey, str] = {}
+    found: Dict[str, str] = {}
     _EXPORT_BINDINGS.append((ctx, bindings))
+    _EXPORT_FOUND.append((ctx, found))
     saved = ctx.function
     try:
-        found: Dict[str, str] = {}
-        words = CAPABILITY_EXPORTS.words
+        words = list(CAPABILITY_EXPORTS.words)
         lines = ctx.source_lines()
-        for stmt in ctx.tree.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                body = "".join(lines[stmt.lineno - 1:stmt.end_lineno or stmt.lineno])
-                if not any(w in body for w in words):
-                    continue  # reads no capability: wraps none
-                ctx.function = stmt
-                kinds: Set[Optional[str]] = set()
-                _returns(stmt.body, ctx, bindings, kinds, nvidia_only=False)
-                ctx.function = saved
-                kinds.discard("none")
-                if len(kinds) == 1:
-                    (kind,) = kinds
-                    if kind in ("tuple", "major", "minor", "cc", "float", "props"):
-                        found[stmt.name] = "call:" + kind
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-                ctx.function = None
-                _bind(stmt, ctx, bindings)
+        for _ in range(3):  # a wrapper of a wrapper (get_cc() -> _get_cc(device)) in a few rounds
+            before = len(found)
+            for stmt in ctx.tree.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in found:
+                    body = "".join(lines[stmt.lineno - 1:stmt.end_lineno or stmt.lineno])
+                    if not any(w in body for w in words):
+                        continue  # reads no capability: wraps none
+                    ctx.function = stmt
+                    kinds: Set[Optional[str]] = set()
+                    _returns(stmt.body, ctx, bindings, kinds, nvidia_only=False)
+                    ctx.function = saved
+                    kinds.discard("none")
+                    if len(kinds) == 1:
+                        (kind,) = kinds
+                        if kind in ("tuple", "major", "minor", "cc", "float", "props"):
+                            found[stmt.name] = "call:" + kind
+                            words.append(stmt.name)
+                elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                    ctx.function = None
+                    _bind(stmt, ctx, bindings)
+            if len(found) == before:
+                break
         for (owner, name), kind in bindings.items():
             if owner is None and kind not in ("cc10", "tenth"):
                 found.setdefault(name, kind)
@@ -121,6 +129,7 @@ def _exported_capabilities(ctx: ModuleContext) -> Dict[str, str]:
     finally:
         ctx.function = saved
         _EXPORT_BINDINGS.pop()
+        _EXPORT_FOUND.pop()
 
 
 def _returns(body: List[ast.stmt], ctx: ModuleContext, bindings: Dict[BindingKey, str],
@@ -186,7 +195,13 @@ def _capability_kind(node: Optional[ast.AST], ctx: ModuleContext, depth: int = 0
             return "tuple"
         if qual in _PROPERTIES_CALLS:
             return "props"
-        exported = ctx.exported(CAPABILITY_EXPORTS, node.func)  # a project wrapper: get_cc()
+        exported = None
+        if isinstance(node.func, ast.Name):  # a wrapper of the module whose exports are being computed
+            for owner, found in reversed(_EXPORT_FOUND):
+                if owner is ctx:
+                    exported = found.get(node.func.id)
+                    break
+        exported = exported or ctx.exported(CAPABILITY_EXPORTS, node.func)  # a project wrapper: get_cc()
         if exported is not None and exported.startswith("call:"):
             return exported[5:]
         if qual == "tuple" and len(node.args) == 1:
