@@ -140,3 +140,11 @@ def test_a_read_only_cache_location_never_fails_the_run(project, tmp_path):
                    env={"ROCM_LINT_CACHE_DIR": str(blocker / "cache")})
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_cached_findings_name_the_file_as_this_run_was_given_it(project, tmp_path):
+    env = {"ROCM_LINT_CACHE_DIR": str(tmp_path / "cache")}
+    absolute = run_cli("check", "--output-format", "concise", str(project / "acme" / "model.py"), env=env)
+    relative = run_cli("check", "--output-format", "concise", "model.py", cwd=project / "acme", env=env)
+    assert absolute.stdout.count(str(project)) == len(absolute.stdout.splitlines())
+    assert relative.stdout.splitlines() and all(line.startswith("model.py:") for line in relative.stdout.splitlines())

@@ -93,7 +93,7 @@ def _recipe_from(data: Optional[dict]):
 
 
 def _finding_to(f: Finding) -> dict:
-    out = {"path": f.path, "line": f.line, "col": f.col, "code": f.code, "message": f.message,
+    out = {"line": f.line, "col": f.col, "code": f.code, "message": f.message,
            "end_line": f.end_line, "end_col": f.end_col, "severity": f.severity}
     if f.fix is not None:
         out["fix"] = {"applicability": f.fix.applicability.value, "message": f.fix.message,
@@ -102,13 +102,13 @@ def _finding_to(f: Finding) -> dict:
     return out
 
 
-def _finding_from(d: dict) -> Finding:
+def _finding_from(path: str, d: dict) -> Finding:
     fix = None
     if d.get("fix") is not None:
         x = d["fix"]
         fix = Fix(Applicability(x["applicability"]), x["message"],
                   tuple(Edit(c, tuple(s), tuple(e)) for c, s, e in x["edits"]), _recipe_from(x["recipe"]))
-    return Finding(d["path"], d["line"], d["col"], d["code"], d["message"], d["end_line"], d["end_col"],
+    return Finding(path, d["line"], d["col"], d["code"], d["message"], d["end_line"], d["end_col"],
                    fix=fix, severity=d.get("severity"))
 
 
@@ -121,7 +121,9 @@ def encode_result(result: Result) -> dict:
 def decode_result(path: str, data: dict) -> Result:
     if "error" in data:
         return FileError(path, data["error"])
-    return [_finding_from(d) for d in data["findings"]]
+    # A finding names its file as this run was given it (``a.py`` from one directory,
+    # ``/abs/a.py`` from another): the cache keeps no path of its own.
+    return [_finding_from(path, d) for d in data["findings"]]
 
 
 # -- the cache -----------------------------------------------------------------------------------
