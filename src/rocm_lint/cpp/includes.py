@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
+
+from rocm_lint.discovery import read_bounded
 
 _QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
@@ -58,6 +60,18 @@ def included_macro_facts(path: str, text: str) -> Tuple[Fact, ...]:
     return tuple(merged.values())
 
 
+def read_header(path: str) -> Optional[str]:
+    """The text of a project header, read bounded (``read_bounded``: regular files only, at most
+    ``MAX_HEADER_BYTES``), or None when it cannot be read: a header we cannot read says nothing."""
+    try:
+        data = read_bounded(path, MAX_HEADER_BYTES)
+    except OSError:
+        return None
+    if not isinstance(data, bytes):
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
 def _world_state(defs, world: str):
     """(defined, body node) of a macro on one platform from all its definitions."""
     from rocm_lint.cpp.preproc import Node, parse_condition
@@ -75,12 +89,8 @@ def _world_state(defs, world: str):
 def _header_facts(header: str, depth: int) -> Tuple[Fact, ...]:
     from rocm_lint.cpp.preproc import analyse
 
-    try:
-        if os.path.getsize(header) > MAX_HEADER_BYTES:
-            return ()
-        with open(header, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError:
+    text = read_header(header)
+    if text is None:
         return ()
     inherited: Dict[str, Fact] = {}
     if depth < MAX_DEPTH:

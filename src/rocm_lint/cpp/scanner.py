@@ -20,6 +20,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.cpp.includes import included_macro_facts
+from rocm_lint.discovery import read_bounded
 from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.preproc import (CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, macro_tests, names_in,
                                    parse_condition)
@@ -41,7 +42,7 @@ _BRACKET = re.compile(r"[()\[\]{}]")
 _BRACE = re.compile(r"[{}]")
 _BRACKET_OR_COMMA = re.compile(r"[()\[\]{},]")
 # A torch extension source: CUDAExtension/load() hipify it on ROCm.
-_TORCH_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](?:torch/extension\.h|torch/all\.h|ATen/|c10/|torch/csrc/)", re.M)
+_TORCH_INCLUDE = re.compile(r"^[ \t\f\v]*#[ \t\f\v]*include[ \t\f\v]*[<\"](?:torch/extension\.h|torch/all\.h|ATen/|c10/|torch/csrc/)", re.M)
 # A build that hipifies its sources: torch's CUDAExtension/BuildExtension, or an explicit hipify step
 # (vLLM's CMake calls torch's hipify).
 _HIPIFY_BUILD = re.compile(r"CUDAExtension|BuildExtension|hipify")
@@ -50,19 +51,24 @@ _CUTLASS_INCLUDE = re.compile(r"\s*[<\"](?:cutlass|cute)/")
 _CUTLASS_USE = re.compile(r"\b(?:cute|cutlass)\s*::")
 
 
+MAX_BUILD_FILE_BYTES = 4 * 1024 * 1024
+
+
 @lru_cache(maxsize=1024)
 def hipify_build_above(directory: str) -> bool:
-    """Does a build file in ``directory`` or above (up to the repository root) hipify sources?"""
+    """Does a build file in ``directory`` or above (up to the repository root) hipify sources?
+    Build files are read bounded (``read_bounded``: regular files only, at most
+    ``MAX_BUILD_FILE_BYTES``); one that cannot be read says nothing."""
     here = directory
     for _ in range(12):
         for name in _BUILD_FILES:
             path = os.path.join(here, name)
             try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    if _HIPIFY_BUILD.search(fh.read(1 << 20)):
-                        return True
+                data = read_bounded(path, MAX_BUILD_FILE_BYTES)
             except OSError:
-                pass
+                data = ""  # unreadable: no fact
+            if isinstance(data, bytes) and _HIPIFY_BUILD.search(data.decode("utf-8", errors="replace")):
+                return True
         if os.path.exists(os.path.join(here, ".git")):
             return False
         parent = os.path.dirname(here)
@@ -71,8 +77,57 @@ def hipify_build_above(directory: str) -> bool:
         here = parent
     return False
 _IDENT = re.compile(r"[A-Za-z_]\w*$")
-_CONST_DECL = re.compile(
-    r"\b(?:constexpr|const)\b[^;=(){}]*?\b([A-Za-z_]\w*)\s*(?:=\s*|\{\s*)([^;{}]+?)\s*[;}]")
+_CONST_WORD = re.compile(r"\bconst(?:expr)?\b")
+_DECL_STOP = re.compile(r"[;=(){}]")
+_INIT_STOP = re.compile(r"[;{}]")
+
+
+def const_declarations(code: str) -> Iterator[Tuple[int, str, str]]:
+    """(offset of the keyword, name, initializer) of each ``const``/``constexpr`` scalar
+    initialised with ``=`` or braces (``constexpr int kWarp = 32;``, ``const unsigned m{~0u};``):
+    the name is the identifier right before the first ``=``/``{`` after the keyword (no ``;``,
+    ``(``, ``)`` or ``}`` between), the initializer runs to the next ``;`` or ``}`` (no ``{``
+    inside).  A declaration's text is skipped once matched.  A hand scan over the offsets of
+    the stop characters (found once, then bisected): linear in the file, where the regex it
+    replaces searched to the end of the file from every ``const`` of a long run."""
+    stops = [m.start() for m in _DECL_STOP.finditer(code)]
+    init_stops = [m.start() for m in _INIT_STOP.finditer(code)]
+    names: Dict[int, Optional[Tuple[int, str]]] = {}
+    pos = 0
+    while True:
+        k = _CONST_WORD.search(code, pos)
+        if k is None:
+            return
+        pos = k.start() + 1
+        i = bisect_left(stops, k.end())
+        if i == len(stops) or code[stops[i]] not in "={":
+            continue
+        stop = stops[i]
+        if stop not in names:
+            names[stop] = _identifier_before(code, stop)
+        found = names[stop]
+        if found is None or found[0] < k.end():
+            continue
+        j = bisect_left(init_stops, stop + 1)
+        if j == len(init_stops) or code[init_stops[j]] == "{" or init_stops[j] == stop + 1:
+            continue
+        end = init_stops[j]
+        yield k.start(), found[1], code[stop + 1:end].strip()
+        pos = end + 1
+
+
+def _identifier_before(code: str, at: int) -> Optional[Tuple[int, str]]:
+    """(offset, name) of the identifier that ends right before ``at`` (whitespace between
+    allowed) and starts a word (``[A-Za-z_]`` after a non-word character), or None."""
+    i = at
+    while i > 0 and code[i - 1].isspace():
+        i -= 1
+    end = i
+    while i > 0 and (code[i - 1].isalnum() or code[i - 1] == "_"):
+        i -= 1
+    if i == end or not (code[i] == "_" or "a" <= code[i] <= "z" or "A" <= code[i] <= "Z"):
+        return None
+    return i, code[i:end]
 
 
 @dataclass
@@ -231,8 +286,8 @@ class CppUnit:
         if cached is None:
             cached = {}
             if "const" in self.code:
-                for m in _CONST_DECL.finditer(self.code):
-                    cached.setdefault(m.group(1), []).append((m.start(), m.group(2).strip()))
+                for at, name, value in const_declarations(self.code):
+                    cached.setdefault(name, []).append((at, value))
             self.memo["constants"] = cached
         return cached  # type: ignore[return-value]
 

@@ -186,7 +186,7 @@ def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
             yield ROC601.hit(narrow.start(), unit.matching(paren),
                              ROC601.message("count_of_ballot", call=narrow.group(1), wide=_wide(narrow.group(1))))
         tail = code[unit.matching(paren):unit.matching(paren) + 40]
-        if re.match(r"\s*&\s*\(?\s*1[uU]?\s*<<", tail):
+        if re.match(r"\s*&\s*(?:\(\s*)?1[uU]?\s*<<", tail):
             yield ROC601.hit(m.start(), unit.matching(paren), ROC601.message("ballot_shift"))
     counts, shifts_of = _mask_uses(unit)
     for name, at, stmt, end, is32, decl in _ballot_variables(unit):
@@ -383,14 +383,30 @@ def _size_patterns(size: int):
     mask, shift = size - 1, size.bit_length() - 1
     # the number first (a literal search), then the operator behind it
     math = re.compile(r"(?:%d|%s|%d|%d)[uU]?(?![\w.])" % (mask, hex(mask).replace("0x", "0[xX]"), size, shift))
-    named = re.compile(r"%d[uU]?(?=\s*\)?\s*[;,}>)])" % size)  # the number first: a fast literal search
+    named = re.compile(r"%d[uU]?(?=\s*(?:\)\s*)?[;,}>)])" % size)  # the number first: a fast literal search
     return math, named
 
 
 _LANE_OPERAND_BEHIND = re.compile(_LANE_OPERAND + r"\s*$")
-_NAME_BEHIND = re.compile(r"([A-Za-z_]\w*)\s*$")
+
+
+def _name_behind(code: str, lo: int, hi: int) -> Optional[Tuple[int, str]]:
+    """(offset, name) of the identifier that ends ``code[lo:hi]`` (trailing whitespace allowed), as
+    the leftmost match of ``[A-Za-z_]\\w*\\s*$`` in that window would give it, or None.  A
+    backward scan: linear, where the regex searched from every letter of a long word."""
+    i = hi
+    while i > lo and code[i - 1].isspace():
+        i -= 1
+    end = i
+    while i > lo and (code[i - 1].isalnum() or code[i - 1] == "_"):
+        i -= 1
+    while i < end and not (code[i] == "_" or ("a" <= code[i] <= "z") or ("A" <= code[i] <= "Z")):
+        i += 1
+    return (i, code[i:end]) if i < end else None
+
+
 _OPERATOR_BEHIND = re.compile(r"(>>|&|%|/)\s*$")
-_ASSIGNED_BEHIND = re.compile(r"(?<![=!<>])=\s*\(?\s*$")
+_ASSIGNED_BEHIND = re.compile(r"(?<![=!<>])=\s*(?:\(\s*)?$")
 _MATH32, _NAMED32 = _size_patterns(32)
 _MATH64, _NAMED64 = _size_patterns(64)
 _SHFL_WIDTH = re.compile(r"__shfl(?:_up|_down|_xor)?(_sync)?\b")
@@ -414,9 +430,9 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
         eq = _ASSIGNED_BEHIND.search(code, max(0, m.start() - 80), m.start())
         if eq is None:
             continue
-        name = _NAME_BEHIND.search(code, max(0, eq.start() - 80), eq.start())
-        if name and _WARP_NAME.search(name.group(1)):
-            yield name.start(1), m.end(), f"`{name.group(1)} = {size}`"
+        name = _name_behind(code, max(0, eq.start() - 80), eq.start())
+        if name and _WARP_NAME.search(name[1]):
+            yield name[0], m.end(), f"`{name[1]} = {size}`"
     mask, shift = size - 1, size.bit_length() - 1
     ops = {str(mask): "&", hex(mask): "&", str(size): "%/", str(shift): ">>"}
     for m in math.finditer(code):
