@@ -694,14 +694,13 @@ def _wave_lines(unit: CppUnit, size: int) -> List[int]:
     return cached  # type: ignore[return-value]
 
 
-def _tests_project_macros(unit: CppUnit) -> bool:
+def _tests_unknown_macros(unit: CppUnit) -> bool:
     """Does an ``#if``/``#elif`` test a name the file neither defines nor knows as a ROCm macro
     (one a project header may define as a list of chips, like ``IS_CDNA``)?"""
     for d in unit.pre.directives:
         if d.name in ("if", "elif"):
             for name in _IDENTS.findall(d.arg):
-                if name != "defined" and name not in unit.pre.macros and not unit.rocm_macro(name) \
-                        and name in unit.project.values:
+                if name != "defined" and name not in unit.pre.macros and not unit.rocm_macro(name):
                     return True
     return False
 
@@ -729,7 +728,7 @@ def _has_line(lines: List[int], first: int, last: int) -> bool:
 def find_incomplete_arch_lists(unit: CppUnit) -> Iterator[Hit]:
     """``#if defined(__gfx90a__) || defined(__gfx942__)`` / wave size 64 / ``#else`` / 32: gfx906 and
     gfx908 are wave64 too, and get 32."""
-    if "__gfx" not in unit.code and not _tests_project_macros(unit):
+    if "__gfx" not in unit.code and not _tests_unknown_macros(unit):
         return
     groups: dict = {}
     for d in unit.pre.directives:
@@ -739,6 +738,10 @@ def find_incomplete_arch_lists(unit: CppUnit) -> Iterator[Hit]:
         for i, d in enumerate(branch[:-1]):
             if d.name not in ("if", "elif") or unit.pre.nvidia_only(d.line):
                 continue
+            first, last = d.end_line + 1, branch[i + 1].line - 1
+            if not (_defines_in(unit, first, last, 64) or _defines_in(unit, first, last, 32)
+                    or _has_line(_wave_lines(unit, 64), first, last) or _has_line(_wave_lines(unit, 32), first, last)):
+                continue  # no wave size set in this branch: nothing to read (project headers stay unread)
             found = _arch_list(unit, d.arg, d.line)
             if found is None:
                 continue
