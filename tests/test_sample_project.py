@@ -47,6 +47,7 @@ def test_sample_project_cuda_hazards():
         ("csrc/fused_softmax.cu", 32, "ROC603"),  # threadIdx.x & 31
         ("csrc/fused_softmax.cu", 41, "ROC601"),  # unsigned mask = __ballot_sync(...)
         ("csrc/fused_softmax.cu", 41, "ROC602"),
+        ("csrc/fused_softmax.cu", 42, "ROC601"),  # __popc(mask): still 32 bits once mask is widened
         ("csrc/fused_softmax.cu", 54, "ROC703"),  # bf16 dispatch dropped on ROCm
     ])
     # Silent by design: <cuda_fp16.h> (a torch extension: PyTorch's hipify rewrites it for ROCm)

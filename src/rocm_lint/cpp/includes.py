@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
-from typing import Dict, Tuple
+from typing import Dict, List, Optional, Tuple
+
+from rocm_lint.discovery import read_bounded
 
 _QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
@@ -42,20 +44,54 @@ def _resolve(name: str, directory: str) -> str:
 Fact = Tuple[str, Tuple[object, object], Tuple[object, object]]  # name, (defined, body) per platform
 
 
+def resolved_includes(path: str, text: str) -> List[str]:
+    """Real paths of the project headers ``text`` (the file at ``path``) includes with quotes,
+    in order, each once."""
+    if '"' not in text or "include" not in text:
+        return []
+    directory = os.path.dirname(os.path.abspath(path))
+    out: List[str] = []
+    for name in _QUOTED_INCLUDE.findall(text):
+        header = _resolve(name, directory)
+        if header and header not in out:
+            out.append(header)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def quoted_includes(header: str) -> Tuple[str, ...]:
+    """``resolved_includes`` of a header (by real path), cached."""
+    text = read_header(header)
+    return tuple(resolved_includes(header, text)) if text else ()
+
+
 def included_macro_facts(path: str, text: str) -> Tuple[Fact, ...]:
     """What the headers ``text`` includes with quotes define, per platform: for each macro,
     (defined?, value expression) as the NVIDIA build and as the ROCm build sees it."""
     if '"' not in text or "include" not in text:
         return ()
-    directory = os.path.dirname(os.path.abspath(path))
     merged: Dict[str, Fact] = {}
     myself = os.path.realpath(path)
-    for name in _QUOTED_INCLUDE.findall(text):
-        header = _resolve(name, directory)
-        if header and header != myself:
+    for header in resolved_includes(path, text):
+        if header != myself:
             for fact in _header_facts(header, 0):
                 merged[fact[0]] = fact
     return tuple(merged.values())
+
+
+@lru_cache(maxsize=1024)
+def read_header(path: str) -> Optional[str]:
+    """The text of a project header, read bounded (``read_bounded``: regular files only, at most
+    ``MAX_HEADER_BYTES``), or None when it cannot be read: a header we cannot read says nothing.
+    Cached by path: the macro facts here and the C++ facts (``rocm_lint.cpp.facts``) share one
+    read per process."""
+    try:
+        data = read_bounded(path, MAX_HEADER_BYTES)
+    except OSError:
+        return None
+    if not isinstance(data, bytes):
+        return None
+    return data.decode("utf-8", errors="replace")
 
 
 def _world_state(defs, world: str):
@@ -75,19 +111,13 @@ def _world_state(defs, world: str):
 def _header_facts(header: str, depth: int) -> Tuple[Fact, ...]:
     from rocm_lint.cpp.preproc import analyse
 
-    try:
-        if os.path.getsize(header) > MAX_HEADER_BYTES:
-            return ()
-        with open(header, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError:
+    text = read_header(header)
+    if text is None:
         return ()
     inherited: Dict[str, Fact] = {}
     if depth < MAX_DEPTH:
-        directory = os.path.dirname(header)
-        for name in _QUOTED_INCLUDE.findall(text):
-            sub = _resolve(name, directory)
-            if sub and sub != header:
+        for sub in quoted_includes(header):
+            if sub != header:
                 for fact in _header_facts(sub, depth + 1):
                     inherited[fact[0]] = fact
     if "define" not in text:
@@ -105,3 +135,5 @@ def _header_facts(header: str, depth: int) -> Tuple[Fact, ...]:
 
 def cache_clear() -> None:
     _header_facts.cache_clear()
+    read_header.cache_clear()
+    quoted_includes.cache_clear()

@@ -58,10 +58,10 @@ _CUDA_FEATURE_MACRO = re.compile(r"__CUDA_ARCH_FEAT_\w+$")
 # A branch taken only on wave64 hardware (gfx9: GCN5/CDNA) or only on wave32 hardware
 # (gfx10+: RDNA): the matching hard-coded wave size is right there.
 WAVE64_CONDITION = re.compile(
-    r"(?<!!)\b(?:defined\s*\(?\s*)?(?:__GFX9__|__gfx9\w*__|\w*CDNA\w*)"
+    r"(?<!!)\b(?:defined\s*(?:\(\s*)?)?(?:__GFX9__|__gfx9\w*__|\w*CDNA\w*)"
     r"|__AMDGCN_WAVEFRONT_SIZE(?:__)?\s*==\s*64")
 WAVE32_CONDITION = re.compile(
-    r"(?<!!)\b(?:defined\s*\(?\s*)?(?:__GFX1[0-2]__|__gfx1[0-2]\w*__|\w*RDNA\w*)"
+    r"(?<!!)\b(?:defined\s*(?:\(\s*)?)?(?:__GFX1[0-2]__|__gfx1[0-2]\w*__|\w*RDNA\w*)"
     r"|__AMDGCN_WAVEFRONT_SIZE(?:__)?\s*==\s*32")
 
 CUDA, ROCM = "cuda", "rocm"

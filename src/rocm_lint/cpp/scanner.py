@@ -19,7 +19,9 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint import noqa
 from rocm_lint.config import Config
+from rocm_lint.cpp.facts import Facts, const_declarations, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts
+from rocm_lint.discovery import read_bounded
 from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.preproc import (CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, macro_tests, names_in,
                                    parse_condition)
@@ -41,7 +43,7 @@ _BRACKET = re.compile(r"[()\[\]{}]")
 _BRACE = re.compile(r"[{}]")
 _BRACKET_OR_COMMA = re.compile(r"[()\[\]{},]")
 # A torch extension source: CUDAExtension/load() hipify it on ROCm.
-_TORCH_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](?:torch/extension\.h|torch/all\.h|ATen/|c10/|torch/csrc/)", re.M)
+_TORCH_INCLUDE = re.compile(r"^[ \t\f\v]*#[ \t\f\v]*include[ \t\f\v]*[<\"](?:torch/extension\.h|torch/all\.h|ATen/|c10/|torch/csrc/)", re.M)
 # A build that hipifies its sources: torch's CUDAExtension/BuildExtension, or an explicit hipify step
 # (vLLM's CMake calls torch's hipify).
 _HIPIFY_BUILD = re.compile(r"CUDAExtension|BuildExtension|hipify")
@@ -50,19 +52,24 @@ _CUTLASS_INCLUDE = re.compile(r"\s*[<\"](?:cutlass|cute)/")
 _CUTLASS_USE = re.compile(r"\b(?:cute|cutlass)\s*::")
 
 
+MAX_BUILD_FILE_BYTES = 4 * 1024 * 1024
+
+
 @lru_cache(maxsize=1024)
 def hipify_build_above(directory: str) -> bool:
-    """Does a build file in ``directory`` or above (up to the repository root) hipify sources?"""
+    """Does a build file in ``directory`` or above (up to the repository root) hipify sources?
+    Build files are read bounded (``read_bounded``: regular files only, at most
+    ``MAX_BUILD_FILE_BYTES``); one that cannot be read says nothing."""
     here = directory
     for _ in range(12):
         for name in _BUILD_FILES:
             path = os.path.join(here, name)
             try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    if _HIPIFY_BUILD.search(fh.read(1 << 20)):
-                        return True
+                data = read_bounded(path, MAX_BUILD_FILE_BYTES)
             except OSError:
-                pass
+                data = ""  # unreadable: no fact
+            if isinstance(data, bytes) and _HIPIFY_BUILD.search(data.decode("utf-8", errors="replace")):
+                return True
         if os.path.exists(os.path.join(here, ".git")):
             return False
         parent = os.path.dirname(here)
@@ -71,8 +78,7 @@ def hipify_build_above(directory: str) -> bool:
         here = parent
     return False
 _IDENT = re.compile(r"[A-Za-z_]\w*$")
-_CONST_DECL = re.compile(
-    r"\b(?:constexpr|const)\b[^;=(){}]*?\b([A-Za-z_]\w*)\s*(?:=\s*|\{\s*)([^;{}]+?)\s*[;}]")
+_QUALIFIED_NAME = re.compile(r"(?:[A-Za-z_]\w*\s*::\s*)+([A-Za-z_]\w*)")
 
 
 @dataclass
@@ -231,8 +237,8 @@ class CppUnit:
         if cached is None:
             cached = {}
             if "const" in self.code:
-                for m in _CONST_DECL.finditer(self.code):
-                    cached.setdefault(m.group(1), []).append((m.start(), m.group(2).strip()))
+                for at, name, value in const_declarations(self.code):
+                    cached.setdefault(name, []).append((at, value))
             self.memo["constants"] = cached
         return cached  # type: ignore[return-value]
 
@@ -242,15 +248,43 @@ class CppUnit:
         text = text.strip()
         while text.startswith("(") and text.endswith(")") and depth < 8:
             text = text[1:-1].strip()
-        if depth >= 8 or not _IDENT.match(text):
+        if depth >= 8:
             return text
+        if not _IDENT.match(text):
+            qualified = _QUALIFIED_NAME.fullmatch(text)  # `util::kFullMask`: a namespace's constant
+            if qualified is None:
+                return text
+            name = qualified.group(1)
+            decls = [v for at, v in self.constants().get(name, ()) if at < offset and not self.nvidia_only(at)]
+            value = decls[-1] if decls else getattr(self.project.values.get(name), "text", None)
+            return text if value is None else self.expand(value, offset, depth + 1)
         d = self.pre.macro(text, self.line_of(offset), ROCM)
         if d is not None and d.params is None:
             return self.expand(d.body, offset, depth + 1)
-        decls = [v for at, v in self.constants().get(text, ()) if at < offset]
+        decls = [v for at, v in self.constants().get(text, ()) if at < offset and not self.nvidia_only(at)]
         if decls:
             return self.expand(decls[-1], offset, depth + 1)
+        if d is None and text not in self.pre.macros:
+            value = self.project.values.get(text)
+            if value is not None:  # a macro or constant of a project header
+                return self.expand(value.text, offset, depth + 1)
         return text
+
+    @property
+    def project(self) -> Facts:
+        """What the project headers this file includes provide (``rocm_lint.cpp.facts``), and the
+        ballot and shuffle wrappers the file itself defines."""
+        cached = self.memo.get("project")
+        if cached is None:
+            headers = unit_facts(self.path, self.text)
+            ballots, shuffles = wrappers_in(self.code, self.pre, self.path)
+            if ballots or shuffles:
+                cached = Facts(headers.values, {**headers.ballot_wrappers, **ballots},
+                               {**headers.shuffle_wrappers, **shuffles})
+            else:
+                cached = headers
+            self.memo["project"] = cached
+        return cached  # type: ignore[return-value]
 
 
 def _brace_index(code: str) -> Tuple[List[int], List[int], Dict[int, List[int]], List[int]]:
@@ -334,20 +368,149 @@ def calls(unit: CppUnit, pattern: "re.Pattern[str]") -> Iterator[Tuple[re.Match,
             yield m, i
 
 
+_INT_TYPES = {  # (width, signed) of the integer types masks are written in (LP64: long is 64 bits)
+    "int": (32, True), "signed": (32, True), "signed int": (32, True), "int32_t": (32, True),
+    "unsigned": (32, False), "unsigned int": (32, False), "uint32_t": (32, False), "uint": (32, False),
+    "u32": (32, False), "unsigned long": (64, False), "unsigned long int": (64, False),
+    "unsigned long long": (64, False), "unsigned long long int": (64, False), "uint64_t": (64, False),
+    "u64": (64, False), "size_t": (64, False), "long": (64, True), "long long": (64, True),
+    "int64_t": (64, True),
+}
+_NAMED_VALUES = {"UINT32_MAX": (0xFFFFFFFF, 32, False), "UINT_MAX": (0xFFFFFFFF, 32, False),
+                 "UINT64_MAX": ((1 << 64) - 1, 64, False), "ULLONG_MAX": ((1 << 64) - 1, 64, False),
+                 "ULONG_MAX": ((1 << 64) - 1, 64, False)}
+_VALUE_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)([uUlL]*)|((?:std\s*::\s*)?[A-Za-z_]\w*)|(.))")
+
+
 def literal_value(text: str) -> Optional[int]:
-    """The integer value of a C integer literal expression like ``0xFFFFFFFFu``, ``~0u``,
-    ``(unsigned)-1``, else None."""
-    t = text.strip().replace("'", "")
-    t = re.sub(r"^\(\s*(?:unsigned(?:\s+int)?|uint32_t|int|unsigned\s+long\s+long|uint64_t)\s*\)", "", t).strip()
-    m = re.fullmatch(r"(~?)\s*(0[xX][0-9a-fA-F]+|\d+)([uUlL]*)", t)
-    if not m:
+    """The value of a C integer constant expression as its own type holds it (unsigned, in
+    that type's width): ``0xFFFFFFFFu``, ``~0u``, ``-1``, ``(unsigned)-1``, ``uint32_t(-1)``,
+    ``static_cast<uint32_t>(-1)``, ``UINT32_MAX`` are all 0xffffffff; ``0xffffffffull`` too (a
+    64-bit type, 32 bits set); ``(uint64_t)-1`` and ``~0ull`` are 64 ones.  None for anything else."""
+    toks: List[Tuple[str, str]] = []
+    t = text.replace("'", "")
+    if len(t) > 200:
         return None
-    digits = m.group(2)
-    value = int(digits, 16) if digits[:2].lower() == "0x" else int(digits)
-    if m.group(1):
-        width = 64 if "ll" in m.group(3).lower() else 32
-        value = ~value & ((1 << width) - 1)
-    return value
+    pos = 0
+    while pos < len(t):
+        m = _VALUE_TOKEN.match(t, pos)
+        if m is None:
+            if t[pos:].strip():
+                return None
+            break
+        pos = m.end()
+        if m.group(1):
+            if pos < len(t) and (t[pos].isalnum() or t[pos] in "_."):
+                return None  # 1.5f, 0x1p3, 12abc: not an integer constant
+            toks.append(("num", m.group(1) + "|" + m.group(2)))
+        elif m.group(3):
+            toks.append(("name", re.sub(r"\s+", "", m.group(3)).replace("std::", "")))
+        elif m.group(4):
+            toks.append(("op", m.group(4)))
+        if len(toks) > 40:
+            return None
+    result = _ValueParser(toks).parse()
+    return None if result is None else result[0]
+
+
+class _ValueParser:
+    """``expr := '(' type ')' expr | type '(' expr ')' | static_cast '<' type '>' '(' expr ')'
+    | ('~' | '-' | '+') expr | '(' expr ')' | number | UINT32_MAX ...`` with C's conversions:
+    (value, width, signed), the value kept unsigned in its width."""
+
+    def __init__(self, toks: List[Tuple[str, str]]) -> None:
+        self.toks, self.i = toks, 0
+
+    def parse(self) -> Optional[Tuple[int, int, bool]]:
+        v = self.expr(0)
+        return v if v is not None and self.i == len(self.toks) else None
+
+    def peek(self, k: int = 0) -> Tuple[str, str]:
+        return self.toks[self.i + k] if self.i + k < len(self.toks) else ("end", "")
+
+    def take(self, kind: str, value: Optional[str] = None) -> bool:
+        tok = self.peek()
+        if tok[0] == kind and (value is None or tok[1] == value):
+            self.i += 1
+            return True
+        return False
+
+    def type_name(self) -> Optional[Tuple[int, bool]]:
+        """A type of ``_INT_TYPES`` spelled over several words (``unsigned long long``)."""
+        words: List[str] = []
+        j = self.i
+        while self.peek(len(words))[0] == "name" and len(words) < 4:
+            words.append(self.peek(len(words))[1])
+        for n in range(len(words), 0, -1):
+            spec = _INT_TYPES.get(" ".join(words[:n]))
+            if spec:
+                self.i = j + n
+                return spec
+        return None
+
+    def expr(self, depth: int) -> Optional[Tuple[int, int, bool]]:
+        if depth > 12:
+            return None
+        kind, value = self.peek()
+        if kind == "op" and value in "~-+":
+            self.i += 1
+            inner = self.expr(depth + 1)
+            if inner is None:
+                return None
+            v, w, signed = inner
+            mask = (1 << w) - 1
+            v = (~v & mask) if value == "~" else ((-v) & mask) if value == "-" else v
+            return v, w, signed
+        if kind == "op" and value == "(":
+            self.i += 1
+            start = self.i
+            spec = self.type_name()
+            if spec is not None and self.take("op", ")"):
+                inner = self.expr(depth + 1)
+                return None if inner is None else _convert(inner, spec)
+            self.i = start
+            inner = self.expr(depth + 1)
+            return inner if inner is not None and self.take("op", ")") else None
+        if kind == "name" and value == "static_cast":
+            self.i += 1
+            if not self.take("op", "<"):
+                return None
+            spec = self.type_name()
+            if spec is None or not self.take("op", ">") or not self.take("op", "("):
+                return None
+            inner = self.expr(depth + 1)
+            return None if inner is None or not self.take("op", ")") else _convert(inner, spec)
+        if kind == "name" and value in _NAMED_VALUES:
+            self.i += 1
+            return _NAMED_VALUES[value]
+        if kind == "name":
+            spec = self.type_name()
+            if spec is None or not self.take("op", "("):
+                return None
+            inner = self.expr(depth + 1)
+            return None if inner is None or not self.take("op", ")") else _convert(inner, spec)
+        if kind == "num":
+            self.i += 1
+            digits, suffix = value.split("|")
+            octal = digits[:1] == "0" and len(digits) > 1 and digits[:2].lower() != "0x"
+            if octal and ("8" in digits or "9" in digits):
+                return None
+            n = int(digits, 16) if digits[:2].lower() == "0x" else int(digits, 8 if octal else 10)
+            suffix = suffix.lower()
+            unsigned = "u" in suffix
+            if "l" in suffix or n > 0xFFFFFFFF or (n > 0x7FFFFFFF and not unsigned and digits[:2].lower() != "0x"):
+                return n & ((1 << 64) - 1), 64, not (unsigned or n > 0x7FFFFFFFFFFFFFFF)
+            return n, 32, not (unsigned or n > 0x7FFFFFFF)  # a hex literal too big for int is unsigned
+        return None
+
+
+def _convert(value: Tuple[int, int, bool], spec: Tuple[int, bool]) -> Tuple[int, int, bool]:
+    """C's integer conversion: a signed value widens with its sign, any value narrows by bits."""
+    v, w, signed = value
+    width, to_signed = spec
+    if signed and v >> (w - 1) and width > w:
+        v = v - (1 << w)  # negative: sign-extend
+    return v & ((1 << width) - 1), width, to_signed
 
 
 # -- fixes ------------------------------------------------------------------------------------

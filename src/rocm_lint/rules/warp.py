@@ -6,9 +6,11 @@ and strings never fires; the scanner drops hits in code that is never compiled o
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_left
-from typing import Iterator, Optional, Set, Tuple
+from functools import lru_cache
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from rocm_lint.cpp.scanner import CppUnit, calls, gate_lines, literal_value, whole_statement_lines
 from rocm_lint.finding import Applicability
@@ -18,12 +20,17 @@ ROC601 = Rule(
     "ROC601", "lane-mask-32-bit",
     "ballot/activemask result kept in 32 bits (32-bit variable, __popc/__ffs/__clz/__brev, 1 << lane): "
     "lanes 32-63 of a 64-wide wavefront are dropped",
-    triggers=("__ballot", "__activemask"),
+    # __popc & co: a ballot may come from a project wrapper the file only calls
+    triggers=("__ballot", "__activemask", "__popc", "__ffs", "__clz", "__brev"),
     fix=Applicability.UNSAFE, fix_availability=FixAvailability.SOMETIMES,
     languages=CPP_LANGUAGES,
     messages={
         "count_of_ballot": "`{call}` of a ballot counts only lanes 0-31: on a 64-wide wavefront the ballot is "
                            "64 bits; use `{wide}`",
+        "count_of_wrapper": "`{call}` of `{wrapper}(...)`, a ballot (it returns one: {where}), counts only "
+                            "lanes 0-31: on a 64-wide wavefront the ballot is 64 bits; use `{wide}`",
+        "count_of_expression": "`{call}({expr})` truncates the ballot `{name}` to lanes 0-31 (on a 64-wide "
+                               "wavefront it is 64 bits); use `{wide}` and 64-bit lane masks (`1ull << lane`)",
         "ballot_shift": "ballot tested with a 32-bit `1 << lane`: lanes 32-63 of a 64-wide wavefront are never "
                         "seen; use `1ull << lane` and a 64-bit mask",
         "variable_32": "`{name}` keeps a ballot in 32 bits: on a 64-wide wavefront lanes 32-63 are dropped "
@@ -72,12 +79,16 @@ ROC604 = Rule(
 )
 ROC605 = Rule(
     "ROC605", "wave64-hard-coded-rocm",
-    "wave size 64 hard-coded on the ROCm side: RDNA GPUs run wave32",
+    "wave size 64 hard-coded on the ROCm side (RDNA GPUs run wave32), or a wave size chosen from an incomplete "
+    "list of GPU targets",
     triggers=("64", "63", ">> 6", ">>6", "32", "0x3f", "0x3F"),
     languages=CPP_LANGUAGES,
     messages={"default": "wave size 64 hard-coded on the ROCm side ({what}): right on CDNA (MI200/MI300), "
                          "wrong on RDNA GPUs (gfx10/11/12), which HIP compiles for wave32; use `warpSize` at run "
-                         "time, or test the arch (`__GFX9__`) before assuming 64"},
+                         "time, or test the arch (`__GFX9__`) before assuming 64",
+              "arch_list": "wave size {size} chosen from an incomplete list of wave{size} GPUs ({listed}): "
+                           "{missing} {verb} wave{size} too but {get} the other branch's {other}; test the family "
+                           "(`{family}`) instead of listing chips, or read `warpSize` at run time"},
 )
 
 FULL32 = 0xFFFFFFFF
@@ -148,6 +159,49 @@ def _declarations_32(unit: CppUnit):
     return cached
 
 
+def ballot_calls(unit: CppUnit) -> List[Tuple[int, int, int, str]]:
+    """(start, end of the name, offset of the ``(``, name) of every ballot in the file: the
+    intrinsics (``__ballot_sync``, ``__ballot``, ``__activemask``) and calls of the ballot
+    wrappers the file or its project headers define (``unit.project``), in file order."""
+    cached = unit.memo.get("ballot_calls")
+    if cached is None:
+        found = [(m.start(), m.end(), paren, m.group(0)) for m, paren in calls(unit, _BALLOT)]
+        wrappers = unit.project.ballot_wrappers
+        if wrappers:
+            for m, paren in calls(unit, names_pattern(frozenset(wrappers))):
+                if not _is_definition(unit, m.start()):
+                    found.append((m.start(), m.end(), paren, m.group(0)))
+            found.sort()
+        cached = unit.memo["ballot_calls"] = found
+    return cached  # type: ignore[return-value]
+
+
+@lru_cache(maxsize=256)
+def names_pattern(names: FrozenSet[str]) -> "re.Pattern[str]":
+    """A literal alternation of ``names`` (longest first), ending at a word boundary."""
+    return re.compile("(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+
+
+_RETURN_TYPES = frozenset({"void", "int", "bool", "unsigned", "long", "float", "double", "auto", "T", "signed",
+                           "short", "char"})
+
+
+def _is_definition(unit: CppUnit, start: int) -> bool:
+    """Is ``name(`` at ``start`` a function's definition or declaration (a return type right
+    before the name: ``unsigned long long``, ``uint64_t``, ``lane_mask_t``, ``T``) or a
+    ``#define``, not a call?"""
+    code = unit.code
+    head = code[max(unit.statement_start(start), start - 200):start]
+    if head.lstrip().startswith("#"):
+        return True
+    i = len(head.rstrip(" \t\r\n*&"))
+    j = i
+    while j > 0 and (head[j - 1].isalnum() or head[j - 1] == "_"):
+        j -= 1
+    word = head[j:i]
+    return word in _RETURN_TYPES or (word.endswith("_t") and len(word) > 2)
+
+
 def _ballot_variables(unit: CppUnit):
     """(name, ballot call offset, statement start, statement end, declared 32-bit, declaration match)."""
     cached = unit.memo.get("ballot_vars")
@@ -155,20 +209,20 @@ def _ballot_variables(unit: CppUnit):
         return cached
     out = []
     code = unit.code
-    for m, paren in calls(unit, _BALLOT):
-        stmt = unit.statement_start(m.start())
-        head = code[stmt:m.start()]
+    for start, _, paren, _ in ballot_calls(unit):
+        stmt = unit.statement_start(start)
+        head = code[stmt:start]
         end = unit.matching(paren)
         decl = _DECL32.match(head)
         if decl:
-            out.append((decl.group(2), m.start(), stmt, end, True, decl))
+            out.append((decl.group(2), start, stmt, end, True, decl))
             continue
-        auto = re.match(r"^\s*(?:(?:const|static)\s+)*[\w:<>]+\s+([A-Za-z_]\w*)\s*=\s*$", head)
+        auto = re.match(r"^\s*(?:[\w:<>]+\s+)+?([A-Za-z_]\w*)\s*=\s*$", head)  # `unsigned long long b =`
         assign = _ASSIGN.match(head)
         if auto:
-            out.append((auto.group(1), m.start(), stmt, end, False, None))
+            out.append((auto.group(1), start, stmt, end, False, None))
         elif assign:
-            out.append((assign.group(1), m.start(), stmt, end, declared_32(unit, assign.group(1), stmt), None))
+            out.append((assign.group(1), start, stmt, end, declared_32(unit, assign.group(1), stmt), None))
     unit.memo["ballot_vars"] = out
     return out
 
@@ -176,42 +230,98 @@ def _ballot_variables(unit: CppUnit):
 @ROC601.source_checker()
 def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
-    if "__ballot" not in code and "__activemask" not in code:
+    if "__ballot" not in code and "__activemask" not in code and not (
+            _NARROW_WORDS.search(code) and unit.project.ballot_wrappers):
         return
-    # A ballot handed straight to a 32-bit bit-count: __popc(__ballot_sync(m, p))
-    for m, paren in calls(unit, _BALLOT):
-        stmt = unit.statement_start(m.start())
-        narrow = _NARROW_CALL.search(code, stmt, m.start())
-        if narrow and narrow.end() == m.start():
-            yield ROC601.hit(narrow.start(), unit.matching(paren),
-                             ROC601.message("count_of_ballot", call=narrow.group(1), wide=_wide(narrow.group(1))))
-        tail = code[unit.matching(paren):unit.matching(paren) + 40]
-        if re.match(r"\s*&\s*\(?\s*1[uU]?\s*<<", tail):
-            yield ROC601.hit(m.start(), unit.matching(paren), ROC601.message("ballot_shift"))
-    counts, shifts_of = _mask_uses(unit)
+    wrappers = unit.project.ballot_wrappers
+    reported: Set[int] = set()
+    # A ballot handed straight to a 32-bit bit-count: __popc(__ballot_sync(m, p)), __popc(my_ballot(p))
+    for start, _, paren, name in ballot_calls(unit):
+        stmt = unit.statement_start(start)
+        narrow = _NARROW_CALL.search(code, stmt, start)
+        close = unit.matching(paren)
+        if narrow and narrow.end() == start:
+            call = narrow.group(1)
+            if name in wrappers and not name.startswith("__"):
+                message = ROC601.message("count_of_wrapper", call=call, wrapper=name, wide=_wide(call),
+                                         where=_where(unit, wrappers[name]))
+            else:
+                message = ROC601.message("count_of_ballot", call=call, wide=_wide(call))
+            reported.add(narrow.start())
+            yield ROC601.hit(narrow.start(), close, message)
+        if re.match(r"\s*&\s*(?:\(\s*)?1[uU]?\s*<<", code[close:close + 40]):
+            yield ROC601.hit(start, close, ROC601.message("ballot_shift"))
+    _, shifts_of = _mask_uses(unit)
+    counts_of = _narrow_calls(unit)
     for name, at, stmt, end, is32, decl in _ballot_variables(unit):
         scope_end = unit.block_end(end)
-        uses = _within(counts.get(name, ()), end, scope_end)
         shifts = _within(shifts_of.get(name, ()), end, scope_end)
+        uses = []
+        mine = counts_of.get(name, ())
+        for n in mine[bisect_left(mine, (end,)):]:
+            if n[0] >= scope_end:
+                break
+            if n[0] not in reported:
+                uses.append(n)
         if is32:
-            fix = _fix_declaration(unit, name, stmt, end, decl, uses, shifts) if decl else ()
+            plain = [(u[0], u[1], u[2]) for u in uses if u[3] == name]
+            fix = _fix_declaration(unit, name, stmt, end, decl, plain, shifts) \
+                if decl and len(plain) == len(uses) else ()
             yield ROC601.hit(at if decl is None else stmt + decl.start(1), end,
                              ROC601.message("variable_32", name=name), edits=fix,
                              fix_message="keep the ballot in 64 bits on ROCm (`unsigned long long`, "
                                          "`__popcll`/`__ffsll`)")
-        else:
-            for u in uses:
+        for u in uses:
+            reported.add(u[0])
+            if u[3] == name:
                 message = ROC601.message("count_of_variable", call=u[2], name=name, wide=_wide(u[2]))
-                yield ROC601.hit(u[0], u[1], message)
-        for s in shifts:
-            yield ROC601.hit(s[0], s[1], ROC601.message("variable_shift", name=name))
+            else:
+                message = ROC601.message("count_of_expression", call=u[2], expr=" ".join(u[3].split()),
+                                         name=name, wide=_wide(u[2]))
+            yield ROC601.hit(u[0], u[1], message)
+        for sh in shifts:
+            yield ROC601.hit(sh[0], sh[1], ROC601.message("variable_shift", name=name))
 
 
-# A variable's bit counts (``__popc(mask)``) and 32-bit shift tests (``mask & (1 << lane)``,
+_NARROW_WORDS = re.compile(r"__(?:popc|ffs|clz|brev)\b")
+_NARROW_AT = re.compile(r"(__popc|__ffs|__clz|__brev)\s*\(")
+_IDENTS = re.compile(r"[A-Za-z_]\w*")
+
+
+def _narrow_calls(unit: CppUnit) -> Dict[str, List[Tuple[int, int, str, str]]]:
+    """{name: [(start, end, call, argument text)]} of every 32-bit bit count (``__popc(...)``,
+    ``__ffs``, ``__clz``, ``__brev``) whose argument mentions ``name``, in file order: found once
+    per file and looked up per ballot variable (a kernel with thousands of ballots stays linear)."""
+    cached = unit.memo.get("narrow_calls")
+    if cached is None:
+        code = unit.code
+        cached = {}
+        for m in _NARROW_AT.finditer(code):
+            if m.start() and (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+                continue
+            paren = m.end() - 1
+            end = unit.matching(paren)
+            arg = code[paren + 1:end - 1].strip()
+            for name in set(_IDENTS.findall(arg[:400])):
+                cached.setdefault(name, []).append((m.start(), end, m.group(1), arg))
+        unit.memo["narrow_calls"] = cached
+    return cached  # type: ignore[return-value]
+
+
+def _where(unit: CppUnit, where: Tuple[str, int]) -> str:
+    """``common.cuh:12`` for a project header (its path from this file's directory when that
+    stays short), ``line 12`` for this file."""
+    path, line = where
+    if not path or os.path.realpath(path) == os.path.realpath(os.path.abspath(unit.path)):
+        return f"line {line}"
+    rel = os.path.relpath(path, os.path.dirname(os.path.abspath(unit.path)))
+    return f"{os.path.basename(path) if rel.startswith('..' + os.sep + '..') else rel}:{line}"
+
+
+# A variable's 32-bit shift tests (``mask & (1 << lane)``,
 # ``(1 << lane) & mask``), found once per file and looked up per variable: a kernel with
 # thousands of ballots stays linear.  The shift test is matched at every offset (a lookahead)
 # because its two forms can overlap: ``x & (1 << y) & mask``.
-_COUNT_OF_NAME = re.compile(r"\b(__popc|__ffs|__clz|__brev)\s*\(\s*([A-Za-z_]\w*)\s*\)")
 _SHIFT_TEST = re.compile(r"(?=(?P<all>\b(?P<a>[A-Za-z_]\w*)\s*&\s*\(?\s*1[uU]?\s*<<"
                          r"|\(\s*1[uU]?\s*<<\s*\w+\s*\)\s*&\s*(?P<b>[A-Za-z_]\w*)\b))")
 
@@ -222,9 +332,7 @@ def _mask_uses(unit: CppUnit):
     cached = unit.memo.get("mask_uses")
     if cached is None:
         code = unit.code
-        counts: dict = {}
-        for m in _COUNT_OF_NAME.finditer(code):
-            counts.setdefault(m.group(2), []).append((m.start(), m.end(), m.group(1)))
+        counts: dict = {}  # bit counts: _narrow_calls
         shifts: dict = {}
         if "<<" in code:
             for m in _SHIFT_TEST.finditer(code):
@@ -374,7 +482,12 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
 # -- ROC603 / ROC605: hard-coded wave sizes ----------------------------------------------------------
 _WARP_NAME = re.compile(
     r"(?i)(?:^(?:k|c|g|s|m)?_*|_)(?:warp|wave(?:front)?)_?(?:size|sz|width|len(?:gth)?|threads|lanes|dim)_*$"
-    r"|threads_?per_?(?:warp|wave)|lanes_?per_?(?:warp|wave)|^(?:k_?)?num_?lanes$")
+    r"|threads_?per_?(?:warp|wave)|lanes_?per_?(?:warp|wave)|^(?:k_?)?num_?lanes$"
+    # a warp size with a tag: WARP_SIZE_GGUF (not a log, shift, bit count, mask or half of it)
+    r"|(?:^(?:k|c|g|s|m)?_*|_)(?:warp|wave(?:front)?)_?size_(?!(?:log|shift|bits?|mask|half|bytes?)(?:_|\d|$))"
+    r"[a-z0-9]+_*$")
+_BLOCK_DIM_BEHIND = re.compile(r"blockDim\s*\.\s*[xyz]\s*$")
+_TILE = re.compile(r"(?:tiled_partition|thread_block_tile)\s*<\s*(\d+)\s*[,>]")
 _LANE_OPERAND = r"(?:threadIdx\s*\.\s*[xyz]|\b(?:tid|tidx|tid_x|thread_id|threadId|thread_idx|threadIdx_x|ltid|local_tid|lane|lane_id|laneId|lane_idx|laneid|lane_index))"
 
 
@@ -383,14 +496,30 @@ def _size_patterns(size: int):
     mask, shift = size - 1, size.bit_length() - 1
     # the number first (a literal search), then the operator behind it
     math = re.compile(r"(?:%d|%s|%d|%d)[uU]?(?![\w.])" % (mask, hex(mask).replace("0x", "0[xX]"), size, shift))
-    named = re.compile(r"%d[uU]?(?=\s*\)?\s*[;,}>)])" % size)  # the number first: a fast literal search
+    named = re.compile(r"%d[uU]?(?=\s*(?:\)\s*)?[;,}>)])" % size)  # the number first: a fast literal search
     return math, named
 
 
 _LANE_OPERAND_BEHIND = re.compile(_LANE_OPERAND + r"\s*$")
-_NAME_BEHIND = re.compile(r"([A-Za-z_]\w*)\s*$")
+
+
+def _name_behind(code: str, lo: int, hi: int) -> Optional[Tuple[int, str]]:
+    """(offset, name) of the identifier that ends ``code[lo:hi]`` (trailing whitespace allowed), as
+    the leftmost match of ``[A-Za-z_]\\w*\\s*$`` in that window would give it, or None.  A
+    backward scan: linear, where the regex searched from every letter of a long word."""
+    i = hi
+    while i > lo and code[i - 1].isspace():
+        i -= 1
+    end = i
+    while i > lo and (code[i - 1].isalnum() or code[i - 1] == "_"):
+        i -= 1
+    while i < end and not (code[i] == "_" or ("a" <= code[i] <= "z") or ("A" <= code[i] <= "Z")):
+        i += 1
+    return (i, code[i:end]) if i < end else None
+
+
 _OPERATOR_BEHIND = re.compile(r"(>>|&|%|/)\s*$")
-_ASSIGNED_BEHIND = re.compile(r"(?<![=!<>])=\s*\(?\s*$")
+_ASSIGNED_BEHIND = re.compile(r"(?<![=!<>])=\s*(?:\(\s*)?$")
 _MATH32, _NAMED32 = _size_patterns(32)
 _MATH64, _NAMED64 = _size_patterns(64)
 _SHFL_WIDTH = re.compile(r"__shfl(?:_up|_down|_xor)?(_sync)?\b")
@@ -414,9 +543,9 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
         eq = _ASSIGNED_BEHIND.search(code, max(0, m.start() - 80), m.start())
         if eq is None:
             continue
-        name = _NAME_BEHIND.search(code, max(0, eq.start() - 80), eq.start())
-        if name and _WARP_NAME.search(name.group(1)):
-            yield name.start(1), m.end(), f"`{name.group(1)} = {size}`"
+        name = _name_behind(code, max(0, eq.start() - 80), eq.start())
+        if name and _WARP_NAME.search(name[1]):
+            yield name[0], m.end(), f"`{name[1]} = {size}`"
     mask, shift = size - 1, size.bit_length() - 1
     ops = {str(mask): "&", hex(mask): "&", str(size): "%/", str(shift): ">>"}
     for m in math.finditer(code):
@@ -427,6 +556,8 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
         if op is None or op.group(1) not in ops.get(number, ()) or (op.group(1) == ">>") != (number == str(shift)):
             continue
         operand = _LANE_OPERAND_BEHIND.search(code, max(0, op.start() - 40), op.start())
+        if operand is None and op.group(1) in (">>", "/") and "blockDim" in code:
+            operand = _BLOCK_DIM_BEHIND.search(code, max(0, op.start() - 40), op.start())  # warps per block
         if operand:
             yield operand.start(), m.end(), f"lane/warp math `{' '.join(code[operand.start():m.end()].split())}`"
     for m, paren in (calls(unit, _SHFL_WIDTH) if "__shfl" in code else ()):
@@ -435,7 +566,8 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
         if len(args) > i and re.fullmatch(r"\(?\s*" + str(size) + r"[uU]?\s*\)?", code[args[i][0]:args[i][1]]):
             yield args[i][0], args[i][1], f"shuffle width {size} in `{m.group(0)}`"
     start_value = size // 2
-    for m in (_REDUCTION_LOOP.finditer(code) if "__shfl" in code else ()):
+    wrapper_call = None  # the project's shuffle wrappers, looked up for the first loop that needs them
+    for m in _REDUCTION_LOOP.finditer(code):
         if int(m.group(2)) != start_value:
             continue
         var = m.group(1)
@@ -448,13 +580,31 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
         while body_start < len(code) and code[body_start] in " \t\r\n":
             body_start += 1
         body_end = unit.matching(body_start) if code[body_start:body_start + 1] == "{" else code.find(";", body_start)
-        if "__shfl" in code[body_start:body_end]:
-            number = m.start() + m.group(0).rindex(m.group(2))
-            yield number, number + len(m.group(2)), f"shuffle reduction starting at offset {start_value}"
+        body = code[body_start:body_end]
+        via = None
+        if "__shfl" not in body:
+            if wrapper_call is None:
+                wrappers = unit.project.shuffle_wrappers
+                wrapper_call = names_pattern(frozenset(wrappers)) if wrappers else False
+            via = wrapper_call.search(body) if wrapper_call else None
+            if via is None:
+                continue
+        number = m.start() + m.group(0).rindex(m.group(2))
+        what = f"shuffle reduction starting at offset {start_value}"
+        if via:
+            what += f" through `{via.group(0)}` ({_where(unit, unit.project.shuffle_wrappers[via.group(0)])})"
+        yield number, number + len(m.group(2)), what
     if size == 32 and "Warp" in code:
         for m in _CUB_WARP.finditer(code):
             if int(m.group(1)) == 32:
                 yield m.start(), m.end(), f"`{' '.join(m.group(0).rstrip(',>').split())}>` (a 32-lane logical warp)"
+    if size == 32 and ("tiled_partition" in code or "thread_block_tile" in code):
+        last_statement = -1
+        for m in _TILE.finditer(code):
+            # `thread_block_tile<32> t = tiled_partition<32>(b);` is one finding
+            if int(m.group(1)) == 32 and unit.statement_start(m.start()) != last_statement:
+                last_statement = unit.statement_start(m.start())
+                yield m.start(), m.end(), f"`{' '.join(m.group(0).rstrip(',>').split())}>` (a 32-lane tile as the warp)"
 
 
 @ROC603.source_checker()
@@ -483,6 +633,134 @@ def find_wave64_on_rocm_side(unit: CppUnit) -> Iterator[Hit]:
             continue
         seen.add(start)
         yield ROC605.hit(start, end, ROC605.message(what=what))
+
+
+# The wave64 and wave32 targets a ROCm build compiles for (PyTorch's default ROCm arch list and the
+# Instinct line): GCN5/CDNA (gfx9) run wave64, RDNA (gfx10-12) wave32.  A branch that picks the wave
+# size from a list of chips must name them all, or test the family (__GFX9__).
+WAVE_TARGETS = {64: ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950"),
+                32: ("gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201")}
+_GFX_TARGET = re.compile(r"__(gfx[0-9a-f]+)__")
+_CONDITION_NAME = re.compile(r"(defined\s*(?:\(\s*)?)?([A-Za-z_]\w*)")
+
+
+def _expand_condition(unit: CppUnit, text: str, line: int, depth: int = 0) -> str:
+    """``text`` (an ``#if`` condition) with object-like macros spliced in as ROCm sees them at
+    ``line``: the file's own, then the project headers' (``#if IS_CDNA``); names tested with
+    ``defined`` stay."""
+    if depth > 4:
+        return text
+
+    def repl(m: "re.Match[str]") -> str:
+        name = m.group(2)
+        if m.group(1) or name == "defined":
+            return m.group(0)
+        d = unit.pre.macro(name, line)
+        if d is not None and d.params is None and d.body:
+            return "(" + _expand_condition(unit, d.body, line, depth + 1) + ")"
+        v = unit.project.values.get(name) if d is None and name not in unit.pre.macros else None
+        if v is not None:
+            return "(" + _expand_condition(unit, v.text, line, depth + 1) + ")"
+        return m.group(0)
+
+    return _CONDITION_NAME.sub(repl, text)
+
+
+def _arch_list(unit: CppUnit, text: str, line: int) -> Optional[Tuple[int, List[str], List[str]]]:
+    """(wave size, targets listed, targets missing) when ``text`` picks ROCm GPUs by a plain list
+    of chips (``defined(__gfx90a__) || defined(__gfx942__)``, ROCm macros allowed) of one wave
+    size that misses some of ``WAVE_TARGETS``; else None (a family test, a negation, other names)."""
+    if "__gfx" not in text and not unit.project.values and not unit.pre.macros:
+        return None
+    expanded = _expand_condition(unit, text, line)
+    if "!" in expanded or "__gfx" not in expanded:
+        return None
+    listed = _GFX_TARGET.findall(expanded)
+    for name in _IDENTS.findall(expanded):
+        if name != "defined" and not _GFX_TARGET.fullmatch(name) and not unit.rocm_macro(name):
+            return None  # __GFX9__, a value test, a project switch: not a plain list
+    sizes = {64 if t.startswith(("gfx8", "gfx9")) else 32 if t.startswith("gfx1") else 0 for t in listed}
+    if len(sizes) != 1 or 0 in sizes:
+        return None
+    size = sizes.pop()
+    missing = [t for t in WAVE_TARGETS[size] if t not in listed]
+    return (size, sorted(set(listed)), missing) if missing else None
+
+
+def _wave_lines(unit: CppUnit, size: int) -> List[int]:
+    cached = unit.memo.get(f"wave_lines_{size}")
+    if cached is None:
+        cached = unit.memo[f"wave_lines_{size}"] = sorted({unit.line_of(h[0]) for h in _wave_hits(unit, size)})
+    return cached  # type: ignore[return-value]
+
+
+def _tests_unknown_macros(unit: CppUnit) -> bool:
+    """Does an ``#if``/``#elif`` test a name the file neither defines nor knows as a ROCm macro
+    (one a project header may define as a list of chips, like ``IS_CDNA``)?"""
+    for d in unit.pre.directives:
+        if d.name in ("if", "elif"):
+            for name in _IDENTS.findall(d.arg):
+                if name != "defined" and name not in unit.pre.macros and not unit.rocm_macro(name):
+                    return True
+    return False
+
+
+def _defines_in(unit: CppUnit, first: int, last: int, value: int) -> Set[str]:
+    """Names ``#define``d to ``value`` on lines ``first..last``."""
+    out: Set[str] = set()
+    for d in unit.pre.directives:
+        if d.name == "define" and first <= d.line <= last:
+            m = _DEFINE_NUMBER.match(d.arg)
+            if m and int(m.group(2)) == value:
+                out.add(m.group(1))
+    return out
+
+
+_DEFINE_NUMBER = re.compile(r"\s*([A-Za-z_]\w*)\s+\(?\s*(\d+)[uU]?\s*\)?\s*$")
+
+
+def _has_line(lines: List[int], first: int, last: int) -> bool:
+    i = bisect_left(lines, first)
+    return i < len(lines) and lines[i] <= last
+
+
+@ROC605.source_checker()
+def find_incomplete_arch_lists(unit: CppUnit) -> Iterator[Hit]:
+    """``#if defined(__gfx90a__) || defined(__gfx942__)`` / wave size 64 / ``#else`` / 32: gfx906 and
+    gfx908 are wave64 too, and get 32."""
+    if "__gfx" not in unit.code and not _tests_unknown_macros(unit):
+        return
+    groups: dict = {}
+    for d in unit.pre.directives:
+        if d.group >= 0:
+            groups.setdefault(d.group, []).append(d)
+    for branch in groups.values():
+        for i, d in enumerate(branch[:-1]):
+            if d.name not in ("if", "elif") or unit.pre.nvidia_only(d.line):
+                continue
+            first, last = d.end_line + 1, branch[i + 1].line - 1
+            if not (_defines_in(unit, first, last, 64) or _defines_in(unit, first, last, 32)
+                    or _has_line(_wave_lines(unit, 64), first, last) or _has_line(_wave_lines(unit, 32), first, last)):
+                continue  # no wave size set in this branch: nothing to read (project headers stay unread)
+            found = _arch_list(unit, d.arg, d.line)
+            if found is None:
+                continue
+            size, listed, missing = found
+            other = 96 - size
+            here = _has_line(_wave_lines(unit, size), d.end_line + 1, branch[i + 1].line - 1)
+            later = any(_has_line(_wave_lines(unit, other), e.end_line + 1, branch[j + 1].line - 1)
+                        for j, e in enumerate(branch[i + 1:-1], i + 1))
+            if not (here and later):
+                # any macro the list sets to `size` and a later branch to the other size (`WAVE`)
+                mine = _defines_in(unit, d.end_line + 1, branch[i + 1].line - 1, size)
+                if not mine or not any(mine & _defines_in(unit, e.end_line + 1, branch[j + 1].line - 1, other)
+                                       for j, e in enumerate(branch[i + 1:-1], i + 1)):
+                    continue
+            end = d.arg_start + len(unit.code[d.arg_start:d.end].rstrip())
+            yield ROC605.hit(d.arg_start, end, ROC605.message(
+                "arch_list", size=size, other=other, listed=", ".join(listed), missing=", ".join(missing),
+                verb="run" if len(missing) > 1 else "runs", get="get" if len(missing) > 1 else "gets",
+                family="__GFX9__" if size == 64 else "__GFX10__ || __GFX11__ || __GFX12__"))
 
 
 # -- ROC604 ------------------------------------------------------------------------------------

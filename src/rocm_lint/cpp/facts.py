@@ -1,0 +1,368 @@
+"""C++ facts of a translation unit and the project headers it includes, computed once per run.
+
+The ROC6 rules decide on facts that often live somewhere else than the line they report: the
+mask in ``__shfl_xor_sync(FULL_MASK, ...)`` is a macro of ``common.h``, the ballot in
+``__popc(ballot(p) & lt)`` comes from a project helper, the shuffle in a
+``for (int offset = 16; offset > 0; offset /= 2)`` reduction is ``warp_shfl_xor(v, offset)``.
+This module gathers those facts from the file itself and from the project headers it includes
+with quotes (``rocm_lint.cpp.includes`` resolves them; at most ``includes.MAX_DEPTH`` levels),
+always as the ROCm build sees them (a definition in an NVIDIA-only branch is no fact).
+
+API
+---
+``unit_facts(path, text, code, pre) -> Facts``
+    The facts of one file: its own wrappers, plus everything its quoted includes (and theirs)
+    provide.  ``code``/``pre`` are the file's lexed code and preprocessor model.
+``header_facts(header) -> Facts``
+    The facts of one header and everything it includes, by real path: cached, so a header
+    shared by a hundred ``.cu`` files is read, lexed and analysed once per process.
+``Facts``
+    ``values``: object-like macros and ``const``/``constexpr`` scalars: name -> ``Value``
+    (its text on ROCm and where it is defined); ``ballot_wrappers`` and ``shuffle_wrappers``:
+    name -> ``Where`` of functions and function-like macros that return a ballot
+    (``__ballot_sync``/``__ballot``/``__activemask``) or wrap a shuffle (``__shfl*``).
+    ``value_of(name)`` follows a name through ``values``.
+``wrappers_in(code, pre, path) -> (ballot wrappers, shuffle wrappers)``
+    Wrappers defined in one file (the rules use it on the file they check).
+``cache_clear()``
+    Forget every header (tests that rewrite files between checks).
+
+Reads are bounded (``includes.read_header``); a header that cannot be read is no fact.  Every
+pattern is linear; wrappers are found from the intrinsic calls outward (a bounded backward
+scan to the enclosing function's name), never by matching whole definitions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from rocm_lint.cpp import includes
+from rocm_lint.cpp.lexer import lex
+from rocm_lint.cpp.preproc import Preprocessed, analyse
+
+Where = Tuple[str, int]  # (path, 1-based line)
+
+
+@dataclass(frozen=True)
+class Value:
+    text: str  # the definition as ROCm sees it (comments blanked, stripped)
+    where: Where
+
+
+@dataclass
+class Facts:
+    values: Dict[str, Value] = field(default_factory=dict)
+    ballot_wrappers: Dict[str, Where] = field(default_factory=dict)
+    shuffle_wrappers: Dict[str, Where] = field(default_factory=dict)
+
+    def update(self, other: "Facts") -> None:
+        self.values.update(other.values)
+        self.ballot_wrappers.update(other.ballot_wrappers)
+        self.shuffle_wrappers.update(other.shuffle_wrappers)
+
+    def value_of(self, name: str, depth: int = 0) -> Optional[Value]:
+        """The final definition ``name`` leads to (``ALL = FULL``, ``FULL = 0xffffffff``)."""
+        v = self.values.get(name)
+        while v is not None and depth < 8 and _IDENT.fullmatch(v.text.strip("() \t")):
+            nxt = self.values.get(v.text.strip("() \t"))
+            if nxt is None:
+                break
+            v, depth = nxt, depth + 1
+        return v
+
+
+EMPTY = Facts()
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+BALLOT_CALL = re.compile(r"__(?:ballot_sync|ballot|activemask)\b")
+SHUFFLE_CALL = re.compile(r"__shfl(?:_up|_down|_xor)?(?:_sync)?\b")
+_NOT_FUNCTIONS = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof",
+                            "__attribute__", "alignas", "defined", "noexcept", "static_assert", "__launch_bounds__"})
+# what may stand between a function's `)` and its `{`: qualifiers, a trailing return type
+_QUALS_OR_RETURN = re.compile(r"(?:\s|const\b|noexcept\b|override\b|final\b|volatile\b|mutable\b|&)*"
+                              r"(?:->[\w\s:<>,*&]*)?")
+_RETURNED = re.compile(r"\breturn\s*(?:\(\s*[\w\s:]{1,60}\)\s*|static_cast\s*<[\w\s:]{1,60}>\s*\(\s*|\(\s*)?$")
+_CLOSE_RETURN = re.compile(r"[\s)]*;")
+MAX_WRAPPER_BODY = 1200  # a shuffle "wrapper" is a short function
+
+
+def _brace_tree(code: str) -> Tuple[List[int], Dict[int, int], Dict[int, int]]:
+    """(offsets of every ``{``, ``{`` -> its ``}`` (or len(code)), ``{`` -> the enclosing ``{`` or -1)."""
+    opens: List[int] = []
+    close: Dict[int, int] = {}
+    parent: Dict[int, int] = {}
+    stack: List[int] = []
+    for m in re.finditer(r"[{}]", code):
+        if m.group() == "{":
+            parent[m.start()] = stack[-1] if stack else -1
+            opens.append(m.start())
+            stack.append(m.start())
+        elif stack:
+            close[stack.pop()] = m.start()
+    for o in stack:
+        close[o] = len(code)
+    return opens, close, parent
+
+
+def _function_of(code: str, offset: int, tree) -> Optional[Tuple[str, int, int]]:
+    """(name, body start, body end) of the function whose body holds ``offset``, or None.  From
+    the innermost block outward: a block opened right after ``name(...)`` (qualifiers and a
+    trailing return type allowed) with ``name`` not a keyword is a function body."""
+    opens, close, parent = tree
+    i = bisect_left(opens, offset) - 1
+    o = opens[i] if i >= 0 else -1
+    while o != -1 and close[o] < offset:
+        o = parent[o]
+    for _ in range(12):
+        if o == -1:
+            return None
+        name = _name_before_block(code, o)
+        if name:
+            return name, o, close[o]
+        o = parent[o]
+    return None
+
+
+def _name_before_block(code: str, brace: int) -> Optional[str]:
+    """The function name of ``name(params) quals {`` when ``brace`` opens such a body."""
+    paren = code.rfind(")", max(0, brace - 160), brace)
+    if paren == -1:
+        return None
+    between = code[paren + 1:brace]
+    if not _QUALS_OR_RETURN.fullmatch(between):
+        return None
+    depth, i, lo = 0, paren, max(0, paren - 4000)
+    while i >= lo:
+        c = code[i]
+        if c == ")":
+            depth += 1
+        elif c == "(":
+            depth -= 1
+            if depth == 0:
+                break
+        elif c in ";{}":
+            return None
+        i -= 1
+    else:
+        return None
+    found = _identifier_before(code, i)
+    if found is None or found[1] in _NOT_FUNCTIONS:
+        return None
+    return found[1]
+
+
+def wrappers_in(code: str, pre: Preprocessed, path: str = "") -> Tuple[Dict[str, Where], Dict[str, Where]]:
+    """(ballot wrappers, shuffle wrappers) defined in one file, as ROCm compiles it: functions
+    that ``return`` a ballot call (a cast allowed), short functions that call a shuffle, and
+    function-like macros whose body starts with a ballot call / calls a shuffle."""
+    ballots: Dict[str, Where] = {}
+    shuffles: Dict[str, Where] = {}
+    has_ballot = "__ballot" in code or "__activemask" in code
+    has_shuffle = "__shfl" in code
+    if not (has_ballot or has_shuffle):
+        return ballots, shuffles
+    for name, defs in pre.macros.items():
+        for d in defs:
+            if d.params is None or d.rocm is False:
+                continue
+            body = d.body.lstrip("( \t")
+            if has_ballot and BALLOT_CALL.match(body):
+                ballots.setdefault(name, (path, d.line))
+            if has_shuffle and SHUFFLE_CALL.search(d.body):
+                shuffles.setdefault(name, (path, d.line))
+    tree = None
+    line_starts: Optional[List[int]] = None
+    for pattern, table, present in ((BALLOT_CALL, ballots, has_ballot), (SHUFFLE_CALL, shuffles, has_shuffle)):
+        if not present:
+            continue
+        for m in pattern.finditer(code):
+            if m.start() and (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+                continue
+            if line_starts is None:
+                line_starts = [0] + [x.end() for x in re.finditer(r"\n", code)]
+            line = _line_of(line_starts, m.start())
+            if pre.nvidia_only(line) or _in_directive(code, line_starts, line):
+                continue
+            if tree is None:
+                tree = _brace_tree(code)
+            fn = _function_of(code, m.start(), tree)
+            if fn is None or fn[0] in table:
+                continue
+            if pattern is BALLOT_CALL:
+                stmt = max(code.rfind(";", fn[1], m.start()), code.rfind("{", fn[1], m.start()),
+                           code.rfind("}", fn[1], m.start()))
+                if not _RETURNED.search(code, stmt + 1, m.start()) or not _whole_return(code, m.end()):
+                    continue
+            elif fn[2] - fn[1] > MAX_WRAPPER_BODY:
+                continue
+            table[fn[0]] = (path, _line_of(line_starts, fn[1]))
+    return ballots, shuffles
+
+
+def _whole_return(code: str, after_name: int) -> bool:
+    """Is the call whose name ends at ``after_name`` the whole returned value (``(...)``, then
+    only closing parentheses of a cast before the ``;``)?"""
+    i = after_name
+    while i < len(code) and code[i].isspace():
+        i += 1
+    if i >= len(code) or code[i] != "(":
+        return False
+    depth, lo = 0, i
+    while i < len(code) and i - lo < 4000:
+        c = code[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                break
+        elif c in ";{}":
+            return False
+        i += 1
+    else:
+        return False
+    return bool(_CLOSE_RETURN.match(code, i + 1))
+
+
+def _line_of(line_starts: List[int], offset: int) -> int:
+    return bisect_right(line_starts, offset)
+
+
+def _in_directive(code: str, line_starts: List[int], line: int) -> bool:
+    return code[line_starts[line - 1]:line_starts[line - 1] + 200].lstrip().startswith("#")
+
+
+_CONST_WORD = re.compile(r"\bconst(?:expr)?\b")
+_DECL_STOP = re.compile(r"[;=(){}]")
+_INIT_STOP = re.compile(r"[;{}]")
+
+
+def const_declarations(code: str) -> Iterator[Tuple[int, str, str]]:
+    """(offset of the keyword, name, initializer) of each ``const``/``constexpr`` scalar
+    initialised with ``=`` or braces (``constexpr int kWarp = 32;``, ``const unsigned m{~0u};``):
+    the name is the identifier right before the first ``=``/``{`` after the keyword (no ``;``,
+    ``(``, ``)`` or ``}`` between), the initializer runs to the next ``;`` or ``}`` (no ``{``
+    inside).  A declaration's text is skipped once matched.  A hand scan over the offsets of
+    the stop characters (found once, then bisected): linear in the file, where the regex it
+    replaces searched to the end of the file from every ``const`` of a long run."""
+    stops = [m.start() for m in _DECL_STOP.finditer(code)]
+    init_stops = [m.start() for m in _INIT_STOP.finditer(code)]
+    names: Dict[int, Optional[Tuple[int, str]]] = {}
+    pos = 0
+    while True:
+        k = _CONST_WORD.search(code, pos)
+        if k is None:
+            return
+        pos = k.start() + 1
+        i = bisect_left(stops, k.end())
+        if i == len(stops) or code[stops[i]] not in "={":
+            continue
+        stop = stops[i]
+        if stop not in names:
+            names[stop] = _identifier_before(code, stop)
+        found = names[stop]
+        if found is None or found[0] < k.end():
+            continue
+        j = bisect_left(init_stops, stop + 1)
+        if j == len(init_stops) or code[init_stops[j]] == "{" or init_stops[j] == stop + 1:
+            continue
+        end = init_stops[j]
+        yield k.start(), found[1], code[stop + 1:end].strip()
+        pos = end + 1
+
+
+def _identifier_before(code: str, at: int) -> Optional[Tuple[int, str]]:
+    """(offset, name) of the identifier that ends right before ``at`` (whitespace between
+    allowed) and starts a word (``[A-Za-z_]`` after a non-word character), or None."""
+    i = at
+    while i > 0 and code[i - 1].isspace():
+        i -= 1
+    end = i
+    while i > 0 and (code[i - 1].isalnum() or code[i - 1] == "_"):
+        i -= 1
+    if i == end or not (code[i] == "_" or "a" <= code[i] <= "z" or "A" <= code[i] <= "Z"):
+        return None
+    return i, code[i:end]
+
+
+def _values_in(code: str, pre: Preprocessed, path: str) -> Dict[str, Value]:
+    """Object-like macros with one value on ROCm, and ``const``/``constexpr`` scalars outside
+    NVIDIA-only code."""
+    out: Dict[str, Value] = {}
+    for name, defs in pre.macros.items():
+        live = [d for d in defs if d.rocm is not False]
+        if not live or any(d.params is not None for d in live):
+            continue
+        bodies = {d.body for d in live}
+        if len(bodies) == 1 and live[0].body:
+            out[name] = Value(live[0].body, (path, live[-1].line))
+    if "const" in code:
+        line_starts = [0] + [x.end() for x in re.finditer(r"\n", code)]
+        tree = None
+        for at, name, value in const_declarations(code):
+            line = _line_of(line_starts, at)
+            if pre.nvidia_only(line) or name in out:
+                continue
+            tree = tree or _brace_tree(code)
+            if _function_of(code, at, tree) is None:  # namespace or class scope, not a function's local
+                out[name] = Value(value, (path, line))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _own_facts(header: str) -> Facts:
+    """What one header itself defines (not its includes)."""
+    text = includes.read_header(header)
+    facts = Facts()
+    if text is None:
+        return facts
+    lexed = lex(text)
+    try:
+        pre = analyse(text, lexed, seed=includes.included_macro_facts(header, text))
+    except RecursionError:
+        return facts
+    facts.values = _values_in(lexed.code, pre, header)
+    facts.ballot_wrappers, facts.shuffle_wrappers = wrappers_in(lexed.code, pre, header)
+    return facts
+
+
+@lru_cache(maxsize=4096)
+def _header_closure(header: str, depth: int) -> Facts:
+    merged = Facts()
+    if depth < includes.MAX_DEPTH:
+        for sub in includes.quoted_includes(header):
+            if sub != header:
+                merged.update(_header_closure(sub, depth + 1))
+    merged.update(_own_facts(header))
+    return merged
+
+
+def header_facts(header: str) -> Facts:
+    """The facts of ``header`` (a real path) and the project headers it includes."""
+    return _header_closure(header, 0)
+
+
+def unit_facts(path: str, text: str) -> Facts:
+    """What the quoted includes of the file at ``path`` (with ``text``) provide."""
+    if '"' not in text or "include" not in text:
+        return EMPTY
+    myself = os.path.realpath(path)
+    headers = [h for h in includes.resolved_includes(path, text) if h != myself]
+    if not headers:
+        return EMPTY
+    if len(headers) == 1:
+        return header_facts(headers[0])
+    merged = Facts()
+    for h in headers:
+        merged.update(header_facts(h))
+    return merged
+
+
+def cache_clear() -> None:
+    _own_facts.cache_clear()
+    _header_closure.cache_clear()

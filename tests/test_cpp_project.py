@@ -1,0 +1,174 @@
+"""C++ facts across files (``rocm_lint.cpp.facts``): masks, warp sizes, ballot and shuffle
+wrappers and chip lists that a project header defines, seen from the translation units that
+include it; gated definitions stay silent; each header is read once per process."""
+
+import os
+
+import pytest
+
+from rocm_lint.config import Config
+from rocm_lint.cpp import facts, includes
+from rocm_lint.engine import check_file, check_paths
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    facts.cache_clear()
+    includes.cache_clear()
+    yield
+    facts.cache_clear()
+    includes.cache_clear()
+
+
+def _project(tmp_path, files):
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def _found(path):
+    result = check_file(str(path), Config())
+    assert isinstance(result, list), result
+    return [(f.line, f.code, f.message) for f in result]
+
+
+COMMON = """#pragma once
+#include <cstdint>
+#define WARP_MASK 0xffffffffull  // a 64-bit type, 32 lanes set
+#define ALL_LANES WARP_MASK
+#ifdef USE_ROCM
+#define SAFE_MASK 0xffffffffffffffffull
+#else
+#define SAFE_MASK 0xffffffff
+#endif
+namespace util {
+constexpr unsigned kMask32 = 0xffffffffu;
+}
+__device__ __forceinline__ unsigned long long warp_ballot(bool p) {
+  return __ballot_sync(SAFE_MASK, p);
+}
+template <typename T>
+__device__ __forceinline__ T shfl_xor(T v, int lane_mask) {
+#ifdef USE_ROCM
+  return __shfl_xor(v, lane_mask);
+#else
+  return __shfl_xor_sync(0xffffffff, v, lane_mask);
+#endif
+}
+#define IS_CDNA (defined(__gfx90a__) || defined(__gfx942__))
+"""
+
+
+def test_mask_macros_and_constants_of_a_header(tmp_path):
+    root = _project(tmp_path, {
+        "include/common.cuh": COMMON,
+        "src/k.cu": '#include "common.cuh"\n'
+                    "__device__ float a(float v) { return __shfl_xor_sync(WARP_MASK, v, 1); }\n"
+                    "__device__ float b(float v) { return __shfl_xor_sync(ALL_LANES, v, 1); }\n"
+                    "__device__ float c(float v) { return __shfl_xor_sync(util::kMask32, v, 1); }\n"
+                    "__device__ float d(float v) { return __shfl_xor_sync(SAFE_MASK, v, 1); }\n",
+    })
+    got = _found(root / "src" / "k.cu")
+    assert [(line, code) for line, code, _ in got] == [(2, "ROC602"), (3, "ROC602"), (4, "ROC602")]
+    assert "WARP_MASK (0xffffffffull)" in got[0][2] and "util::kMask32 (0xffffffffu)" in got[2][2]
+    # SAFE_MASK is 64-bit on ROCm
+
+
+def test_ballot_wrapper_of_a_header(tmp_path):
+    root = _project(tmp_path, {
+        "include/common.cuh": COMMON,
+        "src/k.cu": '#include "common.cuh"\n'
+                    "__device__ int n(bool p) { return __popc(warp_ballot(p)); }\n"
+                    "__device__ int rank(bool p, int lane) {\n"
+                    "  unsigned long long b = warp_ballot(p);\n"
+                    "  return __popc(b & ((1u << lane) - 1));\n"
+                    "}\n"
+                    "__device__ int wide(bool p) { return __popcll(warp_ballot(p)); }\n",
+    })
+    got = _found(root / "src" / "k.cu")
+    assert [(line, code) for line, code, _ in got] == [(2, "ROC601"), (5, "ROC601")]
+    assert "warp_ballot" in got[0][2] and "common.cuh:13" in got[0][2]
+    assert "`b`" in got[1][2]
+
+
+def test_shuffle_wrapper_of_a_header(tmp_path):
+    root = _project(tmp_path, {
+        "include/common.cuh": COMMON,
+        "src/k.cu": '#include "common.cuh"\n'
+                    "__device__ float sum(float v) {\n"
+                    "  for (int offset = 16; offset > 0; offset /= 2) v += shfl_xor(v, offset);\n"
+                    "  return v;\n"
+                    "}\n"
+                    "__device__ float gated(float v) {\n"
+                    "#ifdef USE_ROCM\n"
+                    "  for (int offset = warpSize / 2; offset > 0; offset /= 2) v += shfl_xor(v, offset);\n"
+                    "#else\n"
+                    "  for (int offset = 16; offset > 0; offset /= 2) v += shfl_xor(v, offset);\n"
+                    "#endif\n"
+                    "  return v;\n"
+                    "}\n",
+    })
+    got = _found(root / "src" / "k.cu")
+    assert [(line, code) for line, code, _ in got] == [(3, "ROC603")]
+    assert "through `shfl_xor`" in got[0][2]
+
+
+def test_chip_list_of_a_header(tmp_path):
+    root = _project(tmp_path, {
+        "include/common.cuh": COMMON,
+        "src/k.cu": '#include "common.cuh"\n#if IS_CDNA\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif\n'
+                    "__global__ void k(int* o) { o[threadIdx.x % WARP_SIZE] = 1; }\n",
+    })
+    got = _found(root / "src" / "k.cu")
+    assert [(line, code) for line, code, _ in got] == [(2, "ROC605")]
+    assert "gfx900, gfx906, gfx908, gfx950" in got[0][2]
+
+
+def test_nvidia_only_headers_and_gated_uses_stay_silent(tmp_path):
+    root = _project(tmp_path, {
+        "include/nv.cuh": "#pragma once\n#ifndef USE_ROCM\n#define NV_MASK 0xffffffff\n"
+                          "__device__ unsigned nv_ballot(bool p) { return __ballot_sync(0xffffffff, p); }\n#endif\n",
+        "src/k.cu": '#include "nv.cuh"\n'
+                    "#ifndef USE_ROCM\n"
+                    "__device__ int n(bool p) { return __popc(nv_ballot(p)); }\n"
+                    "#endif\n"
+                    "__device__ float f(float v) { return __shfl_xor_sync(NV_MASK, v, 1); }\n"
+                    "__device__ int m(unsigned x) { return __popc(nv_ballot_count(x)); }\n",
+    })
+    assert _found(root / "src" / "k.cu") == []
+
+
+def test_depth_is_bounded_and_cycles_end(tmp_path):
+    files = {f"h{i}.h": f'#pragma once\n#include "h{i + 1}.h"\n' for i in range(8)}
+    files["h8.h"] = '#pragma once\n#include "h0.h"\n#define DEEP_MASK 0xffffffff\n'
+    files["h2.h"] = '#pragma once\n#include "h3.h"\n#define NEAR_MASK 0xffffffff\n'
+    files["k.cu"] = ('#include "h0.h"\n__device__ float f(float v) { return __shfl_xor_sync(NEAR_MASK, v, 1); }\n'
+                     "__device__ float g(float v) { return __shfl_xor_sync(DEEP_MASK, v, 1); }\n")
+    root = _project(tmp_path, files)
+    assert [(line, code) for line, code, _ in _found(root / "k.cu")] == [(2, "ROC602")]
+
+
+def test_a_shared_header_is_read_once(tmp_path, monkeypatch):
+    files = {"include/common.cuh": COMMON}
+    for i in range(30):
+        files[f"src/k{i}.cu"] = ('#include "common.cuh"\n'
+                                 "__device__ float f(float v) { return __shfl_xor_sync(WARP_MASK, v, 1); }\n")
+    root = _project(tmp_path, files)
+    reads = []
+    real = includes.read_bounded
+    monkeypatch.setattr(includes, "read_bounded", lambda path, limit: reads.append(path) or real(path, limit))
+    report = check_paths([str(root / "src")], Config(), jobs=1)
+    assert len(report.findings) == 30 and not report.errors
+    header = os.path.realpath(root / "include" / "common.cuh")
+    assert reads.count(header) == 1
+
+
+def test_unreadable_header_is_no_fact(tmp_path):
+    root = _project(tmp_path, {
+        "k.cu": '#include "gone.h"\n__device__ float f(float v) { return __shfl_xor_sync(GONE_MASK, v, 1); }\n',
+    })
+    (root / "gone.h").symlink_to(root / "missing-target.h")
+    assert _found(root / "k.cu") == []
