@@ -148,3 +148,31 @@ def test_cached_findings_name_the_file_as_this_run_was_given_it(project, tmp_pat
     relative = run_cli("check", "--output-format", "concise", "model.py", cwd=project / "acme", env=env)
     assert absolute.stdout.count(str(project)) == len(absolute.stdout.splitlines())
     assert relative.stdout.splitlines() and all(line.startswith("model.py:") for line in relative.stdout.splitlines())
+
+
+def test_an_edited_header_rechecks_the_kernels_that_include_it(tmp_path, checked):
+    """A header's macro decides a C++ finding: editing only the header re-checks its includers,
+    also when the header was read (and cached in memory) for another file first."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "mask.h").write_text("#pragma once\n#define FULL_MASK 0xffffffff\n")
+    body = '#include "mask.h"\n__global__ void k(float* x) {{ x[0] = __shfl_xor_sync(FULL_MASK, x[0], {n}); }}\n'
+    for n in (1, 2):
+        (src / f"k{n}.cu").write_text(body.format(n=n))
+    cache = tmp_path / "cache"
+    cold, first = _run(src, cache, checked)
+    assert [f.code for f in cold.findings] == ["ROC602", "ROC602"]
+    (src / "mask.h").write_text("#pragma once\n#define FULL_MASK 0xffffffffffffffffull\n")
+    _forget_headers()  # a new run is a new process: nothing read before is remembered
+    warm, again = _run(src, cache, checked)
+    assert again == ["k1.cu", "k2.cu", "mask.h"]
+    assert warm.findings == []
+
+
+def _forget_headers():
+    from rocm_lint.cpp import facts, includes, scanner
+
+    facts.cache_clear()
+    for fn in (includes.read_header, includes.quoted_includes, includes._header_facts, includes._resolve,
+               scanner._hipify_build_above):
+        fn.cache_clear()

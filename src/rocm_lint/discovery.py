@@ -80,6 +80,11 @@ def note_read(path: str) -> None:
         _RECORDERS[-1].add(os.path.abspath(path))
 
 
+def recording() -> bool:
+    """Is a check recording what it reads (see :func:`recording_reads`)?"""
+    return bool(_RECORDERS)
+
+
 @contextmanager
 def recording_reads() -> Iterator[Set[str]]:
     """Collect every file read through :func:`read_bounded` (or noted) inside the block."""

@@ -351,6 +351,7 @@ def unit_facts(path: str, text: str) -> Facts:
     """What the quoted includes of the file at ``path`` (with ``text``) provide."""
     if '"' not in text or "include" not in text:
         return EMPTY
+    includes.note_closure(path, text)
     myself = os.path.realpath(path)
     headers = [h for h in includes.resolved_includes(path, text) if h != myself]
     if not headers:

@@ -17,7 +17,7 @@ import re
 from functools import lru_cache
 from typing import Dict, List, Optional, Tuple
 
-from rocm_lint.discovery import read_bounded
+from rocm_lint.discovery import note_read, read_bounded, recording
 
 _QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
@@ -65,11 +65,31 @@ def quoted_includes(header: str) -> Tuple[str, ...]:
     return tuple(resolved_includes(header, text)) if text else ()
 
 
+def note_closure(path: str, text: str) -> None:
+    """Note every project header the file's quoted includes reach (``MAX_DEPTH`` deep) as a
+    dependency of the check in progress (the content cache): the readers here cache what they
+    read, so a header read for another file is not read again for this one."""
+    if not recording():
+        return
+    myself = os.path.realpath(path)
+    todo = [(h, 0) for h in resolved_includes(path, text) if h != myself]
+    seen = set()
+    while todo:
+        header, depth = todo.pop()
+        if header in seen:
+            continue
+        seen.add(header)
+        note_read(header)
+        if depth < MAX_DEPTH:
+            todo.extend((sub, depth + 1) for sub in quoted_includes(header))
+
+
 def included_macro_facts(path: str, text: str) -> Tuple[Fact, ...]:
     """What the headers ``text`` includes with quotes define, per platform: for each macro,
     (defined?, value expression) as the NVIDIA build and as the ROCm build sees it."""
     if '"' not in text or "include" not in text:
         return ()
+    note_closure(path, text)
     merged: Dict[str, Fact] = {}
     myself = os.path.realpath(path)
     for header in resolved_includes(path, text):

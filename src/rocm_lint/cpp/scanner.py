@@ -21,7 +21,7 @@ from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.cpp.facts import Facts, const_declarations, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts
-from rocm_lint.discovery import read_bounded
+from rocm_lint.discovery import note_read, read_bounded
 from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.preproc import (CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, macro_tests, names_in,
                                    parse_condition)
@@ -55,28 +55,39 @@ _CUTLASS_USE = re.compile(r"\b(?:cute|cutlass)\s*::")
 MAX_BUILD_FILE_BYTES = 4 * 1024 * 1024
 
 
-@lru_cache(maxsize=1024)
 def hipify_build_above(directory: str) -> bool:
     """Does a build file in ``directory`` or above (up to the repository root) hipify sources?
     Build files are read bounded (``read_bounded``: regular files only, at most
-    ``MAX_BUILD_FILE_BYTES``); one that cannot be read says nothing."""
+    ``MAX_BUILD_FILE_BYTES``); one that cannot be read says nothing.  The build files read are
+    noted as the checked file's dependencies (the content cache) even when the answer is cached."""
+    answer, read = _hipify_build_above(directory)
+    for path in read:
+        note_read(path)
+    return answer
+
+
+@lru_cache(maxsize=1024)
+def _hipify_build_above(directory: str) -> Tuple[bool, Tuple[str, ...]]:
     here = directory
+    read: List[str] = []
     for _ in range(12):
         for name in _BUILD_FILES:
             path = os.path.join(here, name)
             try:
                 data = read_bounded(path, MAX_BUILD_FILE_BYTES)
             except OSError:
-                data = ""  # unreadable: no fact
-            if isinstance(data, bytes) and _HIPIFY_BUILD.search(data.decode("utf-8", errors="replace")):
-                return True
+                data = ""  # unreadable (or absent): no fact
+            if isinstance(data, bytes):
+                read.append(path)
+                if _HIPIFY_BUILD.search(data.decode("utf-8", errors="replace")):
+                    return True, tuple(read)
         if os.path.exists(os.path.join(here, ".git")):
-            return False
+            return False, tuple(read)
         parent = os.path.dirname(here)
         if parent == here:
-            return False
+            return False, tuple(read)
         here = parent
-    return False
+    return False, tuple(read)
 _IDENT = re.compile(r"[A-Za-z_]\w*$")
 _QUALIFIED_NAME = re.compile(r"(?:[A-Za-z_]\w*\s*::\s*)+([A-Za-z_]\w*)")
 
