@@ -121,6 +121,37 @@ def test_rules_mirror_the_cpp_catalogue():
     assert with_fix == safe == FIX_VARIANTS == {"ROC702", "ROC703"}
 
 
+def test_rules_file_is_plain_yaml():
+    """No anchors or aliases (Semgrep's validator rejects an aliased `message`), no top-level key
+    but `rules` (`--experimental` rejects unknown ones); the region exclusions written out in each
+    rule are copies of one text per region."""
+    events = list(yaml.parse(RULES.read_text("utf-8")))
+    assert [e for e in events if isinstance(e, yaml.AliasEvent) or getattr(e, "anchor", None)] == []
+    assert list(yaml.safe_load(RULES.read_text("utf-8"))) == ["rules"]
+    regions = Counter(p["pattern-not-regex"][:60] for r in rules() for p in r.get("patterns", [])
+                      if "pattern-not-regex" in p and p["pattern-not-regex"].startswith("(?sm)^[ \\t]*#"))
+    texts = {p["pattern-not-regex"] for r in rules() for p in r.get("patterns", [])
+             if "pattern-not-regex" in p and p["pattern-not-regex"][:60] in regions}
+    assert len(texts) == len(regions), "two copies of a region differ"
+
+
+@pytest.mark.parametrize("experimental", [False, True], ids=["pysemgrep", "experimental"])
+def test_semgrep_validates_the_rules_without_errors(experimental, tmp_path):
+    """A plain (not --quiet) run prints no rule validation error, with and without `--experimental`
+    (which rejected the file for its `x-regions` key), and still finds what it should."""
+    shutil.copy(SEMGREP_FIXTURES / "ROC602.cu", tmp_path / "k.cu")
+    proc = subprocess.run(
+        [*semgrep_command(), "scan", *(["--experimental"] if experimental else []), "--config", str(RULES),
+         "--json", "--metrics=off", "--disable-version-check", "--scan-unknown-extensions", "k.cu"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for word in ("RuleParseError", "validation failed", "Invalid YAML", "Unknown or duplicate"):
+        assert word not in proc.stderr
+    data = json.loads(proc.stdout)
+    assert [e for e in data["errors"] if e.get("type") != "PartialParsing" and e["type"][0] != "PartialParsing"] == []
+    assert {r["extra"]["metadata"]["rocm-lint-code"] for r in data["results"]} == {"ROC602"}
+
+
 def test_every_rule_has_positive_and_negative_fixtures():
     seen = defaultdict(set)
     for path in fixture_files():
