@@ -9,6 +9,7 @@ of the built-in scanner, except the differences by design listed in docs/semgrep
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -334,6 +335,102 @@ def test_wrapper_picks_cpp_files(tmp_path, capsys):
     assert (tmp_path / "k.cu").read_text() == (
         "#ifdef USE_ROCM\n#include <hip/hip_runtime.h>\n#else\n#include <cuda_runtime.h>\n#endif\n")
     assert main([names[0]]) == 0
+
+
+WRAPPER = "import sys; from rocm_lint.semgrep import main; sys.argv[0] = 'rocm-lint-semgrep'; sys.exit(main())"
+
+
+def run_wrapper(*args, cwd, src=ROOT / "src"):
+    """`rocm-lint-semgrep` in a subprocess, with rocm_lint imported from ``src``."""
+    env = dict(os.environ, PYTHONPATH=str(src))
+    return subprocess.run([sys.executable, "-c", WRAPPER, *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_wrapper_help():
+    proc = run_wrapper("--help", cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: rocm-lint-semgrep") and "--exit-zero" in proc.stdout
+    assert "--autofix" in proc.stdout and "exit status" in proc.stdout
+
+
+def test_wrapper_scans_the_current_directory_by_default(tmp_path):
+    (tmp_path / "src").mkdir()
+    shutil.copy(SEMGREP_FIXTURES / "ROC602.cu", tmp_path / "src" / "k.cu")
+    proc = run_wrapper(cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # findings fail, like `rocm-lint check`
+    assert "rocm-lint.ROC602" in proc.stdout and "k.cu" in proc.stdout
+    assert run_wrapper("--exit-zero", cwd=tmp_path).returncode == 0
+    (tmp_path / "src" / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1.f; }\n")
+    assert run_wrapper(cwd=tmp_path).returncode == 0
+
+
+def test_wrapper_passes_option_values_to_semgrep(tmp_path):
+    """`--output FILE` and `-j N` keep their values: neither becomes a path to scan."""
+    shutil.copy(SEMGREP_FIXTURES / "ROC702.cu", tmp_path / "k.cu")
+    (tmp_path / "4").write_text("__global__ void k() { __nanosleep(10); }\n")  # a value named like a file
+    proc = run_wrapper("--sarif", "--output", "out.sarif", "-j", "4", "k.cu", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    results = json.loads((tmp_path / "out.sarif").read_text())["runs"][0]["results"]
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {"k.cu"}
+    assert not (tmp_path / "4.sarif").exists()
+    # `--` ends the options: a file named like an option is a file.
+    shutil.copy(SEMGREP_FIXTURES / "ROC702.cu", tmp_path / "--json.cu")
+    proc = run_wrapper("--json", "--", "--json.cu", cwd=tmp_path)
+    assert {r["path"] for r in json.loads(proc.stdout)["results"]} == {"--json.cu"}
+
+
+def sarif_rule_ids(proc, path):
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    run = json.loads(Path(path).read_text())["runs"][0]
+    return sorted({r["ruleId"] for r in run["results"]}), sorted(r["id"] for r in run["tool"]["driver"]["rules"])
+
+
+def test_rule_ids_do_not_depend_on_where_rules_and_semgrep_are(tmp_path):
+    """SARIF ruleIds are the ids of the rules file wherever the package is installed and wherever
+    Semgrep runs: GitHub code scanning tracks alerts by ruleId. (Semgrep's default prefixes each
+    id with the rules file's directory relative to the working directory, such as
+    `tmp.venv.lib.python3.12.site-packages.rocm_lint.semgrep.rocm-lint.ROC602`.)"""
+    project = tmp_path / "project"
+    (project / "kernels").mkdir(parents=True)
+    for name in ("ROC602.cu", "ROC702.cu"):
+        shutil.copy(SEMGREP_FIXTURES / name, project / "kernels" / name)
+    site = tmp_path / "venv" / "lib" / "site-packages"  # an installed copy of the package
+    shutil.copytree(ROOT / "src" / "rocm_lint", site / "rocm_lint",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    seen = [
+        sarif_rule_ids(run_wrapper("--sarif", "--output", tmp_path / "a.sarif", "kernels", cwd=project),
+                       tmp_path / "a.sarif"),
+        sarif_rule_ids(run_wrapper("--sarif", "--output", tmp_path / "b.sarif", ".", cwd=project / "kernels"),
+                       tmp_path / "b.sarif"),
+        sarif_rule_ids(run_wrapper("--sarif", "--output", tmp_path / "c.sarif", "kernels", cwd=project, src=site),
+                       tmp_path / "c.sarif"),
+        sarif_rule_ids(run_wrapper("--sarif", "--output", tmp_path / "d.sarif", project, cwd=site, src=site),
+                       tmp_path / "d.sarif"),
+    ]
+    assert seen[0][0] and "rocm-lint.ROC602" in seen[0][0] and "rocm-lint.ROC702-hip-runtime" in seen[0][0]
+    assert all(s == seen[0] for s in seen), seen
+    assert all(i.startswith("rocm-lint.ROC") for i in seen[0][1])
+    # Why the wrapper passes --no-rewrite-rule-ids: Semgrep's own default from the same places.
+    plain = subprocess.run([*semgrep_command(), "scan", "--config", str(site / "rocm_lint/semgrep/rocm-lint.yaml"),
+                            "--json", "--metrics=off", "--disable-version-check", "--scan-unknown-extensions",
+                            "kernels/ROC602.cu"], cwd=project, capture_output=True, text=True, timeout=600)
+    (plain_id,) = {r["check_id"] for r in json.loads(plain.stdout)["results"]}
+    assert plain_id.endswith(".venv.lib.site-packages.rocm_lint.semgrep.rocm-lint.ROC602"), plain_id
+
+
+@pytest.mark.parametrize("page", [ROOT / "docs" / "semgrep.md", SEMGREP_DIR / "README.md"], ids=lambda p: p.name)
+def test_documented_ci_command_fails_on_findings(page, tmp_path):
+    """The `semgrep scan` command the docs give for CI exits 1 on findings (it lacked `--error`
+    and passed) and reports the rules file's ids."""
+    block = re.search(r"```sh\n(semgrep scan [^`]*?)```", page.read_text("utf-8")).group(1)
+    words = block.replace("\\\n", " ").split()
+    words = [w.replace("semgrep-rules/rocm-lint.yaml", str(RULES)) for w in words[2:words.index("$(git")]]
+    shutil.copy(SEMGREP_FIXTURES / "ROC602.cu", tmp_path / "k.cu")
+    proc = subprocess.run([*semgrep_command(), "scan", *words, "--json", "k.cu"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert {r["check_id"] for r in json.loads(proc.stdout)["results"]} == {"rocm-lint.ROC602"}
 
 
 # -- the pre-commit hook, through the real pre-commit ------------------------------------------------------
