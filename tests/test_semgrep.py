@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import FIXTURES, ROCM_DEFINES, ROOT, RULE_FIXTURES, is_snapshot, nvcc_ptx, translation_unit
+from conftest import FIXTURES, NVIDIA_DEFINES, ROCM_DEFINES, ROOT, RULE_FIXTURES, is_snapshot, nvcc_ptx, translation_unit
 from rocm_lint.config import Config
 from rocm_lint.cpp.preproc import same_on_nvidia
 from rocm_lint.engine import check_file, check_source
@@ -65,7 +65,10 @@ def rules():
     return yaml.safe_load(RULES.read_text("utf-8"))["rules"]
 
 
-FIX_VARIANTS = {code for code, n in Counter(r["metadata"]["rocm-lint-code"] for r in rules()).items() if n > 1}
+# The whole file, where it tests USE_ROCM by value (`#if USE_ROCM`): no `#ifdef USE_ROCM` fix there.
+BY_VALUE_FILE = next(p["pattern-regex"] for r in rules() if r["id"] == "rocm-lint.ROC702-by-value"
+                     for p in r["patterns"] if p.get("pattern-regex", "").startswith("(?s)\\A"))
+FIX_VARIANTS = {code for code, n in Counter(r["metadata"]["rocm-lint-code"] for r in rules()).items() if n > 2}
 
 
 def fixture_files():
@@ -115,8 +118,16 @@ def test_rules_mirror_the_cpp_catalogue():
         assert r["severity"] in ("ERROR", "WARNING") and r["languages"] == ["cpp"] and r["message"].strip()
     # A code has several entries only to give its safe fix one template each (ROC702 per HIP
     # header, ROC703 per ROCm value of the condition); at most one of them reports without a fix.
+    # Each also has a `-by-value` entry: the same findings, without a fix, in files that test
+    # USE_ROCM by value, which every entry with a fix leaves out (test below).
     for code in FIX_VARIANTS:
-        assert sum("fix" not in r for r in entries if r["metadata"]["rocm-lint-code"] == code) <= 1, code
+        plain = [r for r in entries if r["metadata"]["rocm-lint-code"] == code and not r["id"].endswith("-by-value")]
+        assert sum("fix" not in r for r in plain) <= 1, code
+        (twin,) = [r for r in entries if r["id"] == f"rocm-lint.{code}-by-value"]
+        assert "fix" not in twin and BY_VALUE_FILE in [p.get("pattern-regex") for p in twin["patterns"]]
+    for r in entries:
+        if "fix" in r:
+            assert BY_VALUE_FILE in [p.get("pattern-not-regex") for p in r["patterns"]], r["id"]
     safe = {r.code for r in all_rules() if r.code in CPP_CODES and r.fix == Applicability.SAFE}
     with_fix = {r["metadata"]["rocm-lint-code"] for r in entries if "fix" in r}
     assert with_fix == safe == FIX_VARIANTS == {"ROC702", "ROC703"}
@@ -291,6 +302,45 @@ def test_semgrep_fixes_are_final(semgrep_fixed, tmp_path):
         remaining = [(f.code, lines[f.line - 1].strip()) for f in check_source(str(path), after, Config())
                      if f.code in ("ROC702", "ROC703")]
         assert [r for r in remaining if (path.resolve(), r[1]) in had_fix] == []
+
+
+def test_no_ifdef_fix_where_the_file_tests_use_rocm_by_value(tmp_path):
+    """A project that tests `#if USE_ROCM` may build for NVIDIA with `-DUSE_ROCM=0`: there the
+    fixes' `#ifdef USE_ROCM` is true and the NVIDIA build would include the HIP header (or take
+    the ROCm side of a version test). Semgrep's fix is one template and cannot follow the file's
+    style, so such files get the findings without a fix."""
+    prefix = "#if USE_ROCM\n#define ON_ROCM 1\n#endif\n"
+    by_value, defined = [], []
+    for path in FIXABLE:
+        for out, head in ((by_value, prefix), (defined, prefix.replace("#if USE_ROCM", "#ifdef USE_ROCM"))):
+            out.append(tmp_path / f"{len(out)}-{'value' if out is by_value else 'defined'}-{path.name}")
+            out[-1].write_text(head + path.read_text("utf-8"))
+    shutil.copy(SEMGREP_FIXTURES / "by_value.cu", tmp_path / "by_value.cu")
+    by_value.append(tmp_path / "by_value.cu")
+    found = semgrep_json(by_value)
+    assert {r["extra"]["metadata"]["rocm-lint-code"] for r in found} >= {"ROC702", "ROC703"}
+    assert [(r["path"], r["start"]["line"]) for r in found if r["extra"].get("fix")] == []
+    # The same lines have a fix where the file tests the macro with #ifdef ...
+    key = lambda r: (Path(r["path"]).name.split("-", 2)[2], r["start"]["line"], r["extra"]["metadata"]["rocm-lint-code"])
+    with_fix = {key(r): r for r in semgrep_json(defined) if r["extra"].get("fix")}
+    value_keys = {key(r) for r in found if "-value-" in r["path"]}
+    assert len(with_fix) >= 8 and set(with_fix) <= value_keys
+    # ... and that fix would change the NVIDIA build of the by-value file (-DUSE_ROCM=0).
+    nvidia0 = (*NVIDIA_DEFINES, "-DUSE_ROCM=0")
+    semgrep_json(defined, "--autofix")
+    changed = []
+    for d, v in zip(defined, by_value):
+        before = v.read_text("utf-8")
+        fixed_as_ifdef = d.read_text("utf-8").replace(prefix.replace("#if USE_ROCM", "#ifdef USE_ROCM"), prefix, 1)
+        assert fixed_as_ifdef != before
+        if (translation_unit(before, tmp_path, "before", defines=nvidia0)
+                != translation_unit(fixed_as_ifdef, tmp_path, "after", defines=nvidia0)):
+            changed.append(v.name.split("-", 2)[2])
+    assert {"ROC702.cu", "cuda_headers.cu"} <= set(changed)  # the HIP headers (ROC703's macros print nothing)
+    # --autofix leaves the by-value files as they are.
+    texts = [p.read_text("utf-8") for p in by_value]
+    semgrep_json(by_value, "--autofix")
+    assert [p.read_text("utf-8") for p in by_value] == texts
 
 
 def test_roc702_fixes_follow_the_builtin_header_table(tmp_path):
