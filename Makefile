@@ -14,9 +14,13 @@ $(STAMP): pyproject.toml
 	touch $@
 
 # CPU torch for the runtime tests only (the linter never depends on torch); the 2.13.0
-# wheel is served from local disk on the project's machines.
+# wheel is served from local disk on the project's machines. Debian's chromium for the HTML
+# report's browser test (Playwright drives it, no browser download; without it the test skips).
 $(TEST_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	command -v chromium >/dev/null 2>&1 || apt-get install -y -qq chromium >/dev/null 2>&1 \
+		|| (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1) \
+		|| sudo -n apt-get install -y -qq chromium >/dev/null 2>&1 || true
 	$(BIN)/python -m pip install --quiet torch==2.13.0 numpy
 	touch $@
 

@@ -9,6 +9,7 @@ of the built-in scanner, except the differences by design listed in docs/semgrep
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import FIXTURES, ROCM_DEFINES, ROOT, RULE_FIXTURES, is_snapshot, nvcc_ptx, translation_unit
+from conftest import FIXTURES, NVIDIA_DEFINES, ROCM_DEFINES, ROOT, RULE_FIXTURES, is_snapshot, nvcc_ptx, translation_unit
 from rocm_lint.config import Config
 from rocm_lint.cpp.preproc import same_on_nvidia
 from rocm_lint.engine import check_file, check_source
@@ -64,7 +65,10 @@ def rules():
     return yaml.safe_load(RULES.read_text("utf-8"))["rules"]
 
 
-FIX_VARIANTS = {code for code, n in Counter(r["metadata"]["rocm-lint-code"] for r in rules()).items() if n > 1}
+# The whole file, where it tests USE_ROCM by value (`#if USE_ROCM`): no `#ifdef USE_ROCM` fix there.
+BY_VALUE_FILE = next(p["pattern-regex"] for r in rules() if r["id"] == "rocm-lint.ROC702-by-value"
+                     for p in r["patterns"] if p.get("pattern-regex", "").startswith("(?s)\\A"))
+FIX_VARIANTS = {code for code, n in Counter(r["metadata"]["rocm-lint-code"] for r in rules()).items() if n > 2}
 
 
 def fixture_files():
@@ -114,11 +118,50 @@ def test_rules_mirror_the_cpp_catalogue():
         assert r["severity"] in ("ERROR", "WARNING") and r["languages"] == ["cpp"] and r["message"].strip()
     # A code has several entries only to give its safe fix one template each (ROC702 per HIP
     # header, ROC703 per ROCm value of the condition); at most one of them reports without a fix.
+    # Each also has a `-by-value` entry: the same findings, without a fix, in files that test
+    # USE_ROCM by value, which every entry with a fix leaves out (test below).
     for code in FIX_VARIANTS:
-        assert sum("fix" not in r for r in entries if r["metadata"]["rocm-lint-code"] == code) <= 1, code
+        plain = [r for r in entries if r["metadata"]["rocm-lint-code"] == code and not r["id"].endswith("-by-value")]
+        assert sum("fix" not in r for r in plain) <= 1, code
+        (twin,) = [r for r in entries if r["id"] == f"rocm-lint.{code}-by-value"]
+        assert "fix" not in twin and BY_VALUE_FILE in [p.get("pattern-regex") for p in twin["patterns"]]
+    for r in entries:
+        if "fix" in r:
+            assert BY_VALUE_FILE in [p.get("pattern-not-regex") for p in r["patterns"]], r["id"]
     safe = {r.code for r in all_rules() if r.code in CPP_CODES and r.fix == Applicability.SAFE}
     with_fix = {r["metadata"]["rocm-lint-code"] for r in entries if "fix" in r}
     assert with_fix == safe == FIX_VARIANTS == {"ROC702", "ROC703"}
+
+
+def test_rules_file_is_plain_yaml():
+    """No anchors or aliases (Semgrep's validator rejects an aliased `message`), no top-level key
+    but `rules` (`--experimental` rejects unknown ones); the region exclusions written out in each
+    rule are copies of one text per region."""
+    events = list(yaml.parse(RULES.read_text("utf-8")))
+    assert [e for e in events if isinstance(e, yaml.AliasEvent) or getattr(e, "anchor", None)] == []
+    assert list(yaml.safe_load(RULES.read_text("utf-8"))) == ["rules"]
+    regions = Counter(p["pattern-not-regex"][:60] for r in rules() for p in r.get("patterns", [])
+                      if "pattern-not-regex" in p and p["pattern-not-regex"].startswith("(?sm)^[ \\t]*#"))
+    texts = {p["pattern-not-regex"] for r in rules() for p in r.get("patterns", [])
+             if "pattern-not-regex" in p and p["pattern-not-regex"][:60] in regions}
+    assert len(texts) == len(regions), "two copies of a region differ"
+
+
+@pytest.mark.parametrize("experimental", [False, True], ids=["pysemgrep", "experimental"])
+def test_semgrep_validates_the_rules_without_errors(experimental, tmp_path):
+    """A plain (not --quiet) run prints no rule validation error, with and without `--experimental`
+    (which rejected the file for its `x-regions` key), and still finds what it should."""
+    shutil.copy(SEMGREP_FIXTURES / "ROC602.cu", tmp_path / "k.cu")
+    proc = subprocess.run(
+        [*semgrep_command(), "scan", *(["--experimental"] if experimental else []), "--config", str(RULES),
+         "--json", "--metrics=off", "--disable-version-check", "--scan-unknown-extensions", "k.cu"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for word in ("RuleParseError", "validation failed", "Invalid YAML", "Unknown or duplicate"):
+        assert word not in proc.stderr
+    data = json.loads(proc.stdout)
+    assert [e for e in data["errors"] if e.get("type") != "PartialParsing" and e["type"][0] != "PartialParsing"] == []
+    assert {r["extra"]["metadata"]["rocm-lint-code"] for r in data["results"]} == {"ROC602"}
 
 
 def test_every_rule_has_positive_and_negative_fixtures():
@@ -261,6 +304,45 @@ def test_semgrep_fixes_are_final(semgrep_fixed, tmp_path):
         assert [r for r in remaining if (path.resolve(), r[1]) in had_fix] == []
 
 
+def test_no_ifdef_fix_where_the_file_tests_use_rocm_by_value(tmp_path):
+    """A project that tests `#if USE_ROCM` may build for NVIDIA with `-DUSE_ROCM=0`: there the
+    fixes' `#ifdef USE_ROCM` is true and the NVIDIA build would include the HIP header (or take
+    the ROCm side of a version test). Semgrep's fix is one template and cannot follow the file's
+    style, so such files get the findings without a fix."""
+    prefix = "#if USE_ROCM\n#define ON_ROCM 1\n#endif\n"
+    by_value, defined = [], []
+    for path in FIXABLE:
+        for out, head in ((by_value, prefix), (defined, prefix.replace("#if USE_ROCM", "#ifdef USE_ROCM"))):
+            out.append(tmp_path / f"{len(out)}-{'value' if out is by_value else 'defined'}-{path.name}")
+            out[-1].write_text(head + path.read_text("utf-8"))
+    shutil.copy(SEMGREP_FIXTURES / "by_value.cu", tmp_path / "by_value.cu")
+    by_value.append(tmp_path / "by_value.cu")
+    found = semgrep_json(by_value)
+    assert {r["extra"]["metadata"]["rocm-lint-code"] for r in found} >= {"ROC702", "ROC703"}
+    assert [(r["path"], r["start"]["line"]) for r in found if r["extra"].get("fix")] == []
+    # The same lines have a fix where the file tests the macro with #ifdef ...
+    key = lambda r: (Path(r["path"]).name.split("-", 2)[2], r["start"]["line"], r["extra"]["metadata"]["rocm-lint-code"])
+    with_fix = {key(r): r for r in semgrep_json(defined) if r["extra"].get("fix")}
+    value_keys = {key(r) for r in found if "-value-" in r["path"]}
+    assert len(with_fix) >= 8 and set(with_fix) <= value_keys
+    # ... and that fix would change the NVIDIA build of the by-value file (-DUSE_ROCM=0).
+    nvidia0 = (*NVIDIA_DEFINES, "-DUSE_ROCM=0")
+    semgrep_json(defined, "--autofix")
+    changed = []
+    for d, v in zip(defined, by_value):
+        before = v.read_text("utf-8")
+        fixed_as_ifdef = d.read_text("utf-8").replace(prefix.replace("#if USE_ROCM", "#ifdef USE_ROCM"), prefix, 1)
+        assert fixed_as_ifdef != before
+        if (translation_unit(before, tmp_path, "before", defines=nvidia0)
+                != translation_unit(fixed_as_ifdef, tmp_path, "after", defines=nvidia0)):
+            changed.append(v.name.split("-", 2)[2])
+    assert {"ROC702.cu", "cuda_headers.cu"} <= set(changed)  # the HIP headers (ROC703's macros print nothing)
+    # --autofix leaves the by-value files as they are.
+    texts = [p.read_text("utf-8") for p in by_value]
+    semgrep_json(by_value, "--autofix")
+    assert [p.read_text("utf-8") for p in by_value] == texts
+
+
 def test_roc702_fixes_follow_the_builtin_header_table(tmp_path):
     headers = sorted(CUDA_HEADERS) + ["cub/block/block_reduce.cuh", "nvtx3/nvToolsExt3.h"]
     (tmp_path / "headers.cu").write_text("".join(f"#include <{h}>\n" for h in headers))
@@ -303,6 +385,102 @@ def test_wrapper_picks_cpp_files(tmp_path, capsys):
     assert (tmp_path / "k.cu").read_text() == (
         "#ifdef USE_ROCM\n#include <hip/hip_runtime.h>\n#else\n#include <cuda_runtime.h>\n#endif\n")
     assert main([names[0]]) == 0
+
+
+WRAPPER = "import sys; from rocm_lint.semgrep import main; sys.argv[0] = 'rocm-lint-semgrep'; sys.exit(main())"
+
+
+def run_wrapper(*args, cwd, src=ROOT / "src"):
+    """`rocm-lint-semgrep` in a subprocess, with rocm_lint imported from ``src``."""
+    env = dict(os.environ, PYTHONPATH=str(src))
+    return subprocess.run([sys.executable, "-c", WRAPPER, *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_wrapper_help():
+    proc = run_wrapper("--help", cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: rocm-lint-semgrep") and "--exit-zero" in proc.stdout
+    assert "--autofix" in proc.stdout and "exit status" in proc.stdout
+
+
+def test_wrapper_scans_the_current_directory_by_default(tmp_path):
+    (tmp_path / "src").mkdir()
+    shutil.copy(SEMGREP_FIXTURES / "ROC602.cu", tmp_path / "src" / "k.cu")
+    proc = run_wrapper(cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # findings fail, like `rocm-lint check`
+    assert "rocm-lint.ROC602" in proc.stdout and "k.cu" in proc.stdout
+    assert run_wrapper("--exit-zero", cwd=tmp_path).returncode == 0
+    (tmp_path / "src" / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1.f; }\n")
+    assert run_wrapper(cwd=tmp_path).returncode == 0
+
+
+def test_wrapper_passes_option_values_to_semgrep(tmp_path):
+    """`--output FILE` and `-j N` keep their values: neither becomes a path to scan."""
+    shutil.copy(SEMGREP_FIXTURES / "ROC702.cu", tmp_path / "k.cu")
+    (tmp_path / "4").write_text("__global__ void k() { __nanosleep(10); }\n")  # a value named like a file
+    proc = run_wrapper("--sarif", "--output", "out.sarif", "-j", "4", "k.cu", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    results = json.loads((tmp_path / "out.sarif").read_text())["runs"][0]["results"]
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {"k.cu"}
+    assert not (tmp_path / "4.sarif").exists()
+    # `--` ends the options: a file named like an option is a file.
+    shutil.copy(SEMGREP_FIXTURES / "ROC702.cu", tmp_path / "--json.cu")
+    proc = run_wrapper("--json", "--", "--json.cu", cwd=tmp_path)
+    assert {r["path"] for r in json.loads(proc.stdout)["results"]} == {"--json.cu"}
+
+
+def sarif_rule_ids(proc, path):
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    run = json.loads(Path(path).read_text())["runs"][0]
+    return sorted({r["ruleId"] for r in run["results"]}), sorted(r["id"] for r in run["tool"]["driver"]["rules"])
+
+
+def test_rule_ids_do_not_depend_on_where_rules_and_semgrep_are(tmp_path):
+    """SARIF ruleIds are the ids of the rules file wherever the package is installed and wherever
+    Semgrep runs: GitHub code scanning tracks alerts by ruleId. (Semgrep's default prefixes each
+    id with the rules file's directory relative to the working directory, such as
+    `tmp.venv.lib.python3.12.site-packages.rocm_lint.semgrep.rocm-lint.ROC602`.)"""
+    project = tmp_path / "project"
+    (project / "kernels").mkdir(parents=True)
+    for name in ("ROC602.cu", "ROC702.cu"):
+        shutil.copy(SEMGREP_FIXTURES / name, project / "kernels" / name)
+    site = tmp_path / "venv" / "lib" / "site-packages"  # an installed copy of the package
+    shutil.copytree(ROOT / "src" / "rocm_lint", site / "rocm_lint",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    seen = [
+        sarif_rule_ids(run_wrapper("--sarif", "--output", tmp_path / "a.sarif", "kernels", cwd=project),
+                       tmp_path / "a.sarif"),
+        sarif_rule_ids(run_wrapper("--sarif", "--output", tmp_path / "b.sarif", ".", cwd=project / "kernels"),
+                       tmp_path / "b.sarif"),
+        sarif_rule_ids(run_wrapper("--sarif", "--output", tmp_path / "c.sarif", "kernels", cwd=project, src=site),
+                       tmp_path / "c.sarif"),
+        sarif_rule_ids(run_wrapper("--sarif", "--output", tmp_path / "d.sarif", project, cwd=site, src=site),
+                       tmp_path / "d.sarif"),
+    ]
+    assert seen[0][0] and "rocm-lint.ROC602" in seen[0][0] and "rocm-lint.ROC702-hip-runtime" in seen[0][0]
+    assert all(s == seen[0] for s in seen), seen
+    assert all(i.startswith("rocm-lint.ROC") for i in seen[0][1])
+    # Why the wrapper passes --no-rewrite-rule-ids: Semgrep's own default from the same places.
+    plain = subprocess.run([*semgrep_command(), "scan", "--config", str(site / "rocm_lint/semgrep/rocm-lint.yaml"),
+                            "--json", "--metrics=off", "--disable-version-check", "--scan-unknown-extensions",
+                            "kernels/ROC602.cu"], cwd=project, capture_output=True, text=True, timeout=600)
+    (plain_id,) = {r["check_id"] for r in json.loads(plain.stdout)["results"]}
+    assert plain_id.endswith(".venv.lib.site-packages.rocm_lint.semgrep.rocm-lint.ROC602"), plain_id
+
+
+@pytest.mark.parametrize("page", [ROOT / "docs" / "semgrep.md", SEMGREP_DIR / "README.md"], ids=lambda p: p.name)
+def test_documented_ci_command_fails_on_findings(page, tmp_path):
+    """The `semgrep scan` command the docs give for CI exits 1 on findings (it lacked `--error`
+    and passed) and reports the rules file's ids."""
+    block = re.search(r"```sh\n(semgrep scan [^`]*?)```", page.read_text("utf-8")).group(1)
+    words = block.replace("\\\n", " ").split()
+    words = [w.replace("semgrep-rules/rocm-lint.yaml", str(RULES)) for w in words[2:words.index("$(git")]]
+    shutil.copy(SEMGREP_FIXTURES / "ROC602.cu", tmp_path / "k.cu")
+    proc = subprocess.run([*semgrep_command(), "scan", *words, "--json", "k.cu"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert {r["check_id"] for r in json.loads(proc.stdout)["results"]} == {"rocm-lint.ROC602"}
 
 
 # -- the pre-commit hook, through the real pre-commit ------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import List, Sequence, TextIO
 
 from rocm_lint.finding import FileError, Finding
 
-FORMATS = ("concise", "full", "json", "sarif", "github", "junit")
+FORMATS = ("concise", "full", "json", "sarif", "github", "junit", "html")
 # Formats whose fixes need their edits computed (Python fixes are built on demand).
 FORMATS_WITH_EDITS = ("json", "sarif")
 # Machine formats: the CLI prints no summary line with them.
@@ -32,6 +32,10 @@ def render(fmt: str, findings: List[Finding], out: TextIO, *, color: bool = Fals
         from rocm_lint.output.junit import render_junit
 
         render_junit(findings, out, errors=errors)
+    elif fmt == "html":
+        from rocm_lint.output.html import render_html
+
+        render_html(findings, out, errors=errors)
     elif fmt == "full":
         from rocm_lint.output.text import render_full
 
