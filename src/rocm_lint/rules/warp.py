@@ -727,7 +727,10 @@ def _has_line(lines: List[int], first: int, last: int) -> bool:
 @ROC605.source_checker()
 def find_incomplete_arch_lists(unit: CppUnit) -> Iterator[Hit]:
     """``#if defined(__gfx90a__) || defined(__gfx942__)`` / wave size 64 / ``#else`` / 32: gfx906 and
-    gfx908 are wave64 too, and get 32."""
+    gfx908 are wave64 too, and get 32.  A chain is read as a whole: the chips of every branch that
+    sets the same size count together (``#elif defined(__gfx90a__)`` after a gfx942 branch), and
+    chips none of them names are only a hazard when they reach a branch of the other size (an
+    ``#else`` of 64 after complete wave64 lists is right for the wave64 chips it catches)."""
     if "__gfx" not in unit.code and not _tests_unknown_macros(unit):
         return
     groups: dict = {}
@@ -735,30 +738,39 @@ def find_incomplete_arch_lists(unit: CppUnit) -> Iterator[Hit]:
         if d.group >= 0:
             groups.setdefault(d.group, []).append(d)
     for branch in groups.values():
+        chosen = []  # (directive, size, listed) of each branch that picks a size from a chip list
+        fallback = None  # the size the #else sets
         for i, d in enumerate(branch[:-1]):
-            if d.name not in ("if", "elif") or unit.pre.nvidia_only(d.line):
+            if unit.pre.nvidia_only(d.line) or d.name not in ("if", "elif", "else"):
                 continue
             first, last = d.end_line + 1, branch[i + 1].line - 1
-            if not (_defines_in(unit, first, last, 64) or _defines_in(unit, first, last, 32)
-                    or _has_line(_wave_lines(unit, 64), first, last) or _has_line(_wave_lines(unit, 32), first, last)):
-                continue  # no wave size set in this branch: nothing to read (project headers stay unread)
-            found = _arch_list(unit, d.arg, d.line)
-            if found is None:
+            sizes = [size for size in (64, 32) if _defines_in(unit, first, last, size)
+                     or _has_line(_wave_lines(unit, size), first, last)]
+            if len(sizes) != 1:
+                continue  # no wave size set in this branch (project headers stay unread), or both
+            if d.name == "else":
+                fallback = sizes[0]
                 continue
-            size, listed, missing = found
+            found = _arch_list(unit, d.arg, d.line)
+            if found is not None and found[0] == sizes[0]:
+                chosen.append((d, found[0], found[1]))
+            elif found is None and d.name == "if":
+                break  # a family test or a switch decides first: not a chip-list chain
+        for size in (64, 32):
+            mine = [(d, listed) for d, s, listed in chosen if s == size]
+            if not mine:
+                continue
             other = 96 - size
-            here = _has_line(_wave_lines(unit, size), d.end_line + 1, branch[i + 1].line - 1)
-            later = any(_has_line(_wave_lines(unit, other), e.end_line + 1, branch[j + 1].line - 1)
-                        for j, e in enumerate(branch[i + 1:-1], i + 1))
-            if not (here and later):
-                # any macro the list sets to `size` and a later branch to the other size (`WAVE`)
-                mine = _defines_in(unit, d.end_line + 1, branch[i + 1].line - 1, size)
-                if not mine or not any(mine & _defines_in(unit, e.end_line + 1, branch[j + 1].line - 1, other)
-                                       for j, e in enumerate(branch[i + 1:-1], i + 1)):
-                    continue
+            if fallback != other:
+                continue  # the chips no list names reach no branch of the other size
+            covered = sorted({t for _, listed in mine for t in listed})
+            missing = [t for t in WAVE_TARGETS[size] if t not in covered]
+            if not missing:
+                continue
+            d = mine[-1][0]  # the last list of that size: where a reader would add the missing chips
             end = d.arg_start + len(unit.code[d.arg_start:d.end].rstrip())
             yield ROC605.hit(d.arg_start, end, ROC605.message(
-                "arch_list", size=size, other=other, listed=", ".join(listed), missing=", ".join(missing),
+                "arch_list", size=size, other=other, listed=", ".join(covered), missing=", ".join(missing),
                 verb="run" if len(missing) > 1 else "runs", get="get" if len(missing) > 1 else "gets",
                 family="__GFX9__" if size == 64 else "__GFX10__ || __GFX11__ || __GFX12__"))
 
