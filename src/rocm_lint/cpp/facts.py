@@ -52,6 +52,7 @@ Where = Tuple[str, int]  # (path, 1-based line)
 class Value:
     text: str  # the definition as ROCm sees it (comments blanked, stripped)
     where: Where
+    rocm_only: bool = False  # defined in a branch only ROCm compiles (written for ROCm on purpose)
 
 
 @dataclass
@@ -300,7 +301,8 @@ def _values_in(code: str, pre: Preprocessed, path: str) -> Dict[str, Value]:
             continue
         bodies = {d.body for d in live}
         if len(bodies) == 1 and live[0].body:
-            out[name] = Value(live[0].body, (path, live[-1].line))
+            out[name] = Value(live[0].body, (path, live[-1].line),
+                              rocm_only=all(d.cuda is False and d.rocm is True for d in live))
     if "const" in code:
         line_starts = [0] + [x.end() for x in re.finditer(r"\n", code)]
         tree = None
