@@ -255,6 +255,23 @@ def test_shell_rules(text, codes):
     assert [f.code for f in findings("run.sh", text + "\n")] == codes
 
 
+def test_exec_form_lists_are_tool_arguments():
+    unit = read_unit("Dockerfile", 'CMD ["hipcc", "--offload-arch=gfx942", "k.hip"]\n', Config(), "dockerfile")
+    assert [[w.value for w in a.words] for a in unit.tool_args] == [["hipcc", "--offload-arch=gfx942", "k.hip"]]
+    assert all(a.exec_form for a in unit.tool_args)
+    text = 'CMD ["hipcc", "--offload-arch=gfx942", "k.hip"]\n'
+    (w,) = [w for a in unit.tool_args for w in a.words if w.value.startswith("--")]
+    assert text[w.start:w.end] == "--offload-arch=gfx942"
+    yaml = read_unit("pod.yaml", "command: ['hipcc', --offload-arch=gfx90a, k.hip]\n", Config(), "yaml")
+    assert [[w.value for w in a.words] for a in yaml.tool_args] == [["hipcc", "--offload-arch=gfx90a", "k.hip"]]
+
+
+def test_command_v_looks_a_program_up():
+    assert read_unit("x.sh", "command -v hipcc\ncommand hipcc --version\n", Config(), "shell").tool_args[0] \
+        .words[0].value == "hipcc"
+    assert len(read_unit("x.sh", "command -v hipcc\n", Config(), "shell").tool_args) == 0
+
+
 def test_ci_definitions_do_not_pin_archs():
     text = "script:\n  - export PYTORCH_ROCM_ARCH=gfx942\n  - export TORCHINDUCTOR_MAX_AUTOTUNE=1\n"
     assert [f.code for f in findings(".gitlab-ci.yml", text)] == ["ROC302"]
