@@ -249,7 +249,13 @@ def test_cmake_gates_and_defaults():
     ("export CUDAARCHS=90; $NVCC_BIN -arch sm_90 x.cu", ["ROC502", "ROC502"]),
     ("$NVCC_BIN -gencode=arch=compute_80,code=[sm_80,compute_80] x.cu", ["ROC502"]),
     ("nvcc -arch sm_90 x.cu", []),  # a recipe that runs the CUDA toolkit itself is NVIDIA's
-    ("TORCH_CUDA_ARCH_LIST=\"gfx942\" python setup.py build", []),  # UCCL style: not an NVIDIA list
+    # UCCL style: not an NVIDIA list (ROC502), but one AMD arch pinned (ROC503)
+    ("TORCH_CUDA_ARCH_LIST=\"gfx942\" python setup.py build", ["ROC503"]),
+    ("GPU_ARCHS=gfx942 python3 setup.py bdist_wheel", ["ROC503"]),
+    ("export NVTE_ROCM_ARCH=gfx942", ["ROC503"]),
+    ("clang -x hip -target amdgcn-amd-amdhsa -mcpu=gfx90a -c k.hip", ["ROC503"]),
+    ("export GPU_ARCHS=${GPU_ARCHS:-gfx942}", []),
+    ("clang -mcpu=native -c k.c", []),
 ])
 def test_shell_rules(text, codes):
     assert [f.code for f in findings("run.sh", text + "\n")] == codes
