@@ -55,8 +55,13 @@ ROC802 = Rule(
         "math": "`{name} * 32`" + _WARP,
         "num_warps": "`num_warps={value}` asks for {value} warps of 64 threads on CDNA GPUs (MI200/MI300): "
                      "{threads} threads is more than the 1024 a block may hold, so the launch fails (`Triton "
-                     "Error [HIP]: invalid argument`, or Triton refuses the config); cap it at 16 where "
+                     "Error [HIP]: invalid argument`; `OutOfResources` in recent Triton); cap it at 16 where "
                      "`triton.runtime.driver.active.get_current_target().warp_size` is 64",
+        "num_warps_sweep": "`num_warps={value}` among autotuning configs asks for {value} warps of 64 threads on "
+                           "CDNA GPUs (MI200/MI300), {threads} threads where a block holds 1024: Triton before "
+                           "3.4 fails the whole tuning run (`Triton Error [HIP]: invalid argument`), later "
+                           "releases skip the config as `OutOfResources`; build the list from "
+                           "`get_current_target().warp_size`",
     },
 )
 
@@ -358,6 +363,23 @@ def _too_many(node: ast.AST, ctx: ModuleContext, at: Optional[ast.AST] = None) -
     return None
 
 
+def _is_sweep(value: ast.AST, ctx: ModuleContext) -> bool:
+    """Is the count one of several tried: a loop variable over a list that also holds counts up to
+    16, or a ``triton.Config`` next to other configs in a list?"""
+    if isinstance(value, ast.Name) and ctx.resolve(value) is value:  # a loop or comprehension variable
+        for _, parent in ctx.ancestors(ctx.node):
+            loops = getattr(parent, "generators", None) or [parent]
+            for loop in loops:
+                if isinstance(loop, (ast.comprehension, ast.For)) and isinstance(loop.target, ast.Name) \
+                        and loop.target.id == value.id and isinstance(loop.iter, (ast.List, ast.Tuple)):
+                    return any(type(ctx.constant(e)) is int and ctx.constant(e) <= _MAX_WAVE64_WARPS
+                               for e in loop.iter.elts)
+        return False
+    call = ctx.node
+    parent = ctx.parent_of(call) if call is not None else None
+    return isinstance(call, ast.Call) and isinstance(parent, (ast.List, ast.Tuple)) and len(parent.elts) > 1
+
+
 # Tests that pick the warp count per device: another vendor's (`if x.device.type == "xpu":`, whose
 # Triton backends have their own widths), or the AMD architecture or warp width in words the gate
 # analysis does not know (`32 if not is_cdna() else 16`, `if warp_size == 64:`).
@@ -424,8 +446,13 @@ _WARP_COUNT_CHECKED = re.compile(r"\bnum_warps\s*[<>]|[<>]=?\s*(?:\w+\.)?\w*num_
                                  r"|\bwarpSize\b")
 
 
+# Modules built on NVIDIA-only interconnect features (NVLink SHARP multicast, NVSHMEM).
+_NVIDIA_INTERCONNECT = re.compile(r"(?i)\b(?:nvls|multimem|nvshmem)")
+
+
 def _warp_size_aware(ctx: ModuleContext) -> bool:
-    return ctx.memo("ROC802.warp_count_checked", lambda: bool(_WARP_COUNT_CHECKED.search(ctx.text or "")))
+    return ctx.memo("ROC802.warp_count_checked", lambda: bool(_WARP_COUNT_CHECKED.search(ctx.text or "")
+                                                              or _NVIDIA_INTERCONNECT.search(ctx.text or "")))
 
 
 def _in_dead_or_other_branch(stmt: Optional[ast.AST], ctx: ModuleContext) -> bool:
@@ -447,7 +474,8 @@ def _warps_hit(where: ast.AST, value: ast.AST, ctx: ModuleContext) -> Iterator[P
         return  # `num_warps=num_warps`: reported where the name is bound
     count = _too_many(value, ctx, ctx.node)
     if count is not None:
-        yield PyHit(where, ROC802.message("num_warps", value=count, threads=count * 64))
+        key = "num_warps_sweep" if _is_sweep(value, ctx) else "num_warps"
+        yield PyHit(where, ROC802.message(key, value=count, threads=count * 64))
 
 
 @ROC802.checker(ast.Call)
