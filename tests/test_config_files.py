@@ -21,7 +21,7 @@ CONFIG = FIXTURES / "config"
 FILES = sorted(p for p in CONFIG.rglob("*") if p.is_file() and not is_snapshot(p))
 POSITIVE = [p for p in FILES if "ok" not in p.relative_to(CONFIG).parts]
 NEGATIVE = [p for p in FILES if "ok" in p.relative_to(CONFIG).parts]
-CONFIG_CODES = ("ROC301", "ROC302", "ROC502", "ROC503")
+CONFIG_CODES = ("ROC301", "ROC302", "ROC404", "ROC502", "ROC503")
 MARKER = re.compile(r"[ \t]*#\s*expect:\s*(?:ROC[0-9]{3}\s*)+$")
 
 
@@ -42,7 +42,7 @@ def test_fixtures_cover_every_language_and_rule():
     assert {language_of(p) for p in NEGATIVE} == {"shell", "dockerfile", "yaml", "dotenv", "cmake"}
     marked = {(language_of(p), code) for p in POSITIVE for _, code in expected_findings(p)}
     for language in ("shell", "dockerfile", "yaml", "dotenv"):
-        assert {(language, c) for c in CONFIG_CODES} <= marked, language
+        assert {(language, c) for c in CONFIG_CODES if language in get_rule(c).languages} <= marked, language
     assert {("cmake", "ROC502"), ("cmake", "ROC503")} <= marked
 
 
@@ -111,6 +111,7 @@ def test_rules_are_registered_for_config_languages():
     assert get_rule("ROC302").family == "ROC3" and get_rule("ROC302").fix is None  # no fix, not "display"
     for code in ("ROC502", "ROC503"):
         assert set(get_rule(code).languages) == {"python", "shell", "dockerfile", "yaml", "dotenv", "cmake"}
+    assert set(get_rule("ROC404").languages) == {"python", "shell", "dockerfile", "yaml"}
 
 
 def test_files_without_trigger_words_are_not_read(monkeypatch):
@@ -249,10 +250,63 @@ def test_cmake_gates_and_defaults():
     ("export CUDAARCHS=90; $NVCC_BIN -arch sm_90 x.cu", ["ROC502", "ROC502"]),
     ("$NVCC_BIN -gencode=arch=compute_80,code=[sm_80,compute_80] x.cu", ["ROC502"]),
     ("nvcc -arch sm_90 x.cu", []),  # a recipe that runs the CUDA toolkit itself is NVIDIA's
-    ("TORCH_CUDA_ARCH_LIST=\"gfx942\" python setup.py build", []),  # UCCL style: not an NVIDIA list
+    # UCCL style: not an NVIDIA list (ROC502), but one AMD arch pinned (ROC503)
+    ("TORCH_CUDA_ARCH_LIST=\"gfx942\" python setup.py build", ["ROC503"]),
+    ("GPU_ARCHS=gfx942 python3 setup.py bdist_wheel", ["ROC503"]),
+    ("export NVTE_ROCM_ARCH=gfx942", ["ROC503"]),
+    ("clang -x hip -target amdgcn-amd-amdhsa -mcpu=gfx90a -c k.hip", ["ROC503"]),
+    ("export GPU_ARCHS=${GPU_ARCHS:-gfx942}", []),
+    ("clang -mcpu=native -c k.c", []),
+    # NVIDIA profilers as a command prefix (ROC404)
+    ("nsys profile -o out python train.py", ["ROC404"]),
+    ("sudo /usr/local/cuda/bin/ncu --set full ./bench", ["ROC404"]),
+    ("mpirun -np 8 -x NCCL_DEBUG nsys profile python train.py", ["ROC404"]),
+    ("nvprof --print-gpu-trace ./bench", ["ROC404"]),
+    ("command -v nsys >/dev/null && nsys profile python train.py", []),
+    ("if [ -x \"$(command -v nsys)\" ]; then nsys profile python t.py; else python t.py; fi", []),
+    ("python train.py --profiler nsys", []),
+    ("echo 'run nsys profile python train.py'", []),
+    ("$NSYS python train.py", []),
+    ("nsys profile python a.py\nrocprofv3 --sys-trace -- python a.py", []),  # each platform's own
 ])
 def test_shell_rules(text, codes):
     assert [f.code for f in findings("run.sh", text + "\n")] == codes
+
+
+@pytest.mark.parametrize("text,language,codes", [
+    ('FROM ubuntu:22.04\nCMD ["nsys", "profile", "python", "train.py"]', "dockerfile", ["ROC404"]),
+    ('FROM nvcr.io/nvidia/pytorch:24.05-py3\nCMD ["nsys", "profile", "python", "train.py"]', "dockerfile", []),
+    ('FROM ubuntu:22.04\nENTRYPOINT ["python", "serve.py", "--profiler", "nsys"]', "dockerfile", []),
+    ("containers:\n  - name: t\n    command: [\"ncu\", \"--set\", \"full\", \"python\", \"k.py\"]", "yaml", ["ROC404"]),
+    ("containers:\n  - name: t\n    command:\n      - nsys\n      - profile\n      - python", "yaml", ["ROC404"]),
+    ("steps:\n  - run: nsys profile python train.py", "yaml", ["ROC404"]),
+])
+def test_profilers_in_images_and_jobs(text, language, codes):
+    name = {"dockerfile": "Dockerfile", "yaml": "deploy.yaml"}[language]
+    assert [f.code for f in findings(name, text + "\n", language)] == codes
+
+
+def test_exec_form_lists_are_tool_arguments():
+    unit = read_unit("Dockerfile", 'CMD ["hipcc", "--offload-arch=gfx942", "k.hip"]\n', Config(), "dockerfile")
+    assert [[w.value for w in a.words] for a in unit.tool_args] == [["hipcc", "--offload-arch=gfx942", "k.hip"]]
+    assert all(a.exec_form for a in unit.tool_args)
+    text = 'CMD ["hipcc", "--offload-arch=gfx942", "k.hip"]\n'
+    (w,) = [w for a in unit.tool_args for w in a.words if w.value.startswith("--")]
+    assert text[w.start:w.end] == "--offload-arch=gfx942"
+    yaml = read_unit("pod.yaml", "command: ['hipcc', --offload-arch=gfx90a, k.hip]\n", Config(), "yaml")
+    assert [[w.value for w in a.words] for a in yaml.tool_args] == [["hipcc", "--offload-arch=gfx90a", "k.hip"]]
+
+
+def test_command_v_looks_a_program_up():
+    assert read_unit("x.sh", "command -v hipcc\ncommand hipcc --version\n", Config(), "shell").tool_args[0] \
+        .words[0].value == "hipcc"
+    assert len(read_unit("x.sh", "command -v hipcc\n", Config(), "shell").tool_args) == 0
+
+
+def test_profiler_scripts_and_ci_jobs_are_silent():
+    text = "nsys profile -o out python train.py\n"
+    for name in ("scripts/run_nsys.sh", "profile/nsight/run.sh", ".github/workflows/run.sh", "build_cuda.sh"):
+        assert findings(name, text, "shell") == [], name
 
 
 def test_ci_definitions_do_not_pin_archs():

@@ -112,7 +112,8 @@ def read_dockerfile(b: UnitBuilder) -> None:
                     break
                 at = fm.end()
             if code[at:end].lstrip().startswith("["):
-                continue  # exec form: no shell
+                b.exec_form(at, end, gate)  # exec form: a program and its arguments, no shell
+                continue
             heredocs = list(_HEREDOC.finditer(code, at, end))
             b.shell(at, end, gate, text=code)
             # here-documents (`RUN <<EOF` ... `EOF`): their bodies are scripts, or files the step writes

@@ -559,6 +559,8 @@ def _interpret(reader: ShellReader, cmd: Command, words: List[Word], facts: Shel
             j += 1
         _interpret(reader, cmd, rest[j:], facts)
         return
+    if head == "command" and rest and rest[0].value in ("-v", "-V", "-pv", "-pV"):
+        return  # `command -v nvcc` looks the program up; it does not run it
     if head in _WRAPPERS:
         j = 0
         while j < len(rest) and rest[j].value.startswith("-"):

@@ -32,6 +32,8 @@ class ToolArgs:
 
     words: Tuple[Word, ...]
     gate: Optional[str] = None
+    conditions: Tuple[str, ...] = ()  # the tests of the shell branches around the command
+    exec_form: bool = False  # a Dockerfile/YAML exec-form list (`CMD ["prog", "arg"]`): no shell
 
 
 @dataclass
@@ -145,7 +147,25 @@ class UnitBuilder:
             self.settings.append(Setting(s.name, s.value, s.name_start, s.value_start, s.end, s.how, s.computed,
                                          tests_name(s.name, s.conditions), s.gate, s.conditions, s.branches))
         for cmd, words in facts.args:
-            self.args.append(ToolArgs(tuple(words), cmd.gate))
+            self.args.append(ToolArgs(tuple(words), cmd.gate, cmd.conditions))
+
+    def exec_form(self, start: int, end: int, gate: Optional[str] = None) -> None:
+        """An exec-form list on one line (Dockerfile ``CMD ["nsys", "profile", "python"]``, YAML
+        ``command: ["nsys", ...]``): its items are the words of one command, run with no shell."""
+        line_end = self.code.find("\n", start, end)
+        open_, close = self.code.find("[", start, end), self.code.rfind("]", start, end if line_end < 0 else line_end)
+        if open_ < 0 or close < open_:
+            return
+        words = []
+        for m in _EXEC_ITEM.finditer(self.code, open_ + 1, close):
+            item = m.group(0)
+            if item[0] in "\"'":
+                value = item[1:-1].replace('\\"', '"') if item[0] == '"' else item[1:-1]
+                words.append(Word(m.start() + 1, m.end() - 1, value, False, True))
+            else:
+                words.append(Word(m.start(), m.end(), item, False, False))
+        if words:
+            self.args.append(ToolArgs(tuple(words), gate, (), True))
 
     def alternatives(self) -> None:
         """A literal in one branch of an ``if``/``case`` whose other branch takes the value from
@@ -181,6 +201,8 @@ class UnitBuilder:
         self.settings.extend(found)
 
 
+# One item of a one-line flow list: a quoted string or a plain scalar (blanks inside it allowed).
+_EXEC_ITEM = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^,\s\[\]\"']+(?:[ \t]+[^,\s\[\]\"']+)*")
 _DEFINE = re.compile(r"(?<![^\s;\"'])-D([A-Za-z_][A-Za-z0-9_]*)(?::[A-Za-z]+)?=(\"[^\"]*\"|'[^']*'|[^\s\"']*)")
 
 

@@ -45,6 +45,7 @@ class YamlFacts:
     env: List[YamlEntry] = field(default_factory=list)
     scripts: List[Tuple[int, int, bool]] = field(default_factory=list)  # (start, end, folded) read as shell
     scopes: List[Tuple[int, int]] = field(default_factory=list)  # (start, end) of jobs/services entries
+    exec_forms: List[Tuple[int, int]] = field(default_factory=list)  # one-line `command: [...]` lists
 
 
 @dataclass
@@ -278,7 +279,10 @@ def _script(text: str, lines: List[_Line], i: int, rest: str, rest_start: int, k
         if i + 1 < b:
             facts.scripts.append((lines[i + 1].start, _end_of(lines, b), rest.startswith(">")))
         return
-    if rest.startswith(("[", "{", "&", "*")):
+    if rest.startswith("["):
+        facts.exec_forms.append((rest_start, lines[i].body_start + len(lines[i].body)))
+        return
+    if rest.startswith(("{", "&", "*")):
         return
     if rest:
         _scalar_script(text, lines, i, rest_start, b, facts)
@@ -379,5 +383,7 @@ def read_yaml_unit(b: UnitBuilder) -> None:
     text = "".join(folded) if folded is not None else code
     for start, end, _ in facts.scripts:
         b.shell(start, end, gate_at(start), text=text)
+    for start, end in facts.exec_forms:
+        b.exec_form(start, end, gate_at(start))
 
 

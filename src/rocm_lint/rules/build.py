@@ -313,8 +313,11 @@ ROC502 = Rule(
 ROC503 = Rule(
     "ROC503", "hard-coded-amd-arch",
     "hard-coded AMD GPU arch (--offload-arch=gfx942, PYTORCH_ROCM_ARCH=gfx90a): wrong on every other GPU",
-    triggers=("offload-arch", "amdgpu-target", "cuda-gpu-arch", "PYTORCH_ROCM_ARCH", "HIP_ARCHITECTURES",
-              "GPU_TARGETS", "HCC_AMDGPU_TARGET"),
+    triggers=("offload-arch", "amdgpu-target", "cuda-gpu-arch", "mcpu=gfx", "PYTORCH_ROCM_ARCH",
+              "HIP_ARCHITECTURES", "GPU_TARGETS", "HCC_AMDGPU_TARGET", "GPU_ARCH", "NVTE_ROCM_ARCH",
+              "TORCH_CUDA_ARCH_LIST"),
+    # every finding writes a gfx arch out (TORCH_CUDA_ARCH_LIST only counts when it holds one)
+    precheck=r"gfx[0-9a-f]",
     rocm_side=True,  # a hard-coded gfx arch is always on the ROCm side
     languages=("python", *CONFIG_LANGUAGES),
     facts=(BUILD_FACTS,),
@@ -324,8 +327,14 @@ ROC503 = Rule(
 )
 
 NVIDIA_ARCH_VARS = {"TORCH_CUDA_ARCH_LIST", "CUDAARCHS", "CMAKE_CUDA_ARCHITECTURES"}
+# AMD arch settings: PyTorch's and CMake's, and those ROCm projects define for themselves
+# (flash-attention's and vLLM's ROCm builds: GPU_ARCHS; TransformerEngine: NVTE_ROCM_ARCH;
+# composable_kernel scripts: GPU_ARCH; rocm-cmake: ROCM_AMDGPU_TARGETS).
 AMD_ARCH_VARS = {"PYTORCH_ROCM_ARCH", "HCC_AMDGPU_TARGET", "AMDGPU_TARGETS", "GPU_TARGETS",
-                 "CMAKE_HIP_ARCHITECTURES"}
+                 "CMAKE_HIP_ARCHITECTURES", "GPU_ARCHS", "GPU_ARCH", "NVTE_ROCM_ARCH", "ROCM_AMDGPU_TARGETS"}
+# The settings ROC503 reads: the AMD ones, and TORCH_CUDA_ARCH_LIST given gfx archs (ROCm forks that
+# reuse the CUDA variable); a file that reads TORCH_CUDA_ARCH_LIST does not take its AMD arch from it.
+AMD_ARCH_SETTINGS = AMD_ARCH_VARS | {"TORCH_CUDA_ARCH_LIST"}
 # A flag string that names an NVIDIA arch: the whole string starts with the flag.
 _NVIDIA_ARCH_FLAG = re.compile(
     r"\s*(?:(?:-gencode|--generate-code)[=\s]*)?(?:arch|code)=(?:sm|compute|lto)_\d"
@@ -335,8 +344,8 @@ _NVIDIA_ARCH_FLAG = re.compile(
 _ROC501_ARCH_FLAG = re.compile(r"\s*(?:-gencode|--generate-code|--gpu-architecture|--gpu-code|-code|arch=|code=)")
 # An AMD arch flag (no string starts with both this and an NVIDIA arch flag).
 _AMD_ARCH_FLAG = re.compile(
-    r"\s*(?:--offload-arch|--amdgpu-target|--cuda-gpu-arch|-D(?:CMAKE_HIP_ARCHITECTURES|AMDGPU_TARGETS"
-    r"|GPU_TARGETS))=\"?gfx\d")
+    r"\s*(?:--offload-arch|--amdgpu-target|--cuda-gpu-arch|-mcpu|-D(?:CMAKE_HIP_ARCHITECTURES|AMDGPU_TARGETS"
+    r"|GPU_TARGETS|GPU_ARCHS|ROCM_AMDGPU_TARGETS))=\"?gfx\d")
 # The file also builds for ROCm: names an AMD arch setting or detects the GPU.
 ROCM_COUNTERPART = re.compile(
     r"PYTORCH_ROCM_ARCH|offload-arch|amdgpu-target|HIP_ARCHITECTURES|GPU_TARGETS|gcnArchName"
@@ -414,7 +423,7 @@ def amd_arch_env_setting(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
     if _is_test_file(ctx) or _is_setdefault(node):
         return
     for where, name, value in env_settings(node, ctx):
-        if name in AMD_ARCH_VARS:
+        if name in AMD_ARCH_SETTINGS:
             text = _literal(value, ctx)
             if text is not None and re.search(r"gfx\d", text) \
                     and not _file_matches(ctx, "amd_arch_source", _AMD_ARCH_SOURCE):

@@ -11,16 +11,16 @@ from typing import Iterator
 from rocm_lint.configfiles.scanner import ConfigUnit
 from rocm_lint.domain import NVIDIA
 from rocm_lint.rule import CONFIG_LANGUAGES, Hit
-from rocm_lint.rules.build import AMD_ARCH_VARS, NVIDIA_ARCH_VARS, ROC502, ROC503, ROCM_COUNTERPART
+from rocm_lint.rules.build import AMD_ARCH_SETTINGS, AMD_ARCH_VARS, NVIDIA_ARCH_VARS, ROC502, ROC503, ROCM_COUNTERPART
 
 _CONFIG_NVIDIA_ARCH_VARS = NVIDIA_ARCH_VARS | {"CUDA_ARCHITECTURES"}  # + the CMake target property
-_CONFIG_AMD_ARCH_VARS = AMD_ARCH_VARS | {"HIP_ARCHITECTURES"}
+_CONFIG_AMD_ARCH_VARS = AMD_ARCH_SETTINGS | {"HIP_ARCHITECTURES"}
 # NVIDIA arch flags in a command line or a flags variable (words joined by blanks; CMake lists by `;`).
 _NVIDIA_ARCH_WORD = re.compile(
     r"(?<![\w-])(?:(?:-gencode|--generate-code)[=\s;]+)?arch=compute_\d+[a-z]?(?:,\s*code=\[?(?:sm|compute|lto)_\d+[a-z]?"
     r"(?:,(?:sm|compute|lto)_\d+[a-z]?)*\]?)?"
     r"|(?<![\w-])(?:-arch|--gpu-architecture|--gpu-code|-code|--cuda-gpu-arch)[=\s;]+(?:sm|compute)_\d+[a-z]?")
-_AMD_ARCH_WORD = re.compile(r"(?<![\w-])(?:--offload-arch|--amdgpu-target|--cuda-gpu-arch)=gfx[0-9a-f]+[\w:+-]*"
+_AMD_ARCH_WORD = re.compile(r"(?<![\w-])(?:--offload-arch|--amdgpu-target|--cuda-gpu-arch|-mcpu)=gfx[0-9a-f]+[\w:+-]*"
                             r"(?:,gfx[0-9a-f]+[\w:+-]*)*")
 # The file deals with ROCm: an AMD arch setting, a gfx name, or ROCm/HIP named at all (a platform
 # switch, a ROCm install path, hipify).  Its NVIDIA arch list is then one side of a split.

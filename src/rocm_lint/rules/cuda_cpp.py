@@ -15,10 +15,17 @@ from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
 
 ROC701 = Rule(
     "ROC701", "inline-ptx",
-    "inline PTX assembly (asm/asm volatile with PTX text): cannot be compiled for AMD GPUs",
-    triggers=("asm",), languages=CPP_LANGUAGES,
+    "inline PTX assembly (C++ asm/asm volatile, Triton `tl.inline_asm_elementwise`, with PTX text): "
+    "cannot be compiled for AMD GPUs",
+    # `asm` as a word (C++ `asm`, `__asm__`) or Triton's call: `asm` alone is part of ordinary words.
+    triggers=("asm",), precheck=r"\b(?:__)?asm(?:__)?\b|inline_asm_elementwise",
+    languages=(*CPP_LANGUAGES, "python"),  # the Python checker: the end of this module
     messages={"default": "inline PTX (`{instr}`): PTX is NVIDIA's virtual ISA and cannot be compiled for AMD "
-                         "GPUs; keep it under `#ifndef USE_ROCM` and give ROCm a portable or builtin version"},
+                         "GPUs; keep it under `#ifndef USE_ROCM` and give ROCm a portable or builtin version",
+              "triton": "inline PTX in `{call}` (`{instr}`): on ROCm Triton hands the asm string to LLVM's "
+                        "AMDGPU backend, which cannot assemble PTX or allocate its register constraints "
+                        "(`couldn't allocate output register for constraint 'f'`); use a `tl`/libdevice "
+                        "builtin, or give ROCm its own AMDGCN asm behind `torch.version.hip`"},
 )
 
 _HEADER = ("`{header}` is a CUDA-only header: a HIP build does not find it{instead} "
@@ -449,3 +456,67 @@ def find_nvidia_only_primitives(unit: CppUnit) -> Iterator[Hit]:
     for start, end, text in asm_blocks(unit):
         if re.search(r"\bcp\.async\b", text):
             yield ROC708.hit(start, end, ROC708.message("cp_async"))
+
+
+# -- ROC701 in Python: inline PTX handed to Triton -------------------------------------------------------
+# Self-contained (the C++ checkers above do not depend on it): ``tl.inline_asm_elementwise(asm, ...)``
+# (also ``triton.language.``, ``core.``, and torch's ``inline_asm_elementwise`` operator with
+# ``asm_str=``) whose assembly text, literal or bound to a name in the module, is PTX by the same
+# test as C++ asm blocks (dotted mnemonics: AMD GCN's are underscored, ``v_mov_b32``).  Gated code is
+# left out by the Python walk (``if torch.version.hip is None:``, ``if not is_hip():``).
+import ast  # noqa: E402
+
+from rocm_lint.python.context import ModuleContext  # noqa: E402
+from rocm_lint.rule import PyHit  # noqa: E402
+
+_TRITON_ASM_CALL = "inline_asm_elementwise"
+# Files and folders of NVIDIA-only code (Triton's own `language/extra/cuda`, Hopper/Blackwell kernels).
+_NVIDIA_ONLY_PATH = re.compile(r"(?<![a-z0-9])(?:cuda|nvidia|ptx|hopper|blackwell|sm_?90a?|sm_?100a?|multimem|nvls"
+                               r"|nvshmem)(?![a-z0-9])")
+# Modules built on NVIDIA-only interconnect features (NVLink SHARP multicast, NVSHMEM): their PTX
+# runs only where `is_device_nvls_capable()`-style checks pass.
+NVIDIA_INTERCONNECT = re.compile(r"(?i)\b(?:nvls|multimem|nvshmem)")
+
+
+# A test that picks the code per platform in words the gate analysis does not know (Triton's
+# `get_current_target().backend == "cuda"`, `if USE_PTX:`): either branch is one side of a split.
+_PLATFORM_TEST = re.compile(r"\b(?:cuda|nvidia|ptx|hip|rocm|amd|is_nv\w*|is_amd\w*)\b", re.I)
+
+
+def _under_platform_test(ctx: ModuleContext) -> bool:
+    for child, parent in ctx.ancestors(ctx.node):
+        test = getattr(parent, "test", None)
+        if isinstance(parent, (ast.If, ast.IfExp)) and test is not None and child is not test:
+            text = ctx.segment(test)
+            if text and _PLATFORM_TEST.search(text):
+                return True
+    return False
+
+
+def _asm_argument(node: ast.Call) -> Optional[ast.AST]:
+    for kw in node.keywords:
+        if kw.arg in ("asm", "asm_str"):
+            return kw.value
+    return node.args[0] if node.args else None
+
+
+@ROC701.checker(ast.Call)
+def triton_inline_ptx(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name != _TRITON_ASM_CALL:
+        return
+    arg = _asm_argument(node)
+    text = ctx.string_text(arg) if arg is not None else None
+    if not text:
+        return
+    m = _PTX.search(text)
+    if m is None:
+        return
+    parts = re.split(r"[\\/]", (ctx.path or "").lower())
+    if any(_NVIDIA_ONLY_PATH.search(part) for part in parts[-3:]) or _under_platform_test(ctx) \
+            or ctx.memo("ROC701.interconnect", lambda: bool(NVIDIA_INTERCONNECT.search(ctx.text or ""))):
+        return
+    instr = " ".join(m.group(0).replace("\\n", " ").replace("\\t", " ").split()).lstrip(";{} ")
+    call = ctx.segment(func) or name
+    yield PyHit(node, ROC701.message("triton", call=call, instr=instr))

@@ -7,9 +7,10 @@ import os
 import re
 from typing import Iterator, Optional, Set, Tuple
 
+from rocm_lint.configfiles.scanner import NVIDIA, ConfigUnit
 from rocm_lint.finding import Applicability, GuardImport
 from rocm_lint.python.context import ModuleContext
-from rocm_lint.rule import FixAvailability, PyHit, Rule
+from rocm_lint.rule import FixAvailability, Hit, PyHit, Rule
 
 ROC401 = Rule(
     "ROC401", "unguarded-pynvml-import",
@@ -41,11 +42,19 @@ ROC403 = Rule(
 )
 ROC404 = Rule(
     "ROC404", "nvidia-tool-subprocess",
-    "`nvidia-smi` or `nvcc` run through subprocess/os.system without a ROCm gate: absent on ROCm hosts",
-    triggers=("nvidia-smi", "nvcc"),
+    "NVIDIA command-line tool (`nvidia-smi`, `nvcc`; the `nsys`/`ncu`/`nvprof` profilers, also in scripts, "
+    "Dockerfiles and YAML) run without a ROCm gate: absent on ROCm hosts",
+    # `ncu` is also a piece of ordinary words (`concurrent`): the precheck wants a tool name as a word.
+    triggers=("nvidia-smi", "nvcc", "nsys", "ncu", "nvprof"),
+    precheck=r"\b(?:nvidia-smi|nvcc|nsys|ncu|nvprof)\b",
+    languages=("python", "shell", "dockerfile", "yaml"),
     messages={"default": "`{tool}` is run with no ROCm gate or fallback: ROCm hosts have no "
                          "{tool} (use {instead}), so this raises FileNotFoundError or reads "
-                         "empty output; gate it with `if not is_rocm:` or catch FileNotFoundError"},
+                         "empty output; gate it with `if not is_rocm:` or catch FileNotFoundError",
+              "config": "`{tool}` runs the command under an NVIDIA profiler that ROCm hosts do not have (use "
+                        "{instead}): the shell stops with `{tool}: command not found` (exit 127) and the "
+                        "workload never starts; pick the profiler per platform (`command -v {tool}` or a "
+                        "ROCm branch)"},
 )
 
 
@@ -176,7 +185,12 @@ def flash_attn_import_without_fallback(node: ast.AST, ctx: ModuleContext) -> Ite
 
 
 # -- ROC404: nvidia-smi / nvcc run as a subprocess -----------------------------------------
-_TOOLS = {"nvidia-smi": "`rocm-smi` / `amd-smi`", "nvcc": "`hipcc` (and `torch.version.hip` for the version)"}
+_TOOLS = {"nvidia-smi": "`rocm-smi` / `amd-smi`", "nvcc": "`hipcc` (and `torch.version.hip` for the version)",
+          "nsys": "`rocprofv3 --sys-trace` or `rocprof-sys` (Nsight Systems' ROCm counterparts)",
+          "ncu": "`rocprofv3 --pmc` or `rocprof-compute`, formerly Omniperf (Nsight Compute's ROCm counterparts)",
+          "nvprof": "`rocprofv3` (rocprof)"}
+# The profilers wrap a workload (`nsys profile python train.py`): without them nothing runs.
+PROFILERS = ("nsys", "ncu", "nvprof")
 _EXEC_RUNNERS = {
     "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
     "subprocess.Popen", "asyncio.create_subprocess_exec",
@@ -218,6 +232,8 @@ def _tool_of_shell(text: Optional[str]) -> Optional[str]:
 def _tool_of_argv(node: ast.AST, ctx: ModuleContext) -> Optional[str]:
     """The program an argv (list, tuple, `"...".split()`, `shlex.split(...)`) starts."""
     node = ctx.resolve(node)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # ["nsys", "profile"] + cmd
+        return _tool_of_argv(node.left, ctx)
     if isinstance(node, (ast.List, ast.Tuple)):
         if not node.elts:
             return None
@@ -249,6 +265,22 @@ def _looks_up(ctx: ModuleContext, scope: ast.AST, tool: str) -> bool:
     return False
 
 
+# ROCm's profilers: a file that names one runs each platform's own (a platform split).
+_ROCM_PROFILER = re.compile(r"\b(?:rocprof\w*|rocsys|omniperf|omnitrace|roctracer)\b", re.I)
+
+
+def _names_profiler(words: Set[str], tool: str) -> bool:
+    return tool in words or "nsight" in words
+
+
+def _named_for_profiler(ctx: ModuleContext, tool: str) -> bool:
+    """A module or helper named for the profiler (`nsys_profile.py`, `def run_under_ncu`) exists to
+    run it: it is used by whoever chose that profiler."""
+    fn = ctx.function
+    fn_words = set(re.split(r"[^a-z0-9]+", fn.name.lower())) if fn is not None else set()
+    return _names_profiler(_path_tokens(ctx), tool) or _names_profiler(fn_words, tool)
+
+
 @ROC404.checker(ast.Call)
 def nvidia_tool_subprocess(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     qual = ctx.qualname(node.func)
@@ -275,8 +307,59 @@ def nvidia_tool_subprocess(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit
         return
     if _looks_up(ctx, ctx.function if ctx.function is not None else ctx.tree, tool):
         return
+    if tool in PROFILERS and (_named_for_profiler(ctx, tool) or ctx.memo(
+            "ROC404.rocm_profiler", lambda: bool(_ROCM_PROFILER.search(ctx.text or "")))):
+        return
     if ctx.function is not None and any(w in ctx.function.name.lower() for w in _NVIDIA_HELPER_WORDS):
         # `get_nvcc_cuda_version()`, `_check_nvidia_connectivity()`: a helper named for NVIDIA is
         # called from the NVIDIA side of a platform split (its call sites carry the gate).
         return
     yield PyHit(node, ROC404.message(tool=tool, instead=_TOOLS[tool]))
+
+
+# -- ROC404 in shell scripts, Dockerfiles and YAML: the NVIDIA profilers as a command prefix ----------
+_PROFILER_TEST = re.compile(r"\b(?:nsys|ncu|nvprof|nsight[\w-]*|rocprof\w*|omniperf|omnitrace)\b", re.I)
+_NUMBER = re.compile(r"\d+$")
+
+
+def _profiler_at(words) -> Optional[int]:
+    """Where a profiler starts the command: the first word, or the first after what a launcher
+    leaves (`mpirun -np 8 nsys ...` reads as `8 nsys ...`: numbers, options and their values)."""
+    option_value = False
+    for k, w in enumerate(words):
+        if w.computed:
+            return None
+        base = w.value.replace("\\", "/").rsplit("/", 1)[-1]
+        if base in PROFILERS:
+            return k
+        if w.value.startswith("-"):
+            option_value = "=" not in w.value
+        elif _NUMBER.match(w.value) or option_value:
+            option_value = False
+        else:
+            return None
+    return None
+
+
+def _file_names_profiler(unit: ConfigUnit, tool: str) -> bool:
+    parts = re.split(r"[\\/]", unit.path.lower())[-2:]
+    return _names_profiler(set(re.split(r"[^a-z0-9]+", " ".join(parts))), tool)
+
+
+@ROC404.source_checker("shell", "dockerfile", "yaml")
+def nvidia_profiler_in_config(unit: ConfigUnit) -> Iterator[Hit]:
+    """`nsys profile ...`, `ncu ...`, `nvprof ...` run by a script, an image or a job (CI jobs run on
+    their own runners' GPUs; files named for CUDA or for the profiler are NVIDIA's)."""
+    if unit.ci_config or unit.nvidia_only_file or unit.matches("rocm_profiler", _ROCM_PROFILER):
+        return
+    for args in unit.tool_args:
+        if args.gate == NVIDIA:
+            continue
+        k = _profiler_at(args.words)
+        if k is None:
+            continue
+        w = args.words[k]
+        tool = w.value.replace("\\", "/").rsplit("/", 1)[-1]
+        if any(_PROFILER_TEST.search(c) for c in args.conditions) or _file_names_profiler(unit, tool):
+            continue  # `if command -v nsys`, `[ "$PROFILER" = nsys ]`, `run_nsys.sh`
+        yield ROC404.hit(w.start, w.end, ROC404.message("config", tool=tool, instead=_TOOLS[tool]))
