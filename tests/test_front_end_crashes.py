@@ -147,3 +147,30 @@ def test_edits_per_file_are_the_edits_of_each_finding_alone(tmp_path, source):
     if isinstance(findings, list):
         assert edits_by_finding(path, source, findings, Config()) == [edits_for(path, source, f, Config())
                                                                         for f in findings]
+
+
+def test_a_rule_that_crashes_costs_one_error_line(tmp_path, monkeypatch, request):
+    """A bug in one rule on one file is that file's error, the other files are still checked."""
+    from rocm_lint.config import Config
+    from rocm_lint.engine import check_paths
+    from rocm_lint.rules import warp
+
+    (tmp_path / "a.cu").write_text("__global__ void k(float* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n")
+    (tmp_path / "b.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
+
+    def broken(unit):
+        raise ValueError("boom")
+        yield
+
+    import dataclasses
+
+    checkers = warp.ROC602.source_checkers
+    monkeypatch.setattr(warp.ROC602, "source_checkers", [dataclasses.replace(c, fn=broken) for c in checkers])
+    from rocm_lint import registry
+
+    registry.source_checkers.cache_clear()
+    request.addfinalizer(registry.source_checkers.cache_clear)  # after monkeypatch restores the rule
+    report = check_paths([str(tmp_path)], Config(), jobs=1)
+    assert [e.path.endswith("a.cu") and "internal error" in e.reason and "boom" in e.reason
+            for e in report.errors] == [True]
+    assert [f.code for f in report.findings] == ["ROC101"]

@@ -198,7 +198,21 @@ def check_python_source(path: str, text: str, config: Config,
 def check_source(path: str, text: str, config: Config, language: Optional[str] = None,
                  codes: Optional[FrozenSet[str]] = None,
                  project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
-    """Check one file's text with the analyser of its language."""
+    """Check one file's text with the analyser of its language.  A defect of rocm-lint on one
+    file (an exception in a rule) is that file's error line, never the end of the run."""
+    try:
+        return _check_source(path, text, config, language, codes, project)
+    except (KeyboardInterrupt, SystemExit, MemoryError):
+        raise
+    except RecursionError:
+        return FileError(path, "cannot analyse: nesting too deep")
+    except Exception as exc:  # noqa: BLE001 - one file's bug must not cost the others
+        return FileError(path, f"internal error while checking ({type(exc).__name__}: {exc}); "
+                               "please report it to rocm-lint")
+
+
+def _check_source(path: str, text: str, config: Config, language: Optional[str],
+                  codes: Optional[FrozenSet[str]], project: Optional["Project"]) -> Union[List[Finding], FileError]:
     language = language or language_of(path)
     if language == "python":
         return check_python_source(path, text, config, codes, project)
