@@ -150,11 +150,11 @@ def test_junit_report(project):
     proc = run_cli("check", ".", "--output-format", "junit", cwd=project)
     assert proc.returncode == 2
     root = ET.fromstring(proc.stdout)
-    assert root.tag == "testsuites" and root.get("failures") == "6" and root.get("errors") == "1"
+    assert root.tag == "testsuites" and root.get("failures") == "7" and root.get("errors") == "1"
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     kernel = suites["csrc/k.cu"] if "csrc/k.cu" in suites else suites["./csrc/k.cu"]
     cases = kernel.findall("testcase")
-    assert sorted(c.get("name") for c in cases) == ["rocm-lint.ROC601", "rocm-lint.ROC602", "rocm-lint.ROC702"]
+    assert sorted(c.get("name") for c in cases) == ["rocm-lint.ROC601", "rocm-lint.ROC601", "rocm-lint.ROC602", "rocm-lint.ROC702"]
     assert all(c.find("failure") is not None and c.get("line") for c in cases)
     errors = [c for c in root.iter("testcase") if c.find("error") is not None]
     assert len(errors) == 1 and "broken.py" in errors[0].get("classname")
