@@ -20,6 +20,7 @@ from rocm_lint.config import Config
 from rocm_lint.discovery import language_of
 from rocm_lint.engine import check_source
 from rocm_lint.finding import FileError
+from rocm_lint.fix.api import OVERLAPS
 
 hypothesmith = pytest.importorskip("hypothesmith")
 
@@ -104,6 +105,9 @@ def _check_and_fix(path, text, verify):
             continue
         event("fixed with --unsafe-fixes, verified" if unsafe else "fixed, verified")
         verify(text, result, unsafe)
+        if any(why == OVERLAPS for _, why in result.dropped):
+            event("more fixes than passes on one spot: left for the next --fix, as reported")
+            continue
         again = _timed(fix_text, path, result.text, Config(), unsafe=unsafe)
         assert isinstance(again, FileError) or again.text == result.text, "a second fix changed the file"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -191,19 +191,14 @@ class CppUnit:
         return a, b
 
     def statement_start(self, offset: int) -> int:
-        """Offset after the previous ``;``, ``{``, ``}`` or preprocessor line before ``offset``."""
-        code = self.code
-        i = offset
-        while i > 0:
-            c = code[i - 1]
-            if c in ";{}":
-                return i
-            if c == "\n":
-                line_start = code.rfind("\n", 0, i - 1) + 1
-                if code[line_start:i - 1].lstrip().startswith("#"):
-                    return i
-            i -= 1
-        return 0
+        """Offset after the previous ``;``, ``{``, ``}`` or preprocessor line before ``offset``.
+        The boundaries are indexed once per file: each call is a binary search (walking back
+        from every call of a long statement was quadratic)."""
+        bounds = self.memo.get("statement_bounds")
+        if bounds is None:
+            bounds = self.memo["statement_bounds"] = _statement_bounds(self.code)
+        i = bisect_right(bounds, offset)  # type: ignore[arg-type]
+        return bounds[i - 1] if i else 0  # type: ignore[index]
 
     def block_end(self, offset: int) -> int:
         """Offset of the ``}`` that closes the innermost block around ``offset`` (or the end):
@@ -331,6 +326,26 @@ def _tests_foreign_macros(pre: Preprocessed) -> bool:
     return False
 
 
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def _statement_bounds(code: str) -> List[int]:
+    """Sorted offsets just after each ``;``, ``{``, ``}`` and after the newline that ends each
+    preprocessor line: where a statement can start."""
+    bounds = [m.end() for m in _STATEMENT_END.finditer(code)]
+    line_start = 0
+    for line in code.split("\n")[:-1]:
+        end = line_start + len(line)
+        if line.lstrip().startswith("#"):
+            bounds.append(end + 1)
+        line_start = end + 1
+    bounds.sort()
+    return bounds
+
+
+_STATEMENT_END = re.compile(r"[;{}]")
+
+
 def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[SourceChecker],
                      language: str = "cuda", superseders: Sequence[Rule] = ()) -> Union[List[Finding], FileError]:
     """Run ``checkers`` (the enabled rules' C++ checkers) on one C++/CUDA file; ``superseders``
@@ -339,14 +354,18 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
         return []
     if not checkers:
         return []
+    # A lone CR ends a line for C/C++ compilers (and for LineIndex, noqa and the fixes): the
+    # lexer and the #if model read a copy where it is an LF, same length, so offsets and the
+    # text the fixes copy stay the original's.
+    scanned = _LONE_CR.sub("\n", text) if "\r" in text else text
     try:
-        lexed = lex(text)
+        lexed = lex(scanned)
         # what the project's own headers define per platform (PTX_AVAILABLE, BNB_HIP ...)
-        pre = analyse(text, lexed, config.rocm_macros, config.cuda_macros)
+        pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros)
         if _tests_foreign_macros(pre):
             seed = included_macro_facts(path, text)
             if seed:
-                pre = analyse(text, lexed, config.rocm_macros, config.cuda_macros, seed)
+                pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros, seed)
     except RecursionError:
         return FileError(path, "cannot analyse: preprocessor nesting too deep")
     unit = CppUnit(path, text, config, lexed, pre, LineIndex(text))
