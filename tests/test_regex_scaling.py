@@ -27,7 +27,6 @@ KNOWN = {
     "rocm_lint.rules.warp:_NAMED32": "'32' + '\\u2028' * n + '\\\\'",
     "rocm_lint.rules.warp:_NAMED64": "'64' + '\\r' * n + '\"'",
     "rocm_lint.rules.warp:_NAME_BEHIND": "'Z' * n + '\\\\'",
-    "rocm_lint/config.py:207": "'[tool.ro' + '\\n' * n  (`^\\s*` under re.M)",
     "rocm_lint/rules/warp.py:189:match": "'&' + '\\u2028' * n",
 }
 
