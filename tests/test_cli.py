@@ -287,3 +287,24 @@ def test_selector_naming_no_rule_is_a_usage_error(project):
     proc = run_cli("check", "--select", "ROC999", project)
     assert proc.returncode == 2 and "ROC999 selects no rule" in proc.stderr
     assert run_cli("check", "--ignore", "ROC9", project).returncode == 1  # ROC9: the doctor's codes
+
+
+@pytest.mark.parametrize("where", [(), (".",), ("./",), ("tests",)])
+def test_diff_applies_with_git_apply(tmp_path, where):
+    """`--diff` (no path, `.`, `./` or a directory) prints headers `git apply` takes."""
+    import subprocess
+
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "x.py").write_text(
+        "import torch\nmodel = torch.compile(torch.nn.Linear(4, 4), mode='reduce-overhead')\n")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, env=env)
+    proc = run_cli("check", "--diff", *where, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "--- a/tests/x.py\n+++ b/tests/x.py\n" in proc.stdout
+    check = subprocess.run(["git", "apply", "--check", "-"], cwd=tmp_path, input=proc.stdout, text=True,
+                           capture_output=True, env=env)
+    assert check.returncode == 0, check.stderr
+    subprocess.run(["git", "apply", "-"], cwd=tmp_path, input=proc.stdout, text=True, check=True, env=env)
+    assert run_cli("check", cwd=tmp_path).returncode == 0

@@ -250,7 +250,7 @@ def _apply_fixes(report, config, args, out):
     from rocm_lint.finding import Applicability, FileError
     from rocm_lint.fix.engine import unified_diff
     from rocm_lint.fix.files import fix_file
-    from rocm_lint.output.source import display_name
+    from rocm_lint.output.source import display_name, repo_path
 
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if args.unsafe_fixes else set())
     paths = sorted({f.path for f in report.findings if f.fix is not None and f.fix.applicability in wanted})
@@ -264,7 +264,8 @@ def _apply_fixes(report, config, args, out):
             sys.stderr.write(f"rocm-lint: {display_name(path)}:{finding.line}:{finding.col + 1}: {finding.code} "
                              f"not fixed: {why}\n")
         if args.diff and outcome.changed:
-            out.write(unified_diff(display_name(path), outcome.old, outcome.new))
+            # `git apply` wants paths relative to the working directory, without `./`
+            out.write(unified_diff(display_name(repo_path(path)), outcome.old, outcome.new))
         would_fix += len(outcome.applied)
         if not args.diff:
             fixed += len(outcome.applied)
