@@ -181,6 +181,28 @@ def from_table(table: dict, base: Config = Config(), source: Optional[Path] = No
     return cfg
 
 
+_ATTRS = (("select", "select"), ("extend-select", "extend_select"), ("ignore", "ignore"),
+          ("per-file-ignores", "per_file_ignores"), ("exclude", "exclude"), ("extend-exclude", "extend_exclude"),
+          ("respect-gitignore", "respect_gitignore"), ("force-exclude", "force_exclude"),
+          ("rocm-predicates", "rocm_predicates"), ("cuda-predicates", "cuda_predicates"),
+          ("rocm-skip-decorators", "rocm_skip_decorators"), ("rocm-macros", "rocm_macros"),
+          ("cuda-macros", "cuda_macros"))
+
+
+def setting_values(config: Config) -> List[Tuple[str, object]]:
+    """(key, value) of every setting in effect, as the config file spells them (lists and
+    tables as JSON would show them); ``extend-*-predicates`` are folded into their list."""
+    out: List[Tuple[str, object]] = []
+    for key, attr in _ATTRS:
+        value = getattr(config, attr)
+        if key == "per-file-ignores":
+            value = {glob: list(codes) for glob, codes in value}
+        elif isinstance(value, tuple):
+            value = list(value)
+        out.append((key, value))
+    return out
+
+
 # Config file names, in the order one directory's files are tried (ruff's: the dedicated files
 # before pyproject.toml).  The dedicated files hold the settings as top-level keys.
 CONFIG_NAMES: Tuple[str, ...] = (".rocm-lint.toml", "rocm-lint.toml", "pyproject.toml")
