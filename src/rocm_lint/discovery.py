@@ -229,7 +229,6 @@ def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, File
         base_chain = [d for d in chain if d != path.resolve()]
         root_resolved = path.resolve()
         walk_errors: List[OSError] = []
-        dot_walk = os.path.normpath(raw) == os.curdir
         for dirpath, dirnames, filenames in os.walk(raw, onerror=walk_errors.append, followlinks=False):
             yield from _unlisted(walk_errors)
             here = Path(dirpath)
@@ -254,8 +253,6 @@ def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, File
                 if dir_chain and gitignore.ignored(here_resolved / f, False, dir_chain):
                     continue
                 full = os.path.join(dirpath, f)
-                if dot_walk:  # `rocm-lint check` with no path: `tests/x.py`, as ruff names it, not `./tests/x.py`
-                    full = os.path.normpath(full)
                 # the walk follows no symlinked directory: only links need resolving to dedupe
                 key = os.path.realpath(full) if os.path.islink(full) else os.path.abspath(full)
                 if key in seen:
