@@ -319,7 +319,7 @@ def _render(fmt: str, report, config, args: argparse.Namespace, out) -> None:
 
 def _render_shown(shown, out, *, applied: bool) -> None:
     """ruff's ``--show-fixes`` list: per file, how many findings of each code were (or would be) fixed."""
-    from rocm_lint.output.source import display_name
+    from rocm_lint.output.source import display_name, repo_path
     from rocm_lint.registry import get_rule
 
     total = sum(sum(c.values()) for c in shown.values())
@@ -331,7 +331,7 @@ def _render_shown(shown, out, *, applied: bool) -> None:
     for path in sorted(shown):
         if not shown[path]:
             continue
-        out.write(f"- {display_name(path)}:\n")
+        out.write(f"- {display_name(path if path == '-' else repo_path(path))}:\n")
         for code, n in sorted(shown[path].items()):
             rule = get_rule(code)
             out.write(f"    {n} \u00d7 {code} ({rule.name if rule else '?'})\n")
