@@ -78,8 +78,9 @@ def test_json_output_is_ruff_shaped(project):
     assert len(data) == 1
     item = data[0]
     assert set(item) == {"cell", "code", "end_location", "filename", "fix", "location", "message",
-                         "noqa_row", "url"}
+                         "name", "noqa_row", "severity", "url"}
     assert item["code"] == "ROC101"
+    assert item["name"] == "ungated-tf32-switch" and item["severity"] == "error"
     assert item["location"] == {"row": 2, "column": 1}
     assert item["end_location"] == {"row": 2, "column": 38}
     assert item["filename"] == str(project / "train.py")
@@ -287,3 +288,92 @@ def test_selector_naming_no_rule_is_a_usage_error(project):
     proc = run_cli("check", "--select", "ROC999", project)
     assert proc.returncode == 2 and "ROC999 selects no rule" in proc.stderr
     assert run_cli("check", "--ignore", "ROC9", project).returncode == 1  # ROC9: the doctor's codes
+
+
+@pytest.mark.parametrize("where", [(), (".",), ("./",), ("tests",)])
+def test_diff_applies_with_git_apply(tmp_path, where):
+    """`--diff` (no path, `.`, `./` or a directory) prints headers `git apply` takes."""
+    import subprocess
+
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "x.py").write_text(
+        "import torch\nmodel = torch.compile(torch.nn.Linear(4, 4), mode='reduce-overhead')\n")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, env=env)
+    proc = run_cli("check", "--diff", *where, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "--- a/tests/x.py\n+++ b/tests/x.py\n" in proc.stdout
+    check = subprocess.run(["git", "apply", "--check", "-"], cwd=tmp_path, input=proc.stdout, text=True,
+                           capture_output=True, env=env)
+    assert check.returncode == 0, check.stderr
+    subprocess.run(["git", "apply", "-"], cwd=tmp_path, input=proc.stdout, text=True, check=True, env=env)
+    assert run_cli("check", cwd=tmp_path).returncode == 0
+
+
+# -- ruff's conventions (issue #17) ---------------------------------------------------------------
+UNSAFE_CU = ("__global__ void k(int* out, bool p) {\n"
+             "  unsigned int m = __ballot_sync(0xffffffff, p);\n"
+             "  out[threadIdx.x] = __popc(m);\n}\n")
+
+
+def test_summary_counts_safe_and_hidden_unsafe_fixes(tmp_path):
+    (tmp_path / "t.py").write_text(HAZARD)
+    (tmp_path / "k.cu").write_text(UNSAFE_CU)
+    proc = run_cli("check", ".", cwd=tmp_path)
+    fixes = [i["fix"]["applicability"] for i in json.loads(
+        run_cli("check", "--output-format", "json", ".", cwd=tmp_path).stdout) if i["fix"]]
+    assert sorted(fixes) == ["safe", "unsafe", "unsafe"]  # ROC101; ROC601, ROC602
+    assert "1 fixable with --fix (2 hidden fixes can be enabled with --unsafe-fixes)." in proc.stderr
+    assert "3 fixable with --fix." in run_cli("check", ".", "--unsafe-fixes", cwd=tmp_path).stderr
+    (tmp_path / "t.py").unlink()
+    assert "No fixes available (2 hidden fixes can be enabled with --unsafe-fixes)." in \
+        run_cli("check", ".", cwd=tmp_path).stderr
+
+
+def test_statistics_as_json(project):
+    (project / "b.py").write_text("import torch\ntorch.backends.cudnn.allow_tf32 = True; x = 1\n")
+    proc = run_cli("check", "--statistics", "--output-format", "json", project)
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout) == [{"code": "ROC101", "name": "ungated-tf32-switch", "count": 2, "fixable": True}]
+    assert proc.stderr == ""
+
+
+def test_output_file(project, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "report.json"
+    proc = run_cli("check", "--output-format", "json", "--output-file", out, project)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert [item["code"] for item in json.loads(out.read_text("utf-8"))] == ["ROC101"]
+    assert "Found 1 finding" in proc.stderr
+    proc = run_cli("check", "-o", out.parent / "missing" / "r.txt", project)
+    assert proc.returncode == 2 and "no such directory" in proc.stderr
+
+
+def test_show_fixes_lists_what_fix_applies(tmp_path):
+    (tmp_path / "t.py").write_text(HAZARD + "model = torch.compile(m, mode='reduce-overhead')\n")
+    (tmp_path / "k.cu").write_text(UNSAFE_CU)
+    would = run_cli("check", "--show-fixes", ".", cwd=tmp_path)
+    assert would.returncode == 1
+    assert ("Would fix 2 findings:\n- t.py:\n    1 \u00d7 ROC101 (ungated-tf32-switch)\n"
+            "    1 \u00d7 ROC201 (reduce-overhead-compile)\n") in would.stdout
+    assert "HAZARD" not in would.stdout and (tmp_path / "t.py").read_text().startswith(HAZARD)  # nothing written
+    fixed = run_cli("check", "--fix", "--show-fixes", ".", cwd=tmp_path)
+    assert "Fixed 2 findings:\n- t.py:\n" in fixed.stdout and "k.cu" not in fixed.stdout.split("Fixed")[1]
+    assert "is_rocm" in (tmp_path / "t.py").read_text()
+
+
+def test_show_settings_says_where_each_value_came_from(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.rocm-lint]\nignore = ["ROC401"]\nper-file-ignores = { "tests/*" = ["ROC1"] }\n')
+    (tmp_path / "tests").mkdir()
+    proc = run_cli("check", "--show-settings", "--extend-select", "ROC2", "tests/t.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[1] == f"config file: {tmp_path / 'pyproject.toml'}"
+    row = lambda key: next(line for line in lines if line.startswith(key + " "))
+    assert row("ignore").endswith(f'= ["ROC401"]  # {tmp_path / "pyproject.toml"}')
+    assert row("select").endswith("# default")
+    assert row("extend-select").endswith('= ["ROC2"]  # command line')
+    assert "per-file-ignores for this path: ROC1" in proc.stdout
+    data = json.loads(run_cli("check", "--show-settings", "--output-format", "json", "tests/t.py", cwd=tmp_path).stdout)
+    assert data["per-file-ignores-here"] == ["ROC1"] and "ROC101" not in data["enabled-codes"]

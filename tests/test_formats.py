@@ -261,3 +261,41 @@ def test_check_paths_reports_progress(project):
     report = check_paths([str(project)], Config(), jobs=1, progress=lambda done, total: calls.append((done, total)))
     assert calls[-1] == (report.files_checked, report.files_checked)
     assert [d for d, _ in calls] == list(range(1, report.files_checked + 1))
+
+
+# -- stable fingerprints and the project root (issue #17) -----------------------------------------
+def _results(proc):
+    return json.loads(proc.stdout)["runs"][0]["results"]
+
+
+def test_sarif_fingerprints_survive_edits_elsewhere(tmp_path):
+    (tmp_path / "t.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+                                   "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    before = [r["partialFingerprints"] for r in _results(run_cli("check", "--output-format", "sarif", ".", cwd=tmp_path))]
+    assert len(before) == 2 and before[0] != before[1]  # two identical lines: told apart by occurrence
+    assert all(set(fp) == {"rocmLintLineHash/v1"} for fp in before)
+    (tmp_path / "t.py").write_text("import torch\n\n\n# moved down\nx = 1\n"
+                                   "torch.backends.cuda.matmul.allow_tf32   =   True\n"
+                                   "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    after = _results(run_cli("check", "--output-format", "sarif", ".", cwd=tmp_path))
+    assert [r["partialFingerprints"] for r in after] == before
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in after] == [6, 7]
+    (tmp_path / "t.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = 1\n")
+    changed = _results(run_cli("check", "--output-format", "sarif", ".", cwd=tmp_path))
+    assert changed[0]["partialFingerprints"] != before[0]
+
+
+def test_ci_formats_name_files_from_the_repository_root_in_a_subdirectory(tmp_path):
+    """Run from `pkg/` of a git work tree: SARIF's %SRCROOT% is the repository root and the URIs
+    and GitHub's `file=` are relative to it, as code scanning and annotations resolve them."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "t.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
+    proc = run_cli("check", "--output-format", "sarif", ".", cwd=tmp_path / "pkg")
+    data = json.loads(proc.stdout)
+    run = data["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {
+        "uri": "pkg/t.py", "uriBaseId": "%SRCROOT%"}
+    github = run_cli("check", "--output-format", "github", "t.py", cwd=tmp_path / "pkg").stdout
+    assert github.startswith("::error title=rocm-lint (ROC101),file=pkg/t.py,line=2,")

@@ -194,3 +194,55 @@ def test_after_the_fix_hook_the_check_hook_passes(workspace, tmp_path):
     check = try_repo(workspace, proj, "rocm-lint")
     assert check.returncode == 0, check.stdout + check.stderr
     assert "Passed" in check.stdout
+
+
+# -- the snippets the documentation gives (issue #17) ----------------------------------------------
+def _doc_config(doc: Path) -> str:
+    """The `.pre-commit-config.yaml` block of a documentation page, verbatim."""
+    import re
+
+    blocks = re.findall(r"```yaml\n(# \.pre-commit-config\.yaml.*?)```", doc.read_text("utf-8"), re.S)
+    assert len(blocks) == 1, doc
+    return blocks[0]
+
+
+def test_the_documented_snippet_is_the_same_everywhere():
+    readme = _doc_config(ROOT / "README.md")
+    assert "rev: v0.1.0" not in readme and "repo: local" in readme
+    for page in ("docs/install.md", "docs/integrations.md"):
+        assert _doc_config(ROOT / page) == readme, page
+
+
+def test_the_readme_snippet_runs_in_real_pre_commit(workspace, project, tmp_path):
+    """The README's `.pre-commit-config.yaml`, pasted as is, with `rocm-lint` installed (here: a
+    command on PATH that runs this checkout)."""
+    _, _, env = workspace
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "rocm-lint"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rocm_lint "$@"\n')
+    shim.chmod(0o755)
+    env = dict(env, PATH=f"{bin_dir}{os.pathsep}{env['PATH']}",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")])))
+    (project / ".pre-commit-config.yaml").write_text(_doc_config(ROOT / "README.md"))
+    _git("add", "-A", cwd=project, env=env)
+    proc = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "rocm-lint" in out and "Failed" in out
+    assert "train.py:3:1: ROC101" in out and "kernel.cu:1:11: ROC702" in out
+
+
+def test_the_shipped_hooks_at_a_commit_rev_run_in_real_pre_commit(workspace, project):
+    """The documented remote form: `repo:` a clone, `rev:` a commit of it (no tag exists)."""
+    _, hooks, env = workspace
+    sha = _git("rev-parse", "HEAD", cwd=hooks, env=env).stdout.strip()
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hooks}\n    rev: {sha}\n    hooks:\n      - id: rocm-lint\n")
+    _git("add", "-A", cwd=project, env=env)
+    proc = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "train.py:3:1: ROC101" in out

@@ -229,3 +229,59 @@ async def test_broken_config_warns_once_and_half_typed_code_stays_quiet(client: 
     broken = Doc(client, "train.py", "python", "import torch\ntorch.backends.cuda.matmul.allow_tf32 = (\n")
     assert await broken.diagnostics() == []
     assert any("syntax error" in m.message for m in client.log_messages)
+
+
+# -- issue #17: last good diagnostics, config path from the client, rocm-lint.toml ------------------
+async def test_half_typed_code_keeps_the_last_good_diagnostics(client: LanguageClient):
+    doc = Doc(client, "train.py", "python", TRAIN_PY)
+    good = await doc.found()
+    assert good == [("ROC101", 3), ("ROC101", 5), ("ROC201", 4), ("ROC402", 1)]
+    doc.replace(TRAIN_PY + "def half(:\n")  # does not parse while typing
+    assert await doc.found() == good
+    assert await doc.actions(types.Range(start=types.Position(line=0, character=0),
+                                         end=types.Position(line=9, character=0))) == []
+    doc.replace(TRAIN_PY.replace("torch.backends.cuda.matmul.allow_tf32 = True\n", ""))  # parses again
+    assert await doc.found() == [("ROC101", 4), ("ROC201", 3), ("ROC402", 1)]
+
+
+async def test_rocm_lint_toml_is_read_and_saving_it_rechecks(client: LanguageClient):
+    doc = Doc(client, "kernel.cu", "cuda-cpp", KERNEL_CU)
+    assert ("ROC603", 2) not in await doc.found()  # pyproject.toml: ROC603 ignored
+    toml = client.root / "rocm-lint.toml"
+    toml.write_text('ignore = ["ROC6"]\n')  # beats pyproject.toml in the same directory
+    client.diagnostics.pop(doc.uri, None)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=toml.as_uri())))
+    assert await doc.found() == [("ROC702", 0)]
+
+
+async def test_config_path_from_did_change_configuration(client: LanguageClient):
+    (client.root / "cfg").mkdir()
+    (client.root / "cfg" / "strict.toml").write_text('ignore = ["ROC7"]\n')
+    doc = Doc(client, "kernel.cu", "cuda-cpp", KERNEL_CU)
+    assert await doc.found() == [("ROC602", 6), ("ROC702", 0)]
+    client.diagnostics.pop(doc.uri, None)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"rocm-lint": {"config": "cfg/strict.toml"}}))
+    assert await doc.found() == [("ROC602", 6), ("ROC603", 2)]
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "rocm_lint", "server"]))
+async def configured_client(lsp_client: LanguageClient, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "rocm-lint.toml").write_text('ignore = ["ROC6"]\n')
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        root_uri=tmp_path.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="project")],
+        initialization_options={"settings": {"config": "ci/rocm-lint.toml"}},
+    ))
+    lsp_client.root = tmp_path
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_config_path_from_initialization_options(configured_client: LanguageClient):
+    doc = Doc(configured_client, "kernel.cu", "cuda-cpp", KERNEL_CU)
+    assert await doc.found() == [("ROC702", 0)]  # ci/rocm-lint.toml, not the nearest pyproject.toml

@@ -38,8 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rocm-lint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = sub.add_parser("check", help="lint files and directories (default: the current directory)")
+    check = sub.add_parser("check", help="lint files and directories (default: the current directory; - reads stdin)")
     check.add_argument("paths", nargs="*", metavar="PATH")
+    check.add_argument("--stdin-filename", metavar="PATH",
+                       help="the name of the text read from stdin (`-`): picks its language, its settings, "
+                            "per-file-ignores and (with --force-exclude) excludes")
     check.add_argument("--select", type=_code_list, metavar="CODES",
                        help="codes or prefixes to enable (replaces the configured selection)")
     check.add_argument("--extend-select", type=_code_list, metavar="CODES", default=[],
@@ -68,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="report only findings not recorded in FILE (see --write-baseline)")
     check.add_argument("--write-baseline", metavar="FILE",
                        help="record the current findings in FILE and exit 0 (for --baseline)")
+    check.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    check.add_argument("--show-fixes", action="store_true",
+                       help="list the fixes applied (with --fix) or that --fix would apply, per file and code")
+    check.add_argument("--show-settings", action="store_true",
+                       help="print the settings in effect for the first PATH and where each came from, then exit")
 
     rule = sub.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", metavar="CODE")
@@ -104,6 +112,24 @@ def _settings(args: argparse.Namespace, paths: Sequence[str]):
     except ConfigError as exc:
         _error(str(exc))
         return EXIT_ERROR
+    return _with_command_line(config, args)
+
+
+def _command_line_keys(args: argparse.Namespace) -> List[str]:
+    """The settings the command line sets (``--show-settings`` names them)."""
+    keys = []
+    if args.select is not None:
+        keys += ["select", "extend-select"]
+    if args.extend_select:
+        keys.append("extend-select")
+    if args.ignore:
+        keys.append("ignore")
+    if args.force_exclude:
+        keys.append("force-exclude")
+    return keys
+
+
+def _with_command_line(config, args: argparse.Namespace):
     if args.select is not None:
         config = replace(config, select=tuple(args.select), extend_select=())
     if args.extend_select:
@@ -119,6 +145,12 @@ def _usage_problem(args: argparse.Namespace) -> Optional[str]:
     """What is wrong with the options, before any work is done."""
     if args.jobs is not None and args.jobs < 1:
         return "--jobs must be at least 1"
+    if "-" in args.paths and len(args.paths) > 1:
+        return "`-` (read stdin) must be the only path"
+    if _reads_stdin(args) and (args.write_baseline or args.baseline):
+        return "--baseline and --write-baseline work on files, not on stdin"
+    if args.output_file and not os.path.isdir(os.path.dirname(os.path.abspath(args.output_file))):
+        return f"{args.output_file}: cannot write the report: no such directory"
     if args.write_baseline and (args.fix or args.diff or args.baseline):
         return ("--write-baseline records findings as they are: it cannot be combined with --fix, --diff "
                 "or --baseline")
@@ -150,6 +182,16 @@ def _record_baseline(report, args: argparse.Namespace) -> int:
     return EXIT_ERROR if report.errors else EXIT_CLEAN
 
 
+def _fix_counts(findings, args: argparse.Namespace):
+    """(fixable now, hidden): findings whose fix ``--fix`` applies, and unsafe ones that need
+    ``--unsafe-fixes`` (counted as fixable when it is given)."""
+    from rocm_lint.finding import Applicability
+
+    safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == Applicability.SAFE)
+    unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == Applicability.UNSAFE)
+    return (safe + unsafe, 0) if args.unsafe_fixes else (safe, unsafe)
+
+
 def _summary(report, fixed: int, baselined: int, args: argparse.Namespace) -> str:
     n = len(report.findings)
     files = report.files_checked
@@ -160,10 +202,13 @@ def _summary(report, fixed: int, baselined: int, args: argparse.Namespace) -> st
         summary = f"All checks passed ({files} file{'s' if files != 1 else ''})."
     if fixed:
         summary = f"Fixed {fixed} finding{'s' if fixed != 1 else ''}, {n} remaining ({files} file{'s' if files != 1 else ''})."
-    else:
-        fixable = sum(1 for f in report.findings if f.fix is not None)
-        if fixable and not args.fix:
-            summary += f" {fixable} fixable with --fix (or --unsafe-fixes); --diff shows how."
+    fixable, hidden = _fix_counts(report.findings, args)
+    hidden_note = (f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with --unsafe-fixes"
+                   if hidden else "")
+    if fixable and not args.fix:  # ruff's wording
+        summary += f" {fixable} fixable with --fix" + (f" ({hidden_note})." if hidden else ".")
+    elif hidden:
+        summary += f" No fixes available ({hidden_note})."
     if baselined:
         summary += f" {baselined} more in the baseline."
     if report.errors:
@@ -171,29 +216,39 @@ def _summary(report, fixed: int, baselined: int, args: argparse.Namespace) -> st
     return summary
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    from rocm_lint.output import render
-    from rocm_lint.output.text import render_statistics
+def _reads_stdin(args: argparse.Namespace) -> bool:
+    """``check -``, or ``check --stdin-filename NAME`` with no path (as ruff)."""
+    return args.paths == ["-"] or (not args.paths and args.stdin_filename is not None)
 
-    paths = args.paths or ["."]
-    config = _settings(args, paths)
-    if isinstance(config, int):
-        return config
+
+def cmd_check(args: argparse.Namespace) -> int:
     problem = _usage_problem(args)
     if problem:
         _error(problem)
         return EXIT_ERROR
+    stdin = _reads_stdin(args)
+    paths = args.paths or ["."]
+    anchor = [args.stdin_filename] if stdin and args.stdin_filename else ([] if stdin else paths)
+    config = _settings(args, anchor)
+    if isinstance(config, int):
+        return config
+    if args.show_settings:
+        return _show_settings(config, args, (anchor or ["."])[0])
+    if stdin:
+        return _check_stdin(config, args)
 
     report = _check(paths, config, args)
-    out = sys.stdout
     if args.write_baseline:
         return _record_baseline(report, args)
     fixed = 0
-    if args.fix or args.diff:
-        fixed, would_fix = _apply_fixes(report, config, args, out)
+    shown = {}
+    if args.fix or args.diff or args.show_fixes:
+        fixed, would_fix, shown = _apply_fixes(report, config, args, sys.stdout, write=args.fix and not args.diff)
         if args.diff:
             if not args.quiet:
                 sys.stderr.write(f"Would fix {would_fix} finding{'s' if would_fix != 1 else ''}.\n")
+            if args.show_fixes:
+                _render_shown(shown, sys.stderr, applied=False)
             for err in report.errors:
                 _file_error(err)
             return EXIT_ERROR if report.errors else (EXIT_FINDINGS if would_fix else EXIT_CLEAN)
@@ -208,22 +263,242 @@ def cmd_check(args: argparse.Namespace) -> int:
         kept = new_findings(report.findings, args.baseline)
         baselined = len(report.findings) - len(kept)
         report.findings = kept
-    fmt = args.output_format or ("full" if out.isatty() else "concise")
-    if fmt in FORMATS_WITH_EDITS:
-        report.findings = _with_edits(report.findings, config)
-    if args.statistics:
-        render_statistics(report.findings, out)
+    return _report(report, config, args, fixed=fixed, baselined=baselined, shown=shown)
+
+
+def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselined: int = 0, shown=None,
+            out=None) -> int:
+    """Render the findings (to ``out``, ``--output-file`` or stdout), the error lines and the summary."""
+    if args.output_file:
+        try:
+            target = open(args.output_file, "w", encoding="utf-8", newline="")
+        except OSError as exc:
+            from rocm_lint.output.source import display_name
+
+            _error(f"{display_name(args.output_file)}: cannot write the report: {(exc.strerror or str(exc)).lower()}")
+            return EXIT_ERROR
     else:
-        render(fmt, report.findings, out, color=use_color(out), errors=report.errors)
-    out.flush()
+        target = out or sys.stdout
+    try:
+        fmt = args.output_format or ("full" if target.isatty() else "concise")
+        _render(fmt, report, config, args, target)
+        if args.show_fixes and shown is not None:
+            _render_shown(shown, sys.stderr if fmt in MACHINE_FORMATS or args.statistics else target,
+                          applied=bool(args.fix))
+        target.flush()
+    finally:
+        if args.output_file:
+            target.close()
     for err in report.errors:
         _file_error(err)
-    if not args.quiet and fmt not in MACHINE_FORMATS:
+    if not args.quiet and (fmt not in MACHINE_FORMATS or args.output_file) and not (
+            args.statistics and fmt == "json" and not args.output_file):
         sys.stderr.write(_summary(report, fixed, baselined, args) + "\n")
     if report.errors:
         return EXIT_ERROR
     if report.findings and not args.exit_zero:
         return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _render(fmt: str, report, config, args: argparse.Namespace, out) -> None:
+    from rocm_lint.output import render
+    from rocm_lint.output.source import project_root
+    from rocm_lint.output.text import render_statistics
+
+    if args.statistics:
+        render_statistics(report.findings, out, fmt=fmt, unsafe_fixes=args.unsafe_fixes)
+        return
+    if fmt in FORMATS_WITH_EDITS:
+        report.findings = _with_edits(report.findings, config)
+    if fmt == "sarif":
+        from rocm_lint.output.sarif import render_sarif
+
+        render_sarif(report.findings, out, errors=report.errors, root=project_root(config.root))
+    elif fmt == "github":
+        from rocm_lint.output.github import render_github
+
+        render_github(report.findings, out, errors=report.errors, root=project_root(config.root))
+    else:
+        render(fmt, report.findings, out, color=use_color(out), errors=report.errors)
+
+
+def _render_shown(shown, out, *, applied: bool) -> None:
+    """ruff's ``--show-fixes`` list: per file, how many findings of each code were (or would be) fixed."""
+    from rocm_lint.output.source import display_name, repo_path
+    from rocm_lint.registry import get_rule
+
+    total = sum(sum(c.values()) for c in shown.values())
+    if not total:
+        out.write("No fixes applied.\n" if applied else "No fixes available.\n")
+        return
+    verb = "Fixed" if applied else "Would fix"
+    out.write(f"{verb} {total} finding{'s' if total != 1 else ''}:\n")
+    for path in sorted(shown):
+        if not shown[path]:
+            continue
+        out.write(f"- {display_name(path if path == '-' else repo_path(path))}:\n")
+        for code, n in sorted(shown[path].items()):
+            rule = get_rule(code)
+            out.write(f"    {n} \u00d7 {code} ({rule.name if rule else '?'})\n")
+
+
+def _read_stdin():
+    """The bytes on stdin, bounded like a file read, or the reason they cannot be checked."""
+    from rocm_lint.engine import MAX_FILE_BYTES
+
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        return f"stdin too large (more than {MAX_FILE_BYTES} bytes); not checked"
+    return data
+
+
+def _check_stdin(config, args: argparse.Namespace) -> int:
+    """``rocm-lint check -``: lint the text on stdin as the file ``--stdin-filename`` names (its
+    language, settings, per-file-ignores; excludes with force-exclude, as ruff).  With ``--fix``
+    the text goes back to stdout, fixed (unchanged when nothing can be fixed or it is excluded),
+    and the remaining findings go to stderr; ``--diff`` prints the diff."""
+    from rocm_lint.discovery import language_of
+    from rocm_lint.engine import Report, check_source, decode_source
+    from rocm_lint.finding import FileError
+    from rocm_lint.output.source import set_overlay
+
+    name = args.stdin_filename or "-"
+    language = language_of(name) if args.stdin_filename else "python"
+    data = _read_stdin()
+    if isinstance(data, str):
+        _error(data)
+        return EXIT_ERROR
+    text = decode_source(name if args.stdin_filename else "stdin.py", data)
+    encoding = "utf-8"
+    if not isinstance(text, FileError):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            encoding = "latin-1" if language != "python" else _python_encoding(data)
+    echo = args.fix and not args.diff
+
+    def emit(new_text: str) -> None:
+        sys.stdout.buffer.write(new_text.encode(encoding, "surrogateescape"))
+        sys.stdout.flush()
+
+    excluded = False
+    if args.stdin_filename and config.force_exclude:
+        excluded = _stdin_excluded(args.stdin_filename, config)
+    report = Report(files_checked=0 if excluded or language is None else 1)
+    if isinstance(text, FileError):
+        report.errors.append(text)
+        if echo:
+            sys.stdout.buffer.write(data)
+        for err in report.errors:
+            _file_error(err)
+        return EXIT_ERROR
+    if excluded or language is None:
+        if echo:
+            emit(text)
+        return EXIT_CLEAN
+    set_overlay(name, text, language)
+    result = check_source(name, text, config, language)
+    if isinstance(result, FileError):
+        report.errors.append(result)
+    else:
+        report.findings = sorted(result)
+    fixed = 0
+    shown = {}
+    if (args.fix or args.diff or args.show_fixes) and not report.errors:
+        from collections import Counter
+
+        from rocm_lint.fix.api import fix_text
+
+        outcome = fix_text(name, text, config, unsafe=args.unsafe_fixes, language=language,
+                           findings=report.findings)
+        new = text if isinstance(outcome, FileError) else outcome.text
+        applied = [] if isinstance(outcome, FileError) else outcome.applied
+        shown = {name: Counter(f.code for f in applied)}
+        if args.diff:
+            from rocm_lint.fix.engine import unified_diff
+
+            if new != text:
+                sys.stdout.write(unified_diff(name, text, new))
+            if not args.quiet:
+                sys.stderr.write(f"Would fix {len(applied)} finding{'s' if len(applied) != 1 else ''}.\n")
+            if args.show_fixes:
+                _render_shown(shown, sys.stderr, applied=False)
+            return EXIT_FINDINGS if applied else EXIT_CLEAN
+        if args.fix:
+            emit(new)
+            if new != text:
+                fixed = len(applied)
+                set_overlay(name, new, language)
+                again = check_source(name, new, config, language)
+                report.findings = [] if isinstance(again, FileError) else sorted(again)
+    elif echo:
+        emit(text)
+    # with --fix, stdout carries the text: the findings that remain go to stderr
+    return _report(report, config, args, fixed=fixed, shown=shown, out=sys.stderr if echo else None)
+
+
+def _python_encoding(data: bytes) -> str:
+    import io
+    import tokenize
+
+    try:
+        return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except SyntaxError:
+        return "utf-8"
+
+
+def _stdin_excluded(name: str, config) -> bool:
+    """Whether a walk from the project root would skip ``name`` (exclude/extend-exclude)."""
+    from pathlib import Path
+
+    from rocm_lint.discovery import path_excluded
+
+    full = os.path.abspath(name)
+    root = os.path.abspath(os.fspath(config.root) if config.root else os.getcwd())
+    rel = os.path.relpath(full, root)
+    if rel.startswith(os.pardir):
+        rel = os.path.basename(full)
+    return path_excluded(Path(rel).as_posix().split("/"), tuple(config.exclude) + tuple(config.extend_exclude))
+
+
+def _show_settings(config, args: argparse.Namespace, path: str) -> int:
+    """``--show-settings``: every setting in effect for ``path``, with where it came from."""
+    from rocm_lint.config import setting_values
+    from rocm_lint.engine import enabled_codes
+
+    cli_keys = set(_command_line_keys(args))
+    rows = []
+    for key, value in setting_values(config):
+        base = key[len("extend-"):] if key.startswith("extend-") else key
+        if key in cli_keys:
+            origin = "command line"
+        elif key in config.from_file or f"extend-{base}" in config.from_file and key == base:
+            origin = str(config.source)
+        else:
+            origin = "default"
+        rows.append((key, value, origin))
+    target = os.path.abspath(path)
+    data = {
+        "path": target,
+        "config-file": str(config.source) if config.source else None,
+        "settings": [{"key": k, "value": v, "from": o} for k, v, o in rows],
+        "per-file-ignores-here": list(config.ignored_for(path)),
+        "enabled-codes": sorted(enabled_codes(config, path)),
+    }
+    if args.output_format == "json":
+        json.dump(data, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_CLEAN
+    out = sys.stdout
+    out.write(f"Settings for {target}\n")
+    out.write(f"config file: {config.source or 'none (the defaults)'}\n\n")
+    width = max(len(k) for k, _, _ in rows)
+    for key, value, origin in rows:
+        out.write(f"{key:<{width}} = {json.dumps(value)}  # {origin}\n")
+    out.write(f"\nper-file-ignores for this path: {', '.join(data['per-file-ignores-here']) or 'none'}\n")
+    codes = data["enabled-codes"]
+    out.write(f"enabled codes for this path ({len(codes)}): {' '.join(codes)}\n")
     return EXIT_CLEAN
 
 
@@ -256,30 +531,37 @@ def _check(paths, config, args):
         bar.close()
 
 
-def _apply_fixes(report, config, args, out):
-    """Fix (or, with --diff, show) every file with fixable findings. Returns (fixed, would_fix)."""
+def _apply_fixes(report, config, args, out, *, write: bool):
+    """Fix (``write``), or with --diff show, every file with fixable findings; with neither, only
+    count what --fix would do (``--show-fixes``).  Returns (fixed, would_fix, {path: Counter(code)})."""
+    from collections import Counter
+
     from rocm_lint.finding import Applicability, FileError
     from rocm_lint.fix.engine import unified_diff
     from rocm_lint.fix.files import fix_file
-    from rocm_lint.output.source import display_name
+    from rocm_lint.output.source import display_name, repo_path
 
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if args.unsafe_fixes else set())
     paths = sorted({f.path for f in report.findings if f.fix is not None and f.fix.applicability in wanted})
     fixed = would_fix = 0
+    shown = {}
     for path in paths:
-        outcome = fix_file(path, config, unsafe=args.unsafe_fixes, write=not args.diff)
+        outcome = fix_file(path, config, unsafe=args.unsafe_fixes, write=write)
         if outcome.error:
             report.errors.append(FileError(path, outcome.error))
             continue
-        for finding, why in outcome.dropped:
-            sys.stderr.write(f"rocm-lint: {display_name(path)}:{finding.line}:{finding.col + 1}: {finding.code} "
-                             f"not fixed: {why}\n")
+        if write or args.diff:
+            for finding, why in outcome.dropped:
+                sys.stderr.write(f"rocm-lint: {display_name(path)}:{finding.line}:{finding.col + 1}: {finding.code} "
+                                 f"not fixed: {why}\n")
         if args.diff and outcome.changed:
-            out.write(unified_diff(display_name(path), outcome.old, outcome.new))
+            # `git apply` wants paths relative to the working directory, without `./`
+            out.write(unified_diff(display_name(repo_path(path)), outcome.old, outcome.new))
+        shown[path] = Counter(f.code for f in outcome.applied)
         would_fix += len(outcome.applied)
-        if not args.diff:
+        if write:
             fixed += len(outcome.applied)
-    return fixed, would_fix
+    return fixed, would_fix, shown
 
 
 def _with_edits(findings, config):
@@ -288,9 +570,9 @@ def _with_edits(findings, config):
     config-file findings carry their edits from the check."""
     from dataclasses import replace as dc_replace
 
-    from rocm_lint.engine import read_source
     from rocm_lint.finding import Fix
     from rocm_lint.fix.api import edits_by_finding
+    from rocm_lint.output.source import source_text as read_source
 
     by_file = {}
     for i, f in enumerate(findings):

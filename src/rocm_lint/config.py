@@ -1,8 +1,14 @@
-"""Configuration: ``[tool.rocm-lint]`` in pyproject.toml, overridden by the command line."""
+"""Configuration: ``.rocm-lint.toml``, ``rocm-lint.toml`` (top-level keys) or ``[tool.rocm-lint]``
+in pyproject.toml, the closest directory's file winning (ruff's order: ``.rocm-lint.toml`` before
+``rocm-lint.toml`` before ``pyproject.toml`` in one directory), overridden by the command line.
+
+Every config file is read through :func:`rocm_lint.discovery.read_bounded`: a huge file, a FIFO
+or a device named ``pyproject.toml`` is one clear error, never a hang."""
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import sys
 from dataclasses import dataclass, replace
@@ -69,6 +75,8 @@ class Config:
     cuda_macros: Tuple[str, ...] = ()
     root: Optional[Path] = None  # the directory that holds the config file
     source: Optional[Path] = None
+    # the keys the config file set (``--show-settings`` says where each value came from)
+    from_file: Tuple[str, ...] = ()
 
     def is_enabled(self, code: str) -> bool:
         """flake8's decision: the longest matching selector wins, ignore wins ties."""
@@ -104,7 +112,7 @@ def _glob_match(rel: str, pattern: str) -> bool:
     # Like ruff: a pattern without a slash matches the file name anywhere.
     if "/" not in pattern:
         return fnmatch.fnmatch(Path(rel).name, pattern) or fnmatch.fnmatch(rel, pattern)
-    return fnmatch.fnmatch(rel, pattern.lstrip("./"))
+    return fnmatch.fnmatch(rel, pattern[2:] if pattern.startswith("./") else pattern)
 
 
 def parse_codes(value: object, key: str) -> Tuple[str, ...]:
@@ -169,21 +177,68 @@ def from_table(table: dict, base: Config = Config(), source: Optional[Path] = No
         if key in table:
             cfg = replace(cfg, **{attr: getattr(cfg, attr) + _strings(table[key], key)})
     if source is not None:
-        cfg = replace(cfg, root=source.parent, source=source)
+        cfg = replace(cfg, root=source.parent, source=source, from_file=tuple(sorted(table)))
     return cfg
 
 
-def load_file(path: Path) -> Config:
-    """Read ``[tool.rocm-lint]`` from pyproject.toml (or a bare table from any other TOML file)."""
+_ATTRS = (("select", "select"), ("extend-select", "extend_select"), ("ignore", "ignore"),
+          ("per-file-ignores", "per_file_ignores"), ("exclude", "exclude"), ("extend-exclude", "extend_exclude"),
+          ("respect-gitignore", "respect_gitignore"), ("force-exclude", "force_exclude"),
+          ("rocm-predicates", "rocm_predicates"), ("cuda-predicates", "cuda_predicates"),
+          ("rocm-skip-decorators", "rocm_skip_decorators"), ("rocm-macros", "rocm_macros"),
+          ("cuda-macros", "cuda_macros"))
+
+
+def setting_values(config: Config) -> List[Tuple[str, object]]:
+    """(key, value) of every setting in effect, as the config file spells them (lists and
+    tables as JSON would show them); ``extend-*-predicates`` are folded into their list."""
+    out: List[Tuple[str, object]] = []
+    for key, attr in _ATTRS:
+        value = getattr(config, attr)
+        if key == "per-file-ignores":
+            value = {glob: list(codes) for glob, codes in value}
+        elif isinstance(value, tuple):
+            value = list(value)
+        out.append((key, value))
+    return out
+
+
+# Config file names, in the order one directory's files are tried (ruff's: the dedicated files
+# before pyproject.toml).  The dedicated files hold the settings as top-level keys.
+CONFIG_NAMES: Tuple[str, ...] = (".rocm-lint.toml", "rocm-lint.toml", "pyproject.toml")
+MAX_CONFIG_BYTES = 4 << 20
+
+
+def _read_config(path: Path) -> str:
+    """The text of a config file, read bounded (``read_bounded``), or a ConfigError saying why not."""
+    from rocm_lint.discovery import read_bounded
+
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        data = read_bounded(str(path), MAX_CONFIG_BYTES)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+        raise ConfigError(f"{path}: cannot read config: {(exc.strerror or str(exc)).lower()}") from None
+    if isinstance(data, str):
+        raise ConfigError(f"{path}: cannot read config: {data.replace('; skipped', '')}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: cannot read config: not UTF-8 (byte {exc.start})") from None
+
+
+def load_file(path: Path) -> Config:
+    """Read the settings of a config file: ``[tool.rocm-lint]`` of a pyproject.toml, the top-level
+    keys of ``rocm-lint.toml``/``.rocm-lint.toml``, either form from any other TOML file
+    (``--config``)."""
+    path = Path(path)
+    text = _read_config(path)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     if path.name == "pyproject.toml":
         table = data.get("tool", {}).get("rocm-lint", {})
+    elif path.name in CONFIG_NAMES:
+        table = data
     else:
         table = data.get("tool", {}).get("rocm-lint", data)
     if not isinstance(table, dict):
@@ -194,19 +249,39 @@ def load_file(path: Path) -> Config:
         raise ConfigError(f"{path}: {exc}") from None
 
 
+_TOOL_TABLE = re.compile(r"^[^\S\n]*\[tool\.rocm-lint", re.M)
+
+
 def find_config(start: Path) -> Optional[Path]:
-    """The nearest pyproject.toml with a [tool.rocm-lint] table, from ``start`` upwards."""
-    start = start.resolve()
+    """The closest config file from ``start`` upwards: ``.rocm-lint.toml``, ``rocm-lint.toml``, or a
+    pyproject.toml with a ``[tool.rocm-lint]`` table, in that order within one directory.  A
+    candidate that cannot be read (too large, a FIFO ...) is a ConfigError, not a silent skip."""
+    start = Path(start).resolve()
     for directory in [start, *start.parents]:
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                text = candidate.read_text("utf-8", errors="replace")
-            except OSError:
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if not os.path.lexists(candidate) or candidate.is_dir():
                 continue
-            if re.search(r"^\s*\[tool\.rocm-lint", text, re.M):
+            if name != "pyproject.toml":
+                _read_config(candidate)  # unreadable: say so here, once
+                return candidate
+            if _TOOL_TABLE.search(_read_config_lenient(candidate)):
                 return candidate
     return None
+
+
+def _read_config_lenient(path: Path) -> str:
+    """A pyproject.toml's text for the ``[tool.rocm-lint]`` search (bytes that are not UTF-8 do
+    not hide the table; ``load_file`` then says what is wrong)."""
+    from rocm_lint.discovery import read_bounded
+
+    try:
+        data = read_bounded(str(path), MAX_CONFIG_BYTES)
+    except OSError:
+        return ""  # unreadable (permissions): not ours to judge, as before
+    if isinstance(data, str):
+        raise ConfigError(f"{path}: cannot read config: {data.replace('; skipped', '')}")
+    return data.decode("utf-8", errors="replace")
 
 
 def discover(paths: Sequence[str], explicit: Optional[str] = None) -> Config:

@@ -20,10 +20,20 @@ import stat
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Protocol, Sequence, Set, Tuple, Union
 
-from rocm_lint.config import Config
 from rocm_lint.finding import FileError
+
+
+class Config(Protocol):
+    """What discovery reads of the settings (``rocm_lint.config.Config``; config reads its files
+    through :func:`read_bounded`, so this module does not import it)."""
+
+    exclude: Tuple[str, ...]
+    extend_exclude: Tuple[str, ...]
+    respect_gitignore: bool
+    force_exclude: bool
+    root: Optional[Path]
 
 # File kinds the analysers read.  "cuda" files are always scanned by the C++ rules;
 # "cpp" files only when they hold device code (``__global__``, warp intrinsics ...).

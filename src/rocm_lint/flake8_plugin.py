@@ -3,15 +3,21 @@
 A thin shim over the engine: it reuses the AST flake8 already parsed (no
 second parse), yields every Python finding, and leaves selection and
 ``# noqa`` to flake8 itself.  A file too deeply nested to analyse gets one ``ROC000`` finding
-instead of an exception (which would abort flake8's whole run).  Gate settings come from ``[tool.rocm-lint]`` in
-the nearest pyproject.toml, extended by ``--rocm-predicates``.
+instead of an exception (which would abort flake8's whole run).  The analysis settings
+(predicates, skip decorators, macros) come from the config file ``rocm-lint check`` would read for
+the same file (the nearest ``.rocm-lint.toml``, ``rocm-lint.toml`` or ``[tool.rocm-lint]`` of a
+pyproject.toml above it, whatever directory flake8 runs from), extended by ``--rocm-predicates``;
+selection (``select``/``ignore``/``per-file-ignores``) is flake8's own.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import sys
 from dataclasses import replace
-from typing import Iterator, List, Tuple
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from rocm_lint import __version__
 
@@ -21,8 +27,10 @@ class RocmLintPlugin:
     name = "rocm-lint"
     version = __version__
 
-    _config = None
     _extra_predicates: Tuple[str, ...] = ()
+    # config file (None: no file, the defaults) -> its settings, with --rocm-predicates added
+    _configs: Dict[Optional[Path], object] = {}
+    _reported: set = set()
 
     def __init__(self, tree: ast.AST, filename: str, lines: List[str]) -> None:
         self.tree = tree
@@ -39,19 +47,35 @@ class RocmLintPlugin:
     @classmethod
     def parse_options(cls, options) -> None:
         cls._extra_predicates = tuple(getattr(options, "rocm_predicates", None) or ())
-        cls._config = None
+        cls._configs = {}
 
     @classmethod
-    def config(cls):
-        if cls._config is None:
-            from rocm_lint.config import Config, ConfigError, discover
+    def config(cls, filename: str = "."):
+        """The settings for ``filename``: those of its nearest config file, as the CLI reads them.
+        A broken config file is said once on stderr and the defaults are used (flake8 goes on)."""
+        from rocm_lint.config import Config, ConfigError, find_config, load_file
 
-            try:
-                cfg = discover(["."])
-            except ConfigError:
-                cfg = Config()
-            cls._config = replace(cfg, rocm_predicates=cfg.rocm_predicates + cls._extra_predicates)
-        return cls._config
+        directory = Path(os.path.dirname(os.path.abspath(filename)) if filename not in ("-", "stdin") else os.getcwd())
+        try:
+            source = find_config(directory)
+        except ConfigError as exc:
+            source, problem = None, str(exc)
+            cls._warn(problem)
+        if source not in cls._configs:
+            cfg = Config()
+            if source is not None:
+                try:
+                    cfg = load_file(source)
+                except ConfigError as exc:
+                    cls._warn(str(exc))
+            cls._configs[source] = replace(cfg, rocm_predicates=cfg.rocm_predicates + cls._extra_predicates)
+        return cls._configs[source]
+
+    @classmethod
+    def _warn(cls, problem: str) -> None:
+        if problem not in cls._reported:
+            cls._reported.add(problem)
+            sys.stderr.write(f"rocm-lint: {problem}; using the defaults\n")
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
         from rocm_lint.engine import analyse_python_tree, python_codes
@@ -60,7 +84,7 @@ class RocmLintPlugin:
         text = "".join(self.lines)
         try:
             # the whole list first: an error mid-way must not leave half the file reported
-            findings = analyse_python_tree(self.filename, text, self.tree, self.config(), python_codes())
+            findings = analyse_python_tree(self.filename, text, self.tree, self.config(self.filename), python_codes())
         except RecursionError:
             # flake8 aborts its whole run on a plugin's exception: say this file was not analysed
             # (as the CLI does) and let flake8 go on with the others

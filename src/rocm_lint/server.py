@@ -5,8 +5,11 @@ runs, on open, change and save, and publishes one diagnostic per finding, its co
 the rule's page.  Findings with a fix get quick fixes (Python: the LibCST fix engine; C++:
 the edits the finding carries, verified to leave the NVIDIA translation unit unchanged), and
 ``source.fixAll.rocm-lint`` applies every safe fix of a document at once.  Settings come from
-the ``[tool.rocm-lint]`` table of the nearest ``pyproject.toml`` above each document, re-read
-when it changes.
+the closest config file above each document (``.rocm-lint.toml``, ``rocm-lint.toml``,
+``[tool.rocm-lint]`` of a ``pyproject.toml``), re-read when it changes, or from the file the client
+names (``initializationOptions`` or ``workspace/didChangeConfiguration`` settings: ``{"config":
+PATH}``, also under ``"settings"`` or ``"rocm-lint"``).  While a buffer does not parse (half-typed
+code), its last good diagnostics stay, as pyright and ruff keep them.
 
 pygls is an optional dependency (``pip install 'rocm-lint[lsp]'``): only this module imports
 it, and only ``rocm-lint server`` imports this module.
@@ -24,7 +27,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from rocm_lint import __version__
-from rocm_lint.config import Config, ConfigError, find_config, load_file
+from rocm_lint.config import CONFIG_NAMES, Config, ConfigError, find_config, load_file
 from rocm_lint.discovery import language_of
 from rocm_lint.finding import Applicability, Edit, FileError, Finding
 from rocm_lint.lines import NEWLINE
@@ -44,28 +47,35 @@ _SUFFIX_BY_LANGUAGE_ID = {
 
 # -- configuration --------------------------------------------------------------------------------
 class ConfigCache:
-    """The Config for each document: nearest ``pyproject.toml`` with ``[tool.rocm-lint]``,
+    """The Config for each document: the closest config file (or the one the client names),
     loaded once per modification time.  A broken config is reported once and the defaults used."""
 
     def __init__(self) -> None:
         self._loaded: Dict[Path, Tuple[int, object]] = {}
         self.reported: set = set()
+        self.explicit: Optional[Path] = None  # the client's "config" setting
 
     def clear(self) -> None:
         self._loaded.clear()
 
     def for_path(self, path: Optional[str], fallback_root: Optional[str]) -> Tuple[Config, Optional[str]]:
-        """(config, error message or None) for a document at ``path``. The nearest pyproject.toml
+        """(config, error message or None) for a document at ``path``. The closest config file
         is looked up on every check (a few small reads), so one created or edited outside the
         editor counts from the next check on; its parsed settings are kept by modification time."""
         directory = Path(path).parent if path else Path(fallback_root or os.getcwd())
-        source = find_config(directory)
+        if self.explicit is not None:
+            source: Optional[Path] = self.explicit
+        else:
+            try:
+                source = find_config(directory)
+            except ConfigError as exc:  # a config file that cannot be read (a FIFO, too large)
+                return Config(root=Path(fallback_root) if fallback_root else None), str(exc)
         if source is None:
             return Config(root=Path(fallback_root) if fallback_root else None), None
         try:
             mtime = source.stat().st_mtime_ns
-        except OSError:
-            return Config(), None
+        except OSError as exc:
+            return Config(), f"{source}: cannot read config: {(exc.strerror or str(exc)).lower()}"
         cached = self._loaded.get(source)
         if cached is None or cached[0] != mtime:
             try:
@@ -77,6 +87,24 @@ class ConfigCache:
         if isinstance(value, ConfigError):
             return Config(root=source.parent), str(value)
         return value, None  # type: ignore[return-value]
+
+
+def config_setting(options: object) -> Optional[str]:
+    """The config path in the client's options: ``{"config": PATH}``, or the same under
+    ``"settings"`` or ``"rocm-lint"`` (how VS Code-style clients nest a server's settings)."""
+    if not isinstance(options, dict):
+        return None
+    for key in ("rocm-lint", "rocm_lint", "rocmLint", "settings"):
+        nested = config_setting(options.get(key))
+        if nested:
+            return nested
+    value = options.get("config") or options.get("configuration")
+    return value if isinstance(value, str) and value else None
+
+
+def is_config_file(uri: str, explicit: Optional[Path]) -> bool:
+    name = os.path.basename(uri)
+    return name in CONFIG_NAMES or (explicit is not None and name == explicit.name)
 
 
 # -- positions -------------------------------------------------------------------------------------
@@ -135,6 +163,21 @@ class RocmLintServer(LanguageServer):
         self.configs = ConfigCache()
         # uri -> (document version, text, findings) of the last check: code actions reuse it.
         self.results: Dict[str, Tuple[Optional[int], str, List[Finding]]] = {}
+        # uri -> the diagnostics of its last check that parsed: kept while the buffer does not parse
+        self.last_good: Dict[str, List[types.Diagnostic]] = {}
+        self.unparsable: set = set()
+
+    def set_config_path(self, value: Optional[str]) -> None:
+        """The client's "config" setting (relative to the workspace root); None: look it up."""
+        if value:
+            path = Path(os.path.expanduser(value))
+            if not path.is_absolute() and self.root():
+                path = Path(self.root()) / path
+            self.configs.explicit = path
+        else:
+            self.configs.explicit = None
+        self.configs.clear()
+        self.configs.reported.clear()
 
     # -- documents
     def document_path(self, doc) -> Tuple[Optional[str], str]:
@@ -169,11 +212,15 @@ class RocmLintServer(LanguageServer):
         text = doc.source
         result = check_source(path, text, config, language)
         if isinstance(result, FileError):
-            # Half-typed code does not parse: say why in the log, not as a diagnostic
-            # (the editor's own language support reports syntax errors).
+            # Half-typed code does not parse: say why in the log, not as a diagnostic (the
+            # editor's own language support reports syntax errors); publish keeps the last good
+            # diagnostics meanwhile, and no code action is offered on this text.
             self.window_log_message(types.LogMessageParams(
                 type=types.MessageType.Log, message=f"rocm-lint: {result}"))
             result = []
+            self.unparsable.add(uri)
+        else:
+            self.unparsable.discard(uri)
         self.results[uri] = (doc.version, text, result)
         return path, text, result
 
@@ -197,10 +244,13 @@ class RocmLintServer(LanguageServer):
         checked = self.check(uri)
         doc = self.workspace.get_text_document(uri)
         diagnostics: List[types.Diagnostic] = []
-        if checked is not None:
+        if checked is not None and uri in self.unparsable:
+            diagnostics = self.last_good.get(uri, [])
+        elif checked is not None:
             path, text, findings = checked
             where = self.positions(path, text)
             diagnostics = [to_diagnostic(f, where) for f in findings]
+            self.last_good[uri] = diagnostics
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=uri, version=doc.version, diagnostics=diagnostics))
 
@@ -300,6 +350,18 @@ def fix_all(path: str, text: str, findings: Sequence[Finding], config: Config) -
 def create_server() -> RocmLintServer:
     server = RocmLintServer()
 
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: RocmLintServer, params: types.InitializeParams) -> None:
+        ls.set_config_path(config_setting(params.initialization_options))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(ls: RocmLintServer, params: types.DidChangeConfigurationParams) -> None:
+        if not isinstance(params.settings, dict):
+            return
+        ls.set_config_path(config_setting(params.settings))
+        for uri in list(ls.workspace.text_documents):
+            ls.publish(uri)
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: RocmLintServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.publish(params.text_document.uri)
@@ -310,7 +372,7 @@ def create_server() -> RocmLintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: RocmLintServer, params: types.DidSaveTextDocumentParams) -> None:
-        if os.path.basename(params.text_document.uri) == "pyproject.toml":
+        if is_config_file(params.text_document.uri, ls.configs.explicit):
             ls.configs.clear()  # settings may have changed: re-check every open document
             ls.configs.reported.clear()
             for uri in list(ls.workspace.text_documents):
@@ -321,12 +383,14 @@ def create_server() -> RocmLintServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: RocmLintServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.results.pop(params.text_document.uri, None)
+        ls.last_good.pop(params.text_document.uri, None)
+        ls.unparsable.discard(params.text_document.uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=params.text_document.uri, diagnostics=[]))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(ls: RocmLintServer, params: types.DidChangeWatchedFilesParams) -> None:
-        if any(c.uri.endswith("pyproject.toml") for c in params.changes):
+        if any(is_config_file(c.uri, ls.configs.explicit) for c in params.changes):
             ls.configs.clear()
             ls.configs.reported.clear()
             for uri in list(ls.workspace.text_documents):

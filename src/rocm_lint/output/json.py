@@ -11,6 +11,10 @@ from rocm_lint.output.source import Sources, name_text
 from rocm_lint.registry import get_rule
 
 
+# Every static finding is an error (SARIF's level, GitHub's ::error): code that breaks on ROCm.
+SEVERITY = "error"
+
+
 def finding_to_json(f: Finding, sources: Optional[Sources] = None) -> dict:
     """One finding as ruff writes it (1-based character columns)."""
     sources = sources or Sources()
@@ -32,11 +36,13 @@ def finding_to_json(f: Finding, sources: Optional[Sources] = None) -> dict:
         "code": f.code,
         "end_location": {"row": f.end_line or f.line,
                          "column": sources.char_col(f.path, f.end_line or f.line, f.end_col if f.end_line else f.col) + 1},
-        "filename": name_text(os.path.abspath(f.path)),
+        "filename": name_text(f.path if f.path == "-" else os.path.abspath(f.path)),
         "fix": fix,
         "location": {"row": f.line, "column": sources.char_col(f.path, f.line, f.col) + 1},
         "message": f.message,
+        "name": rule.name if rule else None,
         "noqa_row": f.line,
+        "severity": SEVERITY,
         "url": rule.url if rule else None,
     }
 

@@ -3,12 +3,17 @@
 One ``reportingDescriptor`` per rule of the catalogue (id, name, summary, help text and URL),
 one ``result`` per finding with a physical location in character columns, and the fix edits
 where the finding has them.  Files that could not be analysed become tool execution
-notifications, and make the invocation unsuccessful.  Paths below the working directory are
-written relative to ``%SRCROOT%`` so uploads from CI match the repository's files.
+notifications, and make the invocation unsuccessful.  Paths below the project root (the git work
+tree, else the config file's directory, else the working directory: ``project_root``) are written
+relative to ``%SRCROOT%``, that root, so uploads from CI match the repository's files wherever in
+it the run starts.  Each result has a ``partialFingerprints`` entry that survives edits elsewhere in
+the file: a hash of the rule, the path and the finding's line text (blanks collapsed), with the
+occurrence number among identical lines, never a line number.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -25,6 +30,7 @@ from rocm_lint.registry import all_rules
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/rocm-lint/rocm-lint"
 SRCROOT = "%SRCROOT%"
+FINGERPRINT = "rocmLintLineHash/v1"
 
 
 def _artifact(path: str, root: str) -> dict:
@@ -67,6 +73,11 @@ def _fix(f: Finding, artifact: dict) -> Optional[dict]:
             "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}]}
 
 
+def _line_hash(code: str, uri: str, line_text: str) -> str:
+    normalized = " ".join(line_text.split())
+    return hashlib.sha256("\0".join((code, uri, normalized)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def sarif_log(findings: Sequence[Finding], errors: Sequence[FileError] = (), *,
               root: Optional[str] = None) -> dict:
     root = os.path.abspath(root or os.getcwd())
@@ -74,14 +85,18 @@ def sarif_log(findings: Sequence[Finding], errors: Sequence[FileError] = (), *,
     index: Dict[str, int] = {r.code: i for i, r in enumerate(rules)}
     sources = Sources()
     results: List[dict] = []
+    seen: Dict[str, int] = {}
     for f in findings:
         artifact = _artifact(f.path, root)
+        digest = _line_hash(f.code, artifact["uri"], sources.line(f.path, f.line))
+        seen[digest] = seen.get(digest, 0) + 1
         result = {
             "ruleId": f.code,
             "level": "error",
             "message": {"text": f.message},
             "locations": [{"physicalLocation": {"artifactLocation": artifact,
                                                 "region": _region(*sources.span(f))}}],
+            "partialFingerprints": {FINGERPRINT: f"{digest}:{seen[digest]}"},
         }
         if f.code in index:
             result["ruleIndex"] = index[f.code]
@@ -116,6 +131,7 @@ def sarif_log(findings: Sequence[Finding], errors: Sequence[FileError] = (), *,
     }
 
 
-def render_sarif(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = ()) -> None:
-    json.dump(sarif_log(findings, errors), out, indent=2)
+def render_sarif(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = (),
+                 root: Optional[str] = None) -> None:
+    json.dump(sarif_log(findings, errors, root=root), out, indent=2)
     out.write("\n")

@@ -10,11 +10,34 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from rocm_lint.discovery import language_of
 from rocm_lint.finding import Finding
 from rocm_lint.lines import char_col, split_lines
+
+
+# Text that is not on disk under its name: a buffer read from stdin (``rocm-lint check -``), with
+# the language its ``--stdin-filename`` gives it.  Every renderer reads sources through here.
+_OVERLAY: Dict[str, Tuple[str, Optional[str]]] = {}
+
+
+def set_overlay(path: str, text: str, language: Optional[str]) -> None:
+    """Renderers read ``path`` as ``text`` in ``language`` (instead of the file on disk)."""
+    _OVERLAY[path] = (text, language)
+
+
+def source_language(path: str) -> Optional[str]:
+    return _OVERLAY[path][1] if path in _OVERLAY else language_of(path)
+
+
+def source_text(path: str):
+    """The text behind ``path`` (the overlay, else the file, decoded; a FileError if unreadable)."""
+    if path in _OVERLAY:
+        return _OVERLAY[path][0]
+    from rocm_lint.engine import read_source
+
+    return read_source(path)
 
 
 class Sources:
@@ -22,9 +45,7 @@ class Sources:
         self._lines: Dict[str, List[str]] = {}
 
     def text(self, path: str):
-        from rocm_lint.engine import read_source
-
-        return read_source(path)
+        return source_text(path)
 
     def lines(self, path: str) -> List[str]:
         if path not in self._lines:
@@ -38,7 +59,7 @@ class Sources:
 
     def char_col(self, path: str, line: int, col: int) -> int:
         """A finding's 0-based column in characters (Python's are UTF-8 byte offsets)."""
-        if col <= 0 or language_of(path) != "python":
+        if col <= 0 or source_language(path) != "python":
             return max(col, 0)
         return char_col(self.line(path, line), col)
 
@@ -49,6 +70,27 @@ class Sources:
         if f.end_line and (f.end_line, f.end_col) > (f.line, f.col):
             return f.line, col, f.end_line, self.char_col(f.path, f.end_line, f.end_col)
         return f.line, col, f.line, max(len(self.line(f.path, f.line)), col)
+
+
+def project_root(config_root=None) -> str:
+    """The directory CI formats name files from (SARIF's ``%SRCROOT%``, GitHub's ``file=``): the
+    git work tree holding the working directory (what code scanning and annotations resolve
+    against, wherever in it the run starts), else the config file's directory, else the working
+    directory."""
+    cwd = os.path.abspath(os.getcwd())
+    here = cwd
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    if config_root is not None:
+        root = os.path.abspath(os.fspath(config_root))
+        if cwd == root or cwd.startswith(root.rstrip(os.sep) + os.sep):
+            return root
+    return cwd
 
 
 def repo_path(path: str, root: str = "") -> str:

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Dict, List, Optional, TextIO
 
-from rocm_lint.discovery import language_of
-from rocm_lint.finding import Finding
-from rocm_lint.output.source import Sources, display_name
+from rocm_lint.finding import Applicability, Finding
+from rocm_lint.output.source import Sources, display_name, source_language
 from rocm_lint.registry import get_rule
 
 # pygments lexer aliases per rocm-lint language
@@ -37,7 +36,7 @@ class _Highlighter:
         return lines[line - 1] if lines is not None and 0 < line <= len(lines) else None
 
     def _highlight(self, path: str) -> Optional[List[str]]:
-        alias = _LEXERS.get(language_of(path) or "")
+        alias = _LEXERS.get(source_language(path) or "")
         plain = self.sources.lines(path)
         if alias is None or not plain:
             return None
@@ -78,10 +77,29 @@ def render_full(findings: List[Finding], out: TextIO, *, color: bool = False) ->
         out.write("\n")
 
 
-def render_statistics(findings: List[Finding], out: TextIO) -> None:
+def statistics(findings: List[Finding], unsafe_fixes: bool = False) -> List[dict]:
+    """A count per code, most frequent first, as ruff's ``--statistics --output-format json``:
+    ``{code, name, count, fixable}``; ``fixable``: a fix ``--fix`` would apply (with
+    ``--unsafe-fixes``, unsafe ones count too) exists for some of them."""
+    wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if unsafe_fixes else set())
     counts = Counter(f.code for f in findings)
-    width = len(str(max(counts.values()))) if counts else 1
+    fixable = {f.code for f in findings if f.fix is not None and f.fix.applicability in wanted}
+    out = []
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = get_rule(code)
-        name = rule.name if rule else ""
-        out.write(f"{n:>{width}}\t{code}\t{name}\n")
+        out.append({"code": code, "name": rule.name if rule else None, "count": n, "fixable": code in fixable})
+    return out
+
+
+def render_statistics(findings: List[Finding], out: TextIO, *, fmt: str = "concise",
+                      unsafe_fixes: bool = False) -> None:
+    stats = statistics(findings, unsafe_fixes)
+    if fmt == "json":
+        import json
+
+        json.dump(stats, out, indent=2)
+        out.write("\n")
+        return
+    width = len(str(max(s["count"] for s in stats))) if stats else 1
+    for s in stats:
+        out.write(f"{s['count']:>{width}}\t{s['code']}\t{s['name'] or ''}\n")
