@@ -450,9 +450,10 @@ def test_a_lone_carriage_return_ends_a_line_for_every_part_of_the_scan():
     found = [(f.code, f.line) for f in check_source("k.cu", text, Config(), "cuda")]
     assert found == [(f.code, f.line) for f in check_source("k.cu", same_with_lf, Config(), "cuda")]
     assert found == [("ROC702", 1), ("ROC703", 4)]
-    fixed = fix_text("k.cu", text, Config(), unsafe=True, language="cuda")
-    assert fix_text("k.cu", fixed.text, Config(), unsafe=True, language="cuda").text == fixed.text
-    assert "\r  // rocm-lint: ignore[ROC702]" in fixed.text  # the original's line ends are kept
+    # Fixes count lines as LF-ended text (#line numbers, gated line spans): a file with lone CRs
+    # gets its findings without fixes (the fuzz target found a wrong #line and a second pass).
+    assert all(f.fix is None for f in check_source("k.cu", text, Config(), "cuda"))
+    assert fix_text("k.cu", text, Config(), unsafe=True, language="cuda").text == text
 
 
 def test_many_calls_in_one_statement_are_fixed_in_linear_time():
@@ -473,3 +474,16 @@ def test_many_calls_in_one_statement_are_fixed_in_linear_time():
     if large / small > 30:
         small, large = max(cost(100), 0.05), cost(1000)  # once more on a loaded machine
     assert large / small <= 30, (small, large)
+
+
+@pytest.mark.xfail(strict=True, reason="found by the fuzz target (make fuzz), not fixed yet: with an "
+                   "unterminated string literal on a ballot line, the second --fix offers a fix the first did not")
+def test_fix_is_idempotent_with_an_unterminated_string_literal():
+    from rocm_lint.config import Config
+    from rocm_lint.fix.api import fix_text
+
+    text = ('#include <cstdint>\n__device__ int count_votes(bool p) {\n'
+            '  unsigned mask = __ballot_sync("__activemask(), p);\n  return __popc(mask);\n}\n'
+            '__device__ int highest(bool p) {\n  uint32_t m = __ballot(p);\n  return 31 - __clz(m);\n}\n')
+    once = fix_text("k.cu", text, Config(), unsafe=True, language="cuda").text
+    assert fix_text("k.cu", once, Config(), unsafe=True, language="cuda").text == once

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace, field
 from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -380,6 +380,10 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
             # rewrite): its findings replace the file's line-level ones, which are noise.
             hits = [(rule, hit) for rule, hit in hits if rule is superseder]
     findings = findings_from_hits(path, hits, unit.index)
+    if scanned is not text:
+        # Fixes copy and count lines as LF-ended text (the #line numbers they write, the lines
+        # they gate): a file with lone CRs gets its findings without fixes, never a wrong one.
+        findings = [replace(f, fix=None) if f.fix is not None else f for f in findings]
     return noqa.filter_comment_findings(findings, text, hash_comments=False)
 
 
