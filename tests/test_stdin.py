@@ -21,7 +21,7 @@ def codes(proc):
 
 @pytest.mark.parametrize("name, text, expected", [
     ("src/train.py", TF32, ["ROC101"]),
-    ("csrc/k.cu", KERNEL, ["ROC601", "ROC602", "ROC702"]),
+    ("csrc/k.cu", KERNEL, ["ROC601", "ROC601", "ROC602", "ROC702"]),
     ("docker/Dockerfile", DOCKERFILE, ["ROC302"]),
     ("scripts/run.sh", SHELL, ["ROC301"]),
 ])
