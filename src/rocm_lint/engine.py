@@ -241,12 +241,26 @@ def check_file(path: str, config: Config, project: Optional["Project"] = None) -
     return check_source(path, text, config, project=project)
 
 
-def _check_many(args: Tuple[Sequence[str], Config, dict, bool]):
-    """A worker's share: (result, files read besides it) per path."""
+_WORKER_PROJECT: List[object] = []  # (key, Project) of this worker process
+
+
+def _worker_project(config: Config, seed: dict) -> "Project":
+    """One project model per worker process and seed: the modules it summarised for one chunk
+    serve the next (a model per chunk parsed the same imported modules 16 times)."""
     from rocm_lint.python.project import Project
 
-    paths, config, seed, record = args
+    key = (id(config), repr(config), tuple(seed.get("roots", ())), tuple(seed.get("trigger_words", ())))
+    if _WORKER_PROJECT and _WORKER_PROJECT[0] == key:
+        return _WORKER_PROJECT[1]  # type: ignore[return-value]
     project = Project.from_seed(config, seed)
+    _WORKER_PROJECT[:] = [key, project]
+    return project
+
+
+def _check_many(args: Tuple[Sequence[str], Config, dict, bool]):
+    """A worker's share: (result, files read besides it) per path."""
+    paths, config, seed, record = args
+    project = _worker_project(config, seed)
     return [_check_recorded(p, config, project, record) for p in paths]
 
 
