@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Counter as CounterType, List, Sequence, Tuple
 
+from rocm_lint.discovery import write_text_atomic
 from rocm_lint.finding import Finding
 from rocm_lint.output.source import Sources, name_text
 
@@ -59,33 +58,6 @@ def write_baseline(findings: Sequence[Finding], file: str) -> int:
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     write_text_atomic(file, text)
     return len(findings)
-
-
-def write_text_atomic(file: str, text: str) -> None:
-    """Write ``file`` whole or not at all: a new temporary file beside it (``O_EXCL``, so a planted
-    file or link is never followed), synced, then renamed over it.  An existing baseline keeps
-    its mode; a new one gets the mode the umask gives."""
-    directory = os.path.dirname(os.path.abspath(file))
-    try:
-        mode = stat.S_IMODE(os.stat(file).st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".rocm-lint-{os.getpid()}-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, file)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def read_baseline(file: str) -> CounterType[Key]:

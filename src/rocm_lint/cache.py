@@ -23,12 +23,12 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from dataclasses import asdict
 from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from rocm_lint import __version__
+from rocm_lint.discovery import write_text_atomic
 from rocm_lint.finding import RECIPES, Applicability, Edit, FileError, Finding, Fix
 
 CACHE_DIR_NAME = ".rocm_lint_cache"
@@ -202,17 +202,8 @@ class Cache:
         try:
             _prepare(self.directory)
             os.makedirs(os.path.dirname(self.file), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".rocm-lint-", suffix=".tmp", dir=os.path.dirname(self.file))
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump({"format": _FORMAT, "entries": self.entries}, fh, separators=(",", ":"))
-                os.replace(tmp, self.file)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_text_atomic(self.file, json.dumps({"format": _FORMAT, "entries": self.entries},
+                                                    separators=(",", ":")))
         except OSError:
             pass  # a read-only tree: run without a cache, never fail the run for it
 

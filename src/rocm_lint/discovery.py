@@ -17,6 +17,7 @@ import fnmatch
 import os
 import re
 import stat
+import tempfile
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -313,3 +314,31 @@ def _chain_below(root: Path, here: Path) -> List[Path]:
     for part in here.relative_to(root).parts:
         chain.append(chain[-1] / part)
     return chain
+
+
+# -- writing ------------------------------------------------------------------------------------
+def write_text_atomic(file: str, text: str) -> None:
+    """Write ``file`` whole or not at all: a new temporary file beside it (``O_EXCL``, so a planted
+    file or link is never followed), synced, then renamed over it.  An existing file keeps
+    its mode; a new one gets the mode the umask gives."""
+    directory = os.path.dirname(os.path.abspath(file))
+    try:
+        mode = stat.S_IMODE(os.stat(file).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".rocm-lint-{os.getpid()}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, file)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

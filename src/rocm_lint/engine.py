@@ -368,21 +368,16 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
             pool = pool or ProcessPoolExecutor(max_workers=jobs)
             seed = project.seed()
             chunks = _chunks(todo, jobs)
-            for chunk, batch in zip(chunks, pool.map(_check_many, [(c, config, seed, record) for c in chunks])):
-                for path, (result, deps) in zip(chunk, batch):
-                    results[path] = result
-                    if cache is not None and path in digests:
-                        cache.store(path, digests[path], triggers, deps, result)
-                if progress is not None:
-                    progress(len(results), len(files))
+            batches = zip(chunks, pool.map(_check_many, [(c, config, seed, record) for c in chunks]))
         else:
-            for path in todo:
-                result, deps = _check_recorded(path, config, project, record)
+            batches = (([path], [_check_recorded(path, config, project, record)]) for path in todo)
+        for chunk, batch in batches:
+            for path, (result, deps) in zip(chunk, batch):
                 results[path] = result
                 if cache is not None and path in digests:
                     cache.store(path, digests[path], triggers, deps, result)
-                if progress is not None:
-                    progress(len(results), len(files))
+            if progress is not None:
+                progress(len(results), len(files))
     finally:
         if pool is not None:
             pool.shutdown()

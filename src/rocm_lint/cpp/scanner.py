@@ -276,6 +276,18 @@ class CppUnit:
                 return self.expand(value.text, offset, depth + 1)
         return text
 
+    def defined_for_rocm(self, name: str, offset: int) -> bool:
+        """Is ``name`` an object-like macro whose ROCm value comes from a definition only ROCm
+        compiles (``#if BNB_HIP`` / ``#define FULL_MASK 0xffffffffull``), in this file or a project
+        header?  Such a value was chosen for ROCm on purpose."""
+        if not _IDENT.match(name):
+            return False
+        d = self.pre.macro(name, self.line_of(offset), ROCM)
+        if d is not None:
+            return d.cuda is False and d.rocm is True
+        value = self.project.values.get(name) if name not in self.pre.macros else None
+        return value is not None and value.rocm_only
+
     @property
     def project(self) -> Facts:
         """What the project headers this file includes provide (``rocm_lint.cpp.facts``), and the

@@ -4,6 +4,7 @@ environment, and Inductor config keys set through any of their spellings."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator, Optional, Tuple
 
 INDUCTOR_CONFIG = "torch._inductor.config"
@@ -129,3 +130,13 @@ def is_truthy_constant(node: ast.AST, ctx) -> bool:
     if value is ...:
         return False
     return bool(value) and value is not None
+
+
+# Modules built on NVIDIA-only interconnect features (NVLink SHARP multicast, NVSHMEM): their PTX
+# and warp counts run only where `is_device_nvls_capable()`-style checks pass (ROC701, ROC802).
+NVIDIA_INTERCONNECT = re.compile(r"(?i)\b(?:nvls|multimem|nvshmem)")
+
+
+def uses_nvidia_interconnect(ctx) -> bool:
+    """Does the module use NVLS/multimem/NVSHMEM (once per module)?"""
+    return ctx.memo("patterns:nvidia-interconnect", lambda: bool(NVIDIA_INTERCONNECT.search(ctx.text or "")))

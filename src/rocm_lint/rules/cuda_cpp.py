@@ -467,15 +467,13 @@ def find_nvidia_only_primitives(unit: CppUnit) -> Iterator[Hit]:
 import ast  # noqa: E402
 
 from rocm_lint.python.context import ModuleContext  # noqa: E402
+from rocm_lint.python.patterns import uses_nvidia_interconnect  # noqa: E402
 from rocm_lint.rule import PyHit  # noqa: E402
 
 _TRITON_ASM_CALL = "inline_asm_elementwise"
 # Files and folders of NVIDIA-only code (Triton's own `language/extra/cuda`, Hopper/Blackwell kernels).
 _NVIDIA_ONLY_PATH = re.compile(r"(?<![a-z0-9])(?:cuda|nvidia|ptx|hopper|blackwell|sm_?90a?|sm_?100a?|multimem|nvls"
                                r"|nvshmem)(?![a-z0-9])")
-# Modules built on NVIDIA-only interconnect features (NVLink SHARP multicast, NVSHMEM): their PTX
-# runs only where `is_device_nvls_capable()`-style checks pass.
-NVIDIA_INTERCONNECT = re.compile(r"(?i)\b(?:nvls|multimem|nvshmem)")
 
 
 # A test that picks the code per platform in words the gate analysis does not know (Triton's
@@ -515,7 +513,7 @@ def triton_inline_ptx(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
         return
     parts = re.split(r"[\\/]", (ctx.path or "").lower())
     if any(_NVIDIA_ONLY_PATH.search(part) for part in parts[-3:]) or _under_platform_test(ctx) \
-            or ctx.memo("ROC701.interconnect", lambda: bool(NVIDIA_INTERCONNECT.search(ctx.text or ""))):
+            or uses_nvidia_interconnect(ctx):
         return
     instr = " ".join(m.group(0).replace("\\n", " ").replace("\\t", " ").split()).lstrip(";{} ")
     call = ctx.segment(func) or name

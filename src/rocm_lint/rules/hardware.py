@@ -7,6 +7,7 @@ import re
 from typing import Iterator, Optional
 
 from rocm_lint.python.context import ModuleContext, ModuleFacts
+from rocm_lint.python.patterns import uses_nvidia_interconnect
 from rocm_lint.rule import PyHit, Rule
 
 
@@ -446,13 +447,11 @@ _WARP_COUNT_CHECKED = re.compile(r"\bnum_warps\s*[<>]|[<>]=?\s*(?:\w+\.)?\w*num_
                                  r"|\bwarpSize\b")
 
 
-# Modules built on NVIDIA-only interconnect features (NVLink SHARP multicast, NVSHMEM).
-_NVIDIA_INTERCONNECT = re.compile(r"(?i)\b(?:nvls|multimem|nvshmem)")
 
 
 def _warp_size_aware(ctx: ModuleContext) -> bool:
-    return ctx.memo("ROC802.warp_count_checked", lambda: bool(_WARP_COUNT_CHECKED.search(ctx.text or "")
-                                                              or _NVIDIA_INTERCONNECT.search(ctx.text or "")))
+    return uses_nvidia_interconnect(ctx) or ctx.memo(
+        "ROC802.warp_count_checked", lambda: bool(_WARP_COUNT_CHECKED.search(ctx.text or "")))
 
 
 def _in_dead_or_other_branch(stmt: Optional[ast.AST], ctx: ModuleContext) -> bool:

@@ -415,19 +415,6 @@ _SYNC_MASK_CALL = re.compile(
     r"|match_(?:any|all)_sync|reduce_\w+_sync)\b")
 
 
-def _rocm_side_definition(unit: CppUnit, name: str, at: int) -> bool:
-    """Is ``name`` a macro whose ROCm value is defined in a branch only ROCm compiles (``#if
-    BNB_HIP`` / ``#define FULL_MASK 0xffffffffull``)?  Its author chose that value for ROCm:
-    explicitly handled, like code under ``#ifdef USE_ROCM``."""
-    if not _IDENTS.fullmatch(name):
-        return False
-    d = unit.pre.macro(name, unit.line_of(at))  # as ROCm sees it
-    if d is not None:
-        return d.cuda is False and d.rocm is True
-    value = unit.project.values.get(name) if name not in unit.pre.macros else None
-    return value is not None and value.rocm_only
-
-
 def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
     """How ``text`` (a mask argument) is a 32-bit full mask on ROCm, or None."""
     expanded = unit.expand(text, at)
@@ -447,7 +434,8 @@ def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
             continue
         a, b = args[0]
         what = _full32(unit, unit.code[a:b], a)
-        if what is None or _rocm_side_definition(unit, unit.code[a:b].strip(), a):
+        # a mask macro whose ROCm value its author defined under a ROCm-only branch: explicitly handled
+        if what is None or unit.defined_for_rocm(unit.code[a:b].strip(), a):
             continue
         edits = _full_mask_fix(unit, unit.code[a:b].strip(), a, b)
         yield ROC602.hit(a, b, ROC602.message(mask=what, call=m.group(0)),
