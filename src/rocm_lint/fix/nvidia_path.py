@@ -13,7 +13,11 @@ path, for its package), never the fixer's plan, and works out on its own what th
    where ``A`` soundly reads the torch module; a *ROCm flag* is a name bound exactly once in the
    whole module (every scope), at module level, to such a test (``A.version.hip is not None``,
    ``IS_HIP_EXTENSION`` of ``torch.utils.cpp_extension``, or a predicate the check's gate
-   analysis knows); its sound reads are ``False``.  Reads that are not sound are left as they are.
+   analysis knows), or a single-name ``from M import F`` where this checker reads ``M`` itself and
+   finds ``F`` bound once to ``A.version.hip is not None`` (``_imported_hip_test``, never the
+   project model the fixer used); its sound reads are ``False``.  Reads that are not sound are
+   left as they are.  The name walks here (``_identifiers``, ``_dotted``) repeat the fixer's
+   (``fix.scopes``, ``python.names``) on purpose: the checker shares none of the fixer's code.
 3. **What the fix added.**  A module-level ``F = A.version.hip is not None`` or ``import torch``
    whose name the original never mentions is dropped only when it is inert on NVIDIA: every name
    it reads is soundly bound there, ``import torch`` comes after an unconditional module-level
