@@ -145,3 +145,42 @@ def test_import_cycles_and_deep_reexports_terminate(tmp_path):
     assert project.lookup(importer, ".m4.FLAG", PREDICATES) is not None  # within the depth bound
     assert project.lookup(importer, ".m0.FLAG", PREDICATES) is None  # beyond it
     assert project.lookup(importer, ".x.FLAG", PREDICATES) is None  # a cycle
+
+
+def test_candidates_are_definitions_and_their_callers_only():
+    """The pre-pass's text-only candidates: a list of names, a logger line followed by a class,
+    or a string that mentions a wrapper exports nothing (they made every file of a large tree
+    look interesting); a function calling a wrapper is one."""
+    from rocm_lint.rules.capability import CAPABILITY_EXPORTS
+
+    text = (
+        "import logging\nimport torch\n"
+        "__all__ = ['get_cc', 'wrap']\n"
+        "log = logging.getLogger(__name__)\n"
+        "class Helper:\n    def cc(self):\n        return torch.cuda.get_device_capability()\n"
+        "def get_cc():\n    return torch.cuda.get_device_capability()\n"
+        "def wrap():\n    return get_cc()\n"
+        "DOC = 'see get_cc'\n"
+    )
+    assert sorted(CAPABILITY_EXPORTS.candidates(text)) == ["get_cc", "wrap"]
+
+
+@pytest.mark.parametrize("text, reached", [
+    ("from .platform import get_cc\nif get_cc() >= (9, 0): pass\n", ["get_cc"]),
+    ("from .platform import (\n    ON_AMD,\n    get_cc as cc,  # the wrapper\n)\n", ["get_cc"]),
+    ("from acme import platform\nplatform.get_cc()\n", ["get_cc"]),
+    ("import acme.platform as plat\nplat.get_cc()\n", ["get_cc"]),
+    ("def get_cc():\n    return 1\nget_cc()\n", ["get_cc"]),
+    # mentioned only: a method of another object, a string, a local name, torch's own module
+    ("x = obj.get_cc()\ns = 'get_cc'\n", []),
+    ("def f():\n    get_cc = 1\n    return get_cc\n", []),
+    ("import torch\ntorch.cuda.get_cc()\n", []),
+])
+def test_trigger_names_are_those_the_file_can_reach(text, reached):
+    from rocm_lint.config import Config
+    from rocm_lint.python.project import Project
+
+    project = Project(Config(), [])
+    project.trigger_words = frozenset({"get_cc", "unused_name"})
+    project.prepassed = True
+    assert project.mentioned_triggers(text) == reached

@@ -42,7 +42,7 @@ import ast
 import bisect
 import os
 import re
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Generic, Iterable, List, Optional, Sequence, Set, \
+from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Dict, FrozenSet, Generic, Iterable, List, Optional, Sequence, Set, \
     Tuple, TypeVar
 
 from rocm_lint.discovery import note_read, read_bounded
@@ -100,16 +100,17 @@ class ExportedFacts(Generic[T]):
         offsets = sorted(self.evidence(text))
         if not offsets:
             return []
-        blocks = _top_level_blocks(text)
+        blocks = [b for b in _top_level_blocks(text) if not b[0].startswith("__")]  # never __all__
         found: List[str] = []
         for name, start, end in blocks:
             i = bisect.bisect_left(offsets, start)
             if i < len(offsets) and offsets[i] < end:
                 found.append(name)
-        # A definition that calls one of them may wrap it (get_cc() -> _get_cc(device)): two rounds.
+        # A definition that calls one of them may wrap it (get_cc() -> _get_cc(device)): two
+        # rounds.  A call, not a mention: a list of names or a docstring wraps nothing.
         for _ in range(2):
             fresh = [name for name, start, end in blocks if name not in found
-                     and _mentioned(text[start:end], found)]
+                     and _called(text[start:end], found)]
             if not fresh:
                 break
             found.extend(fresh)
@@ -261,11 +262,15 @@ class Project:
                 cached = module.facts[key] = {w: True for f in trigger_facts
                                               for w in f.candidates(module.text or "")}
             words.update(cached)
-        return _mentioned(text, words)
+        words.update(w for f in trigger_facts for w in f.candidates(text))  # its own wrappers
+        return _reachable(text, words)
 
     def mentioned_triggers(self, text: str) -> List[str]:
-        """The exported trigger names ``text`` mentions as whole words."""
-        return _mentioned(text, self.trigger_words)
+        """The exported trigger names ``text`` can reach (imported by name from a project
+        module, read through an imported project module, or defined in the file itself).
+        A name that is only mentioned (a local variable, a method of another object, a
+        string) can never resolve to an export, so it parses nothing."""
+        return _reachable(text, self.trigger_words)
 
 
     # -- lookups -----------------------------------------------------------------------------
@@ -408,11 +413,32 @@ _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.+[\w.]*|\w[\w.]*)[ \t]+import\b|im
 _TOP = re.compile(r"^(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*(?::[^=\n]*)?\+?=(?!=))", re.M)
 
 
+# Other top-level statements: they end the block of the def/assignment before them (a
+# ``log = logging.getLogger()`` line is not the class that follows it).
+_TOP_OTHER = re.compile(r"^(?:class[ \t]|@|if[ \t(]|elif[ \t(]|else[ \t]*:|try[ \t]*:|except\b|finally\b"
+                        r"|for[ \t]|while[ \t]|with[ \t]|async[ \t]+(?:with|for)[ \t]|import[ \t]|from[ \t])", re.M)
+
+
 def _top_level_blocks(text: str) -> List[Tuple[str, int, int]]:
-    """(name, start, end): each top-level def/assignment up to the next one."""
-    heads = [(m.start(), m.group(1) or m.group(2)) for m in _TOP.finditer(text)]
+    """(name, start, end): each top-level def/assignment up to the next top-level statement."""
+    heads = sorted([(m.start(), m.group(1) or m.group(2)) for m in _TOP.finditer(text)]
+                   + [(m.start(), "") for m in _TOP_OTHER.finditer(text)])
     return [(name, start, heads[i + 1][0] if i + 1 < len(heads) else len(text))
-            for i, (start, name) in enumerate(heads)]
+            for i, (start, name) in enumerate(heads) if name]
+
+
+def _called(text: str, words: Iterable[str]) -> bool:
+    """Does ``text`` call one of ``words`` (``word(`` or ``word (``, as a whole word)?"""
+    for word in words:
+        pos = text.find(word)
+        while pos != -1:
+            end = pos + len(word)
+            if pos == 0 or not _is_word_char(text[pos - 1]):
+                rest = text[end:end + 8].lstrip(" \t")
+                if rest.startswith("("):
+                    return True
+            pos = text.find(word, end)
+    return False
 
 
 def _importable(path: str) -> bool:
@@ -443,6 +469,78 @@ def _imported_modules(text: str) -> List[str]:
         if name and name.strip(".") not in _NEVER_PROJECT and name.split(".", 1)[0] not in _NEVER_PROJECT:
             names[name] = None
     return list(names)
+
+
+# ``from M import a, b as c`` (parenthesised lists, bounded) and ``import a.b as c, d``; led by
+# a newline (the text is searched as "\n" + text): sre then skips to line starts itself.
+_FROM_NAMES = re.compile(r"\n[ \t]*from[ \t]+(\.+[\w.]*|\w[\w.]*)[ \t]+import[ \t]*(\([^)]{0,20000}\)?|[^\n]*)")
+_IMPORT_NAMES = re.compile(r"\n[ \t]*import[ \t]+([^\n;#]*)")
+# A top-level ``def name`` / ``NAME =`` line, newline-led as above.
+_TOP_NAME = re.compile(r"\n(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*(?::[^=\n]*)?\+?=(?!=))")
+_CHAIN = re.compile(r"(?:[ \t]*\.[ \t]*\w+)+")
+
+
+def _is_project_module(name: str) -> bool:
+    return name.startswith(".") or name.split(".", 1)[0] not in _NEVER_PROJECT
+
+
+def _import_bindings(text: str) -> Tuple[Set[str], Set[str]]:
+    """(names imported by name from project modules, names bound to project modules), by text."""
+    by_name: Set[str] = set()
+    modules: Set[str] = set()
+    if "import" not in text:
+        return by_name, modules
+    led = "\n" + text
+    for m in _FROM_NAMES.finditer(led):
+        if not _is_project_module(m.group(1)):
+            continue
+        names = m.group(2)
+        for part in names.strip("()\\ \t").replace("\n", ",").split(","):
+            words = part.split("#", 1)[0].split()
+            if not words or words[0] == "#":
+                continue
+            if not words[0].isidentifier():
+                break  # a comment: the rest of the line says nothing
+            by_name.add(words[0])
+            modules.add(words[-1])  # ``from pkg import utils``: utils.get_cc() reaches utils
+    for m in _IMPORT_NAMES.finditer(led):
+        for part in m.group(1).split(","):
+            words = part.split()
+            if words and _is_project_module(words[0]):
+                modules.add(words[-1] if len(words) == 3 and words[1] == "as" else words[0].split(".", 1)[0])
+    return by_name, modules
+
+
+def _top_level_names(text: str) -> Set[str]:
+    return {m.group(1) or m.group(2) for m in _TOP_NAME.finditer("\n" + text)}
+
+
+def _attribute_names(text: str, modules: Set[str]) -> Set[str]:
+    """The attribute names read through ``module.a.b`` chains rooted at one of ``modules``."""
+    names: Set[str] = set()
+    for module in modules:
+        pos = text.find(module)
+        while pos != -1:
+            end = pos + len(module)
+            if pos == 0 or not (_is_word_char(text[pos - 1]) or text[pos - 1] == "."):
+                m = _CHAIN.match(text, end)
+                if m:
+                    names.update(part.strip() for part in m.group().split(".")[1:])
+            pos = text.find(module, end)
+    return names
+
+
+def _reachable(text: str, words: AbstractSet[str]) -> List[str]:
+    """The ``words`` that name an export this file can reach, as ``ModuleContext.exported``
+    resolves names: imported by name from a project module, read as an attribute of an
+    imported project module (``utils.get_cc``), or defined at the top of the file itself."""
+    if not words:
+        return []
+    by_name, modules = _import_bindings(text)
+    found = (by_name | _top_level_names(text)) & words
+    if modules:
+        found |= _attribute_names(text, modules) & words
+    return sorted(found)
 
 
 def _mentioned(text: str, words: Iterable[str]) -> List[str]:
