@@ -9,6 +9,8 @@ import pytest
 from rocm_lint.config import Config
 from rocm_lint.engine import check_python_source
 
+from conftest import ROOT
+
 H = "torch.backends.cuda.matmul.allow_tf32 = True"
 
 
@@ -81,3 +83,56 @@ def test_ruff_accepts_our_noqa(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", str(tmp_path)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+_SHAPES = '''\
+import torch
+a = 1; b = (2,
+  3)  # noqa: ROC101
+@decorator(x,
+           y)  # noqa
+def f(a,
+      b):  # noqa: ROC2
+    # noqa in a comment line of its own
+    """Doc
+    string"""
+    if x: y = (1,
+               2)  # noqa
+    elif (z and
+          w):  # noqa: ROC3
+        pass
+    else:  # noqa
+        q = f"""
+        {torch.backends.cuda.matmul.allow_tf32}"""  # noqa: ROC101
+    try:
+        pass
+    except (A,
+            B):  # noqa
+        pass
+    finally:
+        pass
+class C(Base,
+        Other):  # noqa
+    def m(self): return 1  # noqa
+if (a and
+    b): c = 1  # noqa
+x = 1 + \\
+    2  # noqa
+'''
+
+
+_MATCH = "match x:\n    case [1,\n          2]:  # noqa\n        pass\n"
+
+
+@pytest.mark.parametrize("text", [_SHAPES, ROOT.joinpath("src", "rocm_lint", "engine.py").read_text()]
+                         + ([_MATCH] if sys.version_info >= (3, 10) else []))
+def test_the_parsed_tree_gives_flake8s_logical_lines(text):
+    """With the parsed tree only the statements holding findings are tokenized: every line's
+    logical line must be the one tokenizing the whole file gives (flake8's mapping)."""
+    import ast
+
+    from rocm_lint.noqa import NoqaIndex
+
+    whole, regions = NoqaIndex(text), NoqaIndex(text, ast.parse(text))
+    for line in range(1, text.count("\n") + 2):
+        assert regions._line_text(line).rstrip("\r\n") == whole._line_text(line).rstrip("\r\n"), line

@@ -191,7 +191,7 @@ def check_python_source(path: str, text: str, config: Config,
         findings = analyse_python_tree(path, text, tree, config, codes, project)
     except RecursionError:
         return FileError(path, "cannot analyse: nesting too deep")
-    return noqa.filter_findings(findings, text)
+    return noqa.filter_findings(findings, text, tree)
 
 
 # -- C++ and config files ------------------------------------------------------------------

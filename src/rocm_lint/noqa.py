@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -35,11 +36,12 @@ def file_exemption(text: str) -> Tuple[bool, FrozenSet[str]]:
     return False, frozenset(c.upper() for c in codes)
 
 
-def _logical_line_mapping(text: str) -> Dict[int, str]:
-    """flake8's FileProcessor._noqa_line_mapping: line -> text of its whole logical line."""
-    lines = split_lines(text, keepends=True)
-    mapping: Dict[int, str] = {}
-    lo, hi = len(lines) + 2, -1
+def _logical_spans(text: str) -> List[Tuple[int, int]]:
+    """flake8's FileProcessor._noqa_line_mapping: the (first, last) lines of each logical line
+    (empty when ``text`` does not tokenize)."""
+    n_lines = text.count("\n") + 1
+    spans: List[Tuple[int, int]] = []
+    lo, hi = n_lines + 2, -1
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type in (tokenize.ENDMARKER, tokenize.DEDENT):
@@ -47,32 +49,125 @@ def _logical_line_mapping(text: str) -> Dict[int, str]:
             lo = min(lo, tok.start[0])
             hi = max(hi, tok.end[0])
             if tok.type in (tokenize.NL, tokenize.NEWLINE):
-                joined = "".join(lines[lo - 1:hi])
-                for n in range(lo, hi + 1):
-                    mapping[n] = joined
-                lo, hi = len(lines) + 2, -1
+                spans.append((lo, hi))
+                lo, hi = n_lines + 2, -1
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        return {}
+        return []
+    return spans
+
+
+def _logical_line_mapping(text: str) -> Dict[int, str]:
+    """Line -> text of its whole logical line, for the whole file."""
+    lines = split_lines(text, keepends=True)
+    mapping: Dict[int, str] = {}
+    for lo, hi in _logical_spans(text):
+        joined = "".join(lines[lo - 1:hi])
+        for n in range(lo, hi + 1):
+            mapping[n] = joined
+    return mapping
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers")
+
+
+def _start(node: ast.AST) -> int:
+    decorators = getattr(node, "decorator_list", None)
+    return min([node.lineno] + [d.lineno for d in decorators]) if decorators else node.lineno  # type: ignore[attr-defined]
+
+
+def _region(tree: ast.Module, line: int) -> Optional[Tuple[int, int]]:
+    """Lines (first, last) around ``line`` that hold whole logical lines and can be tokenized on
+    their own (a statement with the statements sharing its lines, or a compound statement's
+    header up to its body), from the parsed tree; None when ``line`` is in no statement."""
+    siblings: List[ast.AST] = tree.body
+    region: Optional[Tuple[int, int]] = None
+    while siblings:
+        index = None
+        for i, node in enumerate(siblings):
+            if _start(node) <= line <= node.end_lineno:  # type: ignore[attr-defined]
+                index = i
+                break
+        if index is None:
+            return region
+        node = siblings[index]
+        first, last = _start(node), node.end_lineno  # type: ignore[attr-defined]
+        i = index
+        while i > 0 and siblings[i - 1].end_lineno == first:  # ``a = 1; b = (`` share lines
+            i -= 1
+            first = _start(siblings[i])
+        j = index
+        while j + 1 < len(siblings) and _start(siblings[j + 1]) == last:
+            j += 1
+            last = siblings[j].end_lineno  # type: ignore[attr-defined]
+        if i != index or j != index or isinstance(node, ast.Match):
+            return first, last
+        children = [c for field in _BODIES for c in getattr(node, field, ()) or ()]
+        if not children:
+            return first, last
+        top = min(_start(c) for c in children)
+        if line < top:
+            return first, max(first, top - 1)  # the header (and comment lines up to the body)
+        if top <= first:  # ``if x: y`` - the body shares the header's line
+            return first, last
+        region = (line, line)  # in the body: a comment or ``else:`` line unless a child holds it
+        siblings = sorted(children, key=_start)
+    return region
+
+
+def _region_mapping(lines: List[str], first: int, last: int) -> Optional[Dict[int, str]]:
+    """flake8's mapping for lines ``first``..``last`` tokenized on their own (None: cannot)."""
+    chunk = lines[first - 1:last]
+    if not chunk:
+        return None
+    spans = _logical_spans("".join([chunk[0].lstrip(" \t")] + chunk[1:]))  # tokenize wants no indent
+    if not spans:
+        return None
+    mapping: Dict[int, str] = {}
+    for lo, hi in spans:
+        joined = "".join(chunk[lo - 1:hi])
+        for n in range(lo, hi + 1):
+            mapping[n + first - 1] = joined
     return mapping
 
 
 class NoqaIndex:
-    """Answers "is this code suppressed on this line?" for one file."""
+    """Answers "is this code suppressed on this line?" for one file.
 
-    def __init__(self, text: str) -> None:
+    flake8 reads a noqa comment anywhere in a logical line.  With the parsed ``tree`` only the
+    statements holding findings are tokenized (their lines tokenize on their own); without it,
+    or where a region does not tokenize, the whole file is (as flake8 does)."""
+
+    def __init__(self, text: str, tree: Optional[ast.Module] = None) -> None:
         self.text = text
+        self.tree = tree
         self._mapping: Optional[Dict[int, str]] = None
+        self._regions: Dict[int, str] = {}
         self._lines: Optional[List[str]] = None
         self._codes_of: Dict[int, Optional[Tuple[str, ...]]] = {}
 
+    def _physical(self) -> List[str]:
+        if self._lines is None:
+            self._lines = split_lines(self.text, keepends=True)
+        return self._lines
+
     def _line_text(self, line: int) -> str:
+        if self._mapping is None and self.tree is not None:
+            if line in self._regions:
+                return self._regions[line]
+            region = _region(self.tree, line)
+            lines = self._physical()
+            if region is None:
+                return lines[line - 1].rstrip("\r\n") if 0 < line <= len(lines) else ""
+            mapping = _region_mapping(lines, *region)
+            if mapping is not None and line in mapping:
+                self._regions.update(mapping)
+                return mapping[line]
         if self._mapping is None:
             self._mapping = _logical_line_mapping(self.text)
         if line in self._mapping:
             return self._mapping[line]
-        if self._lines is None:
-            self._lines = split_lines(self.text)
-        return self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+        lines = self._physical()
+        return lines[line - 1].rstrip("\r\n") if 0 < line <= len(lines) else ""
 
     def _codes(self, line: int) -> Optional[Tuple[str, ...]]:
         """The codes a line's noqa names (``()`` for a bare noqa; None without one), searched
@@ -93,15 +188,16 @@ class NoqaIndex:
         return code in codes or code.startswith(codes)
 
 
-def filter_findings(findings: Iterable, text: str) -> list:
-    """Drop findings suppressed by noqa comments (the CLI path; flake8 does its own)."""
+def filter_findings(findings: Iterable, text: str, tree: Optional[ast.Module] = None) -> list:
+    """Drop findings suppressed by noqa comments (the CLI path; flake8 does its own);
+    ``tree``, the parsed module, limits tokenizing to the statements with findings."""
     findings = list(findings)
     if not findings or "noqa" not in text.lower():
         return findings
     skip_file, file_codes = file_exemption(text)
     if skip_file:
         return []
-    index = NoqaIndex(text)
+    index = NoqaIndex(text, tree)
     exempt = tuple(file_codes)
     return [f for f in findings
             if not (exempt and f.code.startswith(exempt)) and not index.suppresses(f.line, f.code)]
