@@ -277,3 +277,19 @@ def test_build_files_are_read_once_and_noted(tmp_path, monkeypatch):
     assert reads.count(str(root / "CMakeLists.txt")) == 1
     assert len(reads) == len(set(reads))
     assert all(os.path.commonpath([str(root), p]) == str(root) for p in reads)
+
+
+def test_a_directory_whose_sources_another_build_file_names_gets_no_fact(tmp_path):
+    """ggml: ggml-cuda/CMakeLists.txt requires CUDA, but ggml-hip/CMakeLists.txt builds
+    ../ggml-cuda/*.cu for HIP.  The CUDA directory is compiled by the ROCm build after all."""
+    root = _project(tmp_path, {
+        "CMakeLists.txt": "option(GGML_HIP \"HIP\" OFF)\nif(GGML_HIP)\nendif()\n",
+        "src/ggml-cuda/CMakeLists.txt": "enable_language(CUDA)\nadd_library(c k.cu)\n",
+        "src/ggml-cuda/k.cu": KERNEL,
+        "src/ggml-hip/CMakeLists.txt": "file(GLOB SRCS \"../ggml-cuda/*.cu\")\nadd_library(h ${SRCS})\n",
+        "src/other/CMakeLists.txt": "enable_language(CUDA)\n", "src/other/k.cu": KERNEL})
+    assert file_platform(str(root / "src/ggml-cuda/k.cu")) is None
+    assert file_platform(str(root / "src/other/k.cu")) == CUDA
+    (root / "src/ggml-hip/CMakeLists.txt").write_text("add_library(h hip.cu)\n")
+    build_context.cache_clear()
+    assert file_platform(str(root / "src/ggml-cuda/k.cu")) == CUDA

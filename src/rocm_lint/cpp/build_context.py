@@ -383,26 +383,91 @@ def _read(path: str) -> Optional[str]:
     return data.decode("utf-8", errors="replace")
 
 
+CMakeRead = Tuple[Dict[str, Optional[str]], bool, bool, Tuple[Tuple[str, ...], ...]]
+
+
 @lru_cache(maxsize=1024)
-def _file_facts(path: str) -> Tuple[Tuple[Fact, ...], bool]:
-    """The facts one build file gives and whether it names ROCm (read once per process)."""
+def _cmake_file(path: str) -> Optional[CMakeRead]:
+    """``cmake_facts`` of a CMakeLists.txt and its path-like arguments split into components
+    (``../ggml-cuda/*.cu``), or None: absent or unreadable (read once per process)."""
     text = _read(path)
     if text is None:
-        return (), False
+        return None
+    try:
+        subdirs, requires_cuda, evidence = cmake_facts(text)
+        paths = set()
+        for name, _, _, args in iter_commands(text):
+            if name != "message":
+                paths.update(tuple(a.value.split("/")) for a in args if "/" in a.value and len(a.value) < 4096)
+    except (RecursionError, MemoryError, ValueError):
+        return None
+    return subdirs, requires_cuda, evidence, tuple(paths)
+
+
+def _cmake_paths(path: str) -> Tuple[Tuple[str, ...], ...]:
+    read = _cmake_file(path)
+    return () if read is None else read[3]
+
+
+MAX_SIBLINGS = 256
+
+
+@lru_cache(maxsize=1024)
+def _named_beside(directory: str, deciding: str) -> Tuple[bool, Tuple[str, ...]]:
+    """Does a CMakeLists.txt beside ``directory`` (the deciding one, its parent's, its siblings')
+    name a path into it?  ggml builds ``ggml-cuda/*.cu`` for HIP from ``ggml-hip/CMakeLists.txt``
+    (``../ggml-cuda/*.cu``) while ``ggml-cuda/CMakeLists.txt`` itself requires CUDA: such a
+    directory gets no fact.  Also the files looked at."""
+    parent, name = os.path.split(directory)
+    candidates = [deciding, os.path.join(parent, "CMakeLists.txt")]
+    try:
+        with os.scandir(parent) as entries:
+            for k, entry in enumerate(entries):
+                if k >= MAX_SIBLINGS:
+                    return True, tuple(candidates)  # too many to read: assume the worst
+                if entry.name != name and entry.name != ".git" and entry.is_dir(follow_symlinks=False):
+                    candidates.append(os.path.join(parent, entry.name, "CMakeLists.txt"))
+    except OSError:
+        return True, tuple(candidates)
+    for candidate in candidates:
+        if os.path.dirname(candidate) == directory:
+            continue
+        if any(name in parts[:-1] for parts in _cmake_paths(candidate)):
+            return True, tuple(candidates)
+    return False, tuple(candidates)
+
+
+@lru_cache(maxsize=1024)
+def _file_facts(path: str) -> Tuple[Tuple[Fact, ...], bool, Tuple[str, ...]]:
+    """The facts one build file gives, whether it names ROCm, and the other build files read to
+    decide them (each read once per process)."""
     base = os.path.dirname(path)
     facts: List[Fact] = []
+    also: List[str] = []
     try:
         if os.path.basename(path) == "setup.py":
+            text = _read(path)
+            if text is None:
+                return (), False, ()
             patterns, evidence = setup_facts(ast.parse(text, path))
             facts = [(base, pattern, platform) for pattern, platform in patterns.items()]
         else:
-            subdirs, requires_cuda, evidence = cmake_facts(text)
-            facts = [(base, tuple(d.split(os.sep)) + ("**",), p) for d, p in subdirs.items() if p is not None]
+            read = _cmake_file(path)
+            if read is None:
+                return (), False, ()
+            subdirs, requires_cuda, evidence, _ = read
+            decided = [(d, p) for d, p in subdirs.items() if p is not None]
             if requires_cuda:
-                facts.append((base, ("**",), CUDA))
+                decided.append((".", CUDA))
+            for d, platform in decided:
+                directory = os.path.normpath(os.path.join(base, d))
+                named, looked = _named_beside(directory, path)
+                also.extend(looked)
+                if not named:
+                    facts.append((base, (() if d == "." else tuple(d.split(os.sep))) + ("**",), platform))
     except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError):
-        return (), False  # an unreadable build file costs nothing but its facts
-    return tuple(facts), evidence
+        return (), False, ()  # an unreadable build file costs nothing but its facts
+    return tuple(facts), evidence, tuple(also)
 
 
 _BUILD_FILES = ("CMakeLists.txt", "setup.py")
@@ -420,7 +485,8 @@ def _directory_context(directory: str) -> Tuple[Tuple[Fact, ...], bool, Tuple[st
         for name in _BUILD_FILES:
             path = os.path.join(here, name)
             looked.append(path)
-            file_facts, file_evidence = _file_facts(path)
+            file_facts, file_evidence, also = _file_facts(path)
+            looked.extend(also)
             facts.extend(file_facts)
             evidence = evidence or file_evidence
         parent = os.path.dirname(here)
@@ -463,6 +529,8 @@ def file_platform(path: str) -> Optional[str]:
 
 def cache_clear() -> None:
     _file_facts.cache_clear()
+    _cmake_file.cache_clear()
+    _named_beside.cache_clear()
     _directory_context.cache_clear()
 
 
