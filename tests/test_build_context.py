@@ -293,3 +293,18 @@ def test_a_directory_whose_sources_another_build_file_names_gets_no_fact(tmp_pat
     (root / "src/ggml-hip/CMakeLists.txt").write_text("add_library(h hip.cu)\n")
     build_context.cache_clear()
     assert file_platform(str(root / "src/ggml-cuda/k.cu")) == CUDA
+
+
+def test_fixes_in_a_rocm_only_directory_keep_the_nvidia_program(tmp_path):
+    """The fix check compares the NVIDIA view of the file itself: in a file only the build makes
+    ROCm-only, a fix gates its edit (#ifdef USE_ROCM ... #else original) as anywhere else."""
+    from conftest import run_cli
+
+    root = _project(tmp_path, {
+        "CMakeLists.txt": CMAKE_SPLIT,
+        "csrc/rocm/k.cu": "__global__ void k(float* x) {\n"
+                          "  unsigned m = __ballot_sync(0xffffffffffffffffull, x[threadIdx.x] > 0);\n"
+                          "  x[0] = __popc(m);\n}\n"})
+    proc = run_cli("check", "--no-cache", "--unsafe-fixes", "--diff", root / "csrc/rocm/k.cu")
+    assert "+#ifdef USE_ROCM\n+  unsigned long long m" in proc.stdout, proc.stdout + proc.stderr
+    assert "not fixed" not in proc.stderr

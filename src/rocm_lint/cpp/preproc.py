@@ -388,6 +388,12 @@ class Preprocessed:
         r = self.status(line)
         return r.cuda is False and r.rocm is not False
 
+    def rocm_branch(self, line: int) -> bool:
+        """ROCm-only through the file's own ``#if`` tests, where a fix may edit in place.  A file only
+        its directory makes ROCm-only (``base``) is edited as NVIDIA-visible code (``#ifdef USE_ROCM``
+        ... ``#else`` original): the fix check compares the NVIDIA view of the file itself."""
+        return self.base[0] is not False and self.rocm_only(line)
+
     def macro(self, name: str, line: int, world: str = ROCM) -> Optional[MacroDef]:
         """The object-like definition of ``name`` in effect at ``line`` on ``world``."""
         best = None

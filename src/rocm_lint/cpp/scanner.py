@@ -683,7 +683,7 @@ def gate_lines(unit: CppUnit, first: int, last: int, rocm_text: str) -> Optional
     start, _ = unit.line_span(first)
     _, end = unit.line_span(last)
     original = unit.text[start:end]
-    if unit.pre.rocm_only(first):
+    if unit.pre.rocm_branch(first):
         return start, end, rocm_text
     at = nvidia_line(unit, first)
     if at is None:
