@@ -308,3 +308,15 @@ def test_fixes_in_a_rocm_only_directory_keep_the_nvidia_program(tmp_path):
     proc = run_cli("check", "--no-cache", "--unsafe-fixes", "--diff", root / "csrc/rocm/k.cu")
     assert "+#ifdef USE_ROCM\n+  unsigned long long m" in proc.stdout, proc.stdout + proc.stderr
     assert "not fixed" not in proc.stderr
+
+
+def test_a_hazard_per_directory_platform(tmp_path):
+    """An explicit shuffle width of 32: ROC603 where both platforms build the file, silent where
+    only ROCm does (a deliberate 32-lane logical warp there, as under #ifdef USE_ROCM) and where
+    ROCm never does."""
+    body = "__global__ void k(float* x) {\n  x[0] = __shfl_xor(x[0], 1, 32);\n}\n"
+    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_SPLIT, "csrc/rocm/k.cu": body, "csrc/cuda/k.cu": body,
+                               "csrc/common/k.cu": body})
+    assert _codes(root / "csrc/common/k.cu") == [(2, "ROC603")]
+    assert _codes(root / "csrc/rocm/k.cu") == []
+    assert _codes(root / "csrc/cuda/k.cu") == []

@@ -533,13 +533,3 @@ def cache_clear() -> None:
     _named_beside.cache_clear()
     _directory_context.cache_clear()
 
-
-def describe(path: str) -> Iterator[Tuple[str, Tuple[str, ...], Optional[str]]]:
-    """The facts that apply to ``path`` (for debugging and tests): (build file directory,
-    pattern, platform)."""
-    path = os.path.abspath(path)
-    facts, _, _ = _directory_context(os.path.dirname(path))
-    for base, pattern, platform in facts:
-        rel = os.path.relpath(path, base)
-        if not rel.startswith("..") and _matches(tuple(rel.split(os.sep)), pattern):
-            yield base, pattern, platform
