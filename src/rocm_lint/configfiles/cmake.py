@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from rocm_lint.configfiles.shell import NVIDIA, ROCM, SETTING_NAMES, Word
 from rocm_lint.configfiles.unit import Setting, ToolArgs, UnitBuilder, tests_name
@@ -66,9 +66,10 @@ class _If:
         self.seen: List[Tuple[Optional[str], Optional[str]]] = []
 
 
-def read_cmake(text: str) -> List[CMakeCommand]:
-    commands: List[CMakeCommand] = []
-    stack: List[_If] = []
+def iter_commands(text: str) -> Iterator[Tuple[str, int, int, List[Arg]]]:
+    """Every command of a CMake file in order, the structural ones (``if``, ``else``, ``endif``,
+    ``function`` ...) included: (name in lower case, start offset, offset past ``)``, arguments).
+    Comments are skipped; an unterminated command ends the file."""
     i, n = 0, len(text)
     while i < n:
         c = text[i]
@@ -92,7 +93,14 @@ def read_cmake(text: str) -> List[CMakeCommand]:
             i = m.end()
             continue
         args, end = _read_args(text, j + 1)
-        name = m.group(0).lower()
+        yield m.group(0).lower(), i, end, args
+        i = end
+
+
+def read_cmake(text: str) -> List[CMakeCommand]:
+    commands: List[CMakeCommand] = []
+    stack: List[_If] = []
+    for name, i, end, args in iter_commands(text):
         # structure
         if name == "if":
             frame = _If()
@@ -119,7 +127,6 @@ def read_cmake(text: str) -> List[CMakeCommand]:
             gate = NVIDIA if NVIDIA in gates else (ROCM if ROCM in gates else None)
             conds = tuple(c for f in stack for c in (*f.before, f.cond) if c)
             commands.append(CMakeCommand(name, i, end, args, gate, conds, tuple((f.uid, f.branch) for f in stack)))
-        i = end
     return commands
 
 

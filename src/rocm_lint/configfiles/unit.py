@@ -46,6 +46,9 @@ class ConfigUnit:
     settings: List[Setting] = field(default_factory=list)
     tool_args: List[ToolArgs] = field(default_factory=list)
     memo: Dict[str, object] = field(default_factory=dict)
+    # the platform the project's build gives the file's directory (``rocm_lint.cpp.build_context``:
+    # "cuda" in a CMake subproject a ROCm build never enters), for CMake files; else None
+    build_platform: Optional[str] = None
 
     def settings_of(self, names: Iterable[str]) -> List[Setting]:
         names = set(names)
@@ -64,8 +67,11 @@ class ConfigUnit:
     @property
     def nvidia_only_file(self) -> bool:
         """A file named for NVIDIA (``Dockerfile.cuda``, ``nv-build.yml``, ``build_cu121.sh``,
-        ``docker/cuda/Dockerfile``) and not for ROCm."""
+        ``docker/cuda/Dockerfile``) and not for ROCm, or a CMake file of a directory the ROCm build
+        never enters (``build_platform``)."""
         cached = self.memo.get("nvidia_only")
+        if cached is None and self.build_platform == "cuda":
+            cached = self.memo["nvidia_only"] = True
         if cached is None:
             parts = re.split(r"[\\/]", self.path.lower())
             tokens = set(re.split(r"[^a-z0-9]+", " ".join(parts[-2:])))

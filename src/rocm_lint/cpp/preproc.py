@@ -368,13 +368,17 @@ class Preprocessed:
     directives: List[Directive]
     regions: List[Region]
     macros: Dict[str, List[MacroDef]] = field(default_factory=dict)
+    # the file's own status before any #if: (True, True), or the platform its directory gets from
+    # the project's build (rocm_lint.cpp.build_context): (False, True) ROCm-only, (True, False)
+    # never built for ROCm
+    base: Tuple[Tri, Tri] = (True, True)
     _region_lines: List[int] = field(default_factory=list)
 
     def status(self, line: int) -> Region:
         if not self._region_lines:
             self._region_lines = [r.line for r in self.regions]
         i = bisect_right(self._region_lines, line) - 1
-        return self.regions[i] if i >= 0 else Region(1, True, True, None)
+        return self.regions[i] if i >= 0 else Region(1, self.base[0], self.base[1], None)
 
     def nvidia_only(self, line: int) -> bool:
         """Never compiled on ROCm (NVIDIA-only branch, or dead code like ``#if 0``)."""
@@ -383,6 +387,12 @@ class Preprocessed:
     def rocm_only(self, line: int) -> bool:
         r = self.status(line)
         return r.cuda is False and r.rocm is not False
+
+    def rocm_branch(self, line: int) -> bool:
+        """ROCm-only through the file's own ``#if`` tests, where a fix may edit in place.  A file only
+        its directory makes ROCm-only (``base``) is edited as NVIDIA-visible code (``#ifdef USE_ROCM``
+        ... ``#else`` original): the fix check compares the NVIDIA view of the file itself."""
+        return self.base[0] is not False and self.rocm_only(line)
 
     def macro(self, name: str, line: int, world: str = ROCM) -> Optional[MacroDef]:
         """The object-like definition of ``name`` in effect at ``line`` on ``world``."""
@@ -412,9 +422,13 @@ def _directive_spans(code: str) -> Iterable[Tuple[re.Match, int, int]]:
 
 
 def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str] = (),
-            cuda_macros: Iterable[str] = (), seed: Iterable[tuple] = ()) -> Preprocessed:
+            cuda_macros: Iterable[str] = (), seed: Iterable[tuple] = (),
+            base: Tuple[Tri, Tri] = (True, True)) -> Preprocessed:
     """The file model.  ``seed``: (name, (defined, body) on NVIDIA, (defined, body) on ROCm)
-    for macros the file's own headers define (``rocm_lint.cpp.includes``)."""
+    for macros the file's own headers define (``rocm_lint.cpp.includes``).  ``base``: whether
+    each platform compiles the file at all (NVIDIA, ROCm), as the project's build decides
+    (``rocm_lint.cpp.build_context``): ``(False, True)`` makes every line what a line under
+    ``#ifdef USE_ROCM`` is, ``(True, False)`` what a line under ``#ifndef USE_ROCM`` is."""
     lexed = lexed or lex(text)
     code = lexed.code
     rocm_extra, cuda_extra = frozenset(rocm_macros), frozenset(cuda_macros)
@@ -423,10 +437,10 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
         worlds[0].local[name] = on_cuda
         worlds[1].local[name] = on_rocm
     directives: List[Directive] = []
-    regions: List[Region] = [Region(1, True, True, None)]
+    regions: List[Region] = [Region(1, base[0], base[1], None)]
     macros: Dict[str, List[MacroDef]] = {}
     stack: List[_Frame] = []
-    current = (True, True)
+    current = base
     wave: Optional[int] = None
     groups = 0
     line = 1
@@ -505,7 +519,7 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
                         w.local[macro] = (False, None)
                     elif state is None:
                         w.local[macro] = (None, None)
-    return Preprocessed(lexed, directives, _merge(regions), macros)
+    return Preprocessed(lexed, directives, _merge(regions), macros, base)
 
 
 def _expand_names(text: str, macros: Dict[str, List[MacroDef]], depth: int = 0) -> str:

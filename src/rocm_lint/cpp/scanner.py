@@ -19,6 +19,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint import noqa
 from rocm_lint.config import Config
+from rocm_lint.cpp import build_context
 from rocm_lint.cpp.facts import Facts, const_declarations, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts
 from rocm_lint.discovery import note_read, read_bounded
@@ -358,6 +359,18 @@ def _statement_bounds(code: str) -> List[int]:
 _STATEMENT_END = re.compile(r"[;{}]")
 
 
+def build_base(path: str) -> Tuple[Optional[bool], Optional[bool]]:
+    """Whether (NVIDIA, ROCm) compile the file at all, as the project's build decides
+    (``build_context.file_platform``): a ROCm-only directory reads as if every line were under
+    ``#ifdef USE_ROCM``, a directory the ROCm build never compiles as if under ``#ifndef USE_ROCM``."""
+    platform = build_context.file_platform(path)
+    if platform == build_context.ROCM:
+        return False, True
+    if platform == build_context.CUDA:
+        return True, False
+    return True, True
+
+
 def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[SourceChecker],
                      language: str = "cuda", superseders: Sequence[Rule] = ()) -> Union[List[Finding], FileError]:
     """Run ``checkers`` (the enabled rules' C++ checkers) on one C++/CUDA file; ``superseders``
@@ -370,14 +383,15 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
     # lexer and the #if model read a copy where it is an LF, same length, so offsets and the
     # text the fixes copy stay the original's.
     scanned = _LONE_CR.sub("\n", text) if "\r" in text else text
+    base = build_base(path)
     try:
         lexed = lex(scanned)
         # what the project's own headers define per platform (PTX_AVAILABLE, BNB_HIP ...)
-        pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros)
+        pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros, base=base)
         if _tests_foreign_macros(pre):
             seed = included_macro_facts(path, text)
             if seed:
-                pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros, seed)
+                pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros, seed, base)
     except RecursionError:
         return FileError(path, "cannot analyse: preprocessor nesting too deep")
     unit = CppUnit(path, text, config, lexed, pre, LineIndex(text))
@@ -669,7 +683,7 @@ def gate_lines(unit: CppUnit, first: int, last: int, rocm_text: str) -> Optional
     start, _ = unit.line_span(first)
     _, end = unit.line_span(last)
     original = unit.text[start:end]
-    if unit.pre.rocm_only(first):
+    if unit.pre.rocm_branch(first):
         return start, end, rocm_text
     at = nvidia_line(unit, first)
     if at is None:

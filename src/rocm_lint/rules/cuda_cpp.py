@@ -207,7 +207,7 @@ def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
     runs: List[List[tuple]] = []
     for item in found:
         d, header, hip = item[0], item[1], item[2]
-        fixable = hip is not None and d.line == d.end_line and not unit.pre.rocm_only(d.line)
+        fixable = hip is not None and d.line == d.end_line and not unit.pre.rocm_branch(d.line)
         if fixable and runs and runs[-1][-1][0].line == d.line - 1 and runs[-1][-1][5]:
             runs[-1].append(item + (fixable,))
         else:
