@@ -514,10 +514,10 @@ def file_platform(path: str) -> Optional[str]:
         note_read(build_file)
     found = set()
     for base, pattern, platform in facts:
-        rel = os.path.relpath(path, base)
-        if rel.startswith(".."):
+        prefix = base if base.endswith(os.sep) else base + os.sep
+        if not path.startswith(prefix):  # (a prefix test: os.path.relpath cost 80% of a C++ check)
             continue
-        if _matches(tuple(rel.split(os.sep)), pattern):
+        if _matches(tuple(path[len(prefix):].split(os.sep)), pattern):
             found.add(platform)
     if len(found) != 1:
         return None
