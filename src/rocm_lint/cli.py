@@ -538,15 +538,14 @@ def _apply_fixes(report, config, args, out, *, write: bool):
 
     from rocm_lint.finding import Applicability, FileError
     from rocm_lint.fix.engine import unified_diff
-    from rocm_lint.fix.files import fix_file
+    from rocm_lint.fix.files import fix_files
     from rocm_lint.output.source import display_name, repo_path
 
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if args.unsafe_fixes else set())
     paths = sorted({f.path for f in report.findings if f.fix is not None and f.fix.applicability in wanted})
     fixed = would_fix = 0
     shown = {}
-    for path in paths:
-        outcome = fix_file(path, config, unsafe=args.unsafe_fixes, write=write)
+    for path, outcome in zip(paths, fix_files(paths, config, unsafe=args.unsafe_fixes, write=write, jobs=args.jobs)):
         if outcome.error:
             report.errors.append(FileError(path, outcome.error))
             continue

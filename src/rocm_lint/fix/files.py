@@ -246,3 +246,46 @@ def write_atomic(path: str, text: str, encoding: str, before: os.stat_result,
         except OSError:
             pass
         raise
+
+
+# Fixing is CPU-bound (LibCST, the independent NVIDIA-path check): files are fixed in worker
+# processes when there are enough of them to pay for the start-up (LibCST's import included).
+PARALLEL_FIX_FILES = 8
+
+
+def fix_files(paths: List[str], config: Config, *, unsafe: bool, write: bool,
+              jobs: Optional[int] = None) -> List[FileFix]:
+    """:func:`fix_file` for each of ``paths`` (results in the same order), in ``jobs`` worker
+    processes on bigger sets.  Workers read the project facts of this process (the check's
+    pre-pass), so a file is fixed as a serial run fixes it.  Paths that lead to one real file
+    are fixed one after the other (the second sees the first's result), never concurrently."""
+    jobs = jobs or os.cpu_count() or 1
+    first: dict = {}
+    parallel: List[str] = []
+    for path in paths:
+        real = os.path.realpath(path)
+        if real not in first:
+            first[real] = path
+            parallel.append(path)
+    if jobs < 2 or len(parallel) < PARALLEL_FIX_FILES:
+        return [fix_file(p, config, unsafe=unsafe, write=write) for p in paths]
+    from concurrent.futures import ProcessPoolExecutor
+
+    from rocm_lint.python.project import project_for
+
+    seed = project_for(config).seed()
+    n = jobs * 4
+    chunks = [parallel[i::n] for i in range(n)]
+    results = {}
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for chunk, outcomes in zip(chunks, pool.map(_fix_many, [(c, config, seed, unsafe, write) for c in chunks])):
+            results.update(zip(chunk, outcomes))
+    return [results[p] if p in results else fix_file(p, config, unsafe=unsafe, write=write) for p in paths]
+
+
+def _fix_many(args) -> List[FileFix]:
+    paths, config, seed, unsafe, write = args
+    from rocm_lint.python.project import Project, use_project
+
+    use_project(config, Project.from_seed(config, seed))
+    return [fix_file(p, config, unsafe=unsafe, write=write) for p in paths]

@@ -34,7 +34,6 @@ path, for its package), never the fixer's plan, and works out on its own what th
 from __future__ import annotations
 
 import ast
-import copy
 import os
 import re
 from typing import Dict, Iterable, List, Optional, Set, Tuple
@@ -562,8 +561,9 @@ def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
         return f"cannot read the module ({type(exc).__name__})"
     names = _identifiers(old_tree)
     try:
-        a, _ = fold(copy.deepcopy(old_tree), names, rocm_names, path, assume_imports_succeed)
-        b, reasons = fold(copy.deepcopy(new_tree), names, rocm_names, path, assume_imports_succeed)
+        # Both trees were parsed here for this check alone: folded in place, no copy.
+        a, _ = fold(old_tree, names, rocm_names, path, assume_imports_succeed)
+        b, reasons = fold(new_tree, names, rocm_names, path, assume_imports_succeed)
         same = ast.dump(a) == ast.dump(b)
     except RecursionError:
         return "the module is too deeply nested to verify a fix"
