@@ -175,3 +175,24 @@ def test_a_sigkilled_fix_leaves_a_temp_file_the_next_run_removes(tmp_path):
     assert len(temps(tmp_path)) == 1 and path.read_text() == SOURCE
     assert run_cli("check", "--fix", "a.py", cwd=tmp_path).returncode == 0
     assert temps(tmp_path) == [] and "if not is_rocm:" in path.read_text()
+
+
+def test_fixes_in_worker_processes_write_what_a_serial_run_writes(tmp_path):
+    """--fix spreads files over worker processes (8 or more files): the same bytes as -j 1,
+    and a file reached twice (a symbolic link beside it) is fixed once, never concurrently."""
+    from conftest import run_cli
+
+    source = ("import torch\n\n\ndef setup(n):\n    torch.backends.cuda.matmul.allow_tf32 = True\n"
+              "    return torch.compile(n, mode='reduce-overhead')\n")
+    trees = {}
+    for jobs in ("1", "2"):
+        root = tmp_path / f"j{jobs}"
+        root.mkdir()
+        for i in range(12):
+            (root / f"m{i}.py").write_text(source.replace("n)", f"n{i})").replace("(n,", f"(n{i},"))
+        (root / "alias.py").symlink_to(root / "m0.py")
+        proc = run_cli("check", "--no-cache", "--fix", "-j", jobs, ".", cwd=root)
+        assert proc.returncode in (0, 1), proc.stderr
+        trees[jobs] = {p.name: p.read_bytes() for p in sorted(root.iterdir())}
+    assert trees["1"] == trees["2"]
+    assert trees["2"]["m3.py"] != source.encode() and b"is_rocm" in trees["2"]["m3.py"]
