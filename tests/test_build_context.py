@@ -320,3 +320,42 @@ def test_a_hazard_per_directory_platform(tmp_path):
     assert _codes(root / "csrc/common/k.cu") == [(2, "ROC603")]
     assert _codes(root / "csrc/rocm/k.cu") == []
     assert _codes(root / "csrc/cuda/k.cu") == []
+
+
+SETUP_JOINED = """import os
+import torch
+from torch.utils.cpp_extension import CUDA_HOME, ROCM_HOME
+
+this_dir = os.path.dirname(os.path.abspath(__file__))
+kernels = os.path.join(this_dir, "csrc", "kernels")
+
+
+def get_extensions():
+    use_cuda = torch.version.cuda and CUDA_HOME is not None
+    use_rocm = torch.version.hip and ROCM_HOME is not None
+    sources = [os.path.join(kernels, "common.cu")]
+    if use_cuda:
+        sources += [os.path.join(kernels, "nv", "mma.cu")]
+    elif use_rocm:
+        sources += [os.path.join(kernels, "amd", "mfma.cu")]
+    return sources
+"""
+
+
+def test_setup_py_paths_joined_from_names_and_tests_through_names(tmp_path):
+    """``os.path.join(this_dir, ...)`` with names bound once, and ``if use_cuda:`` where
+    ``use_cuda = torch.version.cuda and CUDA_HOME is not None`` (torchao's setup.py shape)."""
+    root = _project(tmp_path, {"setup.py": SETUP_JOINED})
+    assert file_platform(str(root / "csrc/kernels/nv/mma.cu")) == CUDA
+    assert file_platform(str(root / "csrc/kernels/amd/mfma.cu")) == ROCM
+    assert file_platform(str(root / "csrc/kernels/common.cu")) is None
+
+
+def test_setup_py_names_bound_twice_or_parent_paths_give_no_fact(tmp_path):
+    text = SETUP_JOINED.replace('    use_cuda = torch.version.cuda and CUDA_HOME is not None\n',
+                                '    use_cuda = torch.version.cuda and CUDA_HOME is not None\n    use_cuda = False\n')
+    text = text.replace('os.path.join(kernels, "amd", "mfma.cu")',
+                        'os.path.join(os.path.dirname(this_dir), "amd", "mfma.cu")')
+    root = _project(tmp_path, {"setup.py": text})
+    assert file_platform(str(root / "csrc/kernels/nv/mma.cu")) is None
+    assert file_platform(str(root / "amd/mfma.cu")) is None

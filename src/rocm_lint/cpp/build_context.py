@@ -243,38 +243,93 @@ _GLOB_CALLS = frozenset({"glob", "iglob", "rglob"})
 MAX_PATTERN = 300
 
 
-def _py_atom(node: ast.AST) -> Worlds:
+def _py_atom(node: ast.AST, bindings: Optional[Dict[str, ast.AST]] = None, depth: int = 0) -> Worlds:
     if isinstance(node, ast.Name):
         if _PY_ROCM_NAME.search(node.id) and not _PY_NEGATIVE_NAME.search(node.id):
             return _ROCM_ATOM
+        value = bindings.get(node.id) if bindings else None
+        if value is not None:  # ``use_cuda = torch.version.cuda and CUDA_HOME is not None``
+            return py_condition(value, depth + 1, bindings)
         return _UNKNOWN
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "version":
         return _ROCM_ATOM if node.attr == "hip" else _CUDA_ATOM if node.attr == "cuda" else _UNKNOWN
     return _UNKNOWN
 
 
-def py_condition(node: ast.AST, depth: int = 0) -> Worlds:
-    """Where a Python test holds (NVIDIA, ROCm, CPU-only), three-valued."""
+def py_condition(node: ast.AST, depth: int = 0, bindings: Optional[Dict[str, ast.AST]] = None) -> Worlds:
+    """Where a Python test holds (NVIDIA, ROCm, CPU-only), three-valued; ``bindings``: names the
+    file binds exactly once, read through to their value."""
     if depth > 20:
         return _UNKNOWN
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _negate(py_condition(node.operand, depth + 1))
+        return _negate(py_condition(node.operand, depth + 1, bindings))
     if isinstance(node, ast.BoolOp):
         op = _and if isinstance(node.op, ast.And) else _or
-        values = [py_condition(v, depth + 1) for v in node.values]
+        values = [py_condition(v, depth + 1, bindings) for v in node.values]
         result = values[0]
         for v in values[1:]:
             result = _all(op, result, v)
         return result
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant) \
             and node.comparators[0].value is None:
-        atom = _py_atom(node.left)
+        atom = _py_atom(node.left, bindings, depth)
         if isinstance(node.ops[0], (ast.IsNot, ast.NotEq)):
             return atom
         if isinstance(node.ops[0], (ast.Is, ast.Eq)):
             return _negate(atom)
         return _UNKNOWN
-    return _py_atom(node)
+    return _py_atom(node, bindings, depth)
+
+
+def _single_bindings(tree: ast.AST) -> Dict[str, ast.AST]:
+    """Names bound exactly once in the file (at any depth), with their value."""
+    values: Dict[str, List[ast.AST]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+            values.setdefault(node.target.id, []).append(node.value or node)
+        elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name):
+            values.setdefault(node.target.id, []).extend([node, node])
+    return {name: vs[0] for name, vs in values.items() if len(vs) == 1}
+
+
+_SETUP_DIR_CALLS = frozenset({"dirname", "abspath", "realpath", "getcwd"})
+
+
+def _path_value(node: ast.AST, bindings: Dict[str, ast.AST], depth: int = 0) -> Optional[str]:
+    """A path expression's value relative to setup.py's directory ("" for the directory itself:
+    ``os.path.dirname(os.path.abspath(__file__))``), through ``os.path.join`` and names bound
+    once; None when it cannot be read."""
+    if depth > 12:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Attribute) and node.attr == "curdir":
+        return "."
+    if isinstance(node, ast.Name):
+        if node.id == "__file__":
+            return "setup.py"
+        value = bindings.get(node.id)
+        return _path_value(value, bindings, depth + 1) if value is not None else None
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name == "join" and node.args and not node.keywords:
+            parts = [_path_value(a, bindings, depth + 1) for a in node.args]
+            if any(p is None for p in parts):
+                return None
+            return "/".join(p for p in parts if p)  # type: ignore[misc]
+        if name in _SETUP_DIR_CALLS and len(node.args) <= 1:
+            if name == "getcwd":
+                return ""
+            inner = _path_value(node.args[0], bindings, depth + 1) if node.args else None
+            if inner is None:
+                return None
+            if name == "dirname":
+                return "" if inner in ("setup.py", ".") else None  # "" -> the parent: unknown
+            return inner
+    return None
 
 
 def _source_pattern(text: str) -> Optional[Tuple[str, ...]]:
@@ -296,9 +351,10 @@ def setup_facts(tree: ast.AST) -> Tuple[Dict[Tuple[str, ...], Optional[str]], bo
     """(source pattern -> platform or None, does a test name ROCm?) from a parsed setup.py."""
     seen: Dict[Tuple[str, ...], List[Optional[str]]] = {}
     evidence = [False]
+    bindings = _single_bindings(tree)
 
     def test(node: ast.AST, state: Worlds) -> Tuple[Worlds, Worlds]:
-        cond = py_condition(node)
+        cond = py_condition(node, 0, bindings)
         if cond == _ROCM_ATOM or _ROCM_ATOM in _atoms(node):
             evidence[0] = True
         return _all(_and, state, cond), _all(_and, state, _negate(cond))
@@ -319,6 +375,15 @@ def setup_facts(tree: ast.AST) -> Tuple[Dict[Tuple[str, ...], Optional[str]], bo
             return
         if isinstance(node, ast.JoinedStr):
             return  # f"csrc/{x}.cu": computed
+        if allowed and (isinstance(node, ast.Name) or isinstance(node, ast.Call) and isinstance(
+                node.func, ast.Attribute) and node.func.attr == "join"):
+            # ``os.path.join(this_dir, "csrc", "k.cu")``, a name bound once to a path
+            value = _path_value(node, bindings)
+            pattern = _source_pattern(value) if value else None
+            if pattern is not None:
+                seen.setdefault(pattern, []).append(platform_of(state))
+            if isinstance(node, ast.Name) or value is not None:
+                return
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             for elt in node.elts:
                 strings(elt, state, True, depth + 1)
