@@ -362,6 +362,20 @@ def trigger_lines(text: str, words: Sequence[str]) -> List[int]:
 _WORD = re.compile(r"\w+")
 
 
+def _whole_word_positions(text: str, word: str) -> List[int]:
+    """Where ``word`` occurs as a maximal run of word characters (what ``_WORD`` matches)."""
+    found = []
+    n = len(word)
+    pos = text.find(word)
+    while pos != -1:
+        before = text[pos - 1] if pos else " "
+        after = text[pos + n] if pos + n < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            found.append(pos)
+        pos = text.find(word, pos + n)
+    return found
+
+
 def extend_with_bound_names(text: str, lines: List[int], ctx: ModuleContext) -> List[int]:
     """Add the lines that mention a name bound on a trigger line (``MODE = "reduce-overhead"``)."""
     names = []
@@ -385,7 +399,10 @@ def extend_with_bound_names(text: str, lines: List[int], ctx: ModuleContext) -> 
     # word characters, so a whole-word hit is a maximal run of them equal to a name (one pass
     # over the text; an alternation of every name cost names x text).
     wanted = set(names)
-    starts = [m.start() for m in _WORD.finditer(text) if m.group() in wanted]
+    if len(wanted) <= 32:  # a few names: str.find each (iterating every word of a big file cost more)
+        starts = sorted(pos for name in wanted for pos in _whole_word_positions(text, name))
+    else:
+        starts = [m.start() for m in _WORD.finditer(text) if m.group() in wanted]
     extra: List[int] = []
     line, last = 1, 0
     for pos in starts:
