@@ -203,9 +203,18 @@ class Analyzer:
                 t, f = gates.facts(value)
                 acc = acc.apply(t if is_and else f)
         else:
+            lines = self.lines
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.stmt):  # never happens in valid trees
                     continue
+                if lines is not None:
+                    # Pruning inside a statement: a sub-expression on lines that hold nothing of
+                    # interest is not walked (a 1000-line dict literal with one trigger line).
+                    lo = getattr(child, "lineno", None)
+                    if lo is not None:
+                        i = bisect.bisect_left(lines, lo)
+                        if i == len(lines) or lines[i] > (getattr(child, "end_lineno", None) or lo):
+                            continue
                 self.visit_expr(child, state)
 
     def check(self, node: ast.AST, state: State) -> None:
