@@ -57,10 +57,27 @@ def _rule_filters(codes: FrozenSet[str], language: str):
                  for r in all_rules() if r.code in codes and language in r.languages)
 
 
+# The trigger words a text holds, for the last text asked about: the pre-filter, the rule
+# narrowing and the lines of interest all ask, and each search of every word cost a pass.
+# (One tuple, read and replaced whole: safe with the language server's threads.)
+_PRESENT: List[Tuple[object, object, FrozenSet[str]]] = [(None, None, frozenset())]
+
+
+def present_words(text: str, codes: FrozenSet[str], language: str = "python") -> FrozenSet[str]:
+    """The trigger words of the enabled rules that occur in ``text`` (substrings)."""
+    last_text, key, found = _PRESENT[0]
+    if last_text is text and key == (codes, language):
+        return found
+    found = frozenset(w for w in _triggers(codes, language) if w in text)
+    _PRESENT[0] = (text, (codes, language), found)
+    return found
+
+
 def _rules_in(text: str, codes: FrozenSet[str], language: str) -> FrozenSet[str]:
     """The enabled rules that could fire in ``text`` (the per-rule form of :func:`worth_parsing`)."""
+    found = present_words(text, codes, language)
     return frozenset(code for code, words, precheck in _rule_filters(codes, language)
-                     if not words or any(w in text for w in words) and (precheck is None or precheck.search(text)))
+                     if not words or any(w in found for w in words) and (precheck is None or precheck.search(text)))
 
 
 @lru_cache(maxsize=64)
@@ -70,8 +87,11 @@ def _exporting_rules(codes: FrozenSet[str]) -> FrozenSet[str]:
 
 def worth_parsing(text: str, codes: FrozenSet[str], language: str = "python") -> bool:
     """Could any enabled rule fire in ``text``? (Most files are answered here, unparsed.)"""
+    found = present_words(text, codes, language)
+    if not found:
+        return False
     for words, precheck in _prefilters(codes, language):
-        if any(w in text for w in words) and (precheck is None or precheck.search(text)):
+        if any(w in found for w in words) and (precheck is None or precheck.search(text)):
             return True
     return False
 
@@ -154,8 +174,8 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
 
     project = project if project is not None else project_for(config)
     codes = frozenset(codes)
-    words = _triggers(codes, "python")
-    present = [w for w in words if w in text]
+    found = present_words(text, codes, "python")
+    present = [w for w in _triggers(codes, "python") if w in found]
     exported = project.words_for(path, text, exported_facts(codes))  # wrappers other modules define
     if not present and not exported:
         return []

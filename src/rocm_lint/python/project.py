@@ -409,20 +409,19 @@ def _is_word_char(c: str) -> bool:
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.+[\w.]*|\w[\w.]*)[ \t]+import\b|import[ \t]+(\w[\w.]*))", re.M)
 
 
-# A top-level ``def name`` / ``async def name`` / ``NAME =`` / ``NAME: T =`` line.
-_TOP = re.compile(r"^(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*(?::[^=\n]*)?\+?=(?!=))", re.M)
 
 
 # Other top-level statements: they end the block of the def/assignment before them (a
 # ``log = logging.getLogger()`` line is not the class that follows it).
-_TOP_OTHER = re.compile(r"^(?:class[ \t]|@|if[ \t(]|elif[ \t(]|else[ \t]*:|try[ \t]*:|except\b|finally\b"
-                        r"|for[ \t]|while[ \t]|with[ \t]|async[ \t]+(?:with|for)[ \t]|import[ \t]|from[ \t])", re.M)
+_TOP_OTHER = re.compile(r"\n(?:class[ \t]|@|if[ \t(]|elif[ \t(]|else[ \t]*:|try[ \t]*:|except\b|finally\b"
+                        r"|for[ \t]|while[ \t]|with[ \t]|async[ \t]+(?:with|for)[ \t]|import[ \t]|from[ \t])")
 
 
 def _top_level_blocks(text: str) -> List[Tuple[str, int, int]]:
     """(name, start, end): each top-level def/assignment up to the next top-level statement."""
-    heads = sorted([(m.start(), m.group(1) or m.group(2)) for m in _TOP.finditer(text)]
-                   + [(m.start(), "") for m in _TOP_OTHER.finditer(text)])
+    led = "\n" + text  # newline-led patterns: a match at k starts the line at text offset k
+    heads = sorted([(m.start(), m.group(1) or m.group(2)) for m in _TOP_NAME.finditer(led)]
+                   + [(m.start(), "") for m in _TOP_OTHER.finditer(led)])
     return [(name, start, heads[i + 1][0] if i + 1 < len(heads) else len(text))
             for i, (start, name) in enumerate(heads) if name]
 
@@ -475,7 +474,7 @@ def _imported_modules(text: str) -> List[str]:
 # a newline (the text is searched as "\n" + text): sre then skips to line starts itself.
 _FROM_NAMES = re.compile(r"\n[ \t]*from[ \t]+(\.+[\w.]*|\w[\w.]*)[ \t]+import[ \t]*(\([^)]{0,20000}\)?|[^\n]*)")
 _IMPORT_NAMES = re.compile(r"\n[ \t]*import[ \t]+([^\n;#]*)")
-# A top-level ``def name`` / ``NAME =`` line, newline-led as above.
+# A top-level ``def name`` / ``async def name`` / ``NAME =`` / ``NAME: T =`` line, newline-led.
 _TOP_NAME = re.compile(r"\n(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*(?::[^=\n]*)?\+?=(?!=))")
 _CHAIN = re.compile(r"(?:[ \t]*\.[ \t]*\w+)+")
 
@@ -519,6 +518,8 @@ def _attribute_names(text: str, modules: Set[str]) -> Set[str]:
     """The attribute names read through ``module.a.b`` chains rooted at one of ``modules``."""
     names: Set[str] = set()
     for module in modules:
+        if module + "." not in text and module + " ." not in text and module + "\t." not in text:
+            continue  # (most imported names are functions: never read through a dot)
         pos = text.find(module)
         while pos != -1:
             end = pos + len(module)
