@@ -172,11 +172,6 @@ def bound_names(stmt) -> List[str]:
     return names
 
 
-def _is_import(stmt) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and all(
-        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
-
-
 def apply_recipes(wrapper, positions, lines: List[str], findings: Sequence[Finding], flag):
     """Rewrite the module held by ``wrapper``: (new source, ids of the applied findings, whether
     the ROCm flag is used; its statements are inserted where the plan says when it is new).
@@ -190,15 +185,5 @@ def apply_recipes(wrapper, positions, lines: List[str], findings: Sequence[Findi
         stmts = [cst.parse_statement(s + "\n") for s in flag.statements]
         body = list(new_module.body)
         at = flag.insert_after + 1
-        if 0 < at <= len(body):
-            # Formatter-clean: the blank line isort/ruff (I001) want after an import block, the
-            # two ruff format and pycodestyle (E305) want after a def or class.
-            # (An ``import torch`` the plan adds joins the import block; the blank lines go before
-            # the first statement that is not an import.)
-            after_def = isinstance(body[at - 1], (cst.FunctionDef, cst.ClassDef))
-            first = next((i for i, st in enumerate(stmts) if not _is_import(st)), None)
-            if first is not None:
-                stmts[first] = stmts[first].with_changes(
-                    leading_lines=[cst.EmptyLine()] * (2 if after_def and first == 0 else 1))
         new_module = new_module.with_changes(body=body[:at] + stmts + body[at:])
     return new_module.code, applied, uses_flag
