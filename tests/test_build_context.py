@@ -11,6 +11,7 @@ from rocm_lint.config import Config
 from rocm_lint.cpp import build_context, facts, includes
 from rocm_lint.cpp.build_context import CUDA, ROCM, file_platform
 from rocm_lint.engine import check_file
+from test_cpp_project import _project  # a repository (.git) holding ``files``
 
 
 @pytest.fixture(autouse=True)
@@ -20,15 +21,6 @@ def _fresh_caches():
     includes.cache_clear()
     yield
     build_context.cache_clear()
-
-
-def _project(tmp_path, files):
-    (tmp_path / ".git").mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return tmp_path
 
 
 def _codes(path):

@@ -21,7 +21,7 @@ def _fresh_caches():
 
 
 def _project(tmp_path, files):
-    (tmp_path / ".git").mkdir(exist_ok=True)
+    (tmp_path / ".git").mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -45,13 +45,17 @@ from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from rocm_lint.configfiles.cmake import Arg, iter_commands
+# Kleene's three-valued logic: the #if model's, one definition for both readers.
+from rocm_lint.cpp.preproc import Tri
+from rocm_lint.cpp.preproc import tri_and as _and
+from rocm_lint.cpp.preproc import tri_not as _not
+from rocm_lint.cpp.preproc import tri_or as _or
 from rocm_lint.discovery import note_read, read_bounded
 
 ROCM, CUDA = "rocm", "cuda"
 MAX_BUILD_FILE_BYTES = 4 * 1024 * 1024
 MAX_LEVELS = 12  # directories walked up from a file (as hipify_build_above)
 
-Tri = Optional[bool]
 # (NVIDIA build, ROCm build, CPU-only build): does the code run there?  None: unknown.
 Worlds = Tuple[Tri, Tri, Tri]
 ALWAYS: Worlds = (True, True, True)
@@ -63,22 +67,6 @@ _UNKNOWN: Worlds = (None, None, None)
 Fact = Tuple[str, Tuple[str, ...], Optional[str]]
 
 # -- three-valued logic --------------------------------------------------------------------------
-
-
-def _and(a: Tri, b: Tri) -> Tri:
-    if a is False or b is False:
-        return False
-    return None if a is None or b is None else True
-
-
-def _or(a: Tri, b: Tri) -> Tri:
-    if a is True or b is True:
-        return True
-    return None if a is None or b is None else False
-
-
-def _not(a: Tri) -> Tri:
-    return None if a is None else not a
 
 
 def _all(op, a: Worlds, b: Worlds) -> Worlds:

@@ -337,19 +337,19 @@ class MacroDef:
     rocm: Tri
 
 
-def _and(a: Tri, b: Tri) -> Tri:
+def tri_and(a: Tri, b: Tri) -> Tri:
     if a is False or b is False:
         return False
     return None if a is None or b is None else True
 
 
-def _or(a: Tri, b: Tri) -> Tri:
+def tri_or(a: Tri, b: Tri) -> Tri:
     if a is True or b is True:
         return True
     return None if a is None or b is None else False
 
 
-def _not(a: Tri) -> Tri:
+def tri_not(a: Tri) -> Tri:
     return None if a is None else not a
 
 
@@ -481,8 +481,8 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
                     taken = (None, None)
                 else:
                     taken = tuple(truth(w.evaluate(d.condition)) for w in worlds)
-                new_state = tuple(_and(o, _and(_not(t0), t)) for o, t0, t in zip(frame.outer, frame.taken, taken))
-                frame.taken = tuple(_or(t0, t) for t0, t in zip(frame.taken, taken))
+                new_state = tuple(tri_and(o, tri_and(tri_not(t0), t)) for o, t0, t in zip(frame.outer, frame.taken, taken))
+                frame.taken = tuple(tri_or(t0, t) for t0, t in zip(frame.taken, taken))
                 wave = frame.wave_outer
                 if name not in ("else", "ifndef", "elifndef"):
                     text = _expand_names(arg, macros)
