@@ -167,7 +167,7 @@ def test_cli_fix_and_diff(tmp_path):
     proc = run_cli("check", "--fix", src)
     assert proc.returncode == 0, proc.stderr
     assert "Fixed 1 finding, 0 remaining" in proc.stderr
-    assert src.read_text() == f"import torch\nis_rocm = torch.version.hip is not None\n\nif not is_rocm:\n    {HAZARD}\n"
+    assert src.read_text() == f"import torch\n\nis_rocm = torch.version.hip is not None\n\nif not is_rocm:\n    {HAZARD}\n"
     assert run_cli("check", "--fix", src).returncode == 0
 
 
@@ -202,7 +202,7 @@ def test_fix_that_would_not_parse_is_dropped(tmp_path, monkeypatch):
 
     path = tmp_path / "a.py"
     path.write_text(f"import torch\n{HAZARD}\n")
-    monkeypatch.setattr(engine, "_transform", lambda text, subset, flag: ("def (:\n", {id(f) for f in subset}, True))
+    monkeypatch.setattr(engine, "_transform", lambda text, subset, flag, path="": ("def (:\n", {id(f) for f in subset}, True))
     outcome = fix_file(str(path), Config(), unsafe=False, write=True)
     assert outcome.applied == [] and outcome.dropped
     assert "would not parse" in outcome.dropped[0][1]
@@ -225,7 +225,7 @@ def test_json_carries_fix_edits(tmp_path):
     src.write_text(f"import torch\n{HAZARD}\n")
     (item,) = json.loads(run_cli("check", "--output-format", "json", src).stdout)
     assert item["fix"]["applicability"] == "safe"
-    assert item["fix"]["edits"] == [{"content": f"is_rocm = torch.version.hip is not None\nif not is_rocm:\n    {HAZARD}\n",
+    assert item["fix"]["edits"] == [{"content": f"\nis_rocm = torch.version.hip is not None\nif not is_rocm:\n    {HAZARD}\n",
                                      "location": {"row": 2, "column": 1}, "end_location": {"row": 3, "column": 1}}]
 
 

@@ -139,7 +139,7 @@ async def test_python_diagnostics_quick_fix_and_fix_all(client: LanguageClient):
     doc.apply(actions[0])
     assert "is_rocm = torch.version.hip is not None\n" in doc.text
     assert "if not is_rocm:\n    torch.backends.cuda.matmul.allow_tf32 = True\n" in doc.text
-    assert await doc.found() == [("ROC101", 7), ("ROC201", 6), ("ROC402", 1)]  # one line inserted
+    assert await doc.found() == [("ROC101", 8), ("ROC201", 7), ("ROC402", 1)]  # two lines inserted (flag, blank)
 
     # source.fixAll applies every remaining safe fix, like `rocm-lint check --fix`.
     whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=99, character=0))

@@ -77,12 +77,12 @@ def test_fix_writes_the_fixed_text_to_stdout(tmp_path):
     text = TF32 + "print(torch.cuda.get_device_name())  # unfixable? no: nothing to report\n" \
         + "torch.backends.cudnn.allow_tf32 = True; x = 1\n"
     proc = run_cli("check", "-", "--stdin-filename", "t.py", "--fix", input=text, cwd=tmp_path)
-    assert proc.stdout.startswith("import torch\nis_rocm = torch.version.hip is not None\nif not is_rocm:\n"
+    assert proc.stdout.startswith("import torch\n\nis_rocm = torch.version.hip is not None\nif not is_rocm:\n"
                                   "    torch.backends.cuda.matmul.allow_tf32 = True\n")
     assert proc.stdout.endswith("torch.backends.cudnn.allow_tf32 = True; x = 1\n")
     # what remains (a compound line cannot be gated) goes to stderr, and the exit code says so
     assert proc.returncode == 1
-    assert "t.py:6:1: ROC101" in proc.stderr and "Fixed 1 finding, 1 remaining" in proc.stderr
+    assert "t.py:7:1: ROC101" in proc.stderr and "Fixed 1 finding, 1 remaining" in proc.stderr
     assert (tmp_path / "t.py").read_text() == "on disk\n"  # the file is never written
 
 

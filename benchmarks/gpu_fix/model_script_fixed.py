@@ -7,6 +7,7 @@ import time
 
 import torch
 import torch._inductor.config as inductor_config
+
 is_rocm = torch.version.hip is not None
 
 if not is_rocm:

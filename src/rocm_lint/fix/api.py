@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint.config import Config
 from rocm_lint.finding import Applicability, Edit, FileError, Finding, GateStatement, RocmValue
-from rocm_lint.fix.engine import FixResult, learned_rocm_names
+from rocm_lint.fix.engine import FixResult, learned_rocm_names, line_edits
 
 MAX_PASSES = 8
 OVERLAPS = "overlaps another fix; run --fix again"
@@ -133,7 +133,7 @@ def _lines_edits(old: List[str], parts: List[Tuple[int, int, List[str]]]) -> Tup
             regions[-1] = (r1, i2, rlines + lines)
         else:
             regions.append((i1, i2, list(lines)))
-    edits: List[Edit] = []
+    hunks: List[Tuple[int, int, List[str]]] = []
     for r1, r2, b in regions:
         a = old[r1:r2]
         start, stop, limit = 0, 0, min(len(a), len(b))
@@ -144,9 +144,9 @@ def _lines_edits(old: List[str], parts: List[Tuple[int, int, List[str]]]) -> Tup
         a, b = a[start:len(a) - stop], b[start:len(b) - stop]
         base = r1 + start
         matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-        edits.extend(Edit("".join(b[j1:j2]), (base + i1 + 1, 0), (base + i2 + 1, 0))
+        hunks.extend((base + i1, base + i2, b[j1:j2])
                      for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
-    return tuple(edits)
+    return line_edits(old, hunks)
 
 
 def _split_python_edits(path: str, text: str, findings: Sequence[Finding],
@@ -227,14 +227,20 @@ def _split(old: List[str], new: List[str], result: FixResult,
             bare = [line.rstrip("\r\n") for line in lines]
             for k in range(len(lines) - len(flag) + 1):
                 if bare[k:k + len(flag)] == flag:
+                    # with the blank lines that set it off from the code around it
+                    end = k + len(flag)
+                    while k > 0 and not bare[k - 1]:
+                        k -= 1
+                    while end < len(lines) and not bare[end]:
+                        end += 1
                     if k == 0:
                         flag_at = i1
-                    elif k + len(flag) == len(lines):
+                    elif end == len(lines):
                         flag_at = i2
                     else:
                         return {}
-                    flag_lines = lines[k:k + len(flag)]
-                    lines = lines[:k] + lines[k + len(flag):]
+                    flag_lines = lines[k:end]
+                    lines = lines[:k] + lines[end:]
                     break
         if i1 == i2 and not lines:
             continue

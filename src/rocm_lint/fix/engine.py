@@ -155,13 +155,16 @@ def _parsed(text: str):
     return wrapper, wrapper.resolve(PositionProvider)
 
 
-def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan):
+def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan, path: str = ""):
     """Apply the recipes of ``findings`` with LibCST: (new text, ids of the applied findings,
-    whether the ROCm flag is used)."""
+    whether the ROCm flag is used); lines the fix makes too long are wrapped to the line length
+    of ``path``'s project, and its isort setting of blank lines after imports is kept."""
+    from rocm_lint.fix.layout import style_for
     from rocm_lint.fix.transform import apply_recipes
 
     wrapper, positions = _parsed(text)
-    return apply_recipes(wrapper, positions, split_lines(text), findings, flag)
+    line_length, blank_after_imports = style_for(path)
+    return apply_recipes(wrapper, positions, split_lines(text), findings, flag, line_length, blank_after_imports)
 
 
 # -- the public entry points ----------------------------------------------------------------------
@@ -202,7 +205,7 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
     def attempt(subset: Sequence[Finding]):
         """((new text, ids applied, flag used), None) when the subset's fixes verify, else (None, why)."""
         try:
-            new_text, applied, uses_flag = _transform(text, subset, flag)
+            new_text, applied, uses_flag = _transform(text, subset, flag, path)
         except Exception as exc:  # LibCST could not represent it: never guess
             return None, f"cannot build the fix: {type(exc).__name__}"
         try:
@@ -257,13 +260,29 @@ def python_edits_for(path: str, text: str, finding: Finding, *,
         return ()
     old = split_lines(text, keepends=True)
     new = split_lines(result.text, keepends=True)
-    edits = []
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
+    return line_edits(old, [(i1, i2, new[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+                            if tag != "equal"])
+
+
+def line_edits(old: List[str], hunks: Sequence[Tuple[int, int, List[str]]]) -> Tuple[Edit, ...]:
+    """Whole-line edits for ``hunks`` ((i1, i2, new lines): ``old[i1:i2]`` replaced, in order and
+    apart), each pure insertion in one canonical place.  A block inserted between lines equal to
+    its own ends has several correct diffs (the flag's blank line before it or after it), and
+    each finding's edits alone must equal the edits split from a whole file's fix, which are
+    diffed over a different range: so an insertion is slid down while its first line equals the
+    original line it goes before (and that line is no other hunk's), the place every diff of the
+    same change reaches."""
+    hunks = [(i1, i2, list(lines)) for i1, i2, lines in hunks]
+    for n, (i1, i2, lines) in enumerate(hunks):
+        if i1 != i2 or not lines:
             continue
-        edits.append(Edit("".join(new[j1:j2]), (i1 + 1, 0), (i2 + 1, 0)))
-    return tuple(edits)
+        limit = hunks[n + 1][0] - 1 if n + 1 < len(hunks) else len(old)
+        while i1 < limit and lines[0] == old[i1]:
+            lines = lines[1:] + [old[i1]]
+            i1 += 1
+        hunks[n] = (i1, i1, lines)
+    return tuple(Edit("".join(lines), (i1 + 1, 0), (i2 + 1, 0)) for i1, i2, lines in hunks)
 
 
 def unified_diff(path: str, old: str, new: str) -> str:

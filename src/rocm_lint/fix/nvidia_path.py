@@ -21,7 +21,8 @@ path, for its package), never the fixer's plan, and works out on its own what th
 3. **What the fix added.**  A module-level ``F = A.version.hip is not None`` or ``import torch``
    whose name the original never mentions is dropped only when it is inert on NVIDIA: every name
    it reads is soundly bound there, ``import torch`` comes after an unconditional module-level
-   import of torch (so it imports nothing, only binds a name), and a new flag is not exported
+   import of torch or right before one (so it imports nothing that import would not import
+   first, only binds a name), and a new flag is not exported
    (``__all__``, or a star import of the module by its package's ``__init__.py`` when the name is
    public) and not a name the package's ``__init__.py`` uses.
 4. Constant tests are decided (``if not False: S`` is ``S``, ``x if False else y`` is ``y``) and
@@ -266,10 +267,14 @@ class _Module:
         self.drop: Set[int] = set()  # ids of module-level statements proven inert
         top = tree.body
         torch_seen = False
-        for stmt in top:
+        for i, stmt in enumerate(top):
             fresh = [n for n in _stmt_names(stmt) if n not in original_names]
             if isinstance(stmt, ast.Import) and len(stmt.names) == 1 and stmt.names[0].name == "torch" and fresh:
-                if torch_seen:
+                following = top[i + 1] if i + 1 < len(top) else None
+                # right before an import of torch (or of a submodule), it imports nothing that
+                # statement would not import first
+                if torch_seen or (isinstance(following, (ast.Import, ast.ImportFrom))
+                                  and _is_torch_import(following)):
                     self.drop.add(id(stmt))
                 else:
                     self.reasons.append("the fix adds an import of torch to a module that does not import it "

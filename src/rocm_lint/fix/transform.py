@@ -17,6 +17,8 @@ import libcst as cst
 from rocm_lint.finding import Finding, GateStatement, GuardImport, RocmValue, WrapExpression
 from rocm_lint.lines import char_col
 
+_EMPTY = cst.Module([])
+
 # Contexts where a conditional expression needs no parentheses around it.
 _BARE_OK = (cst.Arg, cst.DictElement, cst.Assign, cst.AnnAssign, cst.Return, cst.Element,
             cst.Expr, cst.AugAssign, cst.StarredDictElement)
@@ -26,9 +28,18 @@ class RecipeTransformer(cst.CSTTransformer):
     """One pass over a module applying the recipes of its findings."""
 
     def __init__(self, positions, lines: List[str], findings: Sequence[Finding], flag_name: str,
-                 torch_alias: str, inline: Optional[Dict[int, str]] = None) -> None:
+                 torch_alias: str, inline: Optional[Dict[int, str]] = None, *, line_length: Optional[int] = None,
+                 module: Optional[cst.Module] = None, blank_after_imports: int = 1) -> None:
         super().__init__()
         self.positions = positions
+        self.lines = lines
+        # Formatter-clean: statements the fix pushes past the project's line length are wrapped
+        # (fix.layout); the statements holding a replaced value, by id of the original node.
+        self.line_length = line_length if module is not None and "\t" not in module.default_indent else None
+        self.module = module
+        self.widened: Set[int] = set()
+        self.guards: Dict[int, cst.Try] = {}  # the try/except ImportError blocks made here
+        self.blank_after_imports = blank_after_imports
         self.flag_name = flag_name
         self.torch_alias = torch_alias
         # id(finding) -> the torch name to test inline (`torch.version.hip is None`) instead of the flag
@@ -95,12 +106,67 @@ class RecipeTransformer(cst.CSTTransformer):
         return updated.with_changes(body=self.merge_gates(updated.body)) if self.created else updated
 
     def leave_Module(self, original, updated):
-        return updated.with_changes(body=self.merge_gates(updated.body)) if self.created else updated
+        if self.created:
+            updated = updated.with_changes(body=self.merge_gates(updated.body))
+        if self.guards:
+            # A guarded import is code, not an import: isort/ruff (I001) want the blank line after
+            # an import block before it.
+            body = list(updated.body)
+            for i in range(1, len(body)):
+                if self.guards.get(id(body[i])) is body[i] and not body[i].leading_lines and _is_import(body[i - 1]):
+                    body[i] = body[i].with_changes(leading_lines=[cst.EmptyLine()] * self.blank_after_imports)
+            updated = updated.with_changes(body=body)
+        return updated
+
+    # -- wrapping what a fix made too long ---------------------------------------------------------
+    def _indent(self) -> int:
+        """The columns of the block the node being left is in."""
+        return sum(len(node.indent if node.indent is not None else self.module.default_indent)
+                   for node in self.parents if isinstance(node, cst.IndentedBlock))
+
+    def _was_short(self, original) -> bool:
+        """Was ``original`` (a ``with`` statement's header) one line within the line length
+        before the fix?"""
+        if isinstance(original, cst.With):
+            first, last = self.positions.get(original), self.positions.get(original.items[-1])
+            if first is None or last is None or first.start.line != last.end.line:
+                return False
+            original = original.items[-1]
+        pos = self.positions.get(original)
+        if pos is None or pos.start.line != pos.end.line or pos.start.line > len(self.lines):
+            return False
+        return len(self.lines[pos.start.line - 1].rstrip("\r\n")) <= self.line_length
+
+    def _wrapped(self, original, updated, wrap, deeper: int = 0):
+        if self.line_length is None or not self._was_short(original):
+            return updated
+        new = wrap(updated, self._indent() + deeper, self.line_length, self.module.config_for_parsing)
+        return updated if new is None else new
+
+    def leave_With(self, original, updated):
+        if id(original) not in self.widened:
+            return updated
+        from rocm_lint.fix.layout import wrap_with
+
+        return self._wrapped(original, updated, wrap_with)
+
+    def leave_Decorator(self, original, updated):
+        if id(original) not in self.widened:
+            return updated
+        from rocm_lint.fix.layout import wrap_decorator
+
+        return self._wrapped(original, updated, wrap_decorator)
 
     def leave_SimpleStatementLine(self, original, updated):
         pos = self.positions[original]
         hits = [f for line, fs in self.gate_lines.items() if pos.start.line <= line <= pos.end.line for f in fs]
         guards = [f for line, fs in self.guard_lines.items() if pos.start.line <= line <= pos.end.line for f in fs]
+        if id(original) in self.widened or (hits and len(updated.body) == 1):
+            from rocm_lint.fix.layout import wrap_statement
+
+            # a gated statement moves one level deeper
+            updated = self._wrapped(original, updated, wrap_statement,
+                                    len(self.module.default_indent) if hits and self.module else 0)
         if not hits and not guards:
             return updated
         if len(updated.body) != 1:  # `a; b` on one line: no safe place to gate
@@ -120,11 +186,13 @@ class RecipeTransformer(cst.CSTTransformer):
         self.applied.update(id(f) for f in guards)
         fallback = [cst.SimpleStatementLine(body=[cst.Assign(
             targets=[cst.AssignTarget(target=cst.Name(n))], value=cst.Name("None"))]) for n in names]
-        return cst.Try(
+        guard = cst.Try(
             body=cst.IndentedBlock(body=[inner]),
             handlers=[cst.ExceptHandler(type=cst.Name("ImportError"), body=cst.IndentedBlock(body=fallback))],
             leading_lines=updated.leading_lines,
         )
+        self.guards[id(guard)] = guard
+        return guard
 
     def on_leave(self, original, updated):
         result = super().on_leave(original, updated)
@@ -140,6 +208,12 @@ class RecipeTransformer(cst.CSTTransformer):
     def _replace_value(self, key, result):
         f, recipe = self.values.pop(key)
         self.applied.add(id(f))
+        for node in reversed(self.parents):  # the statement (or header part) now longer
+            if isinstance(node, (cst.SimpleStatementLine, cst.With, cst.Decorator)):
+                self.widened.add(id(node))
+                break
+            if isinstance(node, (cst.BaseCompoundStatement, cst.IndentedBlock)):
+                break
         parent = self.parents[-1] if self.parents else None
         wrap = not isinstance(parent, _BARE_OK)
         parens = dict(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if wrap else {}
@@ -172,11 +246,57 @@ def bound_names(stmt) -> List[str]:
     return names
 
 
-def apply_recipes(wrapper, positions, lines: List[str], findings: Sequence[Finding], flag):
+def _is_import(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
+
+
+def _module_names(stmt) -> Optional[List[str]]:
+    """The modules a plain ``import a, b.c`` line imports (None for anything else)."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Import)):
+        return None
+    return [_EMPTY.code_for_node(alias.name) for alias in stmt.body[0].names]
+
+
+def _imports_torch(stmt) -> bool:
+    """A one-statement line importing torch or a submodule (``from torch.x import y``,
+    ``import torch.nn as nn``)."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return False
+    small = stmt.body[0]
+    if isinstance(small, cst.ImportFrom):
+        module = _EMPTY.code_for_node(small.module) if small.module is not None else ""
+        return not small.relative and (module == "torch" or module.startswith("torch."))
+    names = _module_names(stmt) or []
+    return any(n == "torch" or n.startswith("torch.") for n in names)
+
+
+def _isort_place_of_import_torch(body, at: int) -> Optional[int]:
+    """Where isort (ruff's defaults: plain imports before ``from`` imports in a section, sorted by
+    module) wants an added ``import torch``, when that is right before the first module-level
+    torch import (before ``at``): its index, else None (the import then goes after it)."""
+    k = next((i for i in range(min(at, len(body))) if _imports_torch(body[i])), None)
+    if k is None:
+        return None
+    names = _module_names(body[k])
+    if names is not None and not all(n.lower() > "torch" for n in names):
+        return None  # a plain import that sorts before ``torch`` (it already binds the name)
+    if k > 0 and not body[k].leading_lines and isinstance(body[k - 1], cst.SimpleStatementLine) \
+            and any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in body[k - 1].body):
+        previous = _module_names(body[k - 1])
+        if previous is None or not all(n.lower() < "torch" for n in previous):
+            return None  # isort's place is further up, away from the torch import
+    return k
+
+
+def apply_recipes(wrapper, positions, lines: List[str], findings: Sequence[Finding], flag,
+                  line_length: Optional[int] = None, blank_after_imports: Optional[int] = None):
     """Rewrite the module held by ``wrapper``: (new source, ids of the applied findings, whether
     the ROCm flag is used; its statements are inserted where the plan says when it is new).
     Findings in ``flag.inline`` test ``<torch>.version.hip`` in place instead of the flag."""
-    fixer = RecipeTransformer(positions, lines, findings, flag.name, flag.torch_alias, flag.inline)
+    fixer = RecipeTransformer(positions, lines, findings, flag.name, flag.torch_alias, flag.inline,
+                              line_length=line_length, module=wrapper.module,
+                              blank_after_imports=blank_after_imports or 1)
     new_module = wrapper.visit(fixer)
     applied = fixer.applied
     uses_flag = any(isinstance(f.recipe, (GateStatement, RocmValue)) and id(f) not in flag.inline
@@ -185,5 +305,24 @@ def apply_recipes(wrapper, positions, lines: List[str], findings: Sequence[Findi
         stmts = [cst.parse_statement(s + "\n") for s in flag.statements]
         body = list(new_module.body)
         at = flag.insert_after + 1
+        before = _isort_place_of_import_torch(body, at) if flag.statements[0] == "import torch" else None
+        if before is not None:
+            # ``import torch`` right before the torch import isort puts it before (it imports
+            # nothing that statement would not import first); the flag stays after the imports
+            added = stmts.pop(0)
+            body = (body[:before] + [added.with_changes(leading_lines=body[before].leading_lines),
+                                     body[before].with_changes(leading_lines=())] + body[before + 1:])
+            at += 1
+        if 0 < at <= len(body):
+            # Formatter-clean: the blank line isort/ruff (I001) want after an import block (or
+            # the project's ``lines-after-imports``), the two ruff format and pycodestyle (E305)
+            # want after a def or class.
+            # (An ``import torch`` the plan adds joins the import block; the blank lines go before
+            # the first statement that is not an import.)
+            after_def = isinstance(body[at - 1], (cst.FunctionDef, cst.ClassDef))
+            first = next((i for i, st in enumerate(stmts) if not _is_import(st)), None)
+            if first is not None:
+                blank = max(blank_after_imports or 1, 2 if after_def and first == 0 else 1)
+                stmts[first] = stmts[first].with_changes(leading_lines=[cst.EmptyLine()] * blank)
         new_module = new_module.with_changes(body=body[:at] + stmts + body[at:])
     return new_module.code, applied, uses_flag

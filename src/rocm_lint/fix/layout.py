@@ -1,0 +1,360 @@
+"""Formatter-clean fixes: a statement that a fix made longer than the project's line length is
+wrapped the way ruff format (and black) would wrap it, so a pre-commit run with ruff's hooks
+beside rocm-lint's does not fail a second time on every fixed commit.
+
+The line length is the project's: ``line-length`` of ``ruff.toml``/``.ruff.toml``/``[tool.ruff]``,
+``[tool.black]``, or ``max-line-length`` of flake8 (``.flake8``, ``setup.cfg``, ``tox.ini``), the
+closest directory's file first; 88 (ruff's and black's default) where none says.  Only a line
+the fix pushed past it is wrapped: a line that was already longer is left alone (the project does
+not hold it to a length), and so is anything already spread over several lines.
+
+The layouts are ruff format's for the shapes fixes make (``A if is_rocm else B`` as a value, an
+argument, a dict value or an index; a gated statement one level deeper):
+
+* a value ending in brackets (a call, an index, a literal) is split at those brackets: the
+  contents on one indented line when they fit, else one item per line with a magic trailing
+  comma, and an item that still does not fit split in turn (its own brackets, or a conditional
+  expression over three lines);
+* any other value of an assignment or ``return`` is put in parentheses, on one indented line
+  when it fits, else a conditional expression over three lines;
+* a trailing comment stays on the last line and counts towards its width, except pragma
+  comments (``# noqa``, ``# type:`` ...), which ruff does not count.
+
+Wrapping changes whitespace only: the statement's syntax tree is the same, and the verification
+of the fix (the NVIDIA program must be the original one) runs on the wrapped text.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import re
+import sys
+from functools import lru_cache
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from rocm_lint.discovery import read_bounded
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
+DEFAULT_LINE_LENGTH = 88
+_CONFIG_BYTES = 1 << 20
+_PRAGMA = re.compile(r"#\s*(?:noqa|type:|pyright:|pylint:|ruff:|isort:|nosec|fmt:)", re.IGNORECASE)
+
+
+# -- the project's line length -------------------------------------------------------------------
+def _read(path: str) -> Optional[str]:
+    try:
+        data = read_bounded(path, _CONFIG_BYTES)
+    except OSError:
+        return None
+    if isinstance(data, str):  # why not, in words: not a regular file, too big
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _positive(value: object) -> Optional[int]:
+    try:
+        number = int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if 0 < number < 10000 else None
+
+
+_NAMES = (".ruff.toml", "ruff.toml", "pyproject.toml", ".flake8", "setup.cfg", "tox.ini")
+
+
+def _signature(directory: str) -> Tuple[Tuple[str, int, int], ...]:
+    """The config files of ``directory`` as (name, mtime, size): an edited file is read again
+    (the language server lives long)."""
+    out = []
+    for name in _NAMES:
+        try:
+            st = os.stat(os.path.join(directory, name))
+        except (OSError, ValueError):
+            continue
+        out.append((name, st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+def _isort_lines(table: object) -> Optional[int]:
+    """``lines-after-imports`` / ``lines_after_imports`` of an isort table, where ruff format
+    accepts it (1 or 2)."""
+    if not isinstance(table, dict):
+        return None
+    value = table.get("lines-after-imports", table.get("lines_after_imports"))
+    return value if value in (1, 2) and not isinstance(value, bool) else None
+
+
+@lru_cache(maxsize=256)
+def _from_directory(directory: str, signature: Tuple[Tuple[str, int, int], ...]) -> Tuple[Optional[int], Optional[int]]:
+    """(line length, blank lines after imports) that the config files of ``directory`` set, in
+    ruff's order of precedence; None for what they do not set."""
+    present = {name for name, _, _ in signature}
+    length = blank = None
+    for name in (".ruff.toml", "ruff.toml", "pyproject.toml"):
+        if name not in present:
+            continue
+        text = _read(os.path.join(directory, name))
+        if text is None:
+            continue
+        try:
+            data = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+            continue
+        tool = data.get("tool", {}) if name == "pyproject.toml" else {"ruff": data}
+        if not isinstance(tool, dict):
+            continue
+        for section in ("ruff", "black"):
+            table = tool.get(section)
+            if length is None and isinstance(table, dict):
+                length = _positive(table.get("line-length"))
+        ruff = tool.get("ruff") if isinstance(tool.get("ruff"), dict) else {}
+        lint = ruff.get("lint") if isinstance(ruff.get("lint"), dict) else {}
+        for table in (lint.get("isort"), ruff.get("isort"), tool.get("isort")):
+            if blank is None:
+                blank = _isort_lines(table)
+        if length is not None or blank is not None:
+            return length, blank
+    for name in (".flake8", "setup.cfg", "tox.ini"):
+        if name not in present:
+            continue
+        text = _read(os.path.join(directory, name))
+        if text is None:
+            continue
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read_string(text)
+        except (configparser.Error, ValueError):
+            continue
+        for key in ("max-line-length", "max_line_length"):
+            if parser.has_option("flake8", key) and _positive(parser.get("flake8", key)):
+                return _positive(parser.get("flake8", key)), None
+    return None, None
+
+
+def style_for(path: str) -> Tuple[int, Optional[int]]:
+    """(line length, blank lines after the import block) of ``path``'s project: the closest
+    directory whose config files set them (ruff's, black's, isort's or flake8's settings); 88 and
+    None (isort's automatic choice) where nothing says."""
+    directory = os.path.dirname(os.path.abspath(path or "."))
+    length = blank = None
+    while length is None or blank is None:
+        signature = _signature(directory)
+        if signature:
+            found_length, found_blank = _from_directory(directory, signature)
+            length = length if length is not None else found_length
+            blank = blank if blank is not None else found_blank
+            if found_length is not None or found_blank is not None:
+                break  # the closest configured project wins, as ruff's settings do
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return (length if length is not None else DEFAULT_LINE_LENGTH), blank
+
+
+def line_length_for(path: str) -> int:
+    """The line length the formatter of ``path``'s project keeps (88 where nothing says)."""
+    return style_for(path)[0]
+
+
+# -- layouts ---------------------------------------------------------------------------------------
+_EMPTY = cst.Module([])
+
+
+def _code(node) -> str:
+    return _EMPTY.code_for_node(node)
+
+
+def _comment_width(comment: Optional[cst.Comment]) -> int:
+    if comment is None or _PRAGMA.match(comment.value):
+        return 0
+    return 2 + len(comment.value)
+
+
+def _bare(item) -> str:
+    """An argument or element without its comma and the space after it."""
+    changes = {}
+    if hasattr(item, "comma"):
+        changes["comma"] = cst.MaybeSentinel.DEFAULT
+    if isinstance(item, cst.Arg):
+        changes["whitespace_after_arg"] = cst.SimpleWhitespace("")
+    return _code(item.with_changes(**changes))
+
+
+class Layout:
+    """Lines for a statement at ``indent`` columns within ``limit`` (continuation lines relative to
+    the statement: the parse of the result puts them under the block's indentation)."""
+
+    def __init__(self, limit: int, indent: int) -> None:
+        self.limit = limit
+        self.indent = indent
+
+    def fits(self, line: str, extra: int = 0) -> bool:
+        return self.indent + len(line) + extra <= self.limit
+
+    def brackets(self, node) -> Optional[Tuple[str, List[Tuple[object, str]], str, bool]]:
+        """(text up to the opening bracket, [(item node, item text)], closing bracket, whether an
+        exploded list gets a trailing comma) of a node that ends in brackets."""
+        if isinstance(node, cst.Call) and node.args and not node.lpar:
+            return _code(node.func) + "(", [(a, _bare(a)) for a in node.args], ")", True
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and not node.lpar \
+                and isinstance(node.slice[0].slice, cst.Index):
+            return _code(node.value) + "[", [(node.slice[0].slice.value, _bare(node.slice[0]))], "]", False
+        if isinstance(node, (cst.Dict, cst.List, cst.Set)) and node.elements and not node.lpar:
+            opening, closing = {cst.Dict: "{}", cst.List: "[]", cst.Set: "{}"}[type(node)]
+            return opening, [(e, _bare(e)) for e in node.elements], closing, True
+        return None
+
+    def split(self, node, ind: int, tail: int) -> Optional[List[str]]:
+        """``node`` split at its brackets: the first line continues the current one, the others
+        are indented by ``ind``; ``tail`` is the width of what follows the closing bracket."""
+        parts = self.brackets(node)
+        if parts is None:
+            return None
+        opening, items, closing, trailing = parts
+        inner = " " * (ind + 4)
+        hugged = inner + ", ".join(text for _, text in items)
+        if self.fits(hugged) and not any("\n" in text for _, text in items):
+            return [opening, hugged, " " * ind + closing]
+        lines = [opening]
+        for n, (item, text) in enumerate(items):
+            comma = "," if trailing or n + 1 < len(items) else ""
+            line = inner + text + comma
+            if self.fits(line) or "\n" in text:
+                lines.append(line)
+                continue
+            lines.extend(self._item(item, text, ind + 4, comma) or [line])
+        lines.append(" " * ind + closing)
+        return lines
+
+    def _item(self, item, text: str, ind: int, comma: str) -> Optional[List[str]]:
+        """An argument or element too long for one line, split in turn."""
+        prefix, value = "", item
+        if isinstance(item, cst.Arg):
+            value = item.value
+            prefix = text[:len(text) - len(_code(value))] if text.endswith(_code(value)) else None
+        elif isinstance(item, (cst.Element, cst.DictElement)):
+            value = item.value
+            prefix = text[:len(text) - len(_code(value))] if text.endswith(_code(value)) else None
+        if prefix is None:
+            return None
+        if isinstance(value, cst.IfExp) and not value.lpar and not prefix:
+            lines = self.conditional(value, ind)
+            lines[-1] += comma
+            return lines
+        split = self.split(value, ind, len(comma))
+        if split is None:
+            return None
+        split[0] = " " * ind + prefix + split[0]
+        split[-1] += comma
+        return split
+
+    def conditional(self, node: cst.IfExp, ind: int) -> List[str]:
+        pad = " " * ind
+        return [pad + _code(node.body), pad + "if " + _code(node.test), pad + "else " + _code(node.orelse)]
+
+    def statement(self, head: str, value, tail: str, comment: int, parenthesize: bool) -> Optional[List[str]]:
+        """The lines of ``head value tail`` (the comment's width after the last line), or None
+        where no layout applies."""
+        split = self.split(value, 0, len(tail) + comment)
+        if split is not None:
+            # (where even the line up to the bracket is too long, ruff's layout is another one)
+            return [head + split[0]] + split[1:-1] + [split[-1] + tail] if self.fits(head + split[0]) else None
+        if not parenthesize or not self.fits(head + "("):
+            return None
+        flat = "    " + _code(value)
+        if self.fits(flat) or not isinstance(value, cst.IfExp) or value.lpar:
+            body = [flat]
+        else:
+            body = self.conditional(value, 4)
+        return [head + "("] + body + [")" + tail]
+
+
+def _value_of(small) -> Tuple[Optional[object], bool]:
+    """(the value a statement ends with, whether ruff puts it in parentheses when it is too long)."""
+    if isinstance(small, (cst.Assign, cst.AugAssign, cst.Return)) and small.value is not None:
+        return small.value, True
+    if isinstance(small, cst.AnnAssign) and small.value is not None:
+        return small.value, True
+    if isinstance(small, cst.Expr):
+        return small.value, False
+    return None, False
+
+
+def wrap_statement(stmt: cst.SimpleStatementLine, indent: int, limit: int, config) -> Optional[cst.SimpleStatementLine]:
+    """``stmt`` (one line at ``indent`` columns) wrapped to ``limit``, or None when it fits, is
+    not one line, or has no layout here."""
+    if len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    flat = _code(small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT))
+    comment = _comment_width(stmt.trailing_whitespace.comment)
+    layout = Layout(limit, indent)
+    if "\n" in flat or layout.fits(flat, comment):
+        return None
+    value, parenthesize = _value_of(small)
+    if value is None or not flat.endswith(_code(value)):
+        return None
+    head = flat[:len(flat) - len(_code(value))]
+    lines = layout.statement(head, value, "", comment, parenthesize)
+    if lines is None:
+        return None
+    try:
+        new = cst.parse_statement("\n".join(lines) + "\n", config=config)
+    except cst.ParserSyntaxError:
+        return None
+    if not isinstance(new, cst.SimpleStatementLine):
+        return None
+    return new.with_changes(leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace)
+
+
+def wrap_with(stmt: cst.With, indent: int, limit: int, config) -> Optional[cst.With]:
+    """A ``with`` statement of one item whose header runs past ``limit``: the item split at its
+    brackets (``with f(\\n    {...}\\n):``)."""
+    if len(stmt.items) != 1 or stmt.asynchronous is not None or isinstance(stmt.lpar, cst.LeftParen):
+        return None
+    item = stmt.items[0]
+    tail = (" as " + _code(item.asname.name) if item.asname else "") + ":"
+    head = "with "
+    flat = head + _code(item.item) + tail
+    comment = _comment_width(getattr(stmt.body, "header", None) and stmt.body.header.comment)
+    layout = Layout(limit, indent)
+    if "\n" in flat or layout.fits(flat, comment):
+        return None
+    lines = layout.statement(head, item.item, tail, comment, parenthesize=False)
+    if lines is None:
+        return None
+    try:
+        new = cst.parse_statement("\n".join(lines) + "\n    pass\n", config=config)
+    except cst.ParserSyntaxError:
+        return None
+    if not isinstance(new, cst.With):
+        return None
+    return new.with_changes(body=stmt.body, leading_lines=stmt.leading_lines)
+
+
+def wrap_decorator(decorator: cst.Decorator, indent: int, limit: int, config) -> Optional[cst.Decorator]:
+    """A decorator call past ``limit``, split at its parentheses."""
+    flat = "@" + _code(decorator.decorator)
+    comment = _comment_width(decorator.trailing_whitespace.comment)
+    layout = Layout(limit, indent)
+    if "\n" in flat or layout.fits(flat, comment):
+        return None
+    lines = layout.statement("@", decorator.decorator, "", comment, parenthesize=False)
+    if lines is None:
+        return None
+    try:
+        new = cst.parse_statement("\n".join(lines) + "\ndef f():\n    pass\n", config=config)
+    except cst.ParserSyntaxError:
+        return None
+    if not isinstance(new, cst.FunctionDef) or len(new.decorators) != 1:
+        return None
+    return new.decorators[0].with_changes(leading_lines=decorator.leading_lines,
+                                          trailing_whitespace=decorator.trailing_whitespace)

@@ -1,0 +1,221 @@
+"""Fixes pass the formatters people run beside rocm-lint (issue: a pre-commit config with ruff's
+hooks failed every fixed commit a second time).
+
+Every Python fix fixture and rule fixture is first made clean as a project running ruff keeps its
+files (imports sorted, formatted, line length 120 in a ruff.toml rocm-lint reads too); the fixed
+file must stay clean under ruff's import sorting (I001), line length (E501) and formatter: the
+inserted flag sits after the import block with the blank line isort/ruff want (two after a def or
+class), an added ``import torch`` in isort's place, a guarded import set off from the imports,
+and a statement the fix made too long wrapped as ruff format wraps it.  The real ruff binary runs
+on the files (it is a test dependency)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+RUFF = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+pytestmark = pytest.mark.skipif(RUFF is None, reason="ruff is not installed (a test dependency)")
+
+CASES = sorted((ROOT / "fixtures" / "fixes").glob("*.py")) + sorted((ROOT / "fixtures" / "rules").glob("ROC*.py"))
+
+
+def _clean(path: Path) -> bool:
+    check = subprocess.run([RUFF, "check", "--no-cache", "--isolated", "--select", "I,E501", "--line-length", "120",
+                            str(path)], capture_output=True, text=True)
+    form = subprocess.run([RUFF, "format", "--no-cache", "--isolated", "--line-length", "120", "--check", str(path)],
+                          capture_output=True, text=True)
+    return check.returncode == 0 and form.returncode == 0
+
+
+def _fixed(path: Path) -> str:
+    from test_fixes import fixed_text
+
+    return fixed_text(path.read_text("utf-8"), unsafe="unsafe" in path.name, path=str(path)).text
+
+
+def _formatted(path: Path, tmp_path: Path) -> Path:
+    """The fixture as a project that runs ruff keeps it: imports sorted, formatted."""
+    (tmp_path / "ruff.toml").write_text("line-length = 120\n")  # what the fix wraps to
+    out = tmp_path / "formatted" / path.name
+    out.parent.mkdir()
+    out.write_text(path.read_text("utf-8"), "utf-8")
+    subprocess.run([RUFF, "check", "--no-cache", "--isolated", "--select", "I", "--fix", "--line-length", "120",
+                    str(out)], capture_output=True)
+    subprocess.run([RUFF, "format", "--no-cache", "--isolated", "--line-length", "120", str(out)],
+                   capture_output=True)
+    return out
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: getattr(p, "name", None))
+def test_a_formatter_clean_file_stays_formatter_clean(path, tmp_path):
+    path = _formatted(path, tmp_path)
+    if not _clean(path):
+        pytest.skip("ruff cannot make the fixture itself clean (a line it cannot wrap)")
+    fixed = _fixed(path)
+    if fixed == path.read_text("utf-8"):
+        pytest.skip("nothing to fix once formatted")
+    out = tmp_path / path.name
+    out.write_text(fixed, "utf-8")
+    assert _clean(out), subprocess.run([RUFF, "check", "--no-cache", "--isolated", "--select", "I,E501",
+                                        "--line-length", "120", "--diff", str(out)], capture_output=True,
+                                       text=True).stdout + subprocess.run(
+        [RUFF, "format", "--no-cache", "--isolated", "--line-length", "120", "--diff", str(out)],
+        capture_output=True, text=True).stdout
+
+
+@pytest.mark.parametrize("tail", ["\n\ndef setup():\n    torch.backends.cuda.matmul.allow_tf32 = True\n    return os.sep\n",
+                                  "\ntorch.backends.cuda.matmul.allow_tf32 = True\nprint(os.sep)\n",
+                                  "\n\nclass Model:\n    pass\n\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+                                  "print(os.sep)\n"])
+def test_the_flag_after_the_import_block_is_formatter_clean(tail, tmp_path):
+    """A sorted import block followed by a def, by code, or by a class: the flag goes after the
+    imports with the blank line ruff's isort wants, and what followed keeps its blank lines."""
+    before = tmp_path / "before.py"
+    before.write_text("import os\n\nimport torch\n" + tail)
+    assert _clean(before)
+    after = tmp_path / "after.py"
+    after.write_text(_fixed(before))
+    assert "is_rocm = torch.version.hip is not None" in after.read_text()
+    assert _clean(after), after.read_text()
+
+
+# -- line lengths and layouts --------------------------------------------------------------------
+def _fix_in(tmp_path: Path, source: str, config: str = "", name: str = "pyproject.toml") -> str:
+    if config:
+        (tmp_path / name).write_text(config)
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    return _fixed(path)
+
+
+LONG = 'import os\n\nimport torch\n\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True,max_split_size_mb:512"\n'
+
+
+@pytest.mark.parametrize("config,name,wrapped", [
+    ("", "pyproject.toml", True),  # ruff's default, 88
+    ("[tool.ruff]\nline-length = 140\n", "pyproject.toml", False),
+    ("[tool.black]\nline-length = 140\n", "pyproject.toml", False),
+    ("line-length = 140\n", "ruff.toml", False),
+    ("line-length = 140\n", ".ruff.toml", False),
+    ("[flake8]\nmax-line-length = 140\n", "setup.cfg", False),
+    ("[flake8]\nmax-line-length = 140\n", "tox.ini", False),
+    ("[flake8]\nmax-line-length = 88\n", ".flake8", True),
+    ("[tool.ruff]\nline-length = 'broken'\n", "pyproject.toml", True),  # unreadable: the default
+])
+def test_the_line_length_is_the_projects(tmp_path, config, name, wrapped):
+    fixed = _fix_in(tmp_path, LONG, config, name)
+    assert ("= (\n" in fixed) == wrapped, fixed
+    assert "max_split_size_mb" in fixed
+
+
+def test_a_line_already_too_long_is_left_alone(tmp_path):
+    fixed = _fix_in(tmp_path, LONG, "[tool.ruff]\nline-length = 50\n")
+    assert 'os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "' in fixed
+
+
+@pytest.mark.parametrize("source", [
+    # a gated statement moves one level deeper
+    "import os\n\nimport torch\n\n\ndef f(x):\n    if x:\n        os.environ[\"PYTORCH_CUDA_ALLOC_CONF\"] = "
+    "\"max_split_size_mb:512\"\n",
+    # an argument, a keyword argument and a dict value, with a trailing comment
+    "import torch\n\n\ndef build(model, options):\n    return torch.compile(model, mode=\"max-autotune\", "
+    "dynamic=False)  # compile it\n",
+    "import torch\n\n\ndef build(model, options):\n    return torch.compile(model, options={\"triton.cudagraphs\": True, "
+    "\"max_autotune\": True})\n",
+    # a pragma comment does not count
+    'import os\n\nimport torch\n\nos.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True,max_split_size_mb:1")'
+    "  # noqa: E501\n",
+    # a with statement, a decorator
+    "import torch\nimport torch._inductor.config as inductor_config\n\n\ndef f():\n    with inductor_config.patch("
+    "{\"triton.cudagraphs\": True, \"max_autotune\": True}):\n        pass\n",
+    "import torch\n\n\n@torch.compile(mode=\"reduce-overhead\", fullgraph=True, dynamic=False)\ndef f(x):\n"
+    "    return x\n",
+])
+def test_what_a_fix_makes_too_long_is_wrapped_as_ruff_format_would(tmp_path, source):
+    """The project's line length is the source's longest line (formatted by ruff): each fix
+    pushes a line past it, and the fixed file is what ruff format makes of it."""
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    subprocess.run([RUFF, "format", "--no-cache", "--isolated", "--line-length", "200", str(path)], capture_output=True)
+    source = path.read_text()
+    limit = str(max(len(line) for line in source.splitlines()))
+    (tmp_path / "ruff.toml").write_text(f"line-length = {limit}\n")
+    fixed = _fixed(path)
+    assert fixed != source
+    out = tmp_path / "fixed.py"
+    out.write_text(fixed)
+    diff = subprocess.run([RUFF, "format", "--no-cache", "--isolated", "--line-length", limit, "--diff", str(out)],
+                          capture_output=True, text=True)
+    assert diff.returncode == 0, fixed + diff.stdout
+    assert any(line.endswith(("(", "[", "{")) for line in fixed.splitlines())  # a wrapped line
+
+
+@pytest.mark.parametrize("imports,expected", [
+    ("from torch._inductor import config\n", "import torch\nfrom torch._inductor import config\n"),
+    ("import os\n\nimport numpy as np\nfrom torch._inductor import config\n",
+     "import numpy as np\nimport torch\nfrom torch._inductor import config\n"),
+    ("import torch.nn as nn\nfrom torch._inductor import config\n",
+     "import torch\nimport torch.nn as nn\n"),
+    # isort's place is away from the torch import: right after it (never moved past other imports)
+    ("import transformers\nfrom torch._inductor import config\n",
+     "from torch._inductor import config\nimport torch\n"),
+    ("from accelerate import Accelerator\nfrom torch._inductor import config\n",
+     "from torch._inductor import config\nimport torch\n"),
+])
+def test_an_added_import_of_torch_goes_where_isort_puts_it_next_to_the_torch_import(imports, expected):
+    from rocm_lint.fix.nvidia_path import check_nvidia_path
+
+    source = imports + "\nconfig.triton.cudagraphs = True\n"
+    fixed = _fixed_text(source)
+    assert expected in fixed, fixed
+    assert check_nvidia_path(source, fixed) is None
+
+
+def test_the_checker_refuses_import_torch_before_other_imports():
+    """Independent of where the fixer puts it: ``import torch`` before an import that is not
+    torch's changes what is imported first."""
+    from rocm_lint.fix.nvidia_path import check_nvidia_path
+
+    source = "import transformers\nfrom torch._inductor import config\n\nconfig.triton.cudagraphs = True\n"
+    moved = ("import torch\nimport transformers\nfrom torch._inductor import config\n\n"
+             "is_rocm = torch.version.hip is not None\n\nif not is_rocm:\n    config.triton.cudagraphs = True\n")
+    assert "import of torch" in check_nvidia_path(source, moved)
+
+
+def _fixed_text(source: str) -> str:
+    from test_fixes import fixed_text
+
+    return fixed_text(source).text
+
+
+def test_a_guarded_import_is_set_off_from_the_imports_before_it(tmp_path):
+    source = "import os\n\nimport pynvml\nimport torch\n\nprint(os.sep, pynvml, torch)\n"
+    from test_fixes import fixed_text
+
+    fixed = fixed_text(source, unsafe=True).text
+    assert "import os\n\ntry:\n    import pynvml\n" in fixed, fixed
+
+
+@pytest.mark.parametrize("config", ["[tool.ruff.lint.isort]\nlines-after-imports = 2\n",
+                                    "[tool.ruff.isort]\nlines-after-imports = 2\n",
+                                    "[tool.isort]\nlines_after_imports = 2\n"])
+def test_the_projects_blank_lines_after_imports_are_kept(tmp_path, config):
+    """diffusers sets ``lines-after-imports = 2``: with one blank line every fixed file failed I001."""
+    (tmp_path / "pyproject.toml").write_text(config)
+    path = tmp_path / "m.py"
+    path.write_text("import torch\n\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
+    fixed = _fixed(path)
+    assert fixed.startswith("import torch\n\n\nis_rocm = torch.version.hip is not None\n"), fixed
+    if "ruff" in config:  # (isort's own setting is isort's: ruff does not read it)
+        out = tmp_path / "fixed.py"
+        out.write_text(fixed)
+        check = subprocess.run([RUFF, "check", "--no-cache", "--select", "I", str(out)], capture_output=True,
+                               text=True, cwd=tmp_path)
+        assert check.returncode == 0, check.stdout
