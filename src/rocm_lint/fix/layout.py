@@ -288,6 +288,26 @@ def _value_of(small) -> Tuple[Optional[object], bool]:
     return None, False
 
 
+def _relaid(indent: int, limit: int, config, head: str, value, tail: str, comment, parenthesize: bool,
+            after: str, kind):
+    """The statement ``head value tail`` (its comment after it) laid out within ``limit`` and
+    parsed (``after``: what completes it as a statement, a body), or None where it fits, is not
+    one line, has no layout here, or does not parse as ``kind``."""
+    layout = Layout(limit, indent)
+    width = _comment_width(comment)
+    flat = head + _code(value) + tail
+    if "\n" in flat or layout.fits(flat, width):
+        return None
+    lines = layout.statement(head, value, tail, width, parenthesize)
+    if lines is None:
+        return None
+    try:
+        new = cst.parse_statement("\n".join(lines) + "\n" + after, config=config)
+    except cst.ParserSyntaxError:
+        return None
+    return new if isinstance(new, kind) else None
+
+
 def wrap_statement(stmt: cst.SimpleStatementLine, indent: int, limit: int, config) -> Optional[cst.SimpleStatementLine]:
     """``stmt`` (one line at ``indent`` columns) wrapped to ``limit``, or None when it fits, is
     not one line, or has no layout here."""
@@ -295,24 +315,13 @@ def wrap_statement(stmt: cst.SimpleStatementLine, indent: int, limit: int, confi
         return None
     small = stmt.body[0]
     flat = _code(small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT))
-    comment = _comment_width(stmt.trailing_whitespace.comment)
-    layout = Layout(limit, indent)
-    if "\n" in flat or layout.fits(flat, comment):
-        return None
     value, parenthesize = _value_of(small)
     if value is None or not flat.endswith(_code(value)):
         return None
-    head = flat[:len(flat) - len(_code(value))]
-    lines = layout.statement(head, value, "", comment, parenthesize)
-    if lines is None:
-        return None
-    try:
-        new = cst.parse_statement("\n".join(lines) + "\n", config=config)
-    except cst.ParserSyntaxError:
-        return None
-    if not isinstance(new, cst.SimpleStatementLine):
-        return None
-    return new.with_changes(leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace)
+    new = _relaid(indent, limit, config, flat[:len(flat) - len(_code(value))], value, "",
+                  stmt.trailing_whitespace.comment, parenthesize, "", cst.SimpleStatementLine)
+    return None if new is None else new.with_changes(leading_lines=stmt.leading_lines,
+                                                     trailing_whitespace=stmt.trailing_whitespace)
 
 
 def wrap_with(stmt: cst.With, indent: int, limit: int, config) -> Optional[cst.With]:
@@ -322,39 +331,17 @@ def wrap_with(stmt: cst.With, indent: int, limit: int, config) -> Optional[cst.W
         return None
     item = stmt.items[0]
     tail = (" as " + _code(item.asname.name) if item.asname else "") + ":"
-    head = "with "
-    flat = head + _code(item.item) + tail
-    comment = _comment_width(getattr(stmt.body, "header", None) and stmt.body.header.comment)
-    layout = Layout(limit, indent)
-    if "\n" in flat or layout.fits(flat, comment):
-        return None
-    lines = layout.statement(head, item.item, tail, comment, parenthesize=False)
-    if lines is None:
-        return None
-    try:
-        new = cst.parse_statement("\n".join(lines) + "\n    pass\n", config=config)
-    except cst.ParserSyntaxError:
-        return None
-    if not isinstance(new, cst.With):
-        return None
-    return new.with_changes(body=stmt.body, leading_lines=stmt.leading_lines)
+    header = getattr(stmt.body, "header", None)
+    new = _relaid(indent, limit, config, "with ", item.item, tail, header.comment if header else None, False,
+                  "    pass\n", cst.With)
+    return None if new is None else new.with_changes(body=stmt.body, leading_lines=stmt.leading_lines)
 
 
 def wrap_decorator(decorator: cst.Decorator, indent: int, limit: int, config) -> Optional[cst.Decorator]:
     """A decorator call past ``limit``, split at its parentheses."""
-    flat = "@" + _code(decorator.decorator)
-    comment = _comment_width(decorator.trailing_whitespace.comment)
-    layout = Layout(limit, indent)
-    if "\n" in flat or layout.fits(flat, comment):
-        return None
-    lines = layout.statement("@", decorator.decorator, "", comment, parenthesize=False)
-    if lines is None:
-        return None
-    try:
-        new = cst.parse_statement("\n".join(lines) + "\ndef f():\n    pass\n", config=config)
-    except cst.ParserSyntaxError:
-        return None
-    if not isinstance(new, cst.FunctionDef) or len(new.decorators) != 1:
+    new = _relaid(indent, limit, config, "@", decorator.decorator, "", decorator.trailing_whitespace.comment, False,
+                  "def f():\n    pass\n", cst.FunctionDef)
+    if new is None or len(new.decorators) != 1:
         return None
     return new.decorators[0].with_changes(leading_lines=decorator.leading_lines,
                                           trailing_whitespace=decorator.trailing_whitespace)
