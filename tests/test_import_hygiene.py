@@ -25,3 +25,28 @@ def test_package_does_not_depend_on_torch():
     deps = requires("rocm-lint") or []
     # libcst is a dependency (for --fix) but is imported only when fixing: see the test above
     assert not [d for d in deps if d.split()[0].lower().startswith("torch") and "extra" not in d]
+
+
+def test_a_python_check_loads_no_cpp_or_config_file_reader(tmp_path):
+    """The registry imports every rule family, and families mix languages (ROC3 reads Python and
+    shell, ROC6/ROC7 hold a Python rule beside the C++ ones): their readers load only when a file
+    of that language is checked, and their patterns compile on first use (a third of a one-file
+    check's start-up).  A C++ file then loads them and the lazily bound names are the real ones."""
+    py = tmp_path / "train.py"
+    py.write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
+    cu = tmp_path / "k.cu"
+    cu.write_text("__global__ void k(int *o) { unsigned m = __ballot_sync(0xffffffff, o[0]); o[1] = m; }\n")
+    code = (
+        "import sys\n"
+        "from rocm_lint.cli import main\n"
+        f"main(['check', '--quiet', '--exit-zero', '--no-cache', {str(py)!r}])\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('rocm_lint.cpp', 'rocm_lint.configfiles')))\n"
+        "sys.stderr.write('LOADED:' + ','.join(loaded) + '\\n')\n"
+        f"main(['check', '--exit-zero', '--no-cache', '--output-format', 'concise', {str(cu)!r}])\n"
+        "import rocm_lint.rules.warp as warp, rocm_lint.cpp.scanner as scanner\n"
+        "sys.stderr.write('REAL:%s\\n' % (warp.calls is scanner.calls))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "LOADED:\n" in proc.stderr, proc.stderr
+    assert "ROC601" in proc.stdout, proc.stdout + proc.stderr
+    assert "REAL:True" in proc.stderr, proc.stderr

@@ -17,7 +17,6 @@ import fnmatch
 import os
 import re
 import stat
-import tempfile
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -328,6 +327,8 @@ def write_text_atomic(file: str, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
+    import tempfile  # (only --fix and the cache write: not a check's start-up)
+
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".rocm-lint-{os.getpid()}-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:

@@ -368,9 +368,9 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
             else:
                 # A few files (pre-commit's changed files): read the modules they import too.
                 project.prepass(_python_sources(files), facts, follow_imports=len(files) <= _FOLLOW_IMPORTS)
-        triggers = project.trigger_key()
         todo = files
         if cache is not None:
+            triggers = project.trigger_key()
             todo = []
             for path in files:
                 hit = cache.lookup(path, digests[path], triggers) if path in digests else None

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
-from rocm_lint.configfiles.scanner import ConfigUnit, Setting, default_of, truthy
 from rocm_lint.domain import ALLOC_CONF_VARS, AUTOTUNE_ENV
 from rocm_lint.finding import Applicability, GateStatement, Recipe, RocmValue, span_of
+from rocm_lint.lazy import LazyPattern, lazy_functions
 from rocm_lint.python.context import ModuleContext
 from rocm_lint.python.patterns import env_settings
 from rocm_lint.rule import FixAvailability, Hit, PyHit, Rule
+
+if TYPE_CHECKING:
+    from rocm_lint.configfiles.unit import ConfigUnit, Setting
+
+# (the config-file machinery is imported when a config file is checked, not by a Python check)
+lazy_functions(globals(), "rocm_lint.configfiles.unit", "default_of", "truthy")
 
 _MESSAGE = ("`max_split_size_mb` in {where}: combined with expandable segments (on by default from "
             "ROCm 7.0) it has grown reserved memory until OOM and read back zeros on ROCm: {advice}")
@@ -39,7 +45,7 @@ ROC302 = Rule(
                          "ROCm; leave it unset (or 0) where the job runs on ROCm"},
 )
 
-_NO_EXPANDABLE = re.compile(r"expandable_segments\s*:\s*(?:False|false|0)\b")
+_NO_EXPANDABLE = LazyPattern(r"expandable_segments\s*:\s*(?:False|false|0)\b")
 
 
 def risky_max_split(conf: str) -> bool:

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from rocm_lint.domain import NVIDIA, ROCM
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.python.analyzer import walk_gated
 from rocm_lint.python.context import ModuleContext, ModuleFacts, State
-from rocm_lint.python.project import ExportedFacts
 from rocm_lint.python.patterns import env_settings
+from rocm_lint.python.project import ExportedFacts
 from rocm_lint.rule import CONFIG_LANGUAGES, PyHit, Rule
 
 # -- what reaches nvcc ---------------------------------------------------------------------
@@ -186,7 +187,7 @@ def _exported_nvcc_flags(ctx: ModuleContext) -> Dict[str, Tuple[str, ...]]:
 
 
 # A quoted option (``"-gencode=..."``, ``'--threads'``): one linear pass over a module's text.
-_QUOTED_OPTION = re.compile(r"""["'](-{1,2}[A-Za-z][\w-]*)""")
+_QUOTED_OPTION = LazyPattern(r"""["'](-{1,2}[A-Za-z][\w-]*)""")
 
 
 def _nvcc_option_offsets(text: str) -> List[int]:
@@ -268,7 +269,7 @@ def nvcc_only_flag(node: ast.Constant, ctx: ModuleContext) -> Iterator[PyHit]:
     yield PyHit(node, ROC501.message(option=option))
 
 
-_SINK_WORDS = re.compile(ROC501.precheck)
+_SINK_WORDS = LazyPattern(ROC501.precheck)
 
 
 def _names_a_sink(ctx: ModuleContext) -> bool:
@@ -336,22 +337,22 @@ AMD_ARCH_VARS = {"PYTORCH_ROCM_ARCH", "HCC_AMDGPU_TARGET", "AMDGPU_TARGETS", "GP
 # reuse the CUDA variable); a file that reads TORCH_CUDA_ARCH_LIST does not take its AMD arch from it.
 AMD_ARCH_SETTINGS = AMD_ARCH_VARS | {"TORCH_CUDA_ARCH_LIST"}
 # A flag string that names an NVIDIA arch: the whole string starts with the flag.
-_NVIDIA_ARCH_FLAG = re.compile(
+_NVIDIA_ARCH_FLAG = LazyPattern(
     r"\s*(?:(?:-gencode|--generate-code)[=\s]*)?(?:arch|code)=(?:sm|compute|lto)_\d"
     r"|\s*(?:-arch|--gpu-architecture|--gpu-code|-code)[=\s]+(?:sm|compute)_\d"
     r"|\s*-DCMAKE_CUDA_ARCHITECTURES=\"?\d")
 # Strings that ROC501 already reports when they reach nvcc (the -gencode spelling).
-_ROC501_ARCH_FLAG = re.compile(r"\s*(?:-gencode|--generate-code|--gpu-architecture|--gpu-code|-code|arch=|code=)")
+_ROC501_ARCH_FLAG = LazyPattern(r"\s*(?:-gencode|--generate-code|--gpu-architecture|--gpu-code|-code|arch=|code=)")
 # An AMD arch flag (no string starts with both this and an NVIDIA arch flag).
-_AMD_ARCH_FLAG = re.compile(
+_AMD_ARCH_FLAG = LazyPattern(
     r"\s*(?:--offload-arch|--amdgpu-target|--cuda-gpu-arch|-mcpu|-D(?:CMAKE_HIP_ARCHITECTURES|AMDGPU_TARGETS"
     r"|GPU_TARGETS|GPU_ARCHS|ROCM_AMDGPU_TARGETS))=\"?gfx\d")
 # The file also builds for ROCm: names an AMD arch setting or detects the GPU.
-ROCM_COUNTERPART = re.compile(
+ROCM_COUNTERPART = LazyPattern(
     r"PYTORCH_ROCM_ARCH|offload-arch|amdgpu-target|HIP_ARCHITECTURES|GPU_TARGETS|gcnArchName"
     r"|rocm_agent_enumerator|amdgpu-arch|\bgfx\d")
 # The file takes the AMD arch from the environment or from the GPU: literal archs are fallbacks.
-_AMD_ARCH_SOURCE = re.compile(
+_AMD_ARCH_SOURCE = LazyPattern(
     r"(?:getenv|environ\.get)\(\s*[\"'](?:%s)[\"']|[\"'](?:%s)[\"']\s+(?:not\s+)?in\s+"
     r"(?:os\.)?environ|gcnArchName|rocm_agent_enumerator|amdgpu-arch|rocminfo|_get_rocm_arch_flags"
     % ("|".join(sorted(AMD_ARCH_VARS)), "|".join(sorted(AMD_ARCH_VARS))))

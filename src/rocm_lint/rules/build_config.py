@@ -6,30 +6,33 @@ The rules and their messages are defined with the Python checks in :mod:`rocm_li
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from rocm_lint.configfiles.scanner import ConfigUnit
 from rocm_lint.domain import NVIDIA
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import CONFIG_LANGUAGES, Hit
 from rocm_lint.rules.build import AMD_ARCH_SETTINGS, AMD_ARCH_VARS, NVIDIA_ARCH_VARS, ROC502, ROC503, ROCM_COUNTERPART
+
+if TYPE_CHECKING:
+    from rocm_lint.configfiles.unit import ConfigUnit
 
 _CONFIG_NVIDIA_ARCH_VARS = NVIDIA_ARCH_VARS | {"CUDA_ARCHITECTURES"}  # + the CMake target property
 _CONFIG_AMD_ARCH_VARS = AMD_ARCH_SETTINGS | {"HIP_ARCHITECTURES"}
 # NVIDIA arch flags in a command line or a flags variable (words joined by blanks; CMake lists by `;`).
-_NVIDIA_ARCH_WORD = re.compile(
+_NVIDIA_ARCH_WORD = LazyPattern(
     r"(?<![\w-])(?:(?:-gencode|--generate-code)[=\s;]+)?arch=compute_\d+[a-z]?(?:,\s*code=\[?(?:sm|compute|lto)_\d+[a-z]?"
     r"(?:,(?:sm|compute|lto)_\d+[a-z]?)*\]?)?"
     r"|(?<![\w-])(?:-arch|--gpu-architecture|--gpu-code|-code|--cuda-gpu-arch)[=\s;]+(?:sm|compute)_\d+[a-z]?")
-_AMD_ARCH_WORD = re.compile(r"(?<![\w-])(?:--offload-arch|--amdgpu-target|--cuda-gpu-arch|-mcpu)=gfx[0-9a-f]+[\w:+-]*"
+_AMD_ARCH_WORD = LazyPattern(r"(?<![\w-])(?:--offload-arch|--amdgpu-target|--cuda-gpu-arch|-mcpu)=gfx[0-9a-f]+[\w:+-]*"
                             r"(?:,gfx[0-9a-f]+[\w:+-]*)*")
 # The file deals with ROCm: an AMD arch setting, a gfx name, or ROCm/HIP named at all (a platform
 # switch, a ROCm install path, hipify).  Its NVIDIA arch list is then one side of a split.
-_ROCM_AWARE = re.compile(ROCM_COUNTERPART.pattern + r"|(?i:rocm(?!-lint)|(?<![a-z])hip(?![a-z])|hipcc|hipify|amdgpu)")
+_ROCM_AWARE = LazyPattern(ROCM_COUNTERPART.pattern + r"|(?i:rocm(?!-lint)|(?<![a-z])hip(?![a-z])|hipcc|hipify|amdgpu)")
 # A recipe for NVIDIA machines: it points at the CUDA toolkit or an NVIDIA image or wheel.
-_NVIDIA_RECIPE = re.compile(r"/usr/local/cuda|\bCUDA_HOME\b|\bCUDA_PATH\b|\bnvcc\b|nvidia/cuda|nvcr\.io|nvidia-smi"
+_NVIDIA_RECIPE = LazyPattern(r"/usr/local/cuda|\bCUDA_HOME\b|\bCUDA_PATH\b|\bnvcc\b|nvidia/cuda|nvcr\.io|nvidia-smi"
                             r"|/whl/cu1\d|\+cu1\d{1,2}\b|cuda-toolkit")
 # The AMD arch comes from the user or the GPU: literal archs in the file are fallbacks.
-_CONFIG_AMD_ARCH_SOURCE = re.compile(
+_CONFIG_AMD_ARCH_SOURCE = LazyPattern(
     r"rocm_agent_enumerator|amdgpu-arch|rocminfo|gcnArchName|offload-arch=native"
     r"|(?:\$ENV\{|DEFINED\s+ENV\{)(?:%s)\}|\$\{(?:%s):?[-=]" % (("|".join(sorted(AMD_ARCH_VARS)),) * 2))
 

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
-from rocm_lint.cpp.preproc import ROCM, Node, Platform, names_in, truth
-from rocm_lint.cpp.scanner import (CppUnit, calls, gate_lines, literal_value, newline_of, rocm_condition,
-                                   rocm_gate_macro, rocm_if)
+from rocm_lint.domain import ROCM
 from rocm_lint.finding import Applicability
+from rocm_lint.lazy import LazyPattern, lazy_functions
 from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
+
+if TYPE_CHECKING:
+    from rocm_lint.cpp.preproc import Node
+    from rocm_lint.cpp.scanner import CppUnit
+
+# (the C++ machinery is imported when a C++ file is checked, not by a Python check)
+lazy_functions(globals(), "rocm_lint.cpp.preproc", "Platform", "names_in", "truth")
+lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls", "gate_lines", "literal_value", "newline_of",
+               "rocm_condition", "rocm_gate_macro", "rocm_if")
 
 ROC701 = Rule(
     "ROC701", "inline-ptx",
@@ -167,7 +175,7 @@ CUDA_HEADERS: Dict[str, Optional[str]] = {
     "cufile.h": None,
     "nvrtc.h": None,
 }
-_INCLUDE = re.compile(r"\s*[<\"]([^>\"]+)[>\"]")
+_INCLUDE = LazyPattern(r"\s*[<\"]([^>\"]+)[>\"]")
 
 
 def includes(unit: CppUnit) -> List[Tuple[object, str, int, int]]:
@@ -232,9 +240,9 @@ def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
 
 
 # -- NVIDIA-only libraries and APIs ---------------------------------------------------------------
-_LIBCUDACXX = re.compile(r"^(?:cutlass|cute)/|^cuda/(?!.*\.h$)|^cuda/std/")
+_LIBCUDACXX = LazyPattern(r"^(?:cutlass|cute)/|^cuda/(?!.*\.h$)|^cuda/std/")
 # libcu++ headers AMD's libhipcxx does not provide (its documented limitations).
-_NOT_IN_LIBHIPCXX = re.compile(r"^cuda/(?:std/)?(?:pipeline|barrier|latch|semaphore|annotated_ptr|ptx)\b")
+_NOT_IN_LIBHIPCXX = LazyPattern(r"^cuda/(?:std/)?(?:pipeline|barrier|latch|semaphore|annotated_ptr|ptx)\b")
 
 
 def _library_message(header: str, lib: str) -> str:
@@ -281,10 +289,10 @@ def find_wmma(unit: CppUnit) -> Iterator[Hit]:
 
 
 # -- inline PTX ------------------------------------------------------------------------------------
-_ASM = re.compile(r"(?:asm|__asm__|__asm)\b(?:\s+(?:volatile|__volatile__|goto|inline))*")
+_ASM = LazyPattern(r"(?:asm|__asm__|__asm)\b(?:\s+(?:volatile|__volatile__|goto|inline))*")
 # PTX instructions carry dotted type/space qualifiers (mov.u32, ld.global.nc.v4.u32, mma.sync...);
 # AMD GCN mnemonics use underscores (v_mov_b32, s_waitcnt), so the dot tells them apart.
-_PTX = re.compile(r"(?:^|[;{}\s]|\\[nt])(?:@!?%?\w+\s+)?[a-z][a-z0-9]*(?:\.[a-z0-9_]+)+\b"
+_PTX = LazyPattern(r"(?:^|[;{}\s]|\\[nt])(?:@!?%?\w+\s+)?[a-z][a-z0-9]*(?:\.[a-z0-9_]+)+\b"
                   r"|(?:^|[;{}\s])\.(?:reg|pred|shared|local|global|param)\b|^\s*(?:trap|brkpt|pmevent)\s*;")
 
 
@@ -430,7 +438,7 @@ def find_runtime_version_compares(unit: CppUnit) -> Iterator[Hit]:
 
 
 # -- NVIDIA-only primitives ------------------------------------------------------------------------
-_PRIMITIVES = re.compile(
+_PRIMITIVES = LazyPattern(
     r"\b(__nanosleep|__pipeline_memcpy_async|__pipeline_commit|__pipeline_wait_prior|__pipeline_arrive_on"
     r"|cuda\s*::\s*memcpy_async)\s*\(")
 # Masks that name every lane: a 64-bit all-ones, or -1.  (A 32-bit all-ones is ROC602's finding,
@@ -472,13 +480,13 @@ from rocm_lint.rule import PyHit  # noqa: E402
 
 _TRITON_ASM_CALL = "inline_asm_elementwise"
 # Files and folders of NVIDIA-only code (Triton's own `language/extra/cuda`, Hopper/Blackwell kernels).
-_NVIDIA_ONLY_PATH = re.compile(r"(?<![a-z0-9])(?:cuda|nvidia|ptx|hopper|blackwell|sm_?90a?|sm_?100a?|multimem|nvls"
+_NVIDIA_ONLY_PATH = LazyPattern(r"(?<![a-z0-9])(?:cuda|nvidia|ptx|hopper|blackwell|sm_?90a?|sm_?100a?|multimem|nvls"
                                r"|nvshmem)(?![a-z0-9])")
 
 
 # A test that picks the code per platform in words the gate analysis does not know (Triton's
 # `get_current_target().backend == "cuda"`, `if USE_PTX:`): either branch is one side of a split.
-_PLATFORM_TEST = re.compile(r"\b(?:cuda|nvidia|ptx|hip|rocm|amd|is_nv\w*|is_amd\w*)\b", re.I)
+_PLATFORM_TEST = LazyPattern(r"\b(?:cuda|nvidia|ptx|hip|rocm|amd|is_nv\w*|is_amd\w*)\b", re.I)
 
 
 def _under_platform_test(ctx: ModuleContext) -> bool:

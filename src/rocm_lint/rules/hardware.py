@@ -6,6 +6,7 @@ import ast
 import re
 from typing import Iterator, Optional
 
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.python.context import ModuleContext, ModuleFacts
 from rocm_lint.python.patterns import uses_nvidia_interconnect
 from rocm_lint.rule import PyHit, Rule
@@ -73,22 +74,22 @@ _FNUZ = {"torch.float8_e4m3fnuz": "float8_e4m3fnuz", "torch.float8_e5m2fnuz": "f
 # Words in a test (if/ternary), a function name or a competing binding that show the fp8
 # format is chosen per GPU architecture: ``"gfx94" in props.gcnArchName``,
 # ``current_platform.fp8_dtype()``, ``is_fp8_fnuz()``, ``use_fnuz`` ...
-_ARCH_WORDS = re.compile(r"gcnarchname|gfx\d|fnuz|fp8_dtype\s*\(|\bocp\b|mi300|mi3[05]5|mi350|cdna3", re.I)
+_ARCH_WORDS = LazyPattern(r"gcnarchname|gfx\d|fnuz|fp8_dtype\s*\(|\bocp\b|mi300|mi3[05]5|mi350|cdna3", re.I)
 # Tests and function names about the format of stored data (a checkpoint serialised as OCP
 # e4m3fn is loaded as such on every GPU; vLLM converts it after loading), not a compute choice.
 # Storage-only casts (``storage_dtype=``, ``fp8_input_store``, weight-only configs) go through
 # PyTorch's software conversion and back, never through fp8 hardware, so they are safe too.
-_STORED_FORMAT = re.compile(
+_STORED_FORMAT = LazyPattern(
     r"checkpoint|serializ|create_weights|load_state|state_dict|convert|storage|_store\b|store_|"
     r"weight_?only|layerwise_casting", re.I)
 # Keywords that take a dtype; ``out_dtype=`` of torch._scaled_mm included.  ``elem_dtype=``
 # (OCP MX element formats, OCP by specification) is left out.
-_DTYPE_KEYWORD = re.compile(r"(^|_)dtype$")
+_DTYPE_KEYWORD = LazyPattern(r"(^|_)dtype$")
 _NOT_A_CHOICE_KEYWORDS = {"elem_dtype", "storage_dtype"}
 # Path parts and function names of code that never runs on a ROCm GPU (NVIDIA-only
 # libraries and architectures, CPU kernels), or whose fp8 type is OCP e4m3 by specification
 # on every vendor (NVFP4 block scales, OCP MX formats): no per-GPU choice to make there.
-_NOT_ROCM_GPU = re.compile(
+_NOT_ROCM_GPU = LazyPattern(
     r"(?<![a-z0-9])(?:nvfp4|mxfp\d*|mx|mx_formats|fp4|nv|cutlass|cute|cutedsl|deep_?gemm|"
     r"trtllm|flashinfer|marlin|machete|flashmla|hopper|blackwell|sm_?90a?|sm_?100a?|nvidia|"
     r"modelopt|nunchaku|cpu|x86|hpu|xpu|npu|mps|tpu|habana|gaudi|ascend)(?![a-z0-9])")
@@ -245,8 +246,8 @@ def hard_coded_fp8_dtype(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
 
 # -- ROC802: warp width ----------------------------------------------------------------------
 # Names that hold the width of a warp (not a count of warps such as ``num_warps``).
-_WARP_SIZE_NAME = re.compile(r"warp_?size|threads_?per_?warp|warp_?width|lanes_?per_?warp", re.I)
-_WARP_NAME = re.compile(r"warp", re.I)
+_WARP_SIZE_NAME = LazyPattern(r"warp_?size|threads_?per_?warp|warp_?width|lanes_?per_?warp", re.I)
+_WARP_NAME = LazyPattern(r"warp", re.I)
 
 
 def _name_of(node: ast.AST) -> Optional[str]:
@@ -334,7 +335,7 @@ def warp_thread_math(node: ast.BinOp, ctx: ModuleContext) -> Iterator[PyHit]:
 # -- ROC802: Triton num_warps above 16 ---------------------------------------------------------------
 # 1024 threads per block at most, on every GPU: 32 warps of 32 threads on NVIDIA, 16 of 64 on CDNA.
 _MAX_WAVE64_WARPS = 16
-_NUM_WARPS_NAME = re.compile(r"(?:num_?|n_?)?warps", re.I)
+_NUM_WARPS_NAME = LazyPattern(r"(?:num_?|n_?)?warps", re.I)
 
 
 def _too_many(node: ast.AST, ctx: ModuleContext, at: Optional[ast.AST] = None) -> Optional[int]:
@@ -384,7 +385,7 @@ def _is_sweep(value: ast.AST, ctx: ModuleContext) -> bool:
 # Tests that pick the warp count per device: another vendor's (`if x.device.type == "xpu":`, whose
 # Triton backends have their own widths), or the AMD architecture or warp width in words the gate
 # analysis does not know (`32 if not is_cdna() else 16`, `if warp_size == 64:`).
-_OTHER_DEVICE = re.compile(r"\b(?:xpu|npu|hpu|mlu|musa|mps|intel|ascend|habana|gaudi)\b"
+_OTHER_DEVICE = LazyPattern(r"\b(?:xpu|npu|hpu|mlu|musa|mps|intel|ascend|habana|gaudi)\b"
                            r"|cdna|rdna|hip|rocm|amd|gfx\d|wave|warp_?size", re.I)
 
 
@@ -442,7 +443,7 @@ def _filtered(loop: ast.AST) -> bool:
 
 # The module bounds warp counts itself: it compares them (`config.num_warps <= max_num_warps`, a
 # config pruner) or reads the device's warp width.
-_WARP_COUNT_CHECKED = re.compile(r"\bnum_warps\s*[<>]|[<>]=?\s*(?:\w+\.)?\w*num_warps\b"
+_WARP_COUNT_CHECKED = LazyPattern(r"\bnum_warps\s*[<>]|[<>]=?\s*(?:\w+\.)?\w*num_warps\b"
                                  r"|get_current_target\(\)\.warp_size|properties\([^()\n]{0,80}\)\.warp_size"
                                  r"|\bwarpSize\b")
 

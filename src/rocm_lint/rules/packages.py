@@ -5,12 +5,16 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Iterator, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Iterator, Optional, Set, Tuple
 
-from rocm_lint.configfiles.scanner import NVIDIA, ConfigUnit
+from rocm_lint.domain import NVIDIA
 from rocm_lint.finding import Applicability, GuardImport
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.python.context import ModuleContext
 from rocm_lint.rule import FixAvailability, Hit, PyHit, Rule
+
+if TYPE_CHECKING:
+    from rocm_lint.configfiles.unit import ConfigUnit
 
 ROC401 = Rule(
     "ROC401", "unguarded-pynvml-import",
@@ -206,7 +210,7 @@ _MISSING_TOOL_ERRORS = {"FileNotFoundError", "OSError", "EnvironmentError", "IOE
 # they raise CalledProcessError.
 _SHELL_ERRORS = _MISSING_TOOL_ERRORS | {"CalledProcessError", "SubprocessError"}
 _NVIDIA_HELPER_WORDS = ("cuda", "nvcc", "nvidia", "nvml")
-_ENV_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_ENV_WORD = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def _tool_of_word(word: Optional[str]) -> Optional[str]:
@@ -266,7 +270,7 @@ def _looks_up(ctx: ModuleContext, scope: ast.AST, tool: str) -> bool:
 
 
 # ROCm's profilers: a file that names one runs each platform's own (a platform split).
-_ROCM_PROFILER = re.compile(r"\b(?:rocprof\w*|rocsys|omniperf|omnitrace|roctracer)\b", re.I)
+_ROCM_PROFILER = LazyPattern(r"\b(?:rocprof\w*|rocsys|omniperf|omnitrace|roctracer)\b", re.I)
 
 
 def _names_profiler(words: Set[str], tool: str) -> bool:
@@ -318,8 +322,8 @@ def nvidia_tool_subprocess(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit
 
 
 # -- ROC404 in shell scripts, Dockerfiles and YAML: the NVIDIA profilers as a command prefix ----------
-_PROFILER_TEST = re.compile(r"\b(?:nsys|ncu|nvprof|nsight[\w-]*|rocprof\w*|omniperf|omnitrace)\b", re.I)
-_NUMBER = re.compile(r"\d+$")
+_PROFILER_TEST = LazyPattern(r"\b(?:nsys|ncu|nvprof|nsight[\w-]*|rocprof\w*|omniperf|omnitrace)\b", re.I)
+_NUMBER = LazyPattern(r"\d+$")
 
 
 def _profiler_at(words) -> Optional[int]:

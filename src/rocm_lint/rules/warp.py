@@ -10,11 +10,17 @@ import os
 import re
 from bisect import bisect_left
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
-from rocm_lint.cpp.scanner import CppUnit, calls, gate_lines, literal_value, whole_statement_lines
 from rocm_lint.finding import Applicability
+from rocm_lint.lazy import LazyPattern, lazy_functions
 from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
+
+if TYPE_CHECKING:
+    from rocm_lint.cpp.scanner import CppUnit
+
+# (the C++ machinery is imported when a C++ file is checked, not by a Python check)
+lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls", "gate_lines", "literal_value", "whole_statement_lines")
 
 ROC601 = Rule(
     "ROC601", "lane-mask-32-bit",
@@ -94,12 +100,12 @@ ROC605 = Rule(
 FULL32 = 0xFFFFFFFF
 
 # -- ROC601 ------------------------------------------------------------------------------------
-_BALLOT = re.compile(r"__(?:ballot_sync|ballot|activemask)\b")
+_BALLOT = LazyPattern(r"__(?:ballot_sync|ballot|activemask)\b")
 _TYPE32 = r"(?:unsigned\s+int|unsigned(?!\s+(?:long|char|short))|(?<!long\s)int|uint32_t|int32_t|uint|u32)"
-_DECL32 = re.compile(r"^\s*(?:(?:const|static|register|volatile)\s+)*(" + _TYPE32 + r")\s+([A-Za-z_]\w*)\s*=\s*"
+_DECL32 = LazyPattern(r"^\s*(?:(?:const|static|register|volatile)\s+)*(" + _TYPE32 + r")\s+([A-Za-z_]\w*)\s*=\s*"
                      r"(?:\(\s*" + _TYPE32 + r"\s*\)\s*|static_cast\s*<\s*" + _TYPE32 + r"\s*>\s*\(\s*)?$")
-_ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*$")
-_NARROW_CALL = re.compile(r"\b(__popc|__ffs|__clz|__brev)\s*\(\s*$")
+_ASSIGN = LazyPattern(r"^\s*([A-Za-z_]\w*)\s*=\s*$")
+_NARROW_CALL = LazyPattern(r"\b(__popc|__ffs|__clz|__brev)\s*\(\s*$")
 _SAME_MEANING_64 = {"__popc": "__popcll", "__ffs": "__ffsll"}  # __clz/__brev count from bit 63
 
 
@@ -123,10 +129,10 @@ def declared_32(unit: CppUnit, name: str, before: int) -> bool:
     return False
 
 
-_TYPE32_AT = re.compile(r"(?=\b(?:" + _TYPE32 + r")\s+)")
-_TYPE32_HERE = re.compile(r"\b(?:" + _TYPE32 + r")\s+")
-_DECLARATOR = re.compile(r"([A-Za-z_]\w*)\s*([;,=])?")
-_INITIALISER = re.compile(r"=[^,;]*,\s*")
+_TYPE32_AT = LazyPattern(r"(?=\b(?:" + _TYPE32 + r")\s+)")
+_TYPE32_HERE = LazyPattern(r"\b(?:" + _TYPE32 + r")\s+")
+_DECLARATOR = LazyPattern(r"([A-Za-z_]\w*)\s*([;,=])?")
+_INITIALISER = LazyPattern(r"=[^,;]*,\s*")
 
 
 def _declarations_32(unit: CppUnit):
@@ -283,9 +289,9 @@ def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
             yield ROC601.hit(sh[0], sh[1], ROC601.message("variable_shift", name=name))
 
 
-_NARROW_WORDS = re.compile(r"__(?:popc|ffs|clz|brev)\b")
-_NARROW_AT = re.compile(r"(__popc|__ffs|__clz|__brev)\s*\(")
-_IDENTS = re.compile(r"[A-Za-z_]\w*")
+_NARROW_WORDS = LazyPattern(r"__(?:popc|ffs|clz|brev)\b")
+_NARROW_AT = LazyPattern(r"(__popc|__ffs|__clz|__brev)\s*\(")
+_IDENTS = LazyPattern(r"[A-Za-z_]\w*")
 
 
 def _narrow_calls(unit: CppUnit) -> Dict[str, List[Tuple[int, int, str, str]]]:
@@ -322,7 +328,7 @@ def _where(unit: CppUnit, where: Tuple[str, int]) -> str:
 # ``(1 << lane) & mask``), found once per file and looked up per variable: a kernel with
 # thousands of ballots stays linear.  The shift test is matched at every offset (a lookahead)
 # because its two forms can overlap: ``x & (1 << y) & mask``.
-_SHIFT_TEST = re.compile(r"(?=(?P<all>\b(?P<a>[A-Za-z_]\w*)\s*&\s*\(?\s*1[uU]?\s*<<"
+_SHIFT_TEST = LazyPattern(r"(?=(?P<all>\b(?P<a>[A-Za-z_]\w*)\s*&\s*\(?\s*1[uU]?\s*<<"
                          r"|\(\s*1[uU]?\s*<<\s*\w+\s*\)\s*&\s*(?P<b>[A-Za-z_]\w*)\b))")
 
 
@@ -410,7 +416,7 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
 
 
 # -- ROC602 ------------------------------------------------------------------------------------
-_SYNC_MASK_CALL = re.compile(
+_SYNC_MASK_CALL = LazyPattern(
     r"__(?:shfl(?:_up|_down|_xor)?_sync|ballot_sync|any_sync|all_sync|uni_sync|syncwarp"
     r"|match_(?:any|all)_sync|reduce_\w+_sync)\b")
 
@@ -481,14 +487,14 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
 
 
 # -- ROC603 / ROC605: hard-coded wave sizes ----------------------------------------------------------
-_WARP_NAME = re.compile(
+_WARP_NAME = LazyPattern(
     r"(?i)(?:^(?:k|c|g|s|m)?_*|_)(?:warp|wave(?:front)?)_?(?:size|sz|width|len(?:gth)?|threads|lanes|dim)_*$"
     r"|threads_?per_?(?:warp|wave)|lanes_?per_?(?:warp|wave)|^(?:k_?)?num_?lanes$"
     # a warp size with a tag: WARP_SIZE_GGUF (not a log, shift, bit count, mask or half of it)
     r"|(?:^(?:k|c|g|s|m)?_*|_)(?:warp|wave(?:front)?)_?size_(?!(?:log|shift|bits?|mask|half|bytes?)(?:_|\d|$))"
     r"[a-z0-9]+_*$")
-_BLOCK_DIM_BEHIND = re.compile(r"blockDim\s*\.\s*[xyz]\s*$")
-_TILE = re.compile(r"(?:tiled_partition|thread_block_tile)\s*<\s*(\d+)\s*[,>]")
+_BLOCK_DIM_BEHIND = LazyPattern(r"blockDim\s*\.\s*[xyz]\s*$")
+_TILE = LazyPattern(r"(?:tiled_partition|thread_block_tile)\s*<\s*(\d+)\s*[,>]")
 _LANE_OPERAND = r"(?:threadIdx\s*\.\s*[xyz]|\b(?:tid|tidx|tid_x|thread_id|threadId|thread_idx|threadIdx_x|ltid|local_tid|lane|lane_id|laneId|lane_idx|laneid|lane_index))"
 
 
@@ -501,7 +507,7 @@ def _size_patterns(size: int):
     return math, named
 
 
-_LANE_OPERAND_BEHIND = re.compile(_LANE_OPERAND + r"\s*$")
+_LANE_OPERAND_BEHIND = LazyPattern(_LANE_OPERAND + r"\s*$")
 
 
 def _name_behind(code: str, lo: int, hi: int) -> Optional[Tuple[int, str]]:
@@ -519,15 +525,15 @@ def _name_behind(code: str, lo: int, hi: int) -> Optional[Tuple[int, str]]:
     return (i, code[i:end]) if i < end else None
 
 
-_OPERATOR_BEHIND = re.compile(r"(>>|&|%|/)\s*$")
-_ASSIGNED_BEHIND = re.compile(r"(?<![=!<>])=\s*(?:\(\s*)?$")
+_OPERATOR_BEHIND = LazyPattern(r"(>>|&|%|/)\s*$")
+_ASSIGNED_BEHIND = LazyPattern(r"(?<![=!<>])=\s*(?:\(\s*)?$")
 _MATH32, _NAMED32 = _size_patterns(32)
 _MATH64, _NAMED64 = _size_patterns(64)
-_SHFL_WIDTH = re.compile(r"__shfl(?:_up|_down|_xor)?(_sync)?\b")
-_REDUCTION_LOOP = re.compile(
+_SHFL_WIDTH = LazyPattern(r"__shfl(?:_up|_down|_xor)?(_sync)?\b")
+_REDUCTION_LOOP = LazyPattern(
     r"for\s*\(\s*(?:(?:const\s+)?(?:unsigned\s+int|unsigned|int|uint32_t|size_t|auto|int32_t|uint)\s+)?([A-Za-z_]\w*)\s*="
     r"\s*(\d+)[uU]?\s*;")
-_CUB_WARP = re.compile(r"\bWarp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\s*<[^<>;{}]*?,\s*(\d+)\s*[,>]")
+_CUB_WARP = LazyPattern(r"\bWarp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\s*<[^<>;{}]*?,\s*(\d+)\s*[,>]")
 
 
 def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
@@ -641,8 +647,8 @@ def find_wave64_on_rocm_side(unit: CppUnit) -> Iterator[Hit]:
 # size from a list of chips must name them all, or test the family (__GFX9__).
 WAVE_TARGETS = {64: ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950"),
                 32: ("gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201")}
-_GFX_TARGET = re.compile(r"__(gfx[0-9a-f]+)__")
-_CONDITION_NAME = re.compile(r"(defined\s*(?:\(\s*)?)?([A-Za-z_]\w*)")
+_GFX_TARGET = LazyPattern(r"__(gfx[0-9a-f]+)__")
+_CONDITION_NAME = LazyPattern(r"(defined\s*(?:\(\s*)?)?([A-Za-z_]\w*)")
 
 
 def _expand_condition(unit: CppUnit, text: str, line: int, depth: int = 0) -> str:
@@ -717,7 +723,7 @@ def _defines_in(unit: CppUnit, first: int, last: int, value: int) -> Set[str]:
     return out
 
 
-_DEFINE_NUMBER = re.compile(r"\s*([A-Za-z_]\w*)\s+\(?\s*(\d+)[uU]?\s*\)?\s*$")
+_DEFINE_NUMBER = LazyPattern(r"\s*([A-Za-z_]\w*)\s+\(?\s*(\d+)[uU]?\s*\)?\s*$")
 
 
 def _has_line(lines: List[int], first: int, last: int) -> bool:
@@ -777,8 +783,8 @@ def find_incomplete_arch_lists(unit: CppUnit) -> Iterator[Hit]:
 
 
 # -- ROC604 ------------------------------------------------------------------------------------
-_WAVEFRONT_MACRO = re.compile(r"\b__AMDGCN_WAVEFRONT_SIZE(?:__)?\b")
-_ARRAY_BOUND = re.compile(r"\b([A-Za-z_]\w*)\s+[A-Za-z_]\w*\s*(?:\[[^\]\[;]*\]\s*)*\[[^\]\[;]*\bwarpSize\b[^\]\[;]*\]")
+_WAVEFRONT_MACRO = LazyPattern(r"\b__AMDGCN_WAVEFRONT_SIZE(?:__)?\b")
+_ARRAY_BOUND = LazyPattern(r"\b([A-Za-z_]\w*)\s+[A-Za-z_]\w*\s*(?:\[[^\]\[;]*\]\s*)*\[[^\]\[;]*\bwarpSize\b[^\]\[;]*\]")
 _NOT_TYPES = {"return", "case", "else", "do", "goto", "throw", "delete", "new", "sizeof", "co_return", "co_yield"}
 _CONSTANT_CONTEXTS = (
     (re.compile(r"\bconstexpr\b[^;{}]*?\bwarpSize\b"), "in a `constexpr`"),
