@@ -22,7 +22,8 @@ STRICT = {"PYTHONIOENCODING": "utf-8:strict"}
 
 # -- the flake8 plugin --------------------------------------------------------------------------
 def test_flake8_goes_on_after_a_file_nested_too_deep(tmp_path):
-    (tmp_path / "deep.py").write_text(f"import torch\nf = {'lambda: ' * 500}{HAZARD.split(' =')[0]}\n")
+    # (a hazard the pre-filter lets through, and an expression nested past what the analysis takes)
+    (tmp_path / "deep.py").write_text(f"import torch\n{HAZARD}\nf = {'lambda: ' * 500}{HAZARD.split(' =')[0]}\n")
     (tmp_path / "ok.py").write_text(SOURCE)
     import rocm_lint
 
@@ -180,3 +181,23 @@ def test_a_rule_that_crashes_costs_one_error_line(tmp_path, monkeypatch, request
     assert [e.path.endswith("a.cu") and "internal error" in e.reason and "boom" in e.reason
             for e in report.errors] == [True]
     assert [f.code for f in report.findings] == ["ROC101"]
+
+
+def test_flake8_without_roc_selected_runs_no_analysis(tmp_path):
+    """flake8 runs every installed plugin on every file and filters afterwards: a run that does
+    not select ROC must not pay for the analysis (it cost +18% of `flake8 --select E9`)."""
+    (tmp_path / "t.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
+    code = ("import sys\nfrom flake8.main.cli import main\nimport rocm_lint.engine as engine\n"
+            "calls = []\nreal = engine.analyse_python_tree\n"
+            "engine.analyse_python_tree = lambda *a, **k: calls.append(1) or real(*a, **k)\n"
+            "for select in sys.argv[1:]:\n"
+            "    try:\n"
+            "        main(['-j1', '--select', select, '--exit-zero', 't.py'])\n"
+            "    except SystemExit:\n"
+            "        pass\n"
+            "    sys.stderr.write('%s analysed:%s\\n' % (select, bool(calls)))\n")
+    quiet = subprocess.run([sys.executable, "-c", code, "E9"], capture_output=True, text=True, cwd=tmp_path)
+    assert "E9 analysed:False" in quiet.stderr, quiet.stderr
+    assert "ROC101" not in quiet.stdout
+    loud = subprocess.run([sys.executable, "-c", code, "E9,ROC1"], capture_output=True, text=True, cwd=tmp_path)
+    assert "ROC101" in loud.stdout and "analysed:True" in loud.stderr, loud.stdout + loud.stderr

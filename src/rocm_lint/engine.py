@@ -177,8 +177,8 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
     found = present_words(text, codes, "python")
     present = [w for w in _triggers(codes, "python") if w in found]
     exported = project.words_for(path, text, exported_facts(codes))  # wrappers other modules define
-    if not present and not exported:
-        return []
+    if not exported and not (present and worth_parsing(text, codes)):
+        return []  # the CLI's pre-filter, for flake8 and the language server too (they parse first)
     # Only the rules whose trigger (and precheck) the file holds run; with an exported name in
     # it, the rules that read exports too.
     codes = _rules_in(text, codes, "python") | (_exporting_rules(codes) if exported else frozenset())
