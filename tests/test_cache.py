@@ -64,6 +64,82 @@ def test_a_warm_run_checks_nothing_and_finds_the_same(project, tmp_path, checked
         [(f.message, f.end_line, f.end_col) for f in cold.findings]
 
 
+@pytest.fixture
+def reads(monkeypatch):
+    """The files read through read_bounded (absolute paths), per run."""
+    from rocm_lint import discovery
+
+    seen = []
+    real = discovery.read_bounded
+
+    def spy(path, limit):
+        seen.append(os.path.abspath(path))
+        return real(path, limit)
+
+    monkeypatch.setattr(discovery, "read_bounded", spy)
+    return seen
+
+
+def _age(project, monkeypatch, seconds=60):
+    """Every file's modification time ``seconds`` in the past (a tree checked out a while ago).
+    Setting it changes the files' change time, which cannot be set back: the two-second margin
+    for racy timestamps is taken off instead of waiting."""
+    import time
+
+    from rocm_lint import cache
+
+    monkeypatch.setattr(cache, "RACY_NS", 0)
+    old = time.time() - seconds
+    for path in project.rglob("*"):
+        if path.is_file():
+            os.utime(path, (old, old))
+
+
+def test_a_warm_run_reads_no_unchanged_file(project, tmp_path, checked, reads, monkeypatch):
+    """Size, times and inode recorded with the hash answer for a file older than two seconds.
+    (A run of a few files, pre-commit's, reads the modules they import anyway: this one is
+    made to run as a big tree does.)"""
+    monkeypatch.setattr(engine, "_FOLLOW_IMPORTS", 0)
+    _age(project, monkeypatch)
+    cache = tmp_path / "cache"
+    cold, _ = _run(project, cache, checked)
+    reads.clear()
+    warm, again = _run(project, cache, checked)
+    # (dependencies that did not exist, such as a build file above the project, are probed again)
+    assert again == [] and [r for r in reads if os.path.isfile(r)] == []
+    assert warm.findings == cold.findings
+
+
+def test_a_file_younger_than_two_seconds_is_read_again_but_not_rechecked(project, tmp_path, checked, reads):
+    """A timestamp an edit in the same tick could share is never trusted (git's racy entries)."""
+    cache = tmp_path / "cache"
+    _run(project, cache, checked)  # the files were just copied: no stat is recorded
+    reads.clear()
+    _, again = _run(project, cache, checked)
+    assert again == [] and str(project / "acme" / "platform.py") in reads
+
+
+def test_an_edit_that_keeps_size_and_modification_time_is_seen(project, tmp_path, checked, monkeypatch):
+    """Content changed, size and mtime put back (a tool restoring timestamps): the change time
+    differs, so the file is read and checked again."""
+    _age(project, monkeypatch)
+    cache = tmp_path / "cache"
+    cold, _ = _run(project, cache, checked)
+    model = project / "acme" / "model.py"
+    st = model.stat()
+    text = model.read_text()
+    line = "torch.backends.cudnn.allow_tf32 = True  # expect: ROC101"
+    edited = text.replace(line, line.replace("cudnn", "cudxx"))
+    assert edited != text and len(edited) == len(text)
+    model.write_text(edited)
+    os.utime(model, ns=(st.st_atime_ns, st.st_mtime_ns))
+    report, again = _run(project, cache, checked)
+    assert "acme/model.py" in again and len(report.findings) == len(cold.findings) - 1
+    uncached = check_paths([str(project)], Config(), jobs=1)
+    assert [(Path(f.path).name, f.line, f.code, f.message) for f in report.findings] == \
+        [(Path(f.path).name, f.line, f.code, f.message) for f in uncached.findings]
+
+
 def test_an_edit_rechecks_the_file_and_the_files_that_read_it(project, tmp_path, checked):
     cache = tmp_path / "cache"
     _run(project, cache, checked)

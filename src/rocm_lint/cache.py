@@ -5,7 +5,11 @@
 holds one JSON file per rocm-lint version and effective settings.  An entry is reused when
 
 * the file's content hash is the same (the content, not its timestamp: a ``git checkout`` that
-  restores a file keeps its entry, an edit within the same second does not),
+  restores a file keeps its entry, an edit within the same second does not).  A warm run does
+  not read a file whose size, modification and change times and inode are those recorded with
+  its hash; these are recorded only for a file whose times were over two seconds old when it
+  was read (git's answer to "racy" timestamps: an edit after the read leaves a later time, on
+  any file system whose timestamps are finer than two seconds),
 * every other file its check read is unchanged (the project modules it imported facts from, the
   C++ headers it followed: recorded by :func:`rocm_lint.discovery.recording_reads`), and
 * the project's exported trigger names are the same (a wrapper defined or removed anywhere can
@@ -22,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 import time
 from dataclasses import asdict
@@ -35,6 +40,7 @@ CACHE_DIR_NAME = ".rocm_lint_cache"
 MAX_ENTRIES = 200_000
 MAX_CACHE_BYTES = 256 * 1024 * 1024  # a larger cache file is ignored (and rewritten)
 _FORMAT = 1
+RACY_NS = 2_000_000_000  # a file younger than this when read gets no recorded stat
 
 Result = Union[List[Finding], FileError]
 
@@ -138,6 +144,7 @@ class Cache:
         self.dirty = False
         self.now = int(time.time())
         self._hashes: Dict[str, Optional[str]] = {}
+        self._stats: Dict[str, List[int]] = {}  # path -> the stat recorded with this run's hash
         self._load()
 
     def _load(self) -> None:
@@ -152,8 +159,32 @@ class Cache:
             self.entries = data["entries"]
 
     # -- hashes of the files a check read ---------------------------------------------------------
-    def remember_hash(self, path: str, digest: str) -> None:
-        self._hashes[os.path.abspath(path)] = digest
+    def digest(self, path: str, limit: int) -> Tuple[Optional[str], Optional[bytes]]:
+        """(the content hash of the file to check, its bytes when they had to be read); (None,
+        None) for a file that cannot be read (it is checked, and its error said, every time)."""
+        from rocm_lint.discovery import read_bounded
+
+        key = os.path.abspath(path)
+        try:
+            st = os.stat(path)  # before the read: a later edit then shows in the next run's stat
+        except OSError:
+            return None, None
+        signature = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+        entry = self.entries.get(key)
+        if entry and entry.get("stat") == signature and isinstance(entry.get("hash"), str):
+            self._hashes[key] = entry["hash"]
+            self._stats[key] = signature
+            return entry["hash"], None
+        try:
+            data = read_bounded(path, limit)
+        except OSError:
+            return None, None
+        if not isinstance(data, bytes):
+            return None, None
+        digest = self._hashes[key] = content_hash(data)
+        if stat.S_ISREG(st.st_mode) and time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS:
+            self._stats[key] = signature
+        return digest, data
 
     def hash_of(self, path: str) -> Optional[str]:
         path = os.path.abspath(path)
@@ -182,12 +213,16 @@ class Cache:
         if entry.get("used") != self.now:
             entry["used"] = self.now
             self.dirty = True
+        signature = self._stats.get(os.path.abspath(path))
+        if signature is not None and entry.get("stat") != signature:
+            entry["stat"] = signature  # read this time: the next run need not
+            self.dirty = True
         return result
 
     def store(self, path: str, digest: str, triggers: str, deps: Iterable[str], result: Result) -> None:
         key = os.path.abspath(path)
         self.entries[key] = {
-            "hash": digest, "triggers": triggers, "used": self.now,
+            "hash": digest, "triggers": triggers, "used": self.now, "stat": self._stats.get(key),
             "deps": [[d, self.hash_of(d)] for d in sorted(set(deps)) if d != key],
             "result": encode_result(result),
         }

@@ -168,16 +168,6 @@ class _GitIgnore:
             self._specs[directory] = spec
         return self._specs[directory]
 
-    def ignored(self, path: Path, is_dir: bool, chain: Sequence[Path]) -> bool:
-        for directory in chain:
-            spec = self.spec_for(directory)
-            if spec is None:
-                continue
-            rel = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
-            if spec.match_file(rel):
-                return True
-        return False
-
 
 def _git_root_chain(start: Path) -> List[Path]:
     """Directories from the enclosing git work tree's root down to ``start``."""
@@ -262,34 +252,45 @@ def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, File
         for dirpath, dirnames, filenames in os.walk(raw, onerror=walk_errors.append, followlinks=False):
             yield from _unlisted(walk_errors)
             here = Path(dirpath)
-            here_resolved = root_resolved / here.relative_to(path) if here != path else root_resolved
-            dir_chain = base_chain + _chain_below(root_resolved, here_resolved) if config.respect_gitignore else []
-            rel_base = here.relative_to(path)
+            rel_dir = here.relative_to(path).as_posix()
+            rel_base = "" if rel_dir == "." else rel_dir + "/"
+            # (spec, this directory relative to the .gitignore's directory + "/") for each
+            # .gitignore that applies here: per entry, one string and the specs' matches
+            specs = []
+            if config.respect_gitignore:
+                here_resolved = root_resolved / rel_dir if rel_base else root_resolved
+                for directory in base_chain + _chain_below(root_resolved, here_resolved):
+                    spec = gitignore.spec_for(directory)
+                    if spec is not None:
+                        inner = here_resolved.relative_to(directory).as_posix()
+                        specs.append((spec, "" if inner == "." else inner + "/"))
             keep = []
             for d in sorted(dirnames):
-                rel = (rel_base / d).as_posix()
+                rel = rel_base + d
                 if _excluded(d, rel, patterns):
                     continue
-                if dir_chain and gitignore.ignored(here_resolved / d, True, dir_chain):
+                if specs and any(spec.match_file(prefix + d + "/") for spec, prefix in specs):
                     continue
                 keep.append(d)
             dirnames[:] = keep
             for f in sorted(filenames):
                 if language_of(f) is None:
                     continue
-                rel = (rel_base / f).as_posix()
+                rel = rel_base + f
                 if _excluded(f, rel, patterns):
                     continue
-                if dir_chain and gitignore.ignored(here_resolved / f, False, dir_chain):
+                if specs and any(spec.match_file(prefix + f) for spec, prefix in specs):
                     continue
                 full = os.path.join(dirpath, f)
-                # the walk follows no symlinked directory: only links need resolving to dedupe
-                key = os.path.realpath(full) if os.path.islink(full) else os.path.abspath(full)
-                if key in seen:
-                    continue
-                seen.add(key)
                 try:
-                    mode = os.stat(full).st_mode
+                    st = os.lstat(full)
+                    # the walk follows no symlinked directory: only links need resolving to dedupe
+                    link = stat.S_ISLNK(st.st_mode)
+                    key = os.path.realpath(full) if link else os.path.abspath(full)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    mode = os.stat(full).st_mode if link else st.st_mode
                 except OSError as exc:
                     reason = "broken symbolic link" if os.path.islink(full) else \
                         f"cannot read: {(exc.strerror or str(exc)).lower()}"

@@ -426,21 +426,15 @@ def _chunks(files: Sequence[str], jobs: int) -> List[List[str]]:
 
 def _digests(files: Sequence[str], cache) -> Tuple[Dict[str, str], Dict[str, bytes]]:
     """Content hashes of the files to check (a file that cannot be read gets none: it is
-    checked, and its error reported, every time), and the Python files' bytes for phase 0
-    (read once)."""
-    from rocm_lint.cache import content_hash
-
+    checked, and its error reported, every time), and the bytes of the Python files that had
+    to be read for it (phase 0 reads no file twice)."""
     out: Dict[str, str] = {}
     python: Dict[str, bytes] = {}
     for path in files:
-        try:
-            data = read_bounded(path, MAX_FILE_BYTES)
-        except OSError:
-            continue
-        if isinstance(data, bytes):
-            out[path] = content_hash(data)
-            cache.remember_hash(path, out[path])
-            if language_of(path) == "python":
+        digest, data = cache.digest(path, MAX_FILE_BYTES)
+        if digest is not None:
+            out[path] = digest
+            if data is not None and language_of(path) == "python":
                 python[path] = data
     return out, python
 
