@@ -39,6 +39,10 @@ class FlagPlan:
     # Fixes in top-level statements after this index read the flag (-1: all; len(body): none).
     usable_after: int = -1
     inline: Dict[int, str] = field(default_factory=dict)  # id(finding) -> torch name tested in place
+    # The last line of the statement ``insert_after`` indexes: LibCST's module body counts
+    # ``import os; import sys`` as one statement where ast counts two, so the insertion is
+    # placed by line, not by index.
+    insert_after_line: Optional[int] = None
     unplaced: Dict[int, str] = field(default_factory=dict)  # id(finding) -> why it has no safe place
 
 
@@ -123,6 +127,7 @@ def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[
                     and not (module_alias in _stmt_binds(body[at + 1])):
                 at += 1  # and after the imports that follow it
             plan.name, plan.insert_after, plan.usable_after = name, at, at
+            plan.insert_after_line = getattr(body[at], "end_lineno", None) or body[at].lineno
             plan.statements = (["import torch"] if add_import else []) + \
                 [f"{name} = {module_alias}.version.hip is not None"]
     alias_at = None if add_import else module_alias

@@ -289,6 +289,22 @@ def _isort_place_of_import_torch(body, at: int) -> Optional[int]:
     return k
 
 
+def _index_after_line(module, positions, line: Optional[int], default: int) -> int:
+    """The index in LibCST's module body of the statement holding ``line`` (the plan's insertion
+    point, an ast position); ``default`` when no line is known."""
+    if line is None:
+        return default
+    found = default
+    for i, stmt in enumerate(module.body):
+        where = positions.get(stmt)
+        if where is None:
+            return default
+        if where.start.line > line:
+            break
+        found = i
+    return found
+
+
 def apply_recipes(wrapper, positions, lines: List[str], findings: Sequence[Finding], flag,
                   line_length: Optional[int] = None, blank_after_imports: Optional[int] = None):
     """Rewrite the module held by ``wrapper``: (new source, ids of the applied findings, whether
@@ -304,7 +320,7 @@ def apply_recipes(wrapper, positions, lines: List[str], findings: Sequence[Findi
     if uses_flag and flag.statements:
         stmts = [cst.parse_statement(s + "\n") for s in flag.statements]
         body = list(new_module.body)
-        at = flag.insert_after + 1
+        at = _index_after_line(wrapper.module, positions, flag.insert_after_line, flag.insert_after) + 1
         before = _isort_place_of_import_torch(body, at) if flag.statements[0] == "import torch" else None
         if before is not None:
             # ``import torch`` right before the torch import isort puts it before (it imports
