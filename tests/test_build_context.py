@@ -351,3 +351,25 @@ def test_setup_py_names_bound_twice_or_parent_paths_give_no_fact(tmp_path):
     root = _project(tmp_path, {"setup.py": text})
     assert file_platform(str(root / "csrc/kernels/nv/mma.cu")) is None
     assert file_platform(str(root / "amd/mfma.cu")) is None
+
+
+def test_source_globs_as_one_regex_match_part_by_part():
+    """file_platform matches a build file's source globs as one regex per glob: the same answer
+    as the part-by-part match (``*``/``?`` within a part, ``**`` any number of parts)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from rocm_lint.cpp.build_context import _matches, _pattern_regex
+
+    part = st.text(alphabet="ab.*?", min_size=0, max_size=4)
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(st.one_of(st.just("**"), part), max_size=5),
+           st.lists(st.text(alphabet="ab.\n", min_size=0, max_size=4), min_size=1, max_size=5))
+    def same(pattern, parts):
+        regex = _pattern_regex(tuple(pattern))
+        assert regex is not None
+        assert bool(regex.match("/".join(parts) + "/")) == _matches(tuple(parts), tuple(pattern))
+
+    same()
+    assert _pattern_regex(("src", "[ab].cu")) is None  # matched part by part

@@ -558,19 +558,55 @@ def _matches(parts: Tuple[str, ...], pattern: Tuple[str, ...]) -> bool:
     return bool(parts) and fnmatchcase(parts[0], head) and _matches(parts[1:], pattern[1:])
 
 
+@lru_cache(maxsize=4096)
+def _pattern_regex(pattern: Tuple[str, ...]) -> Optional["re.Pattern[str]"]:
+    """:func:`_matches` as one regex over the parts joined and ended by ``/`` (each part a glob
+    of ``*`` and ``?``, ``**`` any number of parts); None for a glob with ``[...]`` (matched part
+    by part).  Consecutive ``**`` are one (two would only multiply the ways to match)."""
+    pieces: List[str] = []
+    for head in pattern:
+        if head == "**":
+            if not pieces or pieces[-1] != "(?:[^/]*/)*":
+                pieces.append("(?:[^/]*/)*")
+            continue
+        if "[" in head or "/" in head:
+            return None
+        pieces.append("".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in head) + "/")
+    return re.compile("".join(pieces) + r"\Z")
+
+
+@lru_cache(maxsize=1024)
+def _directory_index(directory: str):
+    """:func:`_directory_context` with its facts split for the lookup: (platforms by the full path
+    of a file named exactly, [(prefix, glob pattern, platform)], evidence, build files looked at).
+    Build files mostly list their sources by name: a dict lookup, not a loop over them all."""
+    facts, evidence, looked = _directory_context(directory)
+    exact: Dict[str, set] = {}
+    globs: List[Tuple[str, Tuple[str, ...], Optional[str]]] = []
+    for base, pattern, platform in facts:
+        prefix = base if base.endswith(os.sep) else base + os.sep
+        if pattern and not any(c in part for part in pattern for c in "*?["):
+            exact.setdefault(prefix + os.sep.join(pattern), set()).add(platform)
+        else:
+            globs.append((prefix, pattern, platform))
+    return exact, tuple(globs), evidence, looked
+
+
 def file_platform(path: str) -> Optional[str]:
     """``"rocm"``, ``"cuda"`` or None: the platform the project's build gives ``path`` (see the
     module docstring).  The build files looked at are noted as the check's dependencies."""
     path = os.path.abspath(path)
-    facts, evidence, looked = _directory_context(os.path.dirname(path))
+    exact, globs, evidence, looked = _directory_index(os.path.dirname(path))
     for build_file in looked:
         note_read(build_file)
-    found = set()
-    for base, pattern, platform in facts:
-        prefix = base if base.endswith(os.sep) else base + os.sep
-        if not path.startswith(prefix):  # (a prefix test: os.path.relpath cost 80% of a C++ check)
+    found = set(exact.get(path, ()))
+    for prefix, pattern, platform in globs:
+        if platform in found or not path.startswith(prefix):  # (a prefix test: os.path.relpath cost 80% of a C++ check)
             continue
-        if _matches(tuple(path[len(prefix):].split(os.sep)), pattern):
+        rel = path[len(prefix):]
+        regex = _pattern_regex(pattern)
+        if regex.match("/".join(rel.split(os.sep)) + "/") if regex is not None else \
+                _matches(tuple(rel.split(os.sep)), pattern):
             found.add(platform)
     if len(found) != 1:
         return None
@@ -585,4 +621,5 @@ def cache_clear() -> None:
     _cmake_file.cache_clear()
     _named_beside.cache_clear()
     _directory_context.cache_clear()
+    _directory_index.cache_clear()
 
