@@ -1,0 +1,41 @@
+"""The trigger-word search (engine.find_words): one Aho-Corasick pass when pyahocorasick is
+installed, one ``in`` per word without it; both must name exactly the words ``w in text`` names."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rocm_lint import engine
+from rocm_lint.engine import _triggers, find_words, python_codes
+
+WORDS = _triggers(python_codes(), "python") + _triggers(engine.enabled_codes(engine.Config()), "cuda")
+
+
+def _naive(text, words):
+    return frozenset(w for w in words if w in text)
+
+
+def test_the_automaton_is_in_use():
+    assert engine._automaton(WORDS) is not None  # pyahocorasick is a dependency
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=8),
+                          st.sampled_from(["\udcff", "\U0001F600", "é", "\n", " ", "x" * 1100])), max_size=40))
+def test_finds_exactly_the_words_a_substring_search_finds(parts):
+    text = "".join(parts)
+    assert find_words(text, WORDS) == _naive(text, WORDS)
+
+
+def test_overlapping_and_nested_words():
+    text = "x" * 2000 + "torch.backends.cuda.matmul.allow_tf32 get_device_capability() arch=sm_90 ccap"
+    assert find_words(text, WORDS) == _naive(text, WORDS)
+    assert {"allow_tf32", "get_device_capability", "cap", "arch", "arch=", "sm", "cc"} <= find_words(text, WORDS)
+
+
+def test_without_pyahocorasick_every_word_is_searched(monkeypatch):
+    monkeypatch.setattr(engine, "_automaton", lambda words: None)
+    text = "y" * 2000 + " nvtx.range_push('a') # CC"
+    found = find_words(text, WORDS)
+    assert found == _naive(text, WORDS) and {"nvtx", "CC"} <= found
