@@ -15,7 +15,7 @@ import pytest
 from rocm_lint.config import Config
 from rocm_lint.cpp.lexer import lex
 from rocm_lint.engine import check_source
-from work_count import assert_finishes, assert_linear_steps
+from work_count import Hang, assert_finishes, assert_linear_steps, cpu_limit
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 BOUND = 10.0  # seconds of CPU time for one large input (waiting for a core on a busy machine is not counted)
@@ -29,6 +29,33 @@ def assert_linear(fn, make, n: int, big: int) -> None:
 
 def _check(name):
     return lambda text: check_source(name, text, Config())
+
+
+# -- the checks themselves ---------------------------------------------------------------------------
+def test_the_step_count_flags_a_quadratic_loop():
+    def rescan(items):  # a walk back over everything before each item, as statement_start once did
+        for i in range(len(items)):
+            for _ in range(i):
+                pass
+
+    def scan(items):
+        for _ in items:
+            pass
+
+    assert_linear_steps(scan, lambda n: [0] * n, 20)
+    with pytest.raises(AssertionError, match="steps"):
+        assert_linear_steps(rescan, lambda n: [0] * n, 20)
+
+
+def test_the_cpu_bound_fails_even_where_the_interruption_is_caught():
+    """The engine turns an exception into a FileError: a hang it interrupted still fails."""
+    with pytest.raises(Hang):
+        with cpu_limit(0.05, "busy loop"):
+            try:
+                while True:
+                    pass
+            except Hang:
+                pass
 
 
 # -- the C++ lexer -------------------------------------------------------------------------------
