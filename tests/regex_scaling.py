@@ -1,13 +1,26 @@
-"""Every regular expression of rocm-lint, timed on adversarial inputs (a helper of
-``tests/test_regex_scaling.py``; run as a script it prints the worst input of each pattern).
+r"""Every regular expression of rocm-lint, run on adversarial inputs (a helper of
+``tests/test_regex_scaling.py``; run as a script it prints the slowest input of each pattern).
 
 A pattern is found two ways: compiled patterns anywhere in a module's globals (and in tuples,
 lists and dicts there), and string literals handed to ``re.compile/search/match/fullmatch/
 sub/subn/split/findall/finditer`` in the source (inline patterns).  Inputs are built from the
 pattern itself: long runs of each character its repeats accept, after each literal prefix it
-holds, ending with an unterminated quote, a backslash or a character nothing accepts.  A
-pattern passes when 10x the input costs at most 15x the time (best of 3): nothing backtracks
-super-linearly.
+holds, ending with an unterminated quote, a backslash or a character nothing accepts.
+
+No time ratio (a busy machine stalls one run and fakes one): a hang guard on CPU time, with
+margins wide enough that load cannot fail a linear pattern and a super-linear one cannot pass.
+Every input is screened once at ``SCREEN`` characters; the slowest one per pattern is built again
+at ``BIG`` characters and must finish within ``BOUND`` seconds of CPU time.  The arithmetic: the
+slowest linear pattern of the package takes ~0.1 s at 200,000 characters (the C preprocessor's
+token pattern; most take a few ms), 50x under the bound; a quadratic one scans on from every
+start position, n**2 / 2 steps at >= ~1.3 ns each (the cheapest loop of the re module, ``a*b`` on
+a run of ``a``; ``\w+x`` costs 4.7 ns, ``(?:ab|a)*c`` 28 ns), >= 1.3e-9 * 2e5**2 / 2 = ~26 s,
+5x over it; an exponential one never finishes and is interrupted at the bound (the re module
+checks for signals while it backtracks).  In the screen, 3,000 characters, a quadratic input
+costs >= ~6 ms and the slowest linear input of any pattern ~3 ms (the C++ lexer's token
+pattern), so a quadratic input is the one chosen (CPU time of the thread: a stall on a busy
+machine does not change the choice); a pattern whose screen alone passes
+``SCREEN_BOUND`` fails as well.
 """
 
 from __future__ import annotations
@@ -19,7 +32,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Dict, Iterator, List, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 try:  # Python 3.11+
     from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -27,6 +40,7 @@ except ImportError:  # pragma: no cover
     import sre_parse  # type: ignore[no-redef]
 
 import rocm_lint
+from work_count import cpu_limit
 
 RE_FUNCS = {"compile", "search", "match", "fullmatch", "sub", "subn", "split", "findall", "finditer"}
 SRC = Path(rocm_lint.__file__).parent
@@ -226,12 +240,12 @@ def _literal_runs(parsed, out: Set[str]) -> None:
         out.add(run)
 
 
-def adversarial_inputs(pattern: "re.Pattern", size: int) -> Iterator[Tuple[str, object]]:
-    """(label, input of about ``size`` characters) pairs that make a backtracking regex slow."""
+def input_makers(pattern: "re.Pattern") -> Iterator[Tuple[str, Callable[[int], object]]]:
+    """(label, size -> input of about ``size`` characters) pairs that make a backtracking regex slow."""
     if isinstance(pattern.pattern, bytes):  # the same inputs, as bytes
         as_text = re.compile(pattern.pattern.decode("latin-1"), pattern.flags & (re.I | re.M | re.S | re.X))
-        for label, text in adversarial_inputs(as_text, size):
-            yield label, text.encode("latin-1", errors="replace")
+        for label, make in input_makers(as_text):
+            yield label, lambda size, make=make: make(size).encode("latin-1", errors="replace")
         return
     parsed = sre_parse.parse(pattern.pattern, pattern.flags)
     chars: Set[str] = set()
@@ -243,55 +257,66 @@ def adversarial_inputs(pattern: "re.Pattern", size: int) -> Iterator[Tuple[str, 
     for c in sorted(chars):
         for p in sorted(prefixes):
             for t in tails:
-                yield f"{p!r}+{c!r}*n+{t!r}", p + c * size + t
+                yield f"{p!r}+{c!r}*n+{t!r}", lambda size, p=p, c=c, t=t: p + c * size + t
     # pairs of repeat characters alternating (a(ba)* style ambiguity), and prefix repeated
     ordered = sorted(chars)[:12]
     for i, a in enumerate(ordered):
         for b in ordered[i + 1:]:
-            yield f"({a!r}{b!r})*n", (a + b) * (size // 2) + "\\"
+            yield f"({a!r}{b!r})*n", lambda size, ab=a + b: ab * (size // 2) + "\\"
     for p in sorted(prefixes):
         if p:
-            yield f"({p!r})*n", p * max(1, size // len(p)) + "\\"
-            yield f"({p!r}+' ')*n", (p + " ") * max(1, size // (len(p) + 1)) + "\\"
+            yield f"({p!r})*n", lambda size, p=p: p * max(1, size // len(p)) + "\\"
+            yield f"({p!r}+' ')*n", lambda size, p=p: (p + " ") * max(1, size // (len(p) + 1)) + "\\"
 
 
-def _run(pattern: "re.Pattern", text, anchored: bool) -> float:
-    start = time.perf_counter()
+def adversarial_inputs(pattern: "re.Pattern", size: int) -> Iterator[Tuple[str, object]]:
+    """(label, input of about ``size`` characters) pairs that make a backtracking regex slow."""
+    for label, make in input_makers(pattern):
+        yield label, make(size)
+
+
+SCREEN = 3_000  # characters: every input once, to find each pattern's slowest
+BIG = 200_000  # characters: the slowest input again, within BOUND
+BOUND = 5.0  # seconds of CPU time for one input at BIG
+SCREEN_BOUND = 10.0  # seconds of CPU time for all the inputs of one pattern at SCREEN (~0.8 s at most today)
+
+
+def _run(pattern: "re.Pattern", text, anchored: bool) -> None:
     if anchored:
         pattern.match(text)
     else:
         for _m in pattern.finditer(text):
             pass
-    return time.perf_counter() - start
 
 
-def _time(pattern: "re.Pattern", text, anchored: bool = False) -> float:
-    return min(_run(pattern, text, anchored) for _ in range(3))
+def _cpu(pattern: "re.Pattern", text, anchored: bool) -> float:
+    start = time.thread_time()
+    _run(pattern, text, anchored)
+    return time.thread_time() - start
 
 
-def worst_ratio(pattern: "re.Pattern", small: int = 400, floor: float = 0.002,
-                anchored: bool = False) -> Tuple[float, str, float, float]:
-    """(time ratio 10x/1x, the input that gave it, small time, big time), over all inputs.
+def slowest_input(pattern: "re.Pattern", anchored: bool = False, size: int = SCREEN,
+                  bound: float = SCREEN_BOUND) -> Optional[str]:
+    """The label of the input that took the most CPU time at ``size`` (None: no input); all of
+    them together within ``bound`` seconds of CPU time (``Hang``)."""
+    worst: Tuple[float, Optional[str]] = (-1.0, None)
+    with cpu_limit(bound, f"{pattern.pattern!r}: the inputs at {size} characters"):
+        for label, text in adversarial_inputs(pattern, size):
+            worst = max(worst, (_cpu(pattern, text, anchored), label))
+    return worst[1]
 
-    Screened once at ``small`` and ``10 * small``; the worst few inputs are measured again
-    (best of 3).  The small time is floored at ``floor`` seconds so that noise on fast inputs
-    cannot fake a ratio: a super-linear pattern still shows, as its big time passes
-    ``15 * floor`` (30 ms) long before its ratio is 15."""
-    scores = []
-    smalls = dict(adversarial_inputs(pattern, small))
-    bigs = dict(adversarial_inputs(pattern, small * 10))
-    for label, text in smalls.items():
-        t1 = _run(pattern, text, anchored)
-        t2 = _run(pattern, bigs[label], anchored)
-        scores.append((t2 / max(t1, floor), label))
-    scores.sort(reverse=True)
-    worst = (0.0, "", 0.0, 0.0)
-    for _, label in scores[:3]:
-        t1, t2 = _time(pattern, smalls[label], anchored), _time(pattern, bigs[label], anchored)
-        ratio = t2 / max(t1, floor)
-        if ratio > worst[0]:
-            worst = (ratio, label, t1, t2)
-    return worst
+
+def hang_check(pattern: "re.Pattern", anchored: bool = False, big: int = BIG, bound: float = BOUND,
+               screen: int = SCREEN, screen_bound: float = SCREEN_BOUND) -> Tuple[str, float]:
+    """(label, CPU seconds) of the pattern's slowest input run at ``big`` characters; raises
+    ``Hang`` (an AssertionError) when it takes more than ``bound`` seconds."""
+    label = slowest_input(pattern, anchored, screen, screen_bound)
+    if label is None:
+        return "", 0.0
+    text = dict(input_makers(pattern))[label](big)
+    with cpu_limit(bound, f"{pattern.pattern!r}: input {label} at {big} characters"):
+        seconds = _cpu(pattern, text, anchored)
+    return label, seconds
 
 
 def main() -> None:  # pragma: no cover - a report for people
@@ -299,9 +324,11 @@ def main() -> None:  # pragma: no cover - a report for people
     for where, pattern in sorted(all_patterns().items()):
         if only and not any(o in where for o in only):
             continue
-        ratio, label, t1, t2 = worst_ratio(pattern, anchored=where.endswith(":match"))
-        flag = "  <-- SUPER-LINEAR" if ratio > 15 else ""
-        print(f"{ratio:7.1f}x {t1 * 1e3:8.2f}ms {t2 * 1e3:9.2f}ms  {where}  {label}{flag}", flush=True)
+        try:
+            label, seconds = hang_check(pattern, anchored=where.endswith(":match"))
+            print(f"{seconds * 1e3:9.2f}ms  {where}  {label}", flush=True)
+        except AssertionError as e:
+            print(f"   SUPER-LINEAR  {where}  {e}", flush=True)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,12 @@ thousands of ballots.  Checked with the built-in verifier and with gcc's preproc
 import re
 import shutil
 import subprocess
-import time
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import NVIDIA_DEFINES, ROCM_DEFINES, translation_unit
+from work_count import assert_linear_steps, cpu_limit
 from rocm_lint.config import Config
 from rocm_lint.cpp.lexer import lex
 from rocm_lint.cpp.preproc import analyse, same_on_nvidia
@@ -236,22 +236,24 @@ def ballot_kernel(n):
     return "__global__ void k(bool p, int* out) {\n" + body + "  out[0] = 0;\n}\n"
 
 
-def _check_and_fix_seconds(n):
-    """Best of 3: check the file and fix it (``fix_text`` checks, fixes in two passes, verifies)."""
-    text = ballot_kernel(n)
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        result = fixed(text, unsafe=True)
-        best = min(best, time.perf_counter() - start)
-    assert len(result.applied) == 2 * n  # ROC601 and ROC602 on each declaration
-    return best
+def _fix_all(text):
+    return fixed(text, unsafe=True)
 
 
+# Two checks, neither on wall-clock time (tests/work_count.py).  Steps, counted exactly: a Python
+# loop or call per pair of declarations grows 100x on 10x ballots.  The old quadratic paths were
+# mostly inside C calls (a regex search and a `rfind` over the text before each ballot, a
+# `finditer` over each variable's scope), which count one step however far they scan: a CPU-time
+# hang guard at 4000 ballots covers them.  Arithmetic: today 4000 ballots check and fix in ~4 s of
+# CPU (~0.6 s the check alone); the old check alone took ~250 s there (1000/2000/4000: 26/99/253 s),
+# so a 60 s bound leaves 15x for a slow or busy machine (waiting for a core is not CPU time) and
+# fails the old paths 4x over.  (The code before d5ab66f: 68x the steps from 40 to 400 ballots, and
+# still running after 60 s of CPU time at 4000.)
 def test_roc601_and_its_fix_scale_linearly_with_ballots():
-    small, large = _check_and_fix_seconds(400), _check_and_fix_seconds(4000)
-    assert large < 120, large  # was ~250 s for the check alone
-    assert large / max(small, 0.05) <= 15, (small, large)
+    assert_linear_steps(_fix_all, ballot_kernel, 40)
+    with cpu_limit(60, "check and fix 4000 ballots"):
+        result = _fix_all(ballot_kernel(4000))
+    assert len(result.applied) == 2 * 4000  # ROC601 and ROC602 on each declaration
 
 
 def test_roc601_still_sees_overlapping_shift_tests():
@@ -288,25 +290,21 @@ def assignment_kernel(n):
     return "__global__ void k(bool p, int* out) {\n" + body + "  out[0] = 0;\n}\n"
 
 
-def _check_seconds(text):
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        found = check_source("k.cu", text, Config(), "cuda")
-        best = min(best, time.perf_counter() - start)
-    return best, found
+def _check(text):
+    return check_source("k.cu", text, Config(), "cuda")
 
 
 def test_roc601_on_ballots_assigned_to_declared_variables_scales_linearly():
-    """``m = __ballot(...)`` looks back for ``m``'s declaration: once per file, not per ballot."""
-    (small, found_small), (large, found_large) = _check_seconds(assignment_kernel(400)), \
-        _check_seconds(assignment_kernel(4000))
+    """``m = __ballot(...)`` looks back for ``m``'s declaration: once per file, not per ballot.
+    The old look-back was a regex search and an ``rfind`` per ballot (400/4000: 3.5/213 s), C calls
+    the step count cannot see: the CPU-time guard holds it.  At 8000 ballots the check takes
+    ~1 s of CPU today, the old look-back alone (put back in today's code) ~35 s at 4000, so ~140 s
+    at 8000: a 30 s bound leaves 30x for a slow or busy machine and fails the old path 4x over."""
+    assert_linear_steps(_check, assignment_kernel, 40)
+    with cpu_limit(30, "check 8000 ballot assignments"):
+        found = _check(assignment_kernel(8000))
     # each: the 32-bit ballot (ROC601), its mask (ROC602), its __popc (ROC601)
-    assert len(found_small) == 3 * 400 and len(found_large) == 3 * 4000
-    if large / max(small, 0.05) > 15:  # once more before failing: a loaded machine stalls one run
-        (small, _), (large, _) = _check_seconds(assignment_kernel(400)), _check_seconds(assignment_kernel(4000))
-    assert large < 60, large  # was ~210 s
-    assert large / max(small, 0.05) <= 15, (small, large)
+    assert isinstance(found, list) and len(found) == 3 * 8000
 
 
 _TYPE32 = r"(?:unsigned\s+int|unsigned(?!\s+(?:long|char|short))|(?<!long\s)int|uint32_t|int32_t|uint|u32)"

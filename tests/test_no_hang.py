@@ -1,11 +1,13 @@
 """No input may hang a run: the lexer and readers are linear, and the readers see every line
-(a BOM, CR-only line ends, form feeds).  Timing checks are scaling properties only: 10x the
-input may cost at most 15x the time (best of 3, small times floored so noise cannot fail it)."""
+(a BOM, CR-only line ends, form feeds).  Scaling is checked without a clock (tests/work_count.py):
+10x the input may cost at most 12x the Python steps (an exact count), and a large input must
+finish within a CPU-time bound that the linear code meets with a wide margin and the old
+quadratic paths (mostly inside one C call per item: a regex or ``str.lower`` over the whole
+line, which the step count cannot see) overrun many times (the arithmetic is by each test)."""
 
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -13,31 +15,47 @@ import pytest
 from rocm_lint.config import Config
 from rocm_lint.cpp.lexer import lex
 from rocm_lint.engine import check_source
+from work_count import Hang, assert_finishes, assert_linear_steps, cpu_limit
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
-FLOOR = 0.01  # seconds: a quadratic path shows as its 10x time passes 15 * FLOOR
+BOUND = 10.0  # seconds of CPU time for one large input (waiting for a core on a busy machine is not counted)
 
 
-def _best(fn, arg) -> float:
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        fn(arg)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def assert_linear(fn, make, n: int) -> None:
-    small, big = make(n), make(10 * n)
-    fn(small)  # warm caches (compiled patterns, imports)
-    t1, t2 = _best(fn, small), _best(fn, big)
-    if t2 / max(t1, FLOOR) > 15:  # once more before failing: a loaded machine can stall a run
-        t1, t2 = _best(fn, small), _best(fn, big)
-    assert t2 / max(t1, FLOOR) <= 15, f"10x input: {t1:.4f}s -> {t2:.4f}s"
+def assert_linear(fn, make, n: int, big: int) -> None:
+    """Linear in steps from ``n`` to ``10 * n``, and ``make(big)`` done within ``BOUND``."""
+    assert_linear_steps(fn, make, n)
+    assert_finishes(fn, make(big), BOUND, f"make({big})")
 
 
 def _check(name):
     return lambda text: check_source(name, text, Config())
+
+
+# -- the checks themselves ---------------------------------------------------------------------------
+def test_the_step_count_flags_a_quadratic_loop():
+    def rescan(items):  # a walk back over everything before each item, as statement_start once did
+        for i in range(len(items)):
+            for _ in range(i):
+                pass
+
+    def scan(items):
+        for _ in items:
+            pass
+
+    assert_linear_steps(scan, lambda n: [0] * n, 20)
+    with pytest.raises(AssertionError, match="steps"):
+        assert_linear_steps(rescan, lambda n: [0] * n, 20)
+
+
+def test_the_cpu_bound_fails_even_where_the_interruption_is_caught():
+    """The engine turns an exception into a FileError: a hang it interrupted still fails."""
+    with pytest.raises(Hang):
+        with cpu_limit(0.05, "busy loop"):
+            try:
+                while True:
+                    pass
+            except Hang:
+                pass
 
 
 # -- the C++ lexer -------------------------------------------------------------------------------
@@ -62,7 +80,11 @@ def test_lexer_string_ending_in_backslash_at_end_of_file_in_a_subprocess():
     lambda n: 'R"' + "a" * 10 + "(" + ")" * n,
 ])
 def test_lexer_is_linear(make):
-    assert_linear(lex, make, 3000)
+    """The lexer's work is in its regular expressions (a few Python steps whatever the input):
+    a CPU-time guard only.  300,000 repeats lex in ~0.1 s; a scan restarted from each quote costs
+    >= ~1.3 ns per character scanned (the cheapest loop of the re module), >= 1.3e-9 * 3e5**2 / 2
+    = ~60 s here, 6x the bound (the old lexer: still running after 20 s at 100,000)."""
+    assert_finishes(lex, make(300_000), BOUND, "lex")
 
 
 def test_lexer_takes_a_trailing_backslash_into_the_literal():
@@ -79,20 +101,27 @@ def test_lexer_takes_a_trailing_backslash_into_the_literal():
     ("CMakeLists.txt", lambda n: "if(" + "a" * n + ")\nendif()\nset(TORCH_CUDA_ARCH_LIST \"8.0\")\n"),
 ])
 def test_long_word_in_a_condition_is_linear(name, make):
-    assert_linear(_check(name), make, 3000)
+    """A word of 300,000 characters: ~0.2 s today; trying the names from every position scans
+    the rest of the word each time, >= ~60 s (see the lexer; the old reader: ~10 s at 30,000)."""
+    assert_linear(_check(name), make, 300, 300_000)
 
 
-@pytest.mark.parametrize("make", [
-    # 20k `x=1;` on one line: every statement lowered the whole line (`may_matter`)
-    lambda n: "import torch\n" + "x=1;" * n + "\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
-    # many findings on one line: `alone_on_its_lines` encoded the line for each, noqa searched it
-    lambda n: "import torch\n" + "torch.backends.cuda.matmul.allow_tf32 = True;" * n + "  # noqa: ROC999\n",
-    # many names bound on a trigger line: one alternation of every name
-    lambda n: "import torch\n" + "".join(f"m{i} = 'reduce-overhead';" for i in range(n)) + "\n"
-              + "".join(f"torch.compile(f, mode=m{i})\n" for i in range(0, n, 50)),
+@pytest.mark.parametrize("make, big", [
+    # 20k `x=1;` on one line: every statement lowered the whole line (`may_matter`); 30,000:
+    # ~0.4 s today, the old reader was still running after 20 s
+    (lambda n: "import torch\n" + "x=1;" * n + "\ntorch.backends.cuda.matmul.allow_tf32 = True\n", 30_000),
+    # many findings on one line: `alone_on_its_lines` encoded the line for each, noqa searched it;
+    # 20,000: ~2 s today (the linear work per finding is large), the old reader ~8 s at 10,000,
+    # ~30 s here
+    (lambda n: "import torch\n" + "torch.backends.cuda.matmul.allow_tf32 = True;" * n + "  # noqa: ROC999\n",
+     20_000),
+    # many names bound on a trigger line: one alternation of every name; 10,000: ~0.4 s today,
+    # the old reader was still running after 20 s
+    (lambda n: "import torch\n" + "".join(f"m{i} = 'reduce-overhead';" for i in range(n)) + "\n"
+     + "".join(f"torch.compile(f, mode=m{i})\n" for i in range(0, n, 50)), 10_000),
 ])
-def test_many_statements_on_one_line_are_linear(make):
-    assert_linear(_check("x.py"), make, 600)
+def test_many_statements_on_one_line_are_linear(make, big):
+    assert_linear(_check("x.py"), make, 60, big)
 
 
 @pytest.mark.parametrize("name, make", [
@@ -102,7 +131,9 @@ def test_many_statements_on_one_line_are_linear(make):
     ("Dockerfile", lambda n: "FROM ubuntu\n" + "ENV PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n" * n),
 ])
 def test_config_readers_are_linear(name, make):
-    assert_linear(_check(name), make, 300)
+    """Steps from 100 to 1000 items (the YAML block ends found per job: 20x steps, the old reader);
+    3,000 items take ~0.3 s today, a hang guard with 30x to spare."""
+    assert_linear(_check(name), make, 100, 3000)
 
 
 # -- readers see every line -------------------------------------------------------------------------
