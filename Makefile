@@ -41,7 +41,7 @@ fuzz: $(TEST_STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m rocm_lint.docgen docs/rules
 
-## make bench: compare rocm-lint with ruff and ast.parse on the torch wheel's sources
+## make bench: rocm-lint against ruff, ast.parse, flake8 (with/without the plugin) and TorchFix on the torch and diffusers wheels
 bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/bench_python.py
 

@@ -92,7 +92,7 @@ def main() -> int:
     rows = []
 
     def run_cli(*extra):
-        cmd = [sys.executable, "-m", "rocm_lint", "check", "--select", "ROC6,ROC7", "--exit-zero", "-q",
+        cmd = [sys.executable, "-m", "rocm_lint", "check", "--no-cache", "--select", "ROC6,ROC7", "--exit-zero", "-q",
                "--output-format", "concise", *extra, *map(str, trees)]
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
 

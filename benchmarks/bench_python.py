@@ -1,16 +1,25 @@
 """Speed of the Python analyser against its peers, in one run, on real code.
 
-Corpus: the Python sources of the torch 2.13.0 wheel (``pip download`` is served
-from disk here), unpacked outside the repository.  Compared in the same run:
+Corpora: the Python sources of the torch 2.13.0 wheel and of the diffusers 0.42.1 wheel
+(``pip download``; torch is served from disk on the project's machines), unpacked outside the
+repository under ``$ROCM_LINT_BENCH_DIR`` (default ``/tmp/rocm-lint-bench``).  Compared in the same
+run, on each corpus:
 
-* ``rocm-lint check --no-cache`` on the whole tree (the product, all rules, default jobs), and
+* ``rocm-lint check --no-cache`` on the whole tree (the product, every rule, default jobs), and
   the same run warm (the content cache filled by a first run);
-* ``ruff check --no-cache --select E9`` (parse-only in Rust: the speed floor to beat), and warm;
-* ``ast.parse`` of every file in one Python process (what a naive linter pays);
-* ``rocm-lint check`` on one file (start-up dominated: an editor or pre-commit run).
+* ``ruff check --no-cache --select E9`` (parse-only in Rust: the floor to compare with), and warm;
+* ``ast.parse`` of every file in one Python process (what a linter that parses everything pays);
+* on a fixed eighth of the files (flake8 and TorchFix are slow): ``flake8 --select E9`` from a
+  virtual environment without rocm-lint, the same with rocm-lint's plugin installed (ROC not
+  selected), ``flake8 --select E9,ROC``, TorchFix (LibCST, its default rules) and rocm-lint;
+* on torch: a scaling table (1/8, 1/4, 1/2 and all of the files, nested samples) and one file
+  (start-up dominated: an editor or pre-commit run).
 
-Prints wall times (best of N) and ratios; targets: tree within 3x ruff, one file < 150 ms.
-Usage: python benchmarks/bench_python.py [--corpus DIR] [--repeat N]
+Commands that are compared run alternately (round-robin), and each figure is the best of N, so a
+slow spell of the machine hits both sides of a ratio.  Ratios, not seconds, carry across machines.
+flake8 and TorchFix get virtual environments of their own under ``$ROCM_LINT_BENCH_DIR/tools``.
+
+Usage: python benchmarks/bench_python.py [--repeat N] [--corpus torch|diffusers ...] [--no-peers]
 """
 
 from __future__ import annotations
@@ -24,48 +33,111 @@ import sys
 import tempfile
 import time
 import zipfile
+from importlib import metadata
 from pathlib import Path
 
-DEFAULT_CORPUS = Path(os.environ.get("ROCM_LINT_BENCH_DIR", Path(tempfile.gettempdir()) / "rocm-lint-bench"))
-SINGLE_FILE = "torch/_inductor/config.py"
-
-
-def ensure_corpus(root: Path) -> Path:
-    tree = root / "torch-2.13.0"
-    if (tree / "torch").is_dir():
-        return tree
-    root.mkdir(parents=True, exist_ok=True)
-    wheels = glob.glob(str(root / "torch-2.13.0*.whl"))
-    if not wheels:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                        "torch==2.13.0", "-d", str(root)], check=True)
-        wheels = glob.glob(str(root / "torch-2.13.0*.whl"))
-    with zipfile.ZipFile(wheels[0]) as zf:
-        for name in zf.namelist():
-            if name.endswith(".py"):
-                zf.extract(name, tree)
-    return tree
-
+ROOT = Path(os.environ.get("ROCM_LINT_BENCH_DIR", Path(tempfile.gettempdir()) / "rocm-lint-bench"))
+# name -> (pip requirement, tree directory, one file for the start-up row or None)
+CORPORA = {
+    "torch": ("torch==2.13.0", "torch-2.13.0", "torch/_inductor/config.py"),
+    "diffusers": ("diffusers==0.42.1", "diffusers-0.42.1", None),
+}
+TORCHFIX = "torchfix==0.7.0"
+SUBSET = 8  # flake8 runs on one file in SUBSET
+TORCHFIX_SUBSET = 32  # TorchFix (LibCST) is two orders of magnitude slower: one file in 32
+CORE = "ROC101,ROC201,ROC203,ROC204,ROC205,ROC301,ROC401"  # the engine issue's first seven rules
 
 # Installed packages run from compiled bytecode: a PYTHONDONTWRITEBYTECODE environment (CI images)
 # would make every timed run compile rocm-lint's sources again (~130 ms of a one-file check).
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def best_of(cmd, repeat: int, cwd=None) -> float:
-    times = []
+def ensure_corpus(name: str) -> Path:
+    requirement, dirname, _ = CORPORA[name]
+    tree = ROOT / dirname
+    if (tree / name).is_dir():
+        return tree
+    ROOT.mkdir(parents=True, exist_ok=True)
+    pattern = str(ROOT / f"{dirname}*.whl")
+    if not glob.glob(pattern):
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", requirement,
+                        "-d", str(ROOT)], check=True)
+    with zipfile.ZipFile(sorted(glob.glob(pattern))[0]) as zf:
+        for member in zf.namelist():
+            if member.endswith(".py"):
+                zf.extract(member, tree)
+    return tree
+
+
+def python_files(tree: Path):
+    return sorted(os.path.relpath(os.path.join(d, f), tree)
+                  for d, _, fs in os.walk(tree) for f in fs if f.endswith(".py"))
+
+
+BUCKETS = 64
+
+
+def _bucket(relpath: str) -> int:
+    """A fixed pseudo-random bucket per path (FNV-1a, the same on every machine): nested samples."""
+    h = 2166136261
+    for byte in relpath.encode():
+        h = ((h ^ byte) * 16777619) & 0xFFFFFFFF
+    return h % BUCKETS
+
+
+def sample(tree: Path, fraction: int) -> Path:
+    """The files of ``tree`` whose bucket is below BUCKETS/fraction, hard-linked into a sibling tree."""
+    if fraction == 1:
+        return tree
+    out = tree.parent / f"{tree.name}-{fraction}ths"
+    if out.is_dir():
+        return out
+    tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=tree.parent))
+    for rel in python_files(tree):
+        if _bucket(rel) < BUCKETS // fraction:
+            target = tmp / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(tree / rel, target)
+            except OSError:
+                shutil.copy2(tree / rel, target)
+    os.replace(tmp, out)
+    return out
+
+
+def tree_size(tree: Path):
+    files = python_files(tree)
+    return len(files), sum(os.path.getsize(tree / f) for f in files) / 1e6
+
+
+def ensure_venv(name: str, requirement: str) -> Path:
+    """A virtual environment of its own for a peer tool (bin directory)."""
+    venv = ROOT / "tools" / name
+    bin_dir = venv / "bin"
+    stamp = venv / ".installed"
+    if not stamp.exists() or stamp.read_text() != requirement:
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", requirement], check=True)
+        stamp.write_text(requirement)
+    return bin_dir
+
+
+def race(commands, repeat: int, cwd=None):
+    """Best wall time of each command over ``repeat`` rounds; the commands alternate within a round."""
+    best = {name: float("inf") for name in commands}
     for _ in range(repeat):
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
-        times.append(time.perf_counter() - start)
-        if proc.returncode not in (0, 1):
-            raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return min(times)
+        for name, cmd in commands.items():
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True, env=ENV)
+            best[name] = min(best[name], time.perf_counter() - start)
+            if proc.returncode not in (0, 1):
+                raise SystemExit(f"{name}: {cmd[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return best
 
 
 AST_ONLY = """
 import ast, os, sys
-n = 0
 for d, _, fs in os.walk(sys.argv[1]):
     for f in fs:
         if f.endswith('.py'):
@@ -75,66 +147,131 @@ for d, _, fs in os.walk(sys.argv[1]):
                 ast.parse(src)
             except SyntaxError:
                 pass
-            n += 1
 """
+
+
+class Report:
+    def row(self, name: str, seconds: float, note: str = ""):
+        self.say(f"  {name:<58} {seconds * 1000:8.0f} ms  {note}".rstrip())
+
+    def say(self, line: str = ""):
+        print(line, flush=True)
+
+
+def bench_corpus(name, tools, args, report: Report):
+    tree = ensure_corpus(name)
+    n, mb = tree_size(tree)
+    report.say(f"corpus {name}: {tree} ({n} Python files, {mb:.1f} MB)")
+    rocm = tools["rocm-lint"] + ["check", "--quiet", "--exit-zero", "--output-format", "concise"]
+    ruff_e9 = [tools["ruff"], "check", "--select", "E9", "--exit-zero", "--quiet"]
+    cache = tempfile.mkdtemp(prefix="rocm-lint-bench-cache-")
+    ruff_cache = tempfile.mkdtemp(prefix="ruff-bench-cache-")
+    try:
+        race({"fill": rocm + ["--cache-dir", cache, str(tree)],
+              "fill-ruff": ruff_e9 + ["--cache-dir", ruff_cache, str(tree)]}, 1)  # and writes bytecode
+        t = race({
+            "ours": rocm + ["--no-cache", str(tree)],
+            "ruff": ruff_e9 + ["--no-cache", str(tree)],
+            "ours-warm": rocm + ["--cache-dir", cache, str(tree)],
+            "ruff-warm": ruff_e9 + ["--cache-dir", ruff_cache, str(tree)],
+            "core": rocm + ["--no-cache", "--select", CORE, str(tree)],
+            "ast": [sys.executable, "-c", AST_ONLY, str(tree)],
+        }, args.repeat)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(ruff_cache, ignore_errors=True)
+    report.row("rocm-lint check --no-cache (every rule, default jobs)", t["ours"])
+    report.row("rocm-lint check, warm cache", t["ours-warm"])
+    report.row("rocm-lint check --select <7 core rules>", t["core"])
+    report.row("ruff check --no-cache --select E9", t["ruff"])
+    report.row("ruff check --select E9, warm cache", t["ruff-warm"])
+    report.row("ast.parse every file (1 process)", t["ast"])
+    report.say(f"  ratio rocm-lint / ruff E9:          {t['ours'] / t['ruff']:6.2f}x  (target <= 3x)")
+    report.say(f"  ratio rocm-lint / ast.parse:        {t['ours'] / t['ast']:6.2f}x  (target < 1x)")
+    report.say(f"  ratio core rules / ruff E9:         {t['core'] / t['ruff']:6.2f}x")
+    report.say(f"  warm / cold rocm-lint:              {t['ours-warm'] / t['ours']:6.1%}   "
+               f"(target <= 10%; ruff's {t['ruff-warm'] / t['ruff']:.1%})")
+    report.say(f"  throughput rocm-lint: {mb / t['ours']:.1f} MB/s")
+
+    if tools.get("flake8-plain"):
+        part = sample(tree, SUBSET)
+        pn, pmb = tree_size(part)
+        report.say(f"  -- one file in {SUBSET}: {pn} files, {pmb:.1f} MB (flake8 default jobs)")
+        p = race({
+            "plain": [tools["flake8-plain"], "--select", "E9", "--exit-zero", str(part)],
+            "plugin": [tools["flake8"], "--select", "E9", "--exit-zero", str(part)],
+            "roc": [tools["flake8"], "--select", "E9,ROC", "--exit-zero", str(part)],
+            "ours": rocm + ["--no-cache", str(part)],
+            "ruff": ruff_e9 + ["--no-cache", str(part)],
+        }, args.repeat)
+        report.row("flake8 --select E9, without rocm-lint", p["plain"])
+        report.row("flake8 --select E9, rocm-lint's plugin installed", p["plugin"])
+        report.row("flake8 --select E9,ROC", p["roc"])
+        report.row("rocm-lint check --no-cache", p["ours"])
+        report.row("ruff check --no-cache --select E9", p["ruff"])
+        report.say(f"  flake8 plugin cost, ROC not selected: {p['plugin'] / p['plain'] - 1:+6.1%}  (target <= 5%)")
+        report.say(f"  flake8 plugin cost, ROC selected:     {p['roc'] / p['plain'] - 1:+6.1%}  (target <= 10%)")
+        small = sample(tree, TORCHFIX_SUBSET)
+        sn, smb = tree_size(small)
+        report.say(f"  -- one file in {TORCHFIX_SUBSET}: {sn} files, {smb:.1f} MB (TorchFix default jobs)")
+        q = race({"torchfix": [tools["torchfix"], str(small)], "ours": rocm + ["--no-cache", str(small)]},
+                 args.repeat)
+        report.row("torchfix (its default rules)", q["torchfix"])
+        report.row("rocm-lint check --no-cache", q["ours"])
+        report.say(f"  ratio torchfix / rocm-lint:           {q['torchfix'] / q['ours']:6.1f}x")
+    return tree
+
+
+def bench_scaling(tree, tools, args, report: Report):
+    rocm = tools["rocm-lint"] + ["check", "--quiet", "--exit-zero", "--no-cache", "--output-format", "concise"]
+    ruff_e9 = [tools["ruff"], "check", "--select", "E9", "--exit-zero", "--quiet", "--no-cache"]
+    report.say(f"scaling on {tree.name} (nested samples; rocm-lint and ruff E9 cold, default jobs)")
+    report.say(f"  {'sample':>8} {'files':>6} {'MB':>6} {'rocm-lint ms':>13} {'ms/MB':>7} {'ruff ms':>8} {'ratio':>6}")
+    for fraction in (8, 4, 2, 1):
+        part = sample(tree, fraction)
+        n, mb = tree_size(part)
+        t = race({"ours": rocm + [str(part)], "ruff": ruff_e9 + [str(part)]}, args.repeat)
+        report.say(f"  {'1/' + str(fraction) if fraction > 1 else 'all':>8} {n:6d} {mb:6.1f} {t['ours'] * 1000:13.0f} "
+                   f"{t['ours'] * 1000 / mb:7.0f} {t['ruff'] * 1000:8.0f} {t['ours'] / t['ruff']:5.2f}x")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--corpus", action="append", choices=sorted(CORPORA), help="default: all")
+    parser.add_argument("--no-peers", action="store_true", help="skip flake8 and TorchFix (no virtual environments)")
     args = parser.parse_args()
 
-    tree = ensure_corpus(args.corpus)
-    files = [os.path.join(d, f) for d, _, fs in os.walk(tree) for f in fs if f.endswith(".py")]
-    size_mb = sum(os.path.getsize(f) for f in files) / 1e6
     bin_dir = Path(sys.executable).parent
-    rocm_lint = [str(bin_dir / "rocm-lint")] if (bin_dir / "rocm-lint").exists() else [sys.executable, "-m", "rocm_lint"]
-    ruff = shutil.which("ruff", path=str(bin_dir)) or shutil.which("ruff")
-    if ruff is None:
+    tools = {
+        "rocm-lint": [str(bin_dir / "rocm-lint")] if (bin_dir / "rocm-lint").exists()
+        else [sys.executable, "-m", "rocm_lint"],
+        "ruff": shutil.which("ruff", path=str(bin_dir)) or shutil.which("ruff"),
+        "flake8": shutil.which("flake8", path=str(bin_dir)) or shutil.which("flake8"),
+    }
+    if tools["ruff"] is None:
         raise SystemExit("ruff is not installed: pip install ruff (make bench does)")
+    if not args.no_peers:
+        if tools["flake8"] is None:
+            raise SystemExit("flake8 is not installed beside rocm-lint (it is a dependency)")
+        tools["flake8-plain"] = str(ensure_venv("flake8-plain", f"flake8=={metadata.version('flake8')}") / "flake8")
+        tools["torchfix"] = str(ensure_venv("torchfix", TORCHFIX) / "torchfix")
 
-    print(f"corpus: {tree} ({len(files)} Python files, {size_mb:.1f} MB), {os.cpu_count()} CPUs, best of {args.repeat}")
-    check = rocm_lint + ["check", "--quiet", "--exit-zero", "--output-format", "concise"]
-    best_of(check + ["--no-cache", str(tree / SINGLE_FILE)], 1)  # untimed: writes the bytecode
-    t_ours = best_of(check + ["--no-cache", str(tree)], args.repeat)
-    cache = tempfile.mkdtemp(prefix="rocm-lint-bench-cache-")
-    ruff_cache = tempfile.mkdtemp(prefix="ruff-bench-cache-")
-    try:
-        best_of(check + ["--cache-dir", cache, str(tree)], 1)  # fill the cache
-        t_warm = best_of(check + ["--cache-dir", cache, str(tree)], args.repeat)
-        ruff_e9 = [ruff, "check", "--select", "E9", "--exit-zero", "--quiet"]
-        best_of(ruff_e9 + ["--cache-dir", ruff_cache, str(tree)], 1)
-        t_ruff_warm = best_of(ruff_e9 + ["--cache-dir", ruff_cache, str(tree)], args.repeat)
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
-        shutil.rmtree(ruff_cache, ignore_errors=True)
-    # The first rule set (the engine issue's seven rules): shows what the later, heuristic-heavy
-    # rules (fp8, warp width, build flags) cost on a corpus that implements those features.
-    core = "ROC101,ROC201,ROC203,ROC204,ROC205,ROC301,ROC401"
-    t_core = best_of(rocm_lint + ["check", "--quiet", "--exit-zero", "--no-cache", "--select", core, str(tree)],
-                     args.repeat)
-    t_ruff = best_of([ruff, "check", "--no-cache", "--select", "E9", "--exit-zero", "--quiet", str(tree)], args.repeat)
-    t_ast = best_of([sys.executable, "-c", AST_ONLY, str(tree)], args.repeat)
-    one = tree / SINGLE_FILE
-    t_one = best_of(rocm_lint + ["check", "--quiet", "--exit-zero", "--no-cache", str(one)], max(args.repeat, 5))
-
-    rows = [
-        ("rocm-lint check --no-cache (tree, every rule)", t_ours),
-        ("rocm-lint check, warm cache (tree)", t_warm),
-        ("rocm-lint check --select <7 core rules> (tree)", t_core),
-        ("ruff check --no-cache --select E9 (tree)", t_ruff),
-        ("ruff check --select E9, warm cache (tree)", t_ruff_warm),
-        ("ast.parse every file (1 process)", t_ast),
-        (f"rocm-lint check {SINGLE_FILE}", t_one),
-    ]
-    for name, t in rows:
-        print(f"  {name:<48} {t * 1000:8.0f} ms")
-    print(f"ratio rocm-lint / ruff E9 (tree):   {t_ours / t_ruff:5.2f}x   (target <= 3x)")
-    print(f"warm / cold rocm-lint:              {t_warm / t_ours:5.1%}   (target <= 10%; ruff {t_ruff_warm / t_ruff:.1%})")
-    print(f"ratio core rules / ruff E9 (tree):  {t_core / t_ruff:5.2f}x")
-    print(f"ratio rocm-lint / ast.parse (tree): {t_ours / t_ast:5.2f}x")
-    print(f"throughput rocm-lint: {size_mb / t_ours:.1f} MB/s; one file: {t_one * 1000:.0f} ms (target < 150 ms)")
+    report = Report()
+    report.say(f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, best of {args.repeat} "
+               f"(compared commands run alternately)")
+    trees = {}
+    for name in args.corpus or CORPORA:
+        trees[name] = bench_corpus(name, tools, args, report)
+    if "torch" in trees:
+        bench_scaling(trees["torch"], tools, args, report)
+        one = trees["torch"] / CORPORA["torch"][2]
+        rocm = tools["rocm-lint"] + ["check", "--quiet", "--exit-zero", "--no-cache", "--output-format", "concise"]
+        t = race({"ours": rocm + [str(one)],
+                  "ruff": [tools["ruff"], "check", "--select", "E9", "--exit-zero", "--quiet", "--no-cache", str(one)]},
+                 max(args.repeat, 5))
+        report.row(f"rocm-lint check {CORPORA['torch'][2]}", t["ours"], "(target < 150 ms)")
+        report.row(f"ruff check --select E9 {CORPORA['torch'][2]}", t["ruff"])
     return 0
 
 

@@ -69,7 +69,7 @@ def main() -> int:
     files = [os.path.relpath(f, cwd) for f in cuda_files([Path(t).resolve() for t in trees])]
     size = sum(os.path.getsize(os.path.join(cwd, f)) for f in files) / 1e6
     print(f"corpus: {len(files)} CUDA files, {size:.1f} MB ({', '.join(t.name for t in trees)})")
-    lint = [str(BIN / "rocm-lint"), "check", "--select", "ROC6,ROC7", "--output-format", "json", "--exit-zero"]
+    lint = [str(BIN / "rocm-lint"), "check", "--no-cache", "--select", "ROC6,ROC7", "--output-format", "json", "--exit-zero"]
     semgrep = [str(BIN / "semgrep"), "scan", "--config", str(RULES), "--json", "--metrics=off",
                "--disable-version-check", "--scan-unknown-extensions"]
     rows, outputs = [], {}
