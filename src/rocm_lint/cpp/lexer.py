@@ -94,3 +94,24 @@ def lex(text: str) -> Lexed:
 
     code = (_TOKEN if 'R"' in text else _FAST_TOKEN).sub(blank, text)
     return Lexed(text, code, tuple(strings), tuple(comments))
+
+
+def unterminated_literal_line(lexed: Lexed) -> int:
+    """The line (1-based) of the first string or character literal that is not closed on its
+    line, outside preprocessor directives (``#error Don't`` is common and harmless); 0 if none.
+    Such a file is not valid C++: compilers recover by ending the literal at the line's end,
+    but a fix's statement or block extent read from it cannot be trusted."""
+    text = lexed.text
+    for start, end in lexed.strings:
+        literal = text[start:end]
+        if literal[:1] in ("'", '"'):
+            closed = len(literal) > 1 and literal[-1] == literal[0]
+        else:  # a raw string, with its encoding prefix
+            closed = literal.endswith('"') and literal.count('"') >= 2
+        if closed:
+            continue
+        line_start = text.rfind("\n", 0, start) + 1
+        if text[line_start:start].lstrip().startswith("#"):
+            continue
+        return text.count("\n", 0, start) + 1
+    return 0

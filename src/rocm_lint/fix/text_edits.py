@@ -84,6 +84,16 @@ def apply_text_fixes(path: str, text: str, findings: Sequence[Finding], language
     if not candidates:
         return result
 
+    if language in ("cuda", "cpp"):
+        from rocm_lint.cpp.lexer import lex, unterminated_literal_line
+
+        line = unterminated_literal_line(lex(text))
+        if line:  # (found by the fuzz target: the second --fix offered a fix the first did not)
+            why = (f"line {line} holds an unterminated string or character literal: where a statement "
+                   "or block ends cannot be told, so nothing in this file is fixed")
+            result.dropped = [(f, why) for f in candidates]
+            return result
+
     def attempt(subset):
         new, applied, skipped = _apply(text, subset)
         # C++ fixes, safe or unsafe, all live behind a ROCm macro: the NVIDIA view must not move.
