@@ -551,3 +551,29 @@ def test_configured_dotted_predicate_needs_its_owner():
         if other.is_nvidia():
             HAZARD
     """), cfg) != []
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_bindings_are_learned_on_the_right_lines_whatever_the_line_ends(newline):
+    """The module context finds the lines that may bind a platform test by one search per word
+    over the lowered text: with CR or CRLF line ends (ast counts a lone CR as a line end) the
+    lines still line up, and a name bound from an earlier binding is learned too."""
+    import ast
+
+    from rocm_lint.python.context import ModuleContext
+
+    src = newline.join([
+        "import torch",
+        "x = 1",
+        "IS_HIP = torch.version.hip is not None",
+        "values = [",
+        "    1,",
+        "]",
+        "ON_AMD = IS_HIP",
+        "def helper():",
+        "    return 2",
+        "",
+    ])
+    ctx = ModuleContext("m.py", ast.parse(src), Config(), src)
+    assert {"IS_HIP", "ON_AMD"} <= set(ctx.gates.bound_names)
+    assert "x" not in ctx.gates.bound_names and "values" not in ctx.gates.bound_names

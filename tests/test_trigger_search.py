@@ -6,8 +6,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rocm_lint import engine
-from rocm_lint.engine import _triggers, find_words, python_codes
+from rocm_lint import engine, words
+from rocm_lint.engine import _triggers, python_codes
+from rocm_lint.words import find_words
 
 WORDS = _triggers(python_codes(), "python") + _triggers(engine.enabled_codes(engine.Config()), "cuda")
 
@@ -17,7 +18,7 @@ def _naive(text, words):
 
 
 def test_the_automaton_is_in_use():
-    assert engine._automaton(WORDS) is not None  # pyahocorasick is a dependency
+    assert words._automaton(WORDS) is not None  # pyahocorasick is a dependency
 
 
 @settings(max_examples=300, deadline=None)
@@ -35,7 +36,7 @@ def test_overlapping_and_nested_words():
 
 
 def test_without_pyahocorasick_every_word_is_searched(monkeypatch):
-    monkeypatch.setattr(engine, "_automaton", lambda words: None)
+    monkeypatch.setattr(words, "_automaton", lambda _words: None)
     text = "y" * 2000 + " nvtx.range_push('a') # CC"
     found = find_words(text, WORDS)
     assert found == _naive(text, WORDS) and {"nvtx", "CC"} <= found

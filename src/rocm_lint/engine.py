@@ -19,6 +19,7 @@ from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.discovery import iter_files, language_of, read_bounded
 from rocm_lint.finding import FileError, Finding
+from rocm_lint.words import find_words
 from rocm_lint.registry import (all_rules, exported_facts, python_checkers, python_observers, source_checkers,
                                 superseding_rules)
 
@@ -73,38 +74,6 @@ def present_words(text: str, codes: FrozenSet[str], language: str = "python") ->
     return found
 
 
-# Words this short are frequent (``cc``, ``sm``, ``cap``): one ``in`` each, which stops at the
-# first occurrence, costs less than reporting their every occurrence from the automaton.
-_SHORT = 3
-
-
-@lru_cache(maxsize=32)
-def _automaton(words: Tuple[str, ...]):
-    """An Aho-Corasick automaton of the longer ``words`` (one pass over a text for all of
-    them, where ``w in text`` per word scanned a text once per word: a ninth of a tree's run),
-    or None without the ``pyahocorasick`` package (then every word is searched on its own)."""
-    try:
-        import ahocorasick
-    except ImportError:
-        return None
-    automaton = ahocorasick.Automaton()
-    for word in words:
-        if len(word) > _SHORT:
-            automaton.add_word(word, word)
-    if len(automaton) == 0:
-        return None
-    automaton.make_automaton()
-    return automaton
-
-
-def find_words(text: str, words: Tuple[str, ...]) -> FrozenSet[str]:
-    """The ``words`` that occur in ``text`` as substrings."""
-    automaton = _automaton(words) if len(text) > 1024 else None
-    if automaton is None:
-        return frozenset(w for w in words if w in text)
-    found = {word for _end, word in automaton.iter(text)}
-    found.update(w for w in words if len(w) <= _SHORT and w in text)
-    return frozenset(found)
 
 
 def _rules_in(text: str, codes: FrozenSet[str], language: str) -> FrozenSet[str]:
