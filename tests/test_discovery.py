@@ -92,3 +92,33 @@ def test_force_exclude_looks_only_below_the_project(tmp_path, monkeypatch):
     forced = Config(force_exclude=True)
     assert names([proj / "src" / "a.py", proj / "venv" / "b.py"], forced) == ["a.py"]
     assert names([proj / "src" / "a.py"], Config(force_exclude=True, root=proj)) == ["a.py"]
+
+
+def test_a_gitignore_without_negations_matches_as_one_regex_as_pathspec_does():
+    """discovery joins a .gitignore's patterns into one regex when none is negated (pathspec
+    tries them one by one); the answer must be pathspec's for every path."""
+    import pathspec
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from rocm_lint.discovery import _combined, _OneRegexSpec
+
+    lines = ["*.o", "build/", "/dist", "docs/**/x", "**/tmp", "a?c", "[ab]*.py", "foo", "*.egg-info/",
+             "\\#x", "dir/*.txt", "**", "# comment", "", "  ", "x/", "/a/b", "*.P<y", "(?P<z>", "c.py "]
+    parts = ["a", "b", "build", "dist", "docs", "x", "foo", "t.o", "c.py", "abc", "tmp", "d.egg-info", "#x", "(?P<z>"]
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from(lines), min_size=1, max_size=6),
+           st.lists(st.lists(st.sampled_from(parts), min_size=1, max_size=4), min_size=1, max_size=8),
+           st.booleans())
+    def same(patterns, paths, as_dir):
+        spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+        one = _combined(spec)
+        for path in paths:
+            name = "/".join(path) + ("/" if as_dir else "")
+            assert bool(one.match_file(name)) == bool(spec.match_file(name)), (patterns, name)
+
+    same()
+    assert isinstance(_combined(pathspec.GitIgnoreSpec.from_lines(["*.o", "build/"])), _OneRegexSpec)
+    negated = pathspec.GitIgnoreSpec.from_lines(["*.o", "!keep.o"])
+    assert _combined(negated) is negated  # the order of patterns matters: pathspec answers
