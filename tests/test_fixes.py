@@ -306,3 +306,18 @@ def test_fix_reuses_a_configured_rocm_predicate(tmp_path):
     (tmp_path / "t.py").write_text(text)
     proc = run_cli("check", "--diff", "t.py", cwd=tmp_path)
     assert "+if not IS_AMD:" in proc.stdout and "is_rocm" not in proc.stdout, proc.stdout
+
+
+def test_positions_without_the_empty_batched_pass_equal_libcst_resolve():
+    """The fixer generates LibCST positions directly (LibCST's resolver walks the module once
+    more for batchable providers even when there are none): the same mapping as resolve()."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from rocm_lint.fix.engine import _positions
+
+    for path in FIX_FIXTURES:
+        text = path.read_text("utf-8")
+        wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+        direct = _positions(wrapper, PositionProvider)
+        assert direct == wrapper.resolve(PositionProvider) and len(direct) > 10
