@@ -321,3 +321,52 @@ def test_positions_without_the_empty_batched_pass_equal_libcst_resolve():
         wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
         direct = _positions(wrapper, PositionProvider)
         assert direct == wrapper.resolve(PositionProvider) and len(direct) > 10
+
+
+def _all_python_fixture_texts():
+    from conftest import FIXTURES as ROOT_FIXTURES
+
+    for path in sorted(ROOT_FIXTURES.rglob("*.py")):
+        try:
+            text = path.read_text("utf-8")
+            ast.parse(text)
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        yield path, text
+
+
+def test_lazy_positions_equal_libcst_positions_for_every_node():
+    """fix.positions computes LibCST positions per top-level statement the fixer enters: after
+    expanding every statement they equal LibCST's PositionProvider for every node of every
+    Python fixture (decorators, async defs, `a; b` lines, comments and blank lines included),
+    and before, each top-level statement's first and last line already do."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from rocm_lint.fix.positions import lazy_positions
+
+    checked = 0
+    extra = ("import os; import sys  # two\n\n\n@dec\n@dec2(1)\nasync def f():\n    # c\n    return 1\n"
+             "    # tail\n\nclass C:\n    x = 1\n\n\nif x:\n    y = 2\n# trailing\n")
+    texts = list(_all_python_fixture_texts()) + [("extra", extra), ("crlf", extra.replace("\n", "\r\n"))]
+    for path, text in texts:
+        wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+        full = wrapper.resolve(PositionProvider)
+        lazy = lazy_positions(wrapper, text)
+        assert lazy is not None, path
+        for stmt in wrapper.module.body:
+            assert lazy[stmt].start.line == full[stmt].start.line, (path, stmt)
+            if isinstance(stmt, cst.SimpleStatementLine):
+                assert lazy[stmt].end.line == full[stmt].end.line, (path, stmt)
+            lazy.expand(stmt)
+        inside = set()
+        stack = list(wrapper.module.body)
+        while stack:  # the nodes of the top-level statements (not the module's header or footer)
+            node = stack.pop()
+            inside.add(id(node))
+            stack.extend(node.children)
+        for node, where in full.items():
+            if id(node) in inside:
+                assert lazy.get(node) == where, (path, node)
+                checked += 1
+    assert checked > 5000

@@ -156,8 +156,11 @@ def _parsed(text: str):
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
+    from rocm_lint.fix.positions import lazy_positions
+
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-    return wrapper, _positions(wrapper, PositionProvider)
+    positions = lazy_positions(wrapper, text)  # only the statements the fixer enters
+    return wrapper, positions if positions is not None else _positions(wrapper, PositionProvider)
 
 
 def _positions(wrapper, provider):

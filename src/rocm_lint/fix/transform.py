@@ -95,6 +95,9 @@ class RecipeTransformer(cst.CSTTransformer):
         if pos is not None and not getattr(node, "decorators", None) and not self._touches(pos.start.line,
                                                                                         pos.end.line):
             return False  # nothing to fix below: skip the subtree (on_leave still runs)
+        expand = getattr(self.positions, "expand", None)
+        if expand is not None:
+            expand(node)  # entering a top-level statement: its nodes' positions (fix.positions)
         return super().on_visit(node)
 
     def _touches(self, first: int, last: int) -> bool:
