@@ -88,6 +88,11 @@ def lazy_positions(wrapper, text: str) -> Optional[LazyPositions]:
     from rocm_lint.lines import split_lines
 
     try:
+        # the LibCST internals expand() uses: another LibCST without them gets whole-module positions
+        from libcst.metadata.position_provider import PositionProvidingCodegenState  # noqa: F401
+
+        if not callable(getattr(wrapper.module.body[0] if wrapper.module.body else wrapper.module, "_codegen", None)):
+            return None
         tree = ast.parse(text)
         return LazyPositions(wrapper.module, tree, split_lines(text, keepends=True))
     except (SyntaxError, ValueError, RecursionError, MemoryError, ImportError, AttributeError, TypeError):
