@@ -154,6 +154,11 @@ class Report:
     def row(self, name: str, seconds: float, note: str = ""):
         self.say(f"  {name:<58} {seconds * 1000:8.0f} ms  {note}".rstrip())
 
+    def rows(self, times, labelled):
+        """A row per (label, key of ``times``)."""
+        for name, key in labelled:
+            self.row(name, times[key])
+
     def say(self, line: str = ""):
         print(line, flush=True)
 
@@ -180,12 +185,12 @@ def bench_corpus(name, tools, args, report: Report):
     finally:
         shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(ruff_cache, ignore_errors=True)
-    report.row("rocm-lint check --no-cache (every rule, default jobs)", t["ours"])
-    report.row("rocm-lint check, warm cache", t["ours-warm"])
-    report.row("rocm-lint check --select <7 core rules>", t["core"])
-    report.row("ruff check --no-cache --select E9", t["ruff"])
-    report.row("ruff check --select E9, warm cache", t["ruff-warm"])
-    report.row("ast.parse every file (1 process)", t["ast"])
+    report.rows(t, [("rocm-lint check --no-cache (every rule, default jobs)", "ours"),
+                    ("rocm-lint check, warm cache", "ours-warm"),
+                    ("rocm-lint check --select <7 core rules>", "core"),
+                    ("ruff check --no-cache --select E9", "ruff"),
+                    ("ruff check --select E9, warm cache", "ruff-warm"),
+                    ("ast.parse every file (1 process)", "ast")])
     report.say(f"  ratio rocm-lint / ruff E9:          {t['ours'] / t['ruff']:6.2f}x  (target <= 3x)")
     report.say(f"  ratio rocm-lint / ast.parse:        {t['ours'] / t['ast']:6.2f}x  (target < 1x)")
     report.say(f"  ratio core rules / ruff E9:         {t['core'] / t['ruff']:6.2f}x")
@@ -204,11 +209,11 @@ def bench_corpus(name, tools, args, report: Report):
             "ours": rocm + ["--no-cache", str(part)],
             "ruff": ruff_e9 + ["--no-cache", str(part)],
         }, args.repeat)
-        report.row("flake8 --select E9, without rocm-lint", p["plain"])
-        report.row("flake8 --select E9, rocm-lint's plugin installed", p["plugin"])
-        report.row("flake8 --select E9,ROC", p["roc"])
-        report.row("rocm-lint check --no-cache", p["ours"])
-        report.row("ruff check --no-cache --select E9", p["ruff"])
+        report.rows(p, [("flake8 --select E9, without rocm-lint", "plain"),
+                        ("flake8 --select E9, rocm-lint's plugin installed", "plugin"),
+                        ("flake8 --select E9,ROC", "roc"),
+                        ("rocm-lint check --no-cache", "ours"),
+                        ("ruff check --no-cache --select E9", "ruff")])
         report.say(f"  flake8 plugin cost, ROC not selected: {p['plugin'] / p['plain'] - 1:+6.1%}  (target <= 5%)")
         report.say(f"  flake8 plugin cost, ROC selected:     {p['roc'] / p['plain'] - 1:+6.1%}  (target <= 10%)")
         small = sample(tree, TORCHFIX_SUBSET)

@@ -74,8 +74,6 @@ def present_words(text: str, codes: FrozenSet[str], language: str = "python") ->
     return found
 
 
-
-
 def _rules_in(text: str, codes: FrozenSet[str], language: str) -> FrozenSet[str]:
     """The enabled rules that could fire in ``text`` (the per-rule form of :func:`worth_parsing`)."""
     found = present_words(text, codes, language)

@@ -69,6 +69,13 @@ def _blank(segment: str) -> str:
     return _NOT_NEWLINE.sub(" ", segment)
 
 
+def _closed(literal: str) -> bool:
+    """Does a string or character literal (a raw one with its prefix) end with its quote?"""
+    if literal[:1] in ("'", '"'):
+        return len(literal) > 1 and literal[-1] == literal[0]
+    return literal.endswith('"') and literal.count('"') >= 2  # a raw string
+
+
 def lex(text: str) -> Lexed:
     strings: List[Tuple[int, int]] = []
     comments: List[Tuple[int, int]] = []
@@ -80,14 +87,13 @@ def lex(text: str) -> Lexed:
             comments.append(m.span())
             return " " * len(literal) if "\n" not in literal else _NOT_NEWLINE.sub(" ", literal)
         strings.append(m.span())
+        closed = _closed(literal)
         if kind in ("str", "chr"):
             quote = literal[0]
-            closed = len(literal) > 1 and literal[-1] == quote
             inner = literal[1:-1] if closed else literal[1:]
             return quote + _blank(inner) + (quote if closed else "")
         # raw string (with an optional encoding prefix)
         open_ = literal.find('"')
-        closed = literal.endswith('"') and literal.count('"') >= 2
         head = literal[:open_ + 1]
         inner = literal[len(head):-1] if closed else literal[len(head):]
         return head + _blank(inner) + ('"' if closed else "")
@@ -103,12 +109,7 @@ def unterminated_literal_line(lexed: Lexed) -> int:
     but a fix's statement or block extent read from it cannot be trusted."""
     text = lexed.text
     for start, end in lexed.strings:
-        literal = text[start:end]
-        if literal[:1] in ("'", '"'):
-            closed = len(literal) > 1 and literal[-1] == literal[0]
-        else:  # a raw string, with its encoding prefix
-            closed = literal.endswith('"') and literal.count('"') >= 2
-        if closed:
+        if _closed(text[start:end]):
             continue
         line_start = text.rfind("\n", 0, start) + 1
         if text[line_start:start].lstrip().startswith("#"):

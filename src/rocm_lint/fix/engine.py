@@ -148,6 +148,13 @@ def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[
 
 
 # -- applying recipes with LibCST -----------------------------------------------------------------
+@lru_cache(maxsize=4)
+def _module_ast(text: str) -> ast.Module:
+    """The fixer's ``ast`` of ``text``, parsed once for the plan and the LibCST positions (both
+    only read it; the independent NVIDIA-path check parses its own copies, which it folds)."""
+    return ast.parse(text)
+
+
 @lru_cache(maxsize=2)
 def _parsed(text: str):
     """The LibCST tree of ``text`` and its positions, shared by every attempt on the same text
@@ -159,7 +166,7 @@ def _parsed(text: str):
     from rocm_lint.fix.positions import lazy_positions
 
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-    positions = lazy_positions(wrapper, text)  # only the statements the fixer enters
+    positions = lazy_positions(wrapper, text, _module_ast(text))  # only the statements the fixer enters
     return wrapper, positions if positions is not None else _positions(wrapper, PositionProvider)
 
 
@@ -209,7 +216,7 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
         return result
     from rocm_lint.fix.scopes import too_complex_for_libcst
 
-    tree = ast.parse(text)
+    tree = _module_ast(text)
     refused = too_complex_for_libcst(tree)
     if refused:  # LibCST's native parser would crash or take minutes: report without a fix
         result.dropped = [(f, refused) for f in candidates]

@@ -82,9 +82,10 @@ class LazyPositions:
         return node in self._computed
 
 
-def lazy_positions(wrapper, text: str) -> Optional[LazyPositions]:
-    """:class:`LazyPositions` for the module of ``wrapper``, or None where it cannot be trusted
-    (the caller then uses LibCST's positions for the whole module)."""
+def lazy_positions(wrapper, text: str, tree: Optional[ast.Module] = None) -> Optional[LazyPositions]:
+    """:class:`LazyPositions` for the module of ``wrapper`` (``tree``: the ``ast`` of ``text``
+    when the caller has it), or None where it cannot be trusted (the caller then uses LibCST's
+    positions for the whole module)."""
     from rocm_lint.lines import split_lines
 
     try:
@@ -93,7 +94,7 @@ def lazy_positions(wrapper, text: str) -> Optional[LazyPositions]:
 
         if not callable(getattr(wrapper.module.body[0] if wrapper.module.body else wrapper.module, "_codegen", None)):
             return None
-        tree = ast.parse(text)
+        tree = tree if tree is not None else ast.parse(text)
         return LazyPositions(wrapper.module, tree, split_lines(text, keepends=True))
     except (SyntaxError, ValueError, RecursionError, MemoryError, ImportError, AttributeError, TypeError):
         return None
