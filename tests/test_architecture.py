@@ -25,6 +25,7 @@ LAYERS = [
     ("settings and the rule unit", ["rocm_lint.config", "rocm_lint.rule", "rocm_lint.noqa",
                                     "rocm_lint.discovery"]),
     ("readers", ["rocm_lint.python", "rocm_lint.python.*", "rocm_lint.cpp", "rocm_lint.cpp.*",
+                 "rocm_lint.build", "rocm_lint.build.*",
                  "rocm_lint.configfiles", "rocm_lint.configfiles.*"]),
     ("rules", ["rocm_lint.rules", "rocm_lint.rules.*"]),
     ("registry", ["rocm_lint.registry", "rocm_lint.docgen"]),

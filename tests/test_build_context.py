@@ -1,4 +1,4 @@
-"""The platform a directory gets from the project's build (``rocm_lint.cpp.build_context``):
+"""The platform a directory gets from the project's build (``rocm_lint.build.context``):
 CMake subdirectories chosen by a ROCm/CUDA test, CMake projects that stop a ROCm build, setup.py
 source lists chosen by a ROCm test; the C++ scanner reads a ROCm-only file as if every line were
 under ``#ifdef USE_ROCM`` and a file the ROCm build never compiles as NVIDIA-only code."""
@@ -8,8 +8,9 @@ import os
 import pytest
 
 from rocm_lint.config import Config
-from rocm_lint.cpp import build_context, facts, includes
-from rocm_lint.cpp.build_context import CUDA, ROCM, file_platform
+from rocm_lint.build import context as build_context
+from rocm_lint.cpp import facts, includes
+from rocm_lint.build.context import CUDA, ROCM, file_platform
 from rocm_lint.engine import check_file
 from test_cpp_project import _project  # a repository (.git) holding ``files``
 
@@ -359,7 +360,7 @@ def test_source_globs_as_one_regex_match_part_by_part():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from rocm_lint.cpp.build_context import _matches, _pattern_regex
+    from rocm_lint.build.context import _matches, _pattern_regex
 
     part = st.text(alphabet="ab.*?", min_size=0, max_size=4)
 

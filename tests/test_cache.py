@@ -246,7 +246,7 @@ def test_an_edited_header_rechecks_the_kernels_that_include_it(tmp_path, checked
 
 
 def test_an_edited_build_file_rechecks_the_kernels_it_decides(tmp_path, checked):
-    """The platform a directory gets from the project's CMakeLists (cpp.build_context) decides
+    """The platform a directory gets from the project's CMakeLists (build.context) decides
     C++ findings: editing only the CMakeLists re-checks the kernels below it."""
     root = tmp_path / "proj"
     (root / "csrc" / "amd").mkdir(parents=True)
@@ -277,7 +277,8 @@ def test_an_edited_build_file_rechecks_the_kernels_it_decides(tmp_path, checked)
 
 
 def _forget_headers():
-    from rocm_lint.cpp import build_context, facts, includes, scanner
+    from rocm_lint.build import context as build_context
+    from rocm_lint.cpp import facts, includes, scanner
 
     build_context.cache_clear()
     facts.cache_clear()

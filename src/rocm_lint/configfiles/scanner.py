@@ -42,7 +42,7 @@ from rocm_lint.configfiles.unit import (ConfigUnit, Setting, ToolArgs, UnitBuild
 __all__ = ["NVIDIA", "ROCM", "ConfigUnit", "Setting", "ToolArgs", "check_config_source", "default_of",
            "read_unit", "truthy"]
 from rocm_lint.configfiles.yamlish import read_yaml_unit
-from rocm_lint.cpp import build_context
+from rocm_lint.build import context as build_context
 from rocm_lint.finding import FileError, Finding
 from rocm_lint.lines import LineIndex
 from rocm_lint.rule import SourceChecker, findings_from_hits
@@ -63,7 +63,7 @@ def read_unit(path: str, text: str, config: Config, language: str) -> ConfigUnit
         read_cmake_unit(b)
     b.alternatives()
     b.defines()
-    # a CMake subproject the project's ROCm build never enters (cpp.build_context)
+    # a CMake subproject the project's ROCm build never enters (build.context)
     platform = build_context.file_platform(path) if language == "cmake" else None
     return ConfigUnit(path, text, language, config, code, b.settings, b.args, build_platform=platform)
 

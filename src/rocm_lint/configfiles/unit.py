@@ -46,7 +46,7 @@ class ConfigUnit:
     settings: List[Setting] = field(default_factory=list)
     tool_args: List[ToolArgs] = field(default_factory=list)
     memo: Dict[str, object] = field(default_factory=dict)
-    # the platform the project's build gives the file's directory (``rocm_lint.cpp.build_context``:
+    # the platform the project's build gives the file's directory (``rocm_lint.build.context``:
     # "cuda" in a CMake subproject a ROCm build never enters), for CMake files; else None
     build_platform: Optional[str] = None
 

@@ -369,7 +369,7 @@ class Preprocessed:
     regions: List[Region]
     macros: Dict[str, List[MacroDef]] = field(default_factory=dict)
     # the file's own status before any #if: (True, True), or the platform its directory gets from
-    # the project's build (rocm_lint.cpp.build_context): (False, True) ROCm-only, (True, False)
+    # the project's build (rocm_lint.build.context): (False, True) ROCm-only, (True, False)
     # never built for ROCm
     base: Tuple[Tri, Tri] = (True, True)
     _region_lines: List[int] = field(default_factory=list)
@@ -427,7 +427,7 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
     """The file model.  ``seed``: (name, (defined, body) on NVIDIA, (defined, body) on ROCm)
     for macros the file's own headers define (``rocm_lint.cpp.includes``).  ``base``: whether
     each platform compiles the file at all (NVIDIA, ROCm), as the project's build decides
-    (``rocm_lint.cpp.build_context``): ``(False, True)`` makes every line what a line under
+    (``rocm_lint.build.context``): ``(False, True)`` makes every line what a line under
     ``#ifdef USE_ROCM`` is, ``(True, False)`` what a line under ``#ifndef USE_ROCM`` is."""
     lexed = lexed or lex(text)
     code = lexed.code

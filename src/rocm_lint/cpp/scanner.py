@@ -19,7 +19,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint import noqa
 from rocm_lint.config import Config
-from rocm_lint.cpp import build_context
+from rocm_lint.build import context as build_context
 from rocm_lint.cpp.facts import Facts, const_declarations, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts
 from rocm_lint.discovery import note_read, read_bounded
@@ -389,7 +389,8 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
         # what the project's own headers define per platform (PTX_AVAILABLE, BNB_HIP ...)
         pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros, base=base)
         if _tests_foreign_macros(pre):
-            seed = included_macro_facts(path, text)
+            # the build's per-platform macros first, then what the headers define
+            seed = build_context.macro_facts(path) + included_macro_facts(path, text)
             if seed:
                 pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros, seed, base)
     except RecursionError:

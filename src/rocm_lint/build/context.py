@@ -1,0 +1,367 @@
+"""What the project's build files say about a source file: its platform and its macros.
+
+This module reads the build files from a file's directory up to the repository root (the
+directory holding ``.git``; ``CMakeLists.txt`` with ``rocm_lint.build.cmake``, ``setup.py`` with
+``rocm_lint.build.setup_py``) and answers two questions::
+
+    file_platform(path) -> "rocm" | "cuda" | None
+    macro_facts(path)   -> ((name, (defined, value) on NVIDIA, (defined, value) on ROCm), ...)
+
+``"rocm"``: only a ROCm build compiles the file (the code behaves as if every line were under
+``#ifdef USE_ROCM``); ``"cuda"``: a ROCm build never compiles it (a subdirectory or a source
+list only an NVIDIA branch names, a CMakeLists that stops a ROCm build); ``None``: no fact (the
+usual answer).  ``macro_facts``: the macros the build defines differently per platform
+(``add_compile_definitions(FASTOPS_ON_AMD=1)`` under the project's ROCm option), which the
+``#if`` model reads like ``USE_ROCM``.
+
+The project's own vocabulary is learned from its build: a CMake option whose branch turns HIP
+on and whose ``else()`` turns CUDA on is a platform test in every CMakeLists.txt on the way up.
+
+Conservative by design: an NVIDIA-only fact is kept only where the project builds for ROCm
+somewhere (a build file on the way up names a ROCm condition or HIP), since a pure CUDA project
+is the one to port and nothing in it may go silent; facts that disagree give no fact (a path
+listed on both sides, a directory another CMakeLists beside it builds, a macro setup.py and
+CMake define differently).
+
+Every build file is read bounded (``read_bounded``, ``MAX_BUILD_FILE_BYTES``), parsed under a
+guard (a huge, binary, undecodable or hostile file costs nothing but its facts), read once per
+process (``lru_cache`` per file and per directory), and noted with ``note_read`` (present or not)
+for the content cache.  Nothing above the repository root is read.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+from rocm_lint.build.cmake import (NO_VOCABULARY, CMakeFacts, Vocabulary, cmake_facts, learn_options,
+                                   path_arguments)
+from rocm_lint.build.logic import ALWAYS, CUDA, ROCM, Worlds
+from rocm_lint.build.setup_py import setup_file_facts
+from rocm_lint.cpp.preproc import Node, parse_condition
+from rocm_lint.discovery import note_read, read_bounded
+
+__all__ = ["CUDA", "ROCM", "file_platform", "macro_facts", "cache_clear", "MAX_BUILD_FILE_BYTES"]
+
+MAX_BUILD_FILE_BYTES = 4 * 1024 * 1024
+MAX_LEVELS = 12  # directories walked up from a file (as hipify_build_above)
+
+# A fact: (base directory, glob components relative to it ("**": any number), platform or None).
+Fact = Tuple[str, Tuple[str, ...], Optional[str]]
+# A macro a build file defines: (build system, name, where, value).
+MacroEntry = Tuple[str, str, Worlds, str]
+# What the #if model is seeded with: (name, (defined, value) on NVIDIA, (defined, value) on ROCm).
+MacroFact = Tuple[str, Tuple[Optional[bool], Optional[Node]], Tuple[Optional[bool], Optional[Node]]]
+
+
+# -- reading, once per process ---------------------------------------------------------------------
+def _read(path: str) -> Optional[str]:
+    try:
+        data = read_bounded(path, MAX_BUILD_FILE_BYTES)
+    except OSError:
+        return None  # absent or unreadable: no fact
+    if not isinstance(data, bytes) or b"\0" in data:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+@lru_cache(maxsize=1024)
+def _cmake_text(path: str) -> Optional[str]:
+    return _read(path)
+
+
+@lru_cache(maxsize=1024)
+def _options(path: str) -> Vocabulary:
+    """The platform options one CMakeLists.txt defines (``build.cmake.learn_options``)."""
+    text = _cmake_text(path)
+    if text is None:
+        return NO_VOCABULARY
+    try:
+        return learn_options(text)
+    except (RecursionError, MemoryError, ValueError):
+        return NO_VOCABULARY
+
+
+@lru_cache(maxsize=2048)
+def _cmake_file(path: str, learned: Vocabulary = NO_VOCABULARY) -> Optional[Tuple[CMakeFacts, Tuple[Tuple[str, ...], ...]]]:
+    """``cmake_facts`` of a CMakeLists.txt and its path-like arguments split into components
+    (``../ggml-cuda/*.cu``), or None: absent or unreadable (read once per process)."""
+    text = _cmake_text(path)
+    if text is None:
+        return None
+    try:
+        return cmake_facts(text, learned), path_arguments(text)
+    except (RecursionError, MemoryError, ValueError):
+        return None
+
+
+def _cmake_paths(path: str) -> Tuple[Tuple[str, ...], ...]:
+    read = _cmake_file(path)
+    return () if read is None else read[1]
+
+
+MAX_SIBLINGS = 256
+
+
+@lru_cache(maxsize=1024)
+def _named_beside(directory: str, deciding: str) -> Tuple[bool, Tuple[str, ...]]:
+    """Does a CMakeLists.txt beside ``directory`` (the deciding one, its parent's, its siblings')
+    name a path into it?  ggml builds ``ggml-cuda/*.cu`` for HIP from ``ggml-hip/CMakeLists.txt``
+    (``../ggml-cuda/*.cu``) while ``ggml-cuda/CMakeLists.txt`` itself requires CUDA: such a
+    directory gets no fact.  Also the files looked at."""
+    parent, name = os.path.split(directory)
+    candidates = [deciding, os.path.join(parent, "CMakeLists.txt")]
+    try:
+        with os.scandir(parent) as entries:
+            for k, entry in enumerate(entries):
+                if k >= MAX_SIBLINGS:
+                    return True, tuple(candidates)  # too many to read: assume the worst
+                if entry.name != name and entry.name != ".git" and entry.is_dir(follow_symlinks=False):
+                    candidates.append(os.path.join(parent, entry.name, "CMakeLists.txt"))
+    except OSError:
+        return True, tuple(candidates)
+    for candidate in candidates:
+        if os.path.dirname(candidate) == directory:
+            continue
+        if any(name in parts[:-1] for parts in _cmake_paths(candidate)):
+            return True, tuple(candidates)
+    return False, tuple(candidates)
+
+
+FileFacts = Tuple[Tuple[Fact, ...], bool, Tuple[str, ...], Tuple[MacroEntry, ...]]
+_NOTHING: FileFacts = ((), False, (), ())
+
+
+@lru_cache(maxsize=2048)
+def _file_facts(path: str, learned: Vocabulary = NO_VOCABULARY) -> FileFacts:
+    """The facts one build file gives (directories and sources per platform), whether it names
+    ROCm, the other build files read to decide them, and the macros it defines per platform."""
+    base = os.path.dirname(path)
+    facts: List[Fact] = []
+    also: List[str] = []
+    try:
+        if os.path.basename(path) == "setup.py":
+            text = _read(path)
+            if text is None:
+                return _NOTHING
+            patterns, evidence, macros = setup_file_facts(ast.parse(text, path))
+            facts = [(base, pattern, platform) for pattern, platform in patterns.items()]
+            system = "setup.py"
+        else:
+            read = _cmake_file(path, learned)
+            if read is None:
+                return _NOTHING
+            cm = read[0]
+            evidence, macros, system = cm.evidence, cm.macros, "cmake"
+            decided = [(d, p) for d, p in cm.subdirs.items() if p is not None]
+            if cm.requires_cuda:
+                decided.append((".", CUDA))
+            for d, platform in decided:
+                directory = os.path.normpath(os.path.join(base, d))
+                named, looked = _named_beside(directory, path)
+                also.extend(looked)
+                if not named:
+                    facts.append((base, (() if d == "." else tuple(d.split(os.sep))) + ("**",), platform))
+            # a source listed for every platform says nothing beyond its directory's facts
+            facts.extend((base, pattern, platform) for pattern, platform in cm.sources.items() if platform)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError):
+        return _NOTHING  # an unreadable build file costs nothing but its facts
+    entries = tuple((system, name, where, value) for name, defs in macros.items() for where, value in defs)
+    if evidence:  # a build system that builds for ROCm: its silence on a macro is a "not defined"
+        entries += ((system, "", ALWAYS, ""),)
+    return tuple(facts), evidence, tuple(also), entries
+
+
+_BUILD_FILES = ("CMakeLists.txt", "setup.py")
+
+
+@lru_cache(maxsize=1024)
+def _chain(directory: str) -> Tuple[str, ...]:
+    """``directory`` and its parents up to the repository root (the directory holding ``.git``)."""
+    out: List[str] = []
+    here = directory
+    for _ in range(MAX_LEVELS):
+        out.append(here)
+        parent = os.path.dirname(here)
+        if os.path.exists(os.path.join(here, ".git")) or parent == here:
+            break
+        here = parent
+    return tuple(out)
+
+
+def _vocabulary(directories: Tuple[str, ...]) -> Vocabulary:
+    """The platform options every CMakeLists.txt on the way up defines: an option the root
+    defines (``if(FASTOPS_ENABLE_ROCM) enable_language(HIP) ... else() enable_language(CUDA)``)
+    is a platform test in the subdirectories too."""
+    rocm: FrozenSet[str] = frozenset()
+    cuda: FrozenSet[str] = frozenset()
+    for here in directories:
+        r, c = _options(os.path.join(here, "CMakeLists.txt"))
+        rocm, cuda = rocm | r, cuda | c
+    both_sides = rocm & cuda
+    return rocm - both_sides, cuda - both_sides
+
+
+@lru_cache(maxsize=1024)
+def _directory_context(directory: str) -> Tuple[Tuple[Fact, ...], bool, Tuple[str, ...], Tuple[MacroEntry, ...]]:
+    """(facts of every build file from ``directory`` up to the repository root, does any of them
+    name ROCm?, the build file paths looked at, the macros they define)."""
+    facts: List[Fact] = []
+    macros: List[MacroEntry] = []
+    evidence = False
+    looked: List[str] = []
+    directories = _chain(directory)
+    learned = _vocabulary(directories)
+    for here in directories:
+        for name in _BUILD_FILES:
+            path = os.path.join(here, name)
+            looked.append(path)
+            file_facts, file_evidence, also, entries = _file_facts(path, learned)
+            looked.extend(also)
+            facts.extend(file_facts)
+            macros.extend(entries)
+            evidence = evidence or file_evidence
+    return tuple(facts), evidence, tuple(looked), tuple(macros)
+
+
+def _matches(parts: Tuple[str, ...], pattern: Tuple[str, ...]) -> bool:
+    if not pattern:
+        return not parts
+    head = pattern[0]
+    if head == "**":
+        return any(_matches(parts[k:], pattern[1:]) for k in range(len(parts) + 1))
+    return bool(parts) and fnmatchcase(parts[0], head) and _matches(parts[1:], pattern[1:])
+
+
+@lru_cache(maxsize=4096)
+def _pattern_regex(pattern: Tuple[str, ...]) -> Optional["re.Pattern[str]"]:
+    """:func:`_matches` as one regex over the parts joined and ended by ``/`` (each part a glob
+    of ``*`` and ``?``, ``**`` any number of parts); None for a glob with ``[...]`` (matched part
+    by part).  Consecutive ``**`` are one (two would only multiply the ways to match)."""
+    pieces: List[str] = []
+    for head in pattern:
+        if head == "**":
+            if not pieces or pieces[-1] != "(?:[^/]*/)*":
+                pieces.append("(?:[^/]*/)*")
+            continue
+        if "[" in head or "/" in head:
+            return None
+        pieces.append("".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in head) + "/")
+    return re.compile("".join(pieces) + r"\Z")
+
+
+@lru_cache(maxsize=1024)
+def _directory_index(directory: str):
+    """:func:`_directory_context` with its facts split for the lookup: (platforms by the full path
+    of a file named exactly, [(prefix, glob pattern, platform)], evidence, build files looked at).
+    Build files mostly list their sources by name: a dict lookup, not a loop over them all."""
+    facts, evidence, looked, _ = _directory_context(directory)
+    exact: Dict[str, set] = {}
+    globs: List[Tuple[str, Tuple[str, ...], Optional[str]]] = []
+    for base, pattern, platform in facts:
+        prefix = base if base.endswith(os.sep) else base + os.sep
+        if pattern and not any(c in part for part in pattern for c in "*?["):
+            exact.setdefault(prefix + os.sep.join(pattern), set()).add(platform)
+        else:
+            globs.append((prefix, pattern, platform))
+    return exact, tuple(globs), evidence, looked
+
+
+def file_platform(path: str) -> Optional[str]:
+    """``"rocm"``, ``"cuda"`` or None: the platform the project's build gives ``path`` (see the
+    module docstring).  The build files looked at are noted as the check's dependencies."""
+    path = os.path.abspath(path)
+    exact, globs, evidence, looked = _directory_index(os.path.dirname(path))
+    for build_file in looked:
+        note_read(build_file)
+    found = set(exact.get(path, ()))
+    for prefix, pattern, platform in globs:
+        if platform in found or not path.startswith(prefix):  # (a prefix test: os.path.relpath cost 80% of a C++ check)
+            continue
+        rel = path[len(prefix):]
+        regex = _pattern_regex(pattern)
+        if regex.match("/".join(rel.split(os.sep)) + "/") if regex is not None else \
+                _matches(tuple(rel.split(os.sep)), pattern):
+            found.add(platform)
+    if len(found) != 1:
+        return None
+    platform = found.pop()
+    if platform == CUDA and not evidence:
+        return None  # a project that never builds for ROCm: all of it is to port
+    return platform
+
+
+def _side(entries: List[Tuple[Worlds, str]], world: int) -> Tuple[Optional[bool], Optional[str]]:
+    """(defined?, value) of a macro in one build from its definitions."""
+    defined: Optional[bool] = False
+    values = set()
+    for where, value in entries:
+        if where[world] is True:
+            defined = True
+        elif where[world] is None and defined is False:
+            defined = None
+        if where[world] is not False:
+            values.add(value)
+    if defined is False:
+        return False, None
+    return defined, (values.pop() if defined and len(values) == 1 else None)
+
+
+def _seed(side: Tuple[Optional[bool], Optional[str]]) -> Tuple[Optional[bool], Optional[Node]]:
+    defined, value = side
+    return defined, (parse_condition(value) if value is not None else None)
+
+
+@lru_cache(maxsize=1024)
+def _directory_macros(directory: str) -> Tuple[MacroFact, ...]:
+    entries = _directory_context(directory)[3]
+    by_system: Dict[str, Dict[str, List[Tuple[Worlds, str]]]] = {}
+    for system, name, where, value in entries:
+        by_system.setdefault(system, {}).setdefault(name, []).append((where, value))
+    names = {name for defs in by_system.values() for name in defs} - {""}
+    out: List[MacroFact] = []
+    for name in sorted(names):
+        sides = set()
+        for defs in by_system.values():
+            mine = defs.get(name, [])
+            if any(where[0] is True and where[1] is True for where, _ in mine):
+                sides.add(None)  # defined for every platform too: no platform fact
+            else:
+                sides.add((_side(mine, 0), _side(mine, 1)))
+        if len(sides) != 1:
+            continue  # the build systems disagree (setup.py defines it, CMake does not)
+        pair = sides.pop()
+        if pair is None or pair[0] == pair[1]:
+            continue
+        out.append((name, _seed(pair[0]), _seed(pair[1])))
+    return tuple(out)
+
+
+def macro_facts(path: str) -> Tuple[MacroFact, ...]:
+    """The macros the project's build defines for ``path`` per platform, as the ``#if`` model's
+    seed (``rocm_lint.cpp.preproc.analyse``): ``add_compile_definitions(FASTOPS_ON_AMD=1)`` in a
+    branch only the ROCm build takes gives ``("FASTOPS_ON_AMD", (False, None), (True, 1))``.
+    Only macros whose definition differs between the NVIDIA and the ROCm build; none where the
+    build systems on the way up disagree or where the macro is also defined for every platform.
+    The build files looked at are noted as the check's dependencies."""
+    directory = os.path.dirname(os.path.abspath(path))
+    for build_file in _directory_context(directory)[2]:
+        note_read(build_file)
+    return _directory_macros(directory)
+
+
+def cache_clear() -> None:
+    _cmake_text.cache_clear()
+    _options.cache_clear()
+    _chain.cache_clear()
+    _directory_macros.cache_clear()
+    _file_facts.cache_clear()
+    _cmake_file.cache_clear()
+    _named_beside.cache_clear()
+    _directory_context.cache_clear()
+    _directory_index.cache_clear()
+

@@ -1,0 +1,216 @@
+"""What the project's own build teaches the gate model (``rocm_lint.build``): macros defined per
+platform (CMake, setup.py), the project's own platform options, and source lists chosen per
+platform.  Each fact has a positive case (the build decides: the finding goes) and a negative one
+(no fact: the finding stays)."""
+
+import ast
+
+import pytest
+
+from rocm_lint.build import context as build_context
+from rocm_lint.build.cmake import cmake_facts, learn_options
+from rocm_lint.build.context import CUDA, file_platform, macro_facts
+from rocm_lint.build.logic import ROCM_ATOM, negate
+from rocm_lint.build.setup_py import setup_file_facts
+from rocm_lint.config import Config
+from rocm_lint.cpp import facts, includes
+from rocm_lint.engine import check_file
+from test_cpp_project import _project  # a repository (.git) holding ``files``
+
+NOT_ROCM = negate(ROCM_ATOM)  # an else(): the NVIDIA and the CPU-only build
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    build_context.cache_clear()
+    facts.cache_clear()
+    includes.cache_clear()
+    yield
+    build_context.cache_clear()
+
+
+def _codes(path):
+    result = check_file(str(path), Config())
+    assert isinstance(result, list), result
+    return [(f.line, f.code) for f in result]
+
+
+# A kernel whose PTX sits behind the project's own macro: NVIDIA-only when the build defines
+# FASTOPS_ON_AMD for ROCm only, a hazard otherwise.
+GATED_KERNEL = """#include <cstdint>
+__global__ void k(unsigned* out) {
+#ifndef FASTOPS_ON_AMD
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(out[0]));
+#endif
+}
+"""
+VALUE_KERNEL = """__global__ void k(unsigned* out) {
+#if FASTOPS_ON_AMD
+  out[0] = 0;
+#else
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(out[0]));
+#endif
+}
+"""
+
+CMAKE_OPTION = """cmake_minimum_required(VERSION 3.21)
+project(fastops LANGUAGES CXX)
+option(FASTOPS_ENABLE_ROCM "AMD" OFF)
+if(FASTOPS_ENABLE_ROCM)
+  enable_language(HIP)
+  add_compile_definitions(FASTOPS_ON_AMD=1)
+else()
+  enable_language(CUDA)
+endif()
+add_subdirectory(kernels)
+"""
+
+
+def test_a_project_option_that_turns_hip_on_is_learned():
+    assert learn_options(CMAKE_OPTION) == ({"FASTOPS_ENABLE_ROCM"}, set())
+    # the mirror image: the option turns CUDA on, its else HIP
+    mirror = "if(NOT BUILD_NV)\n find_package(hip)\nelse()\n enable_language(CUDA)\nendif()\n"
+    assert learn_options(mirror) == (set(), {"BUILD_NV"})
+    # a branch that turns HIP on with no CUDA on the other side teaches nothing
+    assert learn_options("if(EXTRA)\n enable_language(HIP)\nendif()\n") == (set(), set())
+    # nor does a compound condition or an elseif chain
+    assert learn_options("if(A AND B)\n enable_language(HIP)\nelse()\n enable_language(CUDA)\nendif()\n") == (set(), set())
+    assert learn_options("if(A)\n enable_language(CUDA)\nelseif(B)\n enable_language(HIP)\nelse()\n"
+                         " enable_language(CUDA)\nendif()\n") == (set(), set())
+
+
+def test_cmake_definitions_per_platform():
+    facts_ = cmake_facts(CMAKE_OPTION, learn_options(CMAKE_OPTION))
+    [(where, value)] = facts_.macros["FASTOPS_ON_AMD"]
+    assert where == ROCM_ATOM and value == "1"
+    text = """if(USE_ROCM)
+  add_definitions(-DLIB_HIP -DLIB_WAVE=64)
+  set(CMAKE_HIP_FLAGS "${CMAKE_HIP_FLAGS} -DHIP_FLAG")
+  target_compile_definitions(lib PRIVATE LIB_TARGET=2)
+else()
+  list(APPEND GPU_FLAGS "-DLIB_NV")
+  string(APPEND CMAKE_CUDA_FLAGS " -DLIB_CUDA_FLAG=1")
+endif()
+execute_process(COMMAND cmake -DNOT_A_MACRO=1)
+"""
+    macros = cmake_facts(text).macros
+    assert {k: v[0] for k, v in macros.items()} == {
+        "LIB_HIP": (ROCM_ATOM, "1"), "LIB_WAVE": (ROCM_ATOM, "64"), "HIP_FLAG": (ROCM_ATOM, "1"),
+        "LIB_TARGET": (ROCM_ATOM, "2"), "LIB_NV": (NOT_ROCM, "1"), "LIB_CUDA_FLAG": (NOT_ROCM, "1")}
+
+
+def test_a_macro_the_build_defines_for_rocm_gates_the_kernels(tmp_path):
+    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_OPTION, "kernels/CMakeLists.txt": "add_library(k k.cu)\n",
+                               "kernels/k.cu": GATED_KERNEL, "kernels/v.cu": VALUE_KERNEL})
+    [fact] = macro_facts(str(root / "kernels/k.cu"))
+    assert fact[0] == "FASTOPS_ON_AMD" and fact[1] == (False, None) and fact[2][0] is True
+    assert _codes(root / "kernels/k.cu") == []
+    assert _codes(root / "kernels/v.cu") == []  # `#if FASTOPS_ON_AMD`: 1 on ROCm, undefined (0) on NVIDIA
+
+
+@pytest.mark.parametrize("cmake", [
+    # not tied to a platform: an ordinary option
+    "option(FASTOPS_FAST \"\" ON)\nif(FASTOPS_FAST)\n add_compile_definitions(FASTOPS_ON_AMD=1)\nendif()\n",
+    # also defined for every platform
+    CMAKE_OPTION + "add_compile_definitions(FASTOPS_ON_AMD=1)\n",
+    # defined on both sides with the same value
+    "if(USE_ROCM)\n add_definitions(-DFASTOPS_ON_AMD)\nelse()\n add_definitions(-DFASTOPS_ON_AMD)\nendif()\n",
+])
+def test_no_macro_fact_without_a_platform_difference(tmp_path, cmake):
+    root = _project(tmp_path, {"CMakeLists.txt": cmake, "kernels/k.cu": GATED_KERNEL})
+    assert macro_facts(str(root / "kernels/k.cu")) == ()
+    assert _codes(root / "kernels/k.cu") == [(4, "ROC701")]
+
+
+def test_build_systems_that_disagree_give_no_macro_fact(tmp_path):
+    setup = ("from torch.utils.cpp_extension import IS_HIP_EXTENSION\n"
+             "setup(name='x', extra_compile_args=['-DROCM_EXT'] if IS_HIP_EXTENSION else [])\n")
+    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_OPTION, "setup.py": setup, "kernels/k.cu": GATED_KERNEL})
+    assert macro_facts(str(root / "kernels/k.cu")) == ()
+    assert _codes(root / "kernels/k.cu") == [(4, "ROC701")]
+
+
+SETUP = """import torch
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension, BuildExtension
+
+is_rocm_pytorch = torch.version.hip is not None and torch.cuda.is_available()
+define_macros = []
+extra = {"cxx": ["-O3"], "nvcc": ["-O3"]}
+if is_rocm_pytorch:
+    define_macros += [("FASTOPS_ON_AMD", None)]
+    extra["nvcc"].append("-DHIP_ONLY=1")
+else:
+    extra["nvcc"] += ["-DNV_ONLY"]
+setup(name="x", ext_modules=[CUDAExtension("x", ["csrc/k.cu"], define_macros=define_macros,
+      extra_compile_args=extra)], cmdclass={"build_ext": BuildExtension})
+"""
+
+
+def test_setup_py_macros_per_branch():
+    _, evidence, macros = setup_file_facts(ast.parse(SETUP))
+    assert evidence
+    assert {k: v[0][1] for k, v in macros.items()} == {"FASTOPS_ON_AMD": "1", "HIP_ONLY": "1", "NV_ONLY": "1"}
+    assert macros["FASTOPS_ON_AMD"][0][0][1] is True and macros["FASTOPS_ON_AMD"][0][0][0] is False
+    assert macros["NV_ONLY"][0][0][1] is False
+
+
+def test_setup_py_macro_gates_the_extension_sources(tmp_path):
+    root = _project(tmp_path, {"setup.py": SETUP, "csrc/k.cu": GATED_KERNEL})
+    assert _codes(root / "csrc/k.cu") == []
+    # an unconditional define_macros entry is no platform fact
+    plain = SETUP.replace("define_macros = []", "define_macros = [('FASTOPS_ON_AMD', None)]")
+    root2 = _project(tmp_path / "b", {"setup.py": plain, "csrc/k.cu": GATED_KERNEL})
+    build_context.cache_clear()
+    assert _codes(root2 / "csrc/k.cu") == [(4, "ROC701")]
+
+
+CMAKE_SOURCES = """cmake_minimum_required(VERSION 3.21)
+project(ext LANGUAGES CXX)
+set(EXT_SRC "csrc/common.cu")
+set(MARLIN_SRC "csrc/marlin/marlin.cu" "${CMAKE_CURRENT_SOURCE_DIR}/csrc/cutlass_mm.cu")
+if(GPU_LANG STREQUAL "CUDA")
+  list(APPEND EXT_SRC ${MARLIN_SRC} "csrc/nv_only.cu")
+elseif(GPU_LANG STREQUAL "HIP")
+  list(APPEND EXT_SRC "csrc/rocm/skinny.cu")
+endif()
+add_library(ext ${EXT_SRC})
+"""
+PTX = "__global__ void k(unsigned* o) {\n  asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(o[0]));\n}\n"
+
+
+def test_cmake_source_lists_chosen_per_platform(tmp_path):
+    files = {"CMakeLists.txt": CMAKE_SOURCES}
+    for name in ("common", "marlin/marlin", "cutlass_mm", "nv_only", "rocm/skinny"):
+        files[f"csrc/{name}.cu"] = PTX
+    root = _project(tmp_path, files)
+    assert file_platform(str(root / "csrc/common.cu")) is None
+    for name in ("marlin/marlin", "cutlass_mm", "nv_only"):  # through ${MARLIN_SRC} too
+        assert file_platform(str(root / f"csrc/{name}.cu")) == CUDA, name
+        assert _codes(root / f"csrc/{name}.cu") == []
+    assert file_platform(str(root / "csrc/rocm/skinny.cu")) == "rocm"
+    assert _codes(root / "csrc/common.cu") == [(2, "ROC701")]
+
+
+def test_a_source_listed_for_both_platforms_keeps_its_findings(tmp_path):
+    cmake = CMAKE_SOURCES.replace('"csrc/rocm/skinny.cu"', '"csrc/rocm/skinny.cu" "csrc/nv_only.cu"')
+    root = _project(tmp_path, {"CMakeLists.txt": cmake, "csrc/nv_only.cu": PTX})
+    assert file_platform(str(root / "csrc/nv_only.cu")) is None
+    assert _codes(root / "csrc/nv_only.cu") == [(2, "ROC701")]
+
+
+def test_a_pure_cuda_project_keeps_its_cuda_only_sources(tmp_path):
+    cmake = "project(p LANGUAGES CXX CUDA)\nif(WITH_CUDA)\n  add_library(k nv_only.cu)\nendif()\n"
+    root = _project(tmp_path, {"CMakeLists.txt": cmake, "nv_only.cu": PTX})
+    assert file_platform(str(root / "nv_only.cu")) is None
+    assert _codes(root / "nv_only.cu") == [(2, "ROC701")]
+
+
+def test_editing_the_cmakelists_re_checks_the_kernels(tmp_path):
+    """The build files are dependencies of the check (the content cache re-checks on an edit)."""
+    from rocm_lint.discovery import recording_reads
+
+    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_OPTION, "kernels/k.cu": GATED_KERNEL})
+    with recording_reads() as reads:
+        check_file(str(root / "kernels/k.cu"), Config())
+    assert str(root / "CMakeLists.txt") in {str(p) for p in reads}
