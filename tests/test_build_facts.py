@@ -214,3 +214,54 @@ def test_editing_the_cmakelists_re_checks_the_kernels(tmp_path):
     with recording_reads() as reads:
         check_file(str(root / "kernels/k.cu"), Config())
     assert str(root / "CMakeLists.txt") in {str(p) for p in reads}
+
+
+JIT = """import os
+import torch
+from torch.utils.cpp_extension import load
+
+_here = os.path.dirname(os.path.abspath(__file__))
+flags = ["-O3", "-DFASTOPS_ON_AMD"] if torch.version.hip else ["-O3"]
+_ext = load(name="fastops", sources=[os.path.join(_here, "csrc", "k.cu")], extra_cuda_cflags=flags)
+"""
+
+
+def test_cpp_extension_load_flags_per_branch(tmp_path):
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/ops.py": JIT, "pkg/csrc/k.cu": GATED_KERNEL})
+    [fact] = macro_facts(str(root / "pkg/csrc/k.cu"))
+    assert fact[0] == "FASTOPS_ON_AMD" and fact[1] == (False, None)
+    assert _codes(root / "pkg/csrc/k.cu") == []
+    # the same flag for both platforms: no fact, the PTX is reported
+    root2 = _project(tmp_path / "b", {"pkg/ops.py": JIT.replace('["-O3"]\n', '["-O3", "-DFASTOPS_ON_AMD"]\n'),
+                                      "pkg/csrc/k.cu": GATED_KERNEL})
+    build_context.cache_clear()
+    assert _codes(root2 / "pkg/csrc/k.cu") == [(4, "ROC701")]
+
+
+def _db(entries):
+    import json
+    return json.dumps([{"directory": "/b", "file": f, "command": c} for f, c in entries])
+
+
+def test_a_rocm_compile_database_lists_what_the_rocm_build_compiles(tmp_path):
+    hipcc = "/opt/rocm/bin/hipcc -x hip --offload-arch=gfx942 -c {}"
+    db = _db([("/src/csrc/hip/common.hip", hipcc.format("common.hip")), ("/src/csrc/k_hip.cpp", hipcc.format("k"))])
+    files = {"build/compile_commands.json": db, "csrc/common.cu": PTX, "csrc/k.cu": PTX, "csrc/nv_only.cu": PTX,
+             "csrc/lanes.cuh": PTX}
+    root = _project(tmp_path, files)
+    assert file_platform(str(root / "csrc/common.cu")) is None  # hipified to common.hip
+    assert file_platform(str(root / "csrc/k.cu")) is None  # k_hip.cpp
+    assert file_platform(str(root / "csrc/nv_only.cu")) == CUDA
+    assert _codes(root / "csrc/nv_only.cu") == []
+    assert file_platform(str(root / "csrc/lanes.cuh")) is None  # headers are never listed
+    assert _codes(root / "csrc/common.cu") == [(2, "ROC701")]
+
+
+def test_an_nvidia_compile_database_says_nothing(tmp_path):
+    db = _db([("/src/csrc/common.cu", "/usr/local/cuda/bin/nvcc -arch=sm_90 -c common.cu")])
+    root = _project(tmp_path, {"compile_commands.json": db, "csrc/nv_only.cu": PTX})
+    assert file_platform(str(root / "csrc/nv_only.cu")) is None
+    assert _codes(root / "csrc/nv_only.cu") == [(2, "ROC701")]
+    root2 = _project(tmp_path / "b", {"compile_commands.json": "{not json", "csrc/nv_only.cu": PTX})
+    build_context.cache_clear()
+    assert _codes(root2 / "csrc/nv_only.cu") == [(2, "ROC701")]

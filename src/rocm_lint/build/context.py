@@ -40,6 +40,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from rocm_lint.build.cmake import (NO_VOCABULARY, CMakeFacts, Vocabulary, cmake_facts, learn_options,
                                    path_arguments)
+from rocm_lint.build.compile_db import SOURCE_EXT, compile_key, rocm_compiled
 from rocm_lint.build.logic import ALWAYS, CUDA, ROCM, Worlds
 from rocm_lint.build.setup_py import setup_file_facts
 from rocm_lint.cpp.preproc import Node, parse_condition
@@ -48,6 +49,8 @@ from rocm_lint.discovery import note_read, read_bounded
 __all__ = ["CUDA", "ROCM", "file_platform", "macro_facts", "cache_clear", "MAX_BUILD_FILE_BYTES"]
 
 MAX_BUILD_FILE_BYTES = 4 * 1024 * 1024
+MAX_COMPILE_DB_BYTES = 32 * 1024 * 1024
+_COMPILE_DBS = ("compile_commands.json", os.path.join("build", "compile_commands.json"))
 MAX_LEVELS = 12  # directories walked up from a file (as hipify_build_above)
 
 # A fact: (base directory, glob components relative to it ("**": any number), platform or None).
@@ -144,13 +147,13 @@ def _file_facts(path: str, learned: Vocabulary = NO_VOCABULARY) -> FileFacts:
     facts: List[Fact] = []
     also: List[str] = []
     try:
-        if os.path.basename(path) == "setup.py":
+        if path.endswith(".py"):
             text = _read(path)
             if text is None:
                 return _NOTHING
             patterns, evidence, macros = setup_file_facts(ast.parse(text, path))
             facts = [(base, pattern, platform) for pattern, platform in patterns.items()]
-            system = "setup.py"
+            system = "setup.py" if os.path.basename(path) == "setup.py" else "jit"
         else:
             read = _cmake_file(path, learned)
             if read is None:
@@ -177,6 +180,27 @@ def _file_facts(path: str, learned: Vocabulary = NO_VOCABULARY) -> FileFacts:
 
 
 _BUILD_FILES = ("CMakeLists.txt", "setup.py")
+_JIT_BUILD = re.compile(r"cpp_extension\s+import\b[^\n]*\bload|cpp_extension\.load(?:_inline)?\s*\(")
+MAX_JIT_SCAN = 64  # Python files looked at per directory for cpp_extension.load() builds
+
+
+@lru_cache(maxsize=1024)
+def _jit_builders(directory: str) -> Tuple[str, ...]:
+    """The Python modules of ``directory`` (setup.py aside) that build C++ with
+    ``torch.utils.cpp_extension.load``/``load_inline``: their ``extra_cflags``/``extra_cuda_cflags``
+    and ``sources`` per branch are build facts like setup.py's."""
+    out: List[str] = []
+    try:
+        with os.scandir(directory) as entries:
+            names = sorted(e.name for e in entries if e.name.endswith(".py") and e.name != "setup.py"
+                           and e.is_file(follow_symlinks=False))
+    except OSError:
+        return ()
+    for name in names[:MAX_JIT_SCAN]:
+        text = _cmake_text(os.path.join(directory, name))  # (any text file: read bounded, once)
+        if text is not None and "cpp_extension" in text and _JIT_BUILD.search(text):
+            out.append(os.path.join(directory, name))
+    return tuple(out)
 
 
 @lru_cache(maxsize=1024)
@@ -217,8 +241,7 @@ def _directory_context(directory: str) -> Tuple[Tuple[Fact, ...], bool, Tuple[st
     directories = _chain(directory)
     learned = _vocabulary(directories)
     for here in directories:
-        for name in _BUILD_FILES:
-            path = os.path.join(here, name)
+        for path in tuple(os.path.join(here, name) for name in _BUILD_FILES) + _jit_builders(here):
             looked.append(path)
             file_facts, file_evidence, also, entries = _file_facts(path, learned)
             looked.extend(also)
@@ -271,13 +294,37 @@ def _directory_index(directory: str):
     return exact, tuple(globs), evidence, looked
 
 
+@lru_cache(maxsize=256)
+def _rocm_database(root: str) -> Optional[FrozenSet[str]]:
+    """What the ROCm build's ``compile_commands.json`` in ``root`` (or ``root/build``) compiles
+    (``rocm_lint.build.compile_db``), or None where there is none."""
+    for name in _COMPILE_DBS:
+        try:
+            data = read_bounded(os.path.join(root, name), MAX_COMPILE_DB_BYTES)
+        except OSError:
+            continue
+        if isinstance(data, bytes):
+            keys = rocm_compiled(data.decode("utf-8", errors="replace"))
+            if keys is not None:
+                return keys
+    return None
+
+
 def file_platform(path: str) -> Optional[str]:
     """``"rocm"``, ``"cuda"`` or None: the platform the project's build gives ``path`` (see the
     module docstring).  The build files looked at are noted as the check's dependencies."""
     path = os.path.abspath(path)
-    exact, globs, evidence, looked = _directory_index(os.path.dirname(path))
+    directory = os.path.dirname(path)
+    exact, globs, evidence, looked = _directory_index(directory)
     for build_file in looked:
         note_read(build_file)
+    if SOURCE_EXT.search(path):
+        root = _chain(directory)[-1]
+        for name in _COMPILE_DBS:
+            note_read(os.path.join(root, name))
+        compiled = _rocm_database(root)
+        if compiled is not None:  # the exact list of what the ROCm build compiles
+            return None if compile_key(path) in compiled else CUDA
     found = set(exact.get(path, ()))
     for prefix, pattern, platform in globs:
         if platform in found or not path.startswith(prefix):  # (a prefix test: os.path.relpath cost 80% of a C++ check)
@@ -355,6 +402,8 @@ def macro_facts(path: str) -> Tuple[MacroFact, ...]:
 
 
 def cache_clear() -> None:
+    _rocm_database.cache_clear()
+    _jit_builders.cache_clear()
     _cmake_text.cache_clear()
     _options.cache_clear()
     _chain.cache_clear()
