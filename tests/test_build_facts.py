@@ -75,8 +75,9 @@ def test_a_project_option_that_turns_hip_on_is_learned():
     assert learn_options("if(EXTRA)\n enable_language(HIP)\nendif()\n") == (set(), set())
     # nor does a compound condition or an elseif chain
     assert learn_options("if(A AND B)\n enable_language(HIP)\nelse()\n enable_language(CUDA)\nendif()\n") == (set(), set())
-    assert learn_options("if(A)\n enable_language(CUDA)\nelseif(B)\n enable_language(HIP)\nelse()\n"
-                         " enable_language(CUDA)\nendif()\n") == (set(), set())
+    # an elseif chain whose branches both turn HIP on names no single ROCm option
+    assert learn_options("if(A)\n enable_language(CUDA)\nelseif(B)\n enable_language(HIP)\nelseif(C)\n"
+                         " find_package(hip)\nendif()\n") == (set(), {"A"})
 
 
 def test_cmake_definitions_per_platform():
@@ -265,3 +266,31 @@ def test_an_nvidia_compile_database_says_nothing(tmp_path):
     root2 = _project(tmp_path / "b", {"compile_commands.json": "{not json", "csrc/nv_only.cu": PTX})
     build_context.cache_clear()
     assert _codes(root2 / "csrc/nv_only.cu") == [(2, "ROC701")]
+
+
+def test_project_prefixed_options_and_elseif_chains():
+    chain = """if(MYLIB_USE_CUDA)
+  enable_language(CUDA)
+elseif(MYLIB_GPU_AMD)
+  find_package(HIP REQUIRED)
+  add_compile_definitions(MYLIB_ON_AMD=1)
+elseif(MYLIB_USE_MUSA)
+  set(MUSA_PATH /opt/musa)
+endif()
+"""
+    assert learn_options(chain) == ({"MYLIB_GPU_AMD"}, {"MYLIB_USE_CUDA"})
+    macros = cmake_facts(chain, learn_options(chain)).macros
+    assert macros["MYLIB_ON_AMD"][0][0][0] is False  # never in the NVIDIA build
+    # a project prefix before USE_ROCM names the platform by itself
+    assert cmake_facts("if(KT_USE_ROCM)\n add_compile_definitions(KT_ROCM=1)\nendif()\n").macros["KT_ROCM"][0][0] == ROCM_ATOM
+
+
+def test_cmake_options_passed_by_setup_py_are_not_macros():
+    text = """import os
+cmake_args = []
+if os.environ.get("USE_ROCM") or IS_HIP_EXTENSION:
+    cmake_args.append("-DKT_USE_ROCM=ON")
+    flags = ["-DKT_REAL=1"]
+"""
+    _, _, macros = setup_file_facts(ast.parse(text))
+    assert set(macros) == {"KT_REAL"}

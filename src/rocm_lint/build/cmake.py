@@ -33,10 +33,12 @@ from rocm_lint.build.logic import (ALWAYS, CUDA_ATOM, ROCM_ATOM, UNKNOWN, Worlds
 from rocm_lint.configfiles.cmake import Arg, iter_commands
 
 _CMAKE_ROCM_VAR = re.compile(
-    r"(?:USE_|WITH_|ENABLE_|BUILD_WITH_|BUILD_FOR_|BUILD_)?(?:ROCM|HIP)(?:_FOUND|_ENABLED|_BUILD)?"
+    r"(?:[A-Za-z0-9]+_)*?(?:USE_|WITH_|ENABLE_|BUILD_WITH_|BUILD_FOR_)(?:ROCM|HIP)(?:_FOUND|_ENABLED|_BUILD)?"
+    r"|(?:BUILD_)?(?:ROCM|HIP)(?:_FOUND|_ENABLED|_BUILD)?"
     r"|hip_FOUND|CMAKE_HIP_COMPILER|__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__")
 _CMAKE_CUDA_VAR = re.compile(
-    r"(?:USE_|WITH_|ENABLE_|BUILD_WITH_|BUILD_FOR_|BUILD_)?CUDA(?:_FOUND|_ENABLED)?"
+    r"(?:[A-Za-z0-9]+_)*?(?:USE_|WITH_|ENABLE_|BUILD_WITH_|BUILD_FOR_)CUDA(?:_FOUND|_ENABLED)?"
+    r"|(?:BUILD_)?CUDA(?:_FOUND|_ENABLED)?"
     r"|CUDAToolkit_FOUND|CMAKE_CUDA_COMPILER")
 _VAR_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # HIP or ROCm named anywhere (not `chip`, `ship`): a file that mentions them knows about ROCm.
@@ -80,6 +82,15 @@ def _turns_on(name: str, args: Sequence[Arg]) -> Optional[str]:
     return None
 
 
+def _single_var(args: Sequence[Arg]) -> Optional[str]:
+    """The variable a one-word condition tests (``V``, ``${V}``), or None."""
+    if len(args) != 1 or args[0].quoted:
+        return None
+    ref = _VAR_REF.fullmatch(args[0].value)
+    word = ref.group(1) if ref else args[0].value
+    return word if re.fullmatch(r"[A-Za-z_]\w*", word) else None
+
+
 def learn_options(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """(ROCm option names, NVIDIA option names) the file ties to a platform: ``if(V)`` (or
     ``if(NOT V)``) whose branch turns HIP on (``enable_language(HIP)``, ``find_package(hip)``,
@@ -87,27 +98,23 @@ def learn_options(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     mirror image).  A single-word condition only: ``if(A AND B)`` teaches nothing."""
     rocm: Set[str] = set()
     cuda: Set[str] = set()
-    # per open if: [variable or None, negated, languages per branch]
-    stack: List[Tuple[Optional[str], bool, List[Set[str]]]] = []
+    # per open if: (variable or None, negated, languages per branch, each branch's variable)
+    stack: List[Tuple[Optional[str], bool, List[Set[str]], List[Optional[str]]]] = []
     for name, _, _, args in iter_commands(text):
         if name == "if":
-            words = [a.value for a in args if not a.quoted]
-            negated = bool(words) and words[0] == "NOT"
-            if negated:
-                words = words[1:]
-            var = None
-            if len(words) == 1 and len(args) == (2 if negated else 1):
-                ref = _VAR_REF.fullmatch(words[0])
-                var = ref.group(1) if ref else words[0] if re.fullmatch(r"[A-Za-z_]\w*", words[0]) else None
-            stack.append((var, negated, [set()]))
+            negated = bool(args) and args[0].value == "NOT" and not args[0].quoted
+            var = _single_var(args[1:] if negated else args)
+            stack.append((var, negated, [set()], [var]))
         elif name == "elseif" and stack:
-            var, negated, branches = stack[-1]
-            stack[-1] = (None, negated, branches + [set()])  # an elseif chain teaches nothing
+            _, _, branches, conds = stack[-1]
+            branches.append(set())
+            conds.append(_single_var(args))
         elif name == "else" and stack:
             stack[-1][2].append(set())
+            stack[-1][3].append(None)
         elif name == "endif" and stack:
-            var, negated, branches = stack.pop()
-            if var is not None and len(branches) == 2:
+            var, negated, branches, conds = stack.pop()
+            if var is not None and len(branches) == 2 and conds[-1] is None:
                 yes, no = branches
                 if negated:
                     yes, no = no, yes
@@ -115,7 +122,17 @@ def learn_options(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
                     rocm.add(var)
                 elif "cuda" in yes and "cuda" not in no and "hip" in no and "hip" not in yes:
                     cuda.add(var)
-            for _, _, outer in stack[-1:]:
+            elif len(branches) > 2:
+                # ``if(USE_CUDA) ... elseif(MYLIB_USE_ROCM) find_package(HIP) ... endif()``: the one
+                # branch that turns HIP on, in a chain another branch of which turns CUDA on
+                conds[0] = None if negated else var
+                hip = [k for k, langs in enumerate(branches) if "hip" in langs]
+                nv = [k for k, langs in enumerate(branches) if "cuda" in langs]
+                if len(hip) == 1 and nv and hip[0] not in nv and conds[hip[0]]:
+                    rocm.add(conds[hip[0]])
+                if len(nv) == 1 and hip and nv[0] not in hip and conds[nv[0]]:
+                    cuda.add(conds[nv[0]])
+            for _, _, outer, _ in stack[-1:]:
                 for langs in branches:
                     outer[-1].update(langs)
         elif stack:

@@ -122,7 +122,18 @@ def _path_value(node: ast.AST, bindings: Dict[str, ast.AST], depth: int = 0) -> 
 _DEFINE_FLAG = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?:=(\S*))?")
 _MACRO_NAME = re.compile(r"[A-Za-z_]\w*\Z")
 _EXTENDERS = frozenset({"append", "extend", "insert", "__iadd__"})
+_CMAKE_BOOLEANS = frozenset({"ON", "OFF", "TRUE", "FALSE", "YES", "NO"})
 Macros = Dict[str, List[Tuple[Worlds, str]]]
+
+
+def _mentions_cmake(stmt: ast.AST) -> bool:
+    """Does a statement name CMake (``cmake_args.append("-DUSE_ROCM=ON")``, ``["cmake", ...]``)?"""
+    for node in ast.walk(stmt):
+        word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
+            node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 64 else ""
+        if "cmake" in word.lower():
+            return True
+    return False
 
 
 def _holds_macro(node: ast.AST) -> bool:
@@ -172,9 +183,10 @@ def setup_file_facts(tree: ast.AST) -> Tuple[Dict[Tuple[str, ...], Optional[str]
                     pattern = _source_pattern(node.value)
                     if pattern is not None:
                         seen.setdefault(pattern, []).append(platform_of(state))
-                if node.value.lstrip().startswith("-D") and len(node.value) < 4096:
+                if node.value.lstrip().startswith("-D") and len(node.value) < 4096 and not cmake[0]:
                     for m in _DEFINE_FLAG.finditer(node.value):
-                        macros.setdefault(m.group(1), []).append((state, m.group(2) or "1"))
+                        if (m.group(2) or "").upper() not in _CMAKE_BOOLEANS:  # -DUSE_ROCM=ON: a CMake option
+                            macros.setdefault(m.group(1), []).append((state, m.group(2) or "1"))
             return
         pair = _macro_pair(node) if in_macros else None
         if pair is not None:
@@ -220,10 +232,15 @@ def setup_file_facts(tree: ast.AST) -> Tuple[Dict[Tuple[str, ...], Optional[str]
         for child in ast.iter_child_nodes(node):
             strings(child, state, False, depth + 1)
 
+    cmake = [False]  # in a statement that builds a CMake command line: its -D are CMake's
+
     def block(stmts: Sequence[ast.stmt], state: Worlds, depth: int = 0) -> None:
         if depth > 40:
             return
         for stmt in stmts:
+            if not isinstance(stmt, (ast.If, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For,
+                                     ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)):
+                cmake[0] = _mentions_cmake(stmt)
             if isinstance(stmt, (ast.If, ast.While)):
                 yes, no = test(stmt.test, state)
                 block(stmt.body, yes, depth + 1)
