@@ -315,6 +315,8 @@ class Directive:
     group: int = -1
     outer: Tuple[Tri, Tri] = (True, True)
     condition: Optional[Node] = None
+    # does each platform evaluate this condition at all (not when an earlier branch was taken)?
+    reached: Tuple[Tri, Tri] = (True, True)
 
 
 @dataclass
@@ -481,6 +483,7 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
                     taken = (None, None)
                 else:
                     taken = tuple(truth(w.evaluate(d.condition)) for w in worlds)
+                d.reached = tuple(tri_and(o, tri_not(t0)) for o, t0 in zip(frame.outer, frame.taken))
                 new_state = tuple(tri_and(o, tri_and(tri_not(t0), t)) for o, t0, t in zip(frame.outer, frame.taken, taken))
                 frame.taken = tuple(tri_or(t0, t) for t0, t in zip(frame.taken, taken))
                 wave = frame.wave_outer

@@ -24,6 +24,7 @@ from rocm_lint.cpp.facts import Facts, const_declarations, unit_facts, wrappers_
 from rocm_lint.cpp.includes import included_macro_facts
 from rocm_lint.discovery import note_read, read_bounded
 from rocm_lint.cpp.lexer import Lexed, lex
+from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.cpp.preproc import (CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, macro_tests, names_in,
                                    parse_condition)
 from rocm_lint.finding import FileError, Finding
@@ -389,10 +390,13 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
         # what the project's own headers define per platform (PTX_AVAILABLE, BNB_HIP ...)
         pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros, base=base)
         if _tests_foreign_macros(pre):
-            # the build's per-platform macros first, then what the headers define
+            # the build's per-platform macros first, then what the headers define, and the
+            # macros the file's own includes tie to a platform (cpp.vocabulary)
             seed = build_context.macro_facts(path) + included_macro_facts(path, text)
-            if seed:
-                pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros, seed, base)
+            rocm_extra, cuda_extra = learned_macros(pre, frozenset(config.rocm_macros), frozenset(config.cuda_macros))
+            if seed or rocm_extra or cuda_extra:
+                pre = analyse(scanned, lexed, set(config.rocm_macros) | rocm_extra, set(config.cuda_macros) | cuda_extra,
+                              seed, base)
     except RecursionError:
         return FileError(path, "cannot analyse: preprocessor nesting too deep")
     unit = CppUnit(path, text, config, lexed, pre, LineIndex(text))

@@ -361,8 +361,8 @@ def _rocm_value(unit: CppUnit, node: Optional[Node]):
 def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
     for d in unit.pre.directives:
-        if d.name not in ("if", "elif") or d.condition is None:
-            continue
+        if d.name not in ("if", "elif") or d.condition is None or d.reached[1] is False:
+            continue  # (an #elif after a branch every ROCm build takes is never evaluated there)
         if not _compares(d.condition, CUDA_VERSION_MACROS) or _mentions_rocm(unit, d.condition):
             continue
         macro = rocm_gate_macro(unit)

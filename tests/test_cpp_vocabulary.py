@@ -1,0 +1,75 @@
+"""A file's own platform macros, learned from what it includes under them (cpp.vocabulary), and
+an #elif no ROCm build evaluates (ROC703)."""
+
+from rocm_lint.config import Config
+from rocm_lint.cpp.preproc import analyse
+from rocm_lint.cpp.vocabulary import learned_macros
+from rocm_lint.engine import check_file
+
+TAUGHT = """#ifndef MYLIB_HIP
+#include <cuda_runtime.h>
+#include <cub/device/device_scan.cuh>
+#else
+#include <hip/hip_runtime.h>
+#endif
+
+#if !defined(MYLIB_HIP)
+#include <curand_kernel.h>
+#endif
+
+#if MYLIB_HIP
+#else
+#if CUDA_VERSION >= 11000
+#define X 1
+#endif
+#endif
+"""
+
+
+def _codes(tmp_path, text, name="k.cu"):
+    path = tmp_path / name
+    path.write_text(text)
+    result = check_file(str(path), Config())
+    assert isinstance(result, list), result
+    return [(f.line, f.code) for f in result]
+
+
+def test_a_macro_whose_branches_include_hip_and_cuda_headers_is_a_platform_gate(tmp_path):
+    assert learned_macros(analyse(TAUGHT)) == ({"MYLIB_HIP"}, set())
+    assert _codes(tmp_path, TAUGHT) == []
+    mirror = TAUGHT.replace("#ifndef MYLIB_HIP", "#ifdef MYLIB_NV").replace("!defined(MYLIB_HIP)", "defined(MYLIB_NV)")
+    mirror = mirror.replace("#if MYLIB_HIP\n#else\n", "#if !MYLIB_NV\n#else\n")
+    assert learned_macros(analyse(mirror)) == (set(), {"MYLIB_NV"})
+    assert _codes(tmp_path, mirror) == []
+
+
+def test_no_lesson_without_evidence_or_with_contradictions(tmp_path):
+    # nothing HIP-specific on either side: the macro is no platform test
+    plain = TAUGHT.replace("#include <hip/hip_runtime.h>\n", "#include <vector>\n")
+    assert learned_macros(analyse(plain)) == (set(), set())
+    assert [c for _, c in _codes(tmp_path, plain)] == ["ROC702", "ROC702", "ROC702", "ROC703"]
+    # a HIP header on both sides of the macro teaches nothing
+    both = TAUGHT + "#ifdef MYLIB_HIP\n#else\n#include <hip/hip_fp16.h>\n#endif\n"
+    assert learned_macros(analyse(both)) == (set(), set())
+    # an #elif chain teaches nothing
+    chain = "#ifdef A\n#include <cuda_runtime.h>\n#elif defined(B)\n#include <hip/hip_runtime.h>\n#endif\n"
+    assert learned_macros(analyse(chain)) == (set(), set())
+
+
+def test_an_elif_after_a_branch_every_rocm_build_takes_is_not_roc703(tmp_path):
+    text = """void f() {
+#if defined(__HIP_PLATFORM_AMD__)
+  g(0);
+#elif !defined(CUDART_VERSION)
+  g(1);
+#elif CUDART_VERSION < 11000
+  g(2);
+#endif
+#if defined(SOMETHING)
+  g(3);
+#elif CUDART_VERSION < 11000
+  g(4);
+#endif
+}
+"""
+    assert _codes(tmp_path, text) == [(11, "ROC703")]
