@@ -33,6 +33,9 @@ class BuildFacts:
 
 
 _LIST_METHODS = {"append", "extend", "insert", "__iadd__"}
+# A function whose name says it returns the nvcc step's flags: ``nvcc_flags``, ``get_nvcc_args``,
+# ``extra_cuda_cflags`` (never ``cxx_flags``; ``nvcc_threads`` helpers are followed by name).
+_NVCC_PROVIDER = re.compile(r"(?:^|_)(?:nvcc_(?:flags|args|options|cflags)|cuda_cflags)$", re.I)
 
 
 def _nvcc_key(node: Optional[ast.AST], ctx: ModuleContext) -> bool:
@@ -81,11 +84,15 @@ class _Sinks:
                     sinks.extend(values)
                 elif isinstance(owner, ast.Name) and not self._is_parameter(owner.id):
                     self.bindings.setdefault(owner.id, []).extend(values)
-        elif isinstance(node, ast.Return) and node.value is not None and self.ctx.function is not None \
-                and self.ctx.function in self.ctx.tree.body:
-            # ``def extra_nvcc_flags(): return [...]`` (module level): ``extra_nvcc_flags()``
-            # reads what it returns (key ``name()``: a variable may share the name)
-            self.bindings.setdefault(self.ctx.function.name + "()", []).append(node.value)
+        elif isinstance(node, ast.Return) and node.value is not None and self.ctx.function is not None:
+            if _NVCC_PROVIDER.search(self.ctx.function.name):
+                # ``def nvcc_flags(self): return [...]``: a function or method named for the
+                # nvcc step hands its list to it (ColossalAI's extension builders)
+                sinks.append(node.value)
+            if self.ctx.function in self.ctx.tree.body:
+                # ``def extra_nvcc_flags(): return [...]`` (module level): ``extra_nvcc_flags()``
+                # reads what it returns (key ``name()``: a variable may share the name)
+                self.bindings.setdefault(self.ctx.function.name + "()", []).append(node.value)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
@@ -217,6 +224,7 @@ NVCC_ONLY_OPTIONS = frozenset({
     "--extra-device-vectorization", "--diag-suppress", "-ccbin", "--compiler-bindir",
     "--default-stream", "--split-compile", "-rdc", "--relocatable-device-code",
     "--allow-unsupported-compiler", "--disable-warnings", "--source-in-ptx",
+    "--forward-unknown-opts", "-forward-unknown-opts", "-diag-suppress",
 })
 
 ROC501 = Rule(
@@ -229,7 +237,7 @@ ROC501 = Rule(
               "maxrregcount", "ftz", "prec-div", "prec-sqrt", "fmad", "res-usage", "resource-usage",
               "extra-device-vectorization", "diag-suppress", "ccbin", "compiler-bindir",
               "default-stream", "split-compile", "-rdc", "relocatable-device-code",
-              "allow-unsupported-compiler", "disable-warnings", "source-in-ptx"),
+              "allow-unsupported-compiler", "disable-warnings", "source-in-ptx", "forward-unknown-opts"),
     # every finding reaches an nvcc sink: a "nvcc" key, dict(nvcc=...) or extra_cuda_cflags=
     precheck=r"nvcc|extra_cuda_cflags",
     # no fix: a flag inside a list cannot be gated by a statement-level fix; the message says how
