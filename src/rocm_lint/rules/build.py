@@ -85,11 +85,13 @@ class _Sinks:
                 elif isinstance(owner, ast.Name) and not self._is_parameter(owner.id):
                     self.bindings.setdefault(owner.id, []).extend(values)
         elif isinstance(node, ast.Return) and node.value is not None and self.ctx.function is not None:
-            if _NVCC_PROVIDER.search(self.ctx.function.name):
-                # ``def nvcc_flags(self): return [...]``: a function or method named for the
-                # nvcc step hands its list to it (ColossalAI's extension builders)
+            module_level = self.ctx.function in self.ctx.tree.body
+            if not module_level and _NVCC_PROVIDER.search(self.ctx.function.name):
+                # ``def nvcc_flags(self): return [...]``: a method named for the nvcc step hands
+                # its list to it (ColossalAI's extension builders; a module-level helper is
+                # reported where it is called, with the caller's gates)
                 sinks.append(node.value)
-            if self.ctx.function in self.ctx.tree.body:
+            if module_level:
                 # ``def extra_nvcc_flags(): return [...]`` (module level): ``extra_nvcc_flags()``
                 # reads what it returns (key ``name()``: a variable may share the name)
                 self.bindings.setdefault(self.ctx.function.name + "()", []).append(node.value)
