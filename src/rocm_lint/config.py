@@ -78,6 +78,9 @@ class Config:
     source: Optional[Path] = None
     # the keys the config file set (``--show-settings`` says where each value came from)
     from_file: Tuple[str, ...] = ()
+    # the keys flake8's config file added names to (``with_flake8_options``), and that file
+    from_flake8: Tuple[str, ...] = ()
+    flake8_source: Optional[Path] = None
 
     def is_enabled(self, code: str) -> bool:
         """flake8's decision: the longest matching selector wins, ignore wins ties."""
@@ -237,15 +240,17 @@ FLAKE8_OPTIONS: Tuple[Tuple[str, str, str], ...] = (
 FLAKE8_FILES: Tuple[str, ...] = ("setup.cfg", "tox.ini", ".flake8")  # flake8's order in one directory
 
 
-def with_flake8_options(config: Config, values: Mapping[str, Sequence[str]]) -> Config:
+def with_flake8_options(config: Config, values: Mapping[str, Sequence[str]],
+                        source: Optional[Path] = None) -> Config:
     """``config`` with the flake8 options' names added to their lists (``values``: option name,
-    dashes or underscores, -> names)."""
+    dashes or underscores, -> names; ``source``: the flake8 config file they came from)."""
     for option, attr, _ in FLAKE8_OPTIONS:
         extra = values.get(option) or values.get(option.replace("-", "_")) or ()
         current = getattr(config, attr)
         added = tuple(n for n in dict.fromkeys(extra) if n not in current)
         if added:
-            config = replace(config, **{attr: current + added})
+            config = replace(config, **{attr: current + added}, from_flake8=config.from_flake8 + (option,),
+                             flake8_source=source)
     return config
 
 
@@ -275,19 +280,19 @@ def _flake8_section(path: Path) -> Optional[Mapping[str, str]]:
     return dict(parser["flake8"]) if parser.has_section("flake8") else None
 
 
-def flake8_options(start: Path) -> Dict[str, Tuple[str, ...]]:
-    """The rocm-lint options (:data:`FLAKE8_OPTIONS`) that flake8's config file for ``start`` sets,
-    split as flake8 splits a comma-separated list (commas and whitespace)."""
+def flake8_options(start: Path) -> Tuple[Dict[str, Tuple[str, ...]], Optional[Path]]:
+    """(the rocm-lint options (:data:`FLAKE8_OPTIONS`) that flake8's config file for ``start``
+    sets, split as flake8 splits a comma-separated list (commas and whitespace); that file)."""
     found = find_flake8_config(start)
     section = _flake8_section(found) if found is not None else None
     if not section:
-        return {}
+        return {}, None
     out: Dict[str, Tuple[str, ...]] = {}
     for option, _, _ in FLAKE8_OPTIONS:
         for spelling in (option, option.replace("-", "_")):
             if spelling in section:
                 out[option] = out.get(option, ()) + tuple(v for v in re.split(r"[,\s]+", section[spelling]) if v)
-    return out
+    return out, found
 
 
 # Config file names, in the order one directory's files are tried (ruff's: the dedicated files
@@ -384,4 +389,4 @@ def discover(paths: Sequence[str], explicit: Optional[str] = None) -> Config:
     else:
         found = find_config(anchor)
         config = load_file(found) if found else Config()
-    return with_flake8_options(config, flake8_options(anchor))
+    return with_flake8_options(config, *flake8_options(anchor))

@@ -66,7 +66,7 @@ class ConfigCache:
         directory = Path(path).parent if path else Path(fallback_root or os.getcwd())
         config, problem = self._from_file(directory, fallback_root)
         # the rocm-lint options of flake8's config file, as `rocm-lint check` and flake8 add them
-        return with_flake8_options(config, flake8_options(directory)), problem
+        return with_flake8_options(config, *flake8_options(directory)), problem
 
     def _from_file(self, directory: Path, fallback_root: Optional[str]) -> Tuple[Config, Optional[str]]:
         if self.explicit is not None:

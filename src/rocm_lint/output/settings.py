@@ -22,6 +22,8 @@ def show_settings(config, cli_keys: Set[str], path: str, fmt: Optional[str], out
             origin = str(config.source)
         else:
             origin = "default"
+        if key in config.from_flake8:
+            origin += f" + {config.flake8_source}"
         rows.append((key, value, origin))
     target = os.path.abspath(path)
     data = {
