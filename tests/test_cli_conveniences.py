@@ -216,6 +216,9 @@ PY = textwrap.dedent('''\
         mode="reduce-overhead")
     note = """torch.backends.cuda.matmul.allow_tf32 = True
     """; torch.backends.cuda.matmul.allow_tf32 = True
+    GENCODE = [
+        "-gencode=arch=compute_80,code=sm_80",  # sm_80 only
+    ]
     ''')
 PY_NOQA = textwrap.dedent('''\
     import torch
@@ -226,6 +229,9 @@ PY_NOQA = textwrap.dedent('''\
         mode="reduce-overhead")  # noqa: ROC201
     note = """torch.backends.cuda.matmul.allow_tf32 = True
     """; torch.backends.cuda.matmul.allow_tf32 = True  # noqa: ROC101
+    GENCODE = [
+        "-gencode=arch=compute_80,code=sm_80",  # sm_80 only  # noqa: ROC502
+    ]
     ''')
 CU = textwrap.dedent("""\
     #include <cuda.h>
@@ -263,6 +269,8 @@ def test_add_noqa_python_cpp_and_config_files_idempotent(tmp_path):
     assert (tmp_path / "run.sh").read_text() == SH.replace("128\n", "128  # noqa: ROC301\n")
     after = run_cli("check", "--no-cache", ".", cwd=tmp_path)
     assert after.returncode == 0 and after.stdout == "", after.stdout
+    f8 = flake8("a.py", cwd=tmp_path)  # flake8 reads the Python comments the same way
+    assert f8.returncode == 0 and f8.stdout == "", f8.stdout
     again = run_cli("check", "--no-cache", "--add-noqa", ".", cwd=tmp_path)
     assert again.returncode == 0 and again.stderr == "Added 0 noqa directives.\n"
     assert (tmp_path / "a.py").read_text() == PY_NOQA

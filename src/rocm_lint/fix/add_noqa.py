@@ -1,7 +1,8 @@
 """``rocm-lint check --add-noqa``: a suppression comment for each finding, as ruff's ``--add-noqa``.
 
-Python gets ``# noqa: ROC101`` at the end of the finding's logical line (flake8 and rocm-lint read a
-noqa anywhere in it; after a closing triple quote, never inside a string); C++ ``// NOLINT(ROC601)``
+Python gets ``# noqa: ROC101`` at the end of the finding's line, or of the lines one noqa covers
+there (flake8's mapping: a multi-line string's, a backslash continuation's; after the closing
+triple quote, never inside the string); C++ ``// NOLINT(ROC601)``
 (``/* NOLINT(ROC601) */`` before a macro's line-continuing backslash); config files ``# noqa:
 ROC301``.  A line that already has such a comment keeps its codes and gets the new ones merged into
 its list; a bare ``# noqa``/``NOLINT`` already covers everything.  Running it twice changes nothing.
@@ -16,9 +17,7 @@ mode kept).
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -149,27 +148,22 @@ def _cpp_comment_part(body: str) -> str:
 
 
 def _python_targets(text: str) -> Dict[int, int]:
-    """Physical line -> where its logical line's noqa goes: the line of the noqa comment it has
-    (flake8 reads the first), else its last physical line (after a closing triple quote)."""
+    """Physical line -> where a noqa for it goes: within the lines one noqa covers (flake8's
+    mapping, :func:`rocm_lint.noqa.noqa_spans`: the physical line, or the lines a multi-line string
+    or a backslash joins), the line of the noqa comment already there, else the last line (after
+    a closing triple quote, never inside the string)."""
+    from rocm_lint.noqa import noqa_spans
+
+    spans = noqa_spans(text)
+    if not spans:
+        raise NotAdded("cannot tokenize")
+    lines = split_lines(text)
     out: Dict[int, int] = {}
-    start: Optional[int] = None
-    noqa_line: Optional[int] = None
-    skip = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
-            tokenize.ENDMARKER)
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.COMMENT and start is not None and noqa_line is None \
-                    and _NOQA_CODES.match(tok.string):
-                noqa_line = tok.start[0]
-            elif tok.type == tokenize.NEWLINE:
-                if start is not None:
-                    for line in range(start, tok.start[0] + 1):
-                        out[line] = noqa_line or tok.start[0]
-                start = noqa_line = None
-            elif tok.type not in skip and start is None:
-                start = tok.start[0]
-    except (tokenize.TokenError, SyntaxError) as exc:
-        raise NotAdded(f"cannot tokenize: {exc}") from None
+    for first, last in spans:
+        target = next((n for n in range(first, last + 1)
+                       if n <= len(lines) and _NOQA_CODES.search(lines[n - 1])), last)
+        for line in range(first, last + 1):
+            out[line] = target
     return out
 
 
