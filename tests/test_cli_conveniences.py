@@ -4,6 +4,7 @@ directory named on the command line, ``rule NAME|PREFIX``, ``--exclude``/``--ext
 ``--add-noqa``, and the help and docs that describe them."""
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -340,3 +341,70 @@ def test_the_new_flags_are_documented(flag):
     assert flag in run_cli("check", "--help").stdout
     assert flag in (ROOT / "README.md").read_text("utf-8")
     assert flag in (ROOT / "docs" / "usage.md").read_text("utf-8")
+
+
+# -- 6. shell completion -------------------------------------------------------------------------------
+def _script(tmp_path, shell):
+    proc = run_cli("completion", shell)
+    assert proc.returncode == 0, proc.stderr
+    path = tmp_path / f"rocm-lint.{shell}"
+    path.write_text(proc.stdout)
+    return path
+
+
+def test_bash_completion_completes_commands_options_choices_and_rules(tmp_path):
+    script = _script(tmp_path, "bash")
+
+    def complete(*words):
+        proc = subprocess.run(["bash", "-c", f'source {script}; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); '
+                               '_rocm_lint; printf "%s\\n" "${COMPREPLY[@]}"', "_", "rocm-lint", *words],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.split()
+
+    assert complete("ch") == ["check"]
+    assert complete("check", "--add") == ["--add-noqa"]
+    assert complete("check", "--ext") == ["--extend-select", "--extend-exclude"]
+    assert complete("check", "--output-format", "j") == ["json", "junit"]
+    assert complete("check", "--select", "ROC10") == [f"ROC10{i}" for i in range(1, 8)]
+    assert complete("rule", "ungated-t") == ["ungated-tf32-switch"]
+    assert complete("completion", "") == ["bash", "zsh", "fish"]
+    assert complete("check", "rocm-lint.b") == ["rocm-lint.bash"]  # paths
+
+
+def test_every_check_option_is_in_the_completion():
+    bash = run_cli("completion", "bash").stdout
+    help_text = run_cli("check", "--help").stdout
+    import re
+
+    options = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", help_text)) - {"--help"}
+    assert options and all(f" {o} " in bash or f" {o}\"" in bash for o in options), options
+
+
+@pytest.mark.skipif(not shutil.which("fish"), reason="fish is not installed")
+def test_fish_completion(tmp_path):
+    script = _script(tmp_path, "fish")
+    proc = subprocess.run(["fish", "-c", f"source {script}; complete -C 'rocm-lint check --add'; "
+                           "echo ---; complete -C 'rocm-lint check --output-format '; "
+                           "echo ---; complete -C 'rocm-lint rule ungated-t'"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    add, formats, rule = [[line.split("\t")[0] for line in part.strip().splitlines()]
+                          for part in proc.stdout.split("---")]
+    assert add == ["--add-noqa"]
+    assert sorted(formats) == sorted(["concise", "full", "json", "sarif", "github", "junit", "html"])
+    assert rule == ["ungated-tf32-switch"]
+
+
+@pytest.mark.skipif(not shutil.which("zsh"), reason="zsh is not installed")
+def test_zsh_completion_registers_through_bashcompinit(tmp_path):
+    script = _script(tmp_path, "zsh")
+    proc = subprocess.run(["zsh", "-f", "-c", f"autoload -U compinit && compinit -u -D; source {script}; "
+                           "print -r -- $_comps[rocm-lint]; "
+                           "f() {{ emulate -L sh; COMP_WORDS=(rocm-lint check --add); COMP_CWORD=2; _rocm_lint; "
+                           'print -l -- "${{COMPREPLY[@]}}"; }}; f'.replace("{{", "{").replace("}}", "}")],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path, env=dict(os.environ, HOME=str(tmp_path)))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "_bash_complete -o default -o bashdefault -F _rocm_lint"
+    assert "--add-noqa" in lines[1:]

@@ -106,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     server = sub.add_parser("server", help="run the language server (LSP over stdio; needs rocm-lint[lsp])")
     server.add_argument("--stdio", action="store_true", help="accepted for editor clients; stdio is the default")
+    completion = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"))
     return parser
 
 
@@ -406,7 +408,9 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
-            encoding = "latin-1" if language != "python" else _python_encoding(data)
+            from rocm_lint.fix.files import python_encoding
+
+            encoding = "latin-1" if language != "python" else python_encoding(data)
     echo = args.fix and not args.diff
 
     def emit(new_text: str) -> None:
@@ -467,16 +471,6 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
         emit(text)
     # with --fix, stdout carries the text: the findings that remain go to stderr
     return _report(report, config, args, fixed=fixed, shown=shown, out=sys.stderr if echo else None)
-
-
-def _python_encoding(data: bytes) -> str:
-    import io
-    import tokenize
-
-    try:
-        return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-    except SyntaxError:
-        return "utf-8"
 
 
 def _stdin_excluded(name: str, config) -> bool:
@@ -667,6 +661,14 @@ def cmd_server(args: argparse.Namespace) -> int:
     return serve()
 
 
+def cmd_completion(args: argparse.Namespace) -> int:
+    from rocm_lint.output.completion import completion_script
+    from rocm_lint.registry import all_rules
+
+    sys.stdout.write(completion_script(args.shell, build_parser(), all_rules()))
+    return EXIT_CLEAN
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -674,7 +676,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     handler = {"check": cmd_check, "rule": cmd_rule, "rules": cmd_rules, "doctor": cmd_doctor,
-               "clean": cmd_clean, "server": cmd_server}[args.command]
+               "clean": cmd_clean, "server": cmd_server, "completion": cmd_completion}[args.command]
     try:
         return handler(args)
     except KeyboardInterrupt:  # pragma: no cover

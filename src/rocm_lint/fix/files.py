@@ -65,7 +65,8 @@ class Refused(Exception):
     """A write rocm-lint will not make (the message says why)."""
 
 
-def _encoding(data: bytes) -> str:
+def python_encoding(data: bytes) -> str:
+    """The encoding a Python file's bytes declare (PEP 263, BOM), UTF-8 where they cannot say."""
     try:
         return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
     except SyntaxError:
@@ -145,7 +146,7 @@ def write_back(path: str, source: Source, new_text: str) -> Optional[str]:
     from rocm_lint.discovery import language_of
     from rocm_lint.engine import source_encoding
 
-    encoding = _encoding(source.data) if language_of(path) == "python" else source_encoding(path, source.data)
+    encoding = python_encoding(source.data) if language_of(path) == "python" else source_encoding(path, source.data)
     try:
         directory = os.path.dirname(source.real)
         if directory not in _swept:
