@@ -27,7 +27,9 @@ from rocm_lint.lines import split_lines
 
 # A noqa or NOLINT comment's code list, to merge new codes into.  Linear: one character class run.
 _NOQA_CODES = re.compile(r"(?P<head>#\s*noqa:\s?)(?P<codes>[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*)", re.I)
-_NOLINT_CODES = re.compile(r"\bNOLINT\((?P<codes>[^)\n]*)\)")
+# The closing parenthesis is optional (and then checked): a pattern that can fail after a run
+# rescans that run from every later start (quadratic on a line of `NOLINT(` without one).
+_NOLINT_CODES = re.compile(r"\bNOLINT\((?P<codes>[^)\n]*)(?P<close>\))?")
 _BARE_NOLINT = re.compile(r"\bNOLINT\b(?!NEXTLINE|\()")
 _BARE_NOQA = re.compile(r"#\s*noqa\b(?!:)", re.I)
 
@@ -133,7 +135,7 @@ def _cpp_line(body: str, codes: List[str]) -> str:
     if _BARE_NOLINT.search(comment):
         return body
     m = _NOLINT_CODES.search(body, len(body) - len(comment))
-    if m:
+    if m and m.group("close"):
         return body[:m.start("codes")] + _merged(m.group("codes"), codes) + body[m.end("codes"):]
     stripped = body.rstrip()
     if stripped.endswith("\\"):  # a continued line (a macro): a // comment would end the macro here
