@@ -285,7 +285,11 @@ def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, File
                 elif language_of(path) is not None:
                     yield raw
             continue
-        chain = _git_root_chain(path) if config.respect_gitignore else []
+        try:
+            chain = _git_root_chain(path) if config.respect_gitignore else []
+        except OSError as exc:  # a directory named on the command line that cannot be entered
+            yield from _unlisted([OSError(exc.errno, exc.strerror, raw)])
+            continue
         base_chain = [d for d in chain if d != path.resolve()]
         root_resolved = path.resolve()
         walk_errors: List[OSError] = []
