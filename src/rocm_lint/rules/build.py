@@ -61,6 +61,9 @@ class _Sinks:
         self.live_values: List[ast.AST] = []  # sink expressions reached on ROCm (not gated)
         self.rocm_values: List[ast.AST] = []  # sink expressions only reached on ROCm
         self.bindings: Dict[str, List[ast.AST]] = {}  # name -> values appended/assigned/returned
+        # per function: name -> values (a method named for nvcc reads only its own locals)
+        self.local: Dict[int, Dict[str, List[ast.AST]]] = {}
+        self.method_values: List[Tuple[int, ast.AST]] = []  # (function id, returned value) reached on ROCm
         self.imported: Set[int] = set()  # imported names read by the sinks reached so far
 
     def see(self, node: ast.AST, state: State) -> None:
@@ -84,13 +87,15 @@ class _Sinks:
                     sinks.extend(values)
                 elif isinstance(owner, ast.Name) and not self._is_parameter(owner.id):
                     self.bindings.setdefault(owner.id, []).extend(values)
+                    self._bind_locally(owner.id, values)
         elif isinstance(node, ast.Return) and node.value is not None and self.ctx.function is not None:
             module_level = self.ctx.function in self.ctx.tree.body
-            if not module_level and _NVCC_PROVIDER.search(self.ctx.function.name):
+            if not module_level and not state.rocm_only and _NVCC_PROVIDER.search(self.ctx.function.name):
                 # ``def nvcc_flags(self): return [...]``: a method named for the nvcc step hands
                 # its list to it (ColossalAI's extension builders; a module-level helper is
-                # reported where it is called, with the caller's gates)
-                sinks.append(node.value)
+                # reported where it is called, with the caller's gates).  Only the method's own
+                # strings and locals count: another method's ``args`` is not this one's.
+                self.method_values.append((id(self.ctx.function), node.value))
             if module_level:
                 # ``def extra_nvcc_flags(): return [...]`` (module level): ``extra_nvcc_flags()``
                 # reads what it returns (key ``name()``: a variable may share the name)
@@ -102,6 +107,22 @@ class _Sinks:
                     sinks.append(node.value)
                 elif isinstance(target, ast.Name) and not self._is_parameter(target.id):
                     self.bindings.setdefault(target.id, []).append(node.value)
+                    self._bind_locally(target.id, [node.value])
+
+    def _bind_locally(self, name: str, values: List[ast.AST]) -> None:
+        if self.ctx.function is not None:
+            self.local.setdefault(id(self.ctx.function), {}).setdefault(name, []).extend(values)
+
+    def reach_methods(self) -> Set[int]:
+        """The strings the methods named for nvcc return, through their own locals only."""
+        found: Set[int] = set()
+        for function, value in self.method_values:
+            saved, self.bindings = self.bindings, self.local.get(function, {})
+            try:
+                found |= self.reach([value])
+            finally:
+                self.bindings = saved
+        return found
 
     def _is_parameter(self, name: str) -> bool:
         fn = self.ctx.function
@@ -161,7 +182,7 @@ class _Sinks:
 def _learn_build_facts(ctx: ModuleContext) -> BuildFacts:
     sinks = _Sinks(ctx)
     walk_gated(ctx, sinks.see)
-    nvcc = sinks.reach(sinks.live_values)
+    nvcc = sinks.reach(sinks.live_values) | sinks.reach_methods()
     imported = frozenset(sinks.imported)
     return BuildFacts(frozenset(nvcc), frozenset(nvcc | sinks.reach(sinks.rocm_values)), imported)
 
