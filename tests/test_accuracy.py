@@ -176,6 +176,13 @@ def test_printed_report(scored):
 def test_bare_layout_missing_commit_and_absent_repo(corpus, tmp_path):
     base, commit = corpus
     doc = tiny_labels("acme/bare", commit)
+    direct = tiny_labels("acme/direct", commit)  # acme+direct is itself a bare repository
+    git("clone", "-q", "--bare", str(base / "acme+tiny"), str(tmp_path / "acme+direct"), cwd=tmp_path)
+    for name in ("acme+tiny", "acme+bare"):
+        (tmp_path / name).symlink_to(base / name)
+    base = tmp_path
+    doc["repos"] += direct["repos"]
+    doc["files"] += direct["files"]
     doc["repos"].append({"repo": "acme/gone", "commit": commit})
     doc["files"].append({"repo": "acme/gone", "path": "a.py", "kind": "py", "hazards": [entry([1], code="ROC101")]})
     write_labels(tmp_path / "labels", "a.json", doc)
@@ -189,11 +196,11 @@ def test_bare_layout_missing_commit_and_absent_repo(corpus, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     result = json.loads(out.read_text())
     by_repo = {r["repo"]: r for r in result["repos"]}
-    assert by_repo["acme/bare"]["error"] is None
+    assert by_repo["acme/bare"]["error"] is None and by_repo["acme/direct"]["error"] is None
     assert "0000000000000000000000000000000000000000 is not in the snapshot" in by_repo["acme/tiny"]["error"]
     assert result["meta"]["absent"] == ["acme/gone"]
     assert "acme/tiny" in proc.stdout and "FAILED" in proc.stdout and "not in the corpus" in proc.stdout
-    assert result["rocm-lint"]["overall"]["hits"] == 6  # acme/bare alone
+    assert result["rocm-lint"]["overall"]["hits"] == 12  # acme/bare and acme/direct
 
 
 def test_snapshot_without_large_blobs_and_a_broken_link(corpus, tmp_path):
