@@ -235,6 +235,19 @@ def check_against_corpus(labels, corpus):
     return errors, checked
 
 
+class _Serial:
+    """The executor interface, in this process (no -j)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def map(self, fn, items):
+        return map(fn, items)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("corpus", nargs="?", default=os.environ.get("ACCURACY_CORPUS"),
@@ -274,11 +287,12 @@ def main(argv=None):
             absent.append(repo)
         elif files:
             jobs.append((repo, labels.repos[repo], git, files, str(src), args.timeout))
-    if args.jobs > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            results = list(pool.map(score_repo, jobs))
-    else:
-        results = [score_repo(job) for job in jobs]
+    results = []
+    with ProcessPoolExecutor(max_workers=args.jobs) if args.jobs > 1 and len(jobs) > 1 else _Serial() as pool:
+        for res in pool.map(score_repo, jobs):
+            print(f"score.py: {res['repo']} {'FAILED' if res['error'] else 'scored'} ({res['seconds']} s)",
+                  file=sys.stderr, flush=True)
+            results.append(res)
     tallies = {"rocm-lint": Tally(), "grep": Tally()}
     scored = {"rocm-lint": [], "grep": []}
     for res in results:
