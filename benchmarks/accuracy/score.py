@@ -146,7 +146,7 @@ def run_rocm_lint(tree, src, timeout):
     out = {}
     for item in items:
         name = item.get("filename") or ""
-        path = os.path.relpath(os.path.realpath(os.path.join(root, name)), root).replace(os.sep, "/")
+        path = os.path.relpath(os.path.normpath(os.path.join(root, name)), root).replace(os.sep, "/")
         row = (item.get("location") or {}).get("row") or 0
         out.setdefault(path, []).append(Finding(item.get("code", "?"), int(row), item.get("message", "")))
     return out, (proc.returncode, errors)
