@@ -153,11 +153,12 @@ def _read_words(words: List[Tuple[str, int]], m: Manifest, gate: Optional[str], 
         if w.startswith("-") and not is_computed:
             in_requirement = False
             name, eq, value = w.partition("=")
+            if len(w) > 2 and w[1] in "ifrce" and not eq:
+                name, eq, value = w[:2], "=", w[2:]  # -ihttps://... / -rfile.txt
+                v_at = at + 2
             if name in _INDEX_OPTIONS or name in _INCLUDE_OPTIONS or name in _VALUE_OPTIONS:
                 if eq:
-                    v_at = at + len(name) + 1
-                elif len(name) == 2 and len(w) > 2 and name[1] in "ifrc" and w[1] != "-":
-                    value, v_at = w[2:], at + 2  # -ihttps://... / -rfile.txt
+                    v_at = at + len(w) - len(value)
                 elif k + 1 < len(words):
                     k += 1
                     value, v_at = words[k]
@@ -382,5 +383,53 @@ def _includes_of(path: str) -> Tuple[str, ...]:
         r"(?m)^[ \t]*(?:-r|-c|--requirement|--constraint)[ \t=]*(\S+)", text))
 
 
+# -- files only NVIDIA images read -----------------------------------------------------------------
+_IMAGE_WORDS = frozenset({"docker", "dockerfile", "container", "containers", "image", "images"})
+_FROM = re.compile(r"(?im)^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*(\S+)")
+_ARG = re.compile(r"(?im)^[ \t]*ARG[ \t]+([A-Za-z_]\w*)=(\S+)")
+
+
+def only_nvidia_images_use(path: str) -> bool:
+    """A file kept for container builds (named for Docker, or in a ``docker/`` folder) that only
+    NVIDIA images use: every Dockerfile beside it or one folder up that names it starts from NVIDIA
+    images (``requirements_docker.txt`` copied into ``FROM nvidia/cuda``, ``docker/install.sh`` run
+    by a CUDA image) and at least one does."""
+    parts = re.split(r"[\\/]", os.path.abspath(path).lower())
+    if not set(_tokens(" ".join(parts[-2:]))) & _IMAGE_WORDS:
+        return False
+    directory, name = os.path.split(os.path.abspath(path))
+    users = 0
+    for folder in (directory, os.path.dirname(directory)):
+        for other in _listing(folder):
+            low = other.lower()
+            if not (low.startswith(("dockerfile", "containerfile")) or low.endswith((".dockerfile", ".containerfile"))):
+                continue
+            text = _text_of(os.path.join(folder, other))
+            if name not in text:
+                continue
+            if not _nvidia_image_file(text):
+                return False
+            users += 1
+    return users > 0
+
+
+def _text_of(path: str) -> str:
+    try:
+        data = read_bounded(path, 1 << 20)
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else ""
+
+
+def _nvidia_image_file(text: str) -> bool:
+    """Some stage starts from an NVIDIA image and none from a ROCm one (``ARG`` defaults substituted)."""
+    from rocm_lint.configfiles.dockerfile import is_nvidia_image, is_rocm_image
+
+    args = dict(_ARG.findall(text))
+    images = [re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), m.group(1).strip("\"'"))
+              for m in _FROM.finditer(text)]
+    return any(is_nvidia_image(i) for i in images) and not any(is_rocm_image(i) for i in images)
+
+
 __all__ = ["IndexUse", "Manifest", "NVIDIA", "Requirement", "manifest_kind", "names_other_platform",
-           "nvidia_variant", "read_manifest"]
+           "nvidia_variant", "only_nvidia_images_use", "read_manifest"]

@@ -26,15 +26,17 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 from rocm_lint.domain import NVIDIA
 from rocm_lint.lazy import LazyPattern, lazy_functions
 from rocm_lint.python.context import ModuleContext
+from rocm_lint.requirements import Parsed, clauses, marker_false_on_linux, parse_requirement
 from rocm_lint.rule import Hit, PyHit, Rule
 
 if TYPE_CHECKING:
-    from rocm_lint.configfiles.manifests import names_other_platform, nvidia_variant, read_manifest
+    from rocm_lint.configfiles.manifests import (names_other_platform, nvidia_variant, only_nvidia_images_use,
+                                                 read_manifest)
     from rocm_lint.configfiles.unit import ConfigUnit
 
 # (the manifest reader is imported when a config file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.configfiles.manifests", "read_manifest", "names_other_platform",
-               "nvidia_variant")
+               "nvidia_variant", "only_nvidia_images_use")
 
 _LANGUAGES = ("manifest", "shell", "dockerfile", "yaml", "dotenv", "python")
 
@@ -42,7 +44,7 @@ ROC405 = Rule(
     "ROC405", "cuda-build-in-dependencies",
     "dependency manifest or `pip install` takes a CUDA build (a CUDA package index, a `+cu121` local "
     "version or wheel): pip replaces a ROCm torch with it",
-    triggers=("+cu", "%2Bcu", "%2bcu", "/cu1"),
+    triggers=("+cu1", "+cuda", "%2Bcu1", "%2bcu1", "/cu1"),
     languages=_LANGUAGES,
     messages={
         "index": "`{url}` is a CUDA package index: torch (and what else it hosts) comes from it as a CUDA "
@@ -57,8 +59,10 @@ ROC406 = Rule(
     "ROC406", "cuda-only-distribution",
     "dependency manifest or `pip install` names a distribution that only exists as a CUDA build "
     "(`nvidia-*-cu12`, `cupy-cuda12x`, `jax[cuda12]`, `onnxruntime-gpu`, TensorRT, DALI, PyCUDA)",
-    triggers=("nvidia-", "nvidia_", "cupy-cuda", "cupy_cuda", "onnxruntime-gpu", "onnxruntime_gpu", "tensorrt",
-              "jax[cuda", "jax-cuda", "jax_cuda", "pycuda", "-cu1", "_cu1", "-cuda1", "_cuda1"),
+    # distribution names as manifests write them (with `-`): the `_` spellings are Python module names
+    # (`jax_cuda12_plugin`), and would send every JAX source file to the parser
+    triggers=("nvidia-", "cupy-cuda", "onnxruntime-gpu", "tensorrt", "jax-cuda", "pycuda", "-cu1", "-cuda1",
+              "[cuda1", "[cuda]", "[cuda-", "[cuda_", "[cu1", ",cuda1"),
     languages=_LANGUAGES,
     messages={"default": "`{name}` only exists as a CUDA build ({what}): on an AMD host it installs "
                          "CUDA libraries that cannot run there; use {instead} on ROCm, or move it to "
@@ -70,6 +74,8 @@ ROC407 = Rule(
     "any other ROCm release is replaced by PyPI's CUDA wheel",
     triggers=("torch==", "torch ==", "torchvision==", "torchvision ==", "torchaudio==", "torchaudio ==",
               "torch = ", "torchvision = ", "torchaudio = "),
+    # a pin, not `torch = None` in a Python try/except ImportError
+    precheck=r"torch(?:vision|audio)?\s*(?:===?\s*\d|=\s*[\"'{])",
     languages=_LANGUAGES,
     messages={"default": "`{req}` pins one release of {name}: PEP 440 lets `=={version}` match "
                          "`{version}+rocmX.Y`, but a ROCm {name} of any other release is replaced by PyPI's "
@@ -82,54 +88,11 @@ ROC407 = Rule(
 )
 
 # -- what a requirement asks for --------------------------------------------------------------------
-_REQ = LazyPattern(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?\s*(.*)$", re.S)
-_WHEEL = LazyPattern(r"([A-Za-z0-9_.]+)-(\d[^-]*)-")
 _CUDA_LOCAL = LazyPattern(r"(?:\+|%2[Bb])(cu(?:da)?\d[\w.]*)")
-_CUDA_URL = LazyPattern(r"/cu\d{2,3}(?=[/?#]|$)|(?:\+|%2[Bb])cu(?:da)?\d", re.I)
+# a path segment or file-name word named for CUDA: /whl/cu121, /whl/nightly/cu128, jax_cuda_releases.html,
+# torch-2.4.0+cu121.html, ...%2Bcu118-cp310...whl (the host is not read: developer.download.nvidia.com)
+_CUDA_URL = LazyPattern(r"[/_.+-]cu(?:da)?\d*(?=[/_.+?#-]|$)|%2[Bb]cu(?:da)?\d", re.I)
 _ROCM_URL = LazyPattern(r"rocm", re.I)
-_CLAUSE = LazyPattern(r"(===|==|!=|~=|<=|>=|<|>)\s*([^\s,;]+)")
-
-
-class Parsed:
-    __slots__ = ("name", "extras", "spec", "url", "marker")
-
-    def __init__(self, name: str, extras: Tuple[str, ...], spec: str, url: str, marker: str) -> None:
-        self.name, self.extras, self.spec, self.url, self.marker = name, extras, spec, url, marker
-
-
-def parse_requirement(text: str) -> Optional[Parsed]:
-    """PEP 508 (``name[extras] spec; marker``, ``name @ url; marker``), a URL or a wheel path."""
-    text = text.strip()
-    if not text or text[0] in "-.{$#" and not text.startswith("./"):
-        return None
-    if "://" in text.split(";")[0].split(" @ ")[0] or text.split(";")[0].strip().endswith(".whl"):
-        head, _, marker = text.partition(";")
-        url = head.strip()
-        if " @ " in url:
-            name, _, url = url.partition(" @ ")
-            return Parsed(_norm(name.split("[")[0]), _extras(name), "", url.strip(), marker)
-        base = url.rsplit("/", 1)[-1].replace("%2B", "+").replace("%2b", "+")
-        w = _WHEEL.match(base)
-        return Parsed(_norm(w.group(1)), (), "==" + w.group(2), url, marker) if w else \
-            Parsed("", (), "", url, marker)
-    m = _REQ.match(text)
-    if m is None:
-        return None
-    rest = m.group(3)
-    if rest.startswith("@"):
-        url, _, marker = rest[1:].partition(" ;") if " ;" in rest else rest[1:].partition(";")
-        return Parsed(_norm(m.group(1)), _extras(f"[{m.group(2) or ''}]"), "", url.strip(), marker)
-    spec, _, marker = rest.partition(";")
-    return Parsed(_norm(m.group(1)), _extras(f"[{m.group(2) or ''}]"), spec.strip(), "", marker)
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name.strip().lower())
-
-
-def _extras(name: str) -> Tuple[str, ...]:
-    inside = name[name.find("[") + 1:name.find("]")] if "[" in name and "]" in name else ""
-    return tuple(e.strip().lower() for e in inside.split(",") if e.strip())
 
 
 # ROC406: what each CUDA-only family is, and what ROCm has instead
@@ -146,12 +109,17 @@ _CUDA_ONLY = (
 )
 _CUDA_ONLY_RE = LazyPattern("|".join(f"({p})" for p, _, _ in _CUDA_ONLY) + "$")
 _CUDA_TOKEN = LazyPattern(r"cu\d{2,3}|cuda\d+x?")
+_CUDA_EXTRA = LazyPattern(r"(?:cuda\d*|cu\d{2,3})(?:[-_.]|$)")
 
 
 def cuda_only(p: Parsed) -> Optional[Tuple[str, str]]:
     """(what, instead) for a distribution that has no ROCm build."""
-    if p.name == "jax" and any(e.startswith("cuda") for e in p.extras):
+    cuda_extra = next((e for e in p.extras if _CUDA_EXTRA.match(e)), None)
+    if cuda_extra and p.name == "jax":
         return "JAX's CUDA plugin and CUDA wheels", "jax[rocm] / jax-rocm7-plugin"
+    if cuda_extra:
+        return (f"its `{cuda_extra}` extra installs the CUDA build",
+                f"its ROCm extra or build ({p.name}[rocm], if it has one)")
     m = _CUDA_ONLY_RE.match(p.name)
     if m:
         k = next(i for i, g in enumerate(m.groups()) if g is not None)
@@ -175,21 +143,25 @@ def exact_pin(p: Parsed) -> Optional[Tuple[str, str]]:
     """(operator, version) of an exact torch/torchvision/torchaudio pin (no wildcard, no local label)."""
     if p.name not in ("torch", "torchvision", "torchaudio") or p.url:
         return None
-    for op, version in _CLAUSE.findall(p.spec):
+    for op, version in clauses(p.spec):
         if op in ("==", "===") and "*" not in version and "+" not in version:
             return op, version
     return None
 
 
 def cuda_index(url: str) -> bool:
-    return bool(_CUDA_URL.search(url)) and not _ROCM_URL.search(url)
+    """An index or find-links page of CUDA builds (named for CUDA in its path, not for ROCm)."""
+    path = url.split("://", 1)[-1]
+    path = path[path.find("/"):] if "/" in path else ""
+    return bool(_CUDA_URL.search(path)) and not _ROCM_URL.search(url)
 
 
 # -- where a requirement is installed -----------------------------------------------------------------
 _NVIDIA_NAME = LazyPattern(r"cu(?:da)?\d|cuda|nvidia|tensorrt|trtllm", re.I)
 _NVIDIA_WORD = LazyPattern(r"nv|nvcc|cudnn|trt")
+# (Colab's and Kaggle's accelerators are NVIDIA GPUs and TPUs)
 _OTHER_WORD = LazyPattern(r"npu|xpu|ipex|intel\w*|ascend|tpu|hpu|gaudi|habana|neuron|mps|metal|apple|macos|mac"
-                          r"|darwin|cpu|musa|mlu|jetson|openvino")
+                          r"|darwin|cpu|musa|mlu|jetson|openvino|colab|kaggle")
 
 
 def not_for_rocm_section(section: str) -> bool:
@@ -202,71 +174,10 @@ def not_for_rocm_section(section: str) -> bool:
         _NVIDIA_WORD.fullmatch(t) or _OTHER_WORD.fullmatch(t) for t in tokens)
 
 
-_MARKER_TOKEN = LazyPattern(r"\s*(?:(\()|(\))|(and|or|not\s+in|in)\b|(===|==|!=|<=|>=|<|>|~=)|'([^']*)'|\"([^\"]*)\""
-                            r"|([A-Za-z_][A-Za-z0-9_.]*))")
-_ROCM_HOST = {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
-              "platform_machine": "x86_64", "implementation_name": "cpython",
-              "platform_python_implementation": "CPython"}
-
-
 def marker_excludes_rocm(marker: str) -> bool:
-    """Is the marker False on a Linux x86-64 ROCm host, whatever the Python version and extra?"""
-    tokens = []
-    pos = 0
-    marker = marker.strip()
-    while pos < len(marker):
-        m = _MARKER_TOKEN.match(marker, pos)
-        if m is None or m.end() == pos:
-            return False
-        tokens.append(m)
-        pos = m.end()
-    try:
-        value, k = _or(tokens, 0)
-    except (IndexError, ValueError):
-        return False
-    return value is False and k == len(tokens)
-
-
-def _or(t: List["re.Match[str]"], k: int) -> Tuple[Optional[bool], int]:
-    value, k = _and(t, k)
-    while k < len(t) and t[k].group(3) == "or":
-        right, k = _and(t, k + 1)
-        value = True if True in (value, right) else (None if None in (value, right) else False)
-    return value, k
-
-
-def _and(t: List["re.Match[str]"], k: int) -> Tuple[Optional[bool], int]:
-    value, k = _atom(t, k)
-    while k < len(t) and t[k].group(3) == "and":
-        right, k = _atom(t, k + 1)
-        value = False if False in (value, right) else (None if None in (value, right) else True)
-    return value, k
-
-
-def _atom(t: List["re.Match[str]"], k: int) -> Tuple[Optional[bool], int]:
-    if t[k].group(1):
-        value, k = _or(t, k + 1)
-        if not t[k].group(2):
-            raise ValueError("unbalanced")
-        return value, k + 1
-    left, op, right = t[k], t[k + 1], t[k + 2]
-    how = op.group(4) or re.sub(r"\s+", " ", op.group(3) or "")
-    if not how or how in ("and", "or"):
-        raise ValueError("no comparison")
-    names = [x.group(7) for x in (left, right)]
-    if "extra" in names:
-        other = right if names[0] == "extra" else left
-        literal = other.group(5) if other.group(5) is not None else other.group(6)
-        return (False if literal is not None and how == "==" and not_for_rocm_section(literal) else None), k + 3
-    values = []
-    for x in (left, right):
-        literal = x.group(5) if x.group(5) is not None else x.group(6)
-        values.append(literal if literal is not None else _ROCM_HOST.get(x.group(7) or ""))
-    a, b = values
-    if a is None or b is None:
-        return None, k + 3
-    result = {"==": a == b, "===": a == b, "!=": a != b, "in": a in b, "not in": a not in b}.get(how)
-    return result, k + 3
+    """Is the marker false on a Linux x86-64 ROCm host (whatever the Python version, for every extra
+    not named for another platform)?"""
+    return marker_false_on_linux(marker, not_for_rocm_section)
 
 
 # -- config files and manifests ----------------------------------------------------------------------
@@ -280,13 +191,15 @@ _ROCM_WORD = LazyPattern(r"rocm|\bhip\b|\bamd\b|\bgfx\d", re.I)
 
 def _silent_file(unit: ConfigUnit) -> bool:
     """Files the ROCm install never reads: named for CUDA or for another platform, with a ROCm twin
-    beside them, a CI definition that names no ROCm job, an image for the NVIDIA container runtime."""
+    beside them, a CI definition that names no ROCm job, an image for the NVIDIA container runtime,
+    a container-build file only NVIDIA images use."""
     cached = unit.memo.get("deps.silent")
     if cached is None:
         cached = unit.nvidia_only_file or names_other_platform(unit.path) or (
             unit.ci_config and not unit.matches("deps.rocm_job", _ROCM_JOB)) or (
             unit.language == "dockerfile" and unit.matches("deps.nvidia_image", _NVIDIA_IMAGE)
-            and not unit.matches("deps.rocm_word", _ROCM_WORD)) or nvidia_variant(unit.path)
+            and not unit.matches("deps.rocm_word", _ROCM_WORD)) or nvidia_variant(unit.path) \
+            or only_nvidia_images_use(unit.path)
         unit.memo["deps.silent"] = cached
     return cached  # type: ignore[return-value]
 
