@@ -273,6 +273,20 @@ def test_a_file_with_a_rocm_twin_is_the_nvidia_variant(proj):
     assert not nvidia_variant(str(shared / "requirements.txt"))
 
 
+def test_a_twin_created_later_is_a_cache_dependency(proj):
+    """The twin decides the file's findings, so the check records it (present or not): a cached
+    result is not reused once `requirements_rocm.txt` appears beside `requirements.txt`."""
+    from rocm_lint.discovery import recording_reads
+
+    text = "--extra-index-url https://download.pytorch.org/whl/cu121\n"
+    (proj / "requirements.txt").write_text(text)
+    with recording_reads() as reads:
+        assert codes(proj / "requirements.txt", text) == [(1, "ROC405")]
+    assert str(proj / "requirements_rocm.txt") in reads and str(proj / "requirements-amd.txt") in reads
+    (proj / "requirements_rocm.txt").write_text("torch==2.4.0+rocm6.1\n")
+    assert codes(proj / "requirements.txt", text) == []
+
+
 @pytest.mark.parametrize("path, other", [("requirements/npu.txt", True), ("requirements_intel.txt", True),
                                          ("docker/xpu/requirements.txt", True), ("requirements-cpu.txt", True),
                                          ("requirements_macos_amd64.txt", True), ("requirements-rocm.txt", False),
@@ -290,9 +304,7 @@ def test_container_files_only_nvidia_images_use(proj):
     assert not only_nvidia_images_use(str(proj / "requirements.txt"))  # not a container-build file
     assert codes(proj / "requirements_docker.txt", "torch==2.1.0\n") == []
     (proj / "Dockerfile.rocm").write_text("FROM rocm/pytorch:latest\nCOPY requirements_docker.txt /tmp/\n")
-    from rocm_lint.configfiles import manifests
-    manifests._listing.cache_clear()
-    assert not only_nvidia_images_use(str(proj / "requirements_docker.txt"))
+    assert not only_nvidia_images_use(str(proj / "requirements_docker.txt"))  # a new file: a new listing
 
 
 def test_nvidia_branches_stages_and_ci(proj):

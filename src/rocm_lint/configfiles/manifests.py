@@ -337,6 +337,10 @@ def nvidia_variant(path: str) -> bool:
     mine = _tokens(name)
     if any(_ROCM_TOKEN.match(t) for t in mine):
         return False
+    stem, dot, ext = name.partition(".")
+    for sep in "_-.":  # the usual twins' names are cache dependencies even while absent
+        for tag in ("rocm", "amd"):
+            note_read(os.path.join(directory, f"{stem}{sep}{tag}{dot}{ext}"))
     for twin in _twins(directory, name):
         twin_path = os.path.join(directory, twin)
         note_read(twin_path)
@@ -345,8 +349,17 @@ def nvidia_variant(path: str) -> bool:
     return False
 
 
-@lru_cache(maxsize=256)
 def _listing(directory: str) -> Tuple[str, ...]:
+    """The names in ``directory`` (at most 2000), cached while its modification time stays."""
+    try:
+        stamp = os.stat(directory).st_mtime_ns
+    except OSError:
+        return ()
+    return _listing_at(directory, stamp)
+
+
+@lru_cache(maxsize=256)
+def _listing_at(directory: str, stamp: int) -> Tuple[str, ...]:
     try:
         with os.scandir(directory) as it:
             names = []
