@@ -290,6 +290,7 @@ def test_a_twin_created_later_is_a_cache_dependency(proj):
 @pytest.mark.parametrize("path, other", [("requirements/npu.txt", True), ("requirements_intel.txt", True),
                                          ("docker/xpu/requirements.txt", True), ("requirements-cpu.txt", True),
                                          ("requirements_macos_amd64.txt", True), ("requirements-rocm.txt", False),
+                                         ("requirements_cuda131.txt", True), ("env-cu12x.yml", True),
                                          ("requirements.txt", False), ("requirements_windows.txt", False)])
 def test_files_named_for_another_platform(path, other):
     assert names_other_platform(path) is other

@@ -1,25 +1,15 @@
 """Dependency manifests: what pip (or uv, Poetry, PDM, conda) is asked to install, and from where.
 
-One reader for every place a project names its dependencies, giving :class:`Requirement` and
-:class:`IndexUse` records with offsets into the file (the rules in ``rules/dependencies.py`` decide
-what is a hazard; nothing here knows):
-
-* requirements files (``requirements*.txt``, ``constraints*.txt``, ``*.in``, ``.txt`` files of a
-  ``requirements/`` folder): requirement lines, ``-r``/``-c`` includes, ``-i``/``--index-url``/
-  ``--extra-index-url``/``-f``/``--find-links`` lines (also after a requirement on its line);
-* ``pyproject.toml`` (``configfiles/pyproject.py``): PEP 621 dependencies and extras, PEP 735 groups,
-  build requirements, Poetry, PDM and uv tables, indexes and the sources that use them;
-* ``setup.cfg``: ``[options] install_requires``/``setup_requires`` and ``[options.extras_require]``;
-* conda environment files (a YAML file with a top-level ``dependencies:`` list holding ``- pip:``):
-  the pip section;
-* ``pip install``/``pip3``/``python -m pip``/``uv pip install`` commands of shell scripts,
-  Dockerfile ``RUN`` and YAML ``run:``/``script:`` (the commands of the shell reader), with their
-  branch's gate; ``pip config set global.index-url``; ``PIP_INDEX_URL``/``UV_INDEX``... settings.
-
-A requirement's ``section`` is the extra, group or Poetry group it belongs to (``""``: always
-installed); the rules keep silent on sections named for NVIDIA.  ``setup.py`` is Python: its
-literal ``install_requires``/``extras_require`` are read by the rule's Python checker (``ast``).
-"""
+:class:`Requirement` and :class:`IndexUse` records with offsets (``rules/dependencies.py`` decides
+what is a hazard) from: requirements files (requirement lines, ``-r``/``-c`` includes, ``-i``/
+``--index-url``/``--extra-index-url``/``-f``/``--find-links``, also after a requirement on its line);
+``pyproject.toml`` (``configfiles/pyproject.py``); ``setup.cfg`` (``install_requires``,
+``setup_requires``, ``[options.extras_require]``); the ``- pip:`` section of a conda environment
+(YAML with a top-level ``dependencies:``); ``pip``/``pip3``/``python -m pip``/``uv pip`` ``install``
+commands of scripts, Dockerfile ``RUN`` and YAML ``run:``/``script:`` (the shell reader's commands,
+with their branch's gate), ``pip config set global.index-url`` and ``PIP_INDEX_URL``/``UV_INDEX``...
+settings.  A requirement's ``section`` is its extra or group (``""``: always installed).
+``setup.py`` literals are read by the rules' Python checker (``ast``)."""
 
 from __future__ import annotations
 
@@ -322,11 +312,18 @@ def _tokens(name: str) -> Tuple[str, ...]:
 
 
 def names_other_platform(path: str) -> bool:
-    """A file (or its folder) named for a platform that is neither NVIDIA's nor ROCm
-    (``requirements/npu.txt``, ``requirements_intel.txt``, ``docker/xpu/Dockerfile``)."""
+    """A file (or its folder) named for a platform that is not ROCm: another vendor
+    (``requirements/npu.txt``, ``requirements_intel.txt``, ``docker/xpu/Dockerfile``) or a CUDA
+    release (``requirements_cuda131.txt``, ``env-cu12x.yml``; ``cuda``/``cu121`` alone are
+    ``ConfigUnit.nvidia_only_file``'s)."""
     parts = re.split(r"[\\/]", path.lower())[-2:]
     tokens = set(_tokens(" ".join(parts)))
-    return bool(tokens & _OTHER_PLATFORMS) and not any(_ROCM_TOKEN.match(t) for t in tokens)
+    if any(_ROCM_TOKEN.match(t) for t in tokens):
+        return False
+    return bool(tokens & _OTHER_PLATFORMS) or any(_CUDA_RELEASE_NAME.fullmatch(t) for t in tokens)
+
+
+_CUDA_RELEASE_NAME = re.compile(r"cuda\d+[a-z]?|cu\d{2,3}[a-z]")
 
 
 def nvidia_variant(path: str) -> bool:
