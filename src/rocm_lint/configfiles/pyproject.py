@@ -24,7 +24,7 @@ try:
 except ImportError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 
-_HEADER = re.compile(r"(?m)^[ \t]*(\[\[?)[ \t]*([^\]\n]+?)[ \t]*\]\]?[ \t]*(?:#[^\n]*)?$")
+_HEADER = re.compile(r"(?m)^[ \t]*(\[\[?)([^\]\n]*)\]\]?[ \t]*(?:#[^\n]*)?$")
 
 
 class _Locator:
