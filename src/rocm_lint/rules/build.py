@@ -18,7 +18,7 @@ from rocm_lint.python.analyzer import walk_gated
 from rocm_lint.python.context import ModuleContext, ModuleFacts, State
 from rocm_lint.python.patterns import env_settings
 from rocm_lint.python.project import ExportedFacts
-from rocm_lint.rule import CONFIG_LANGUAGES, PyHit, Rule
+from rocm_lint.rule import SETTINGS_LANGUAGES, PyHit, Rule
 
 # -- what reaches nvcc ---------------------------------------------------------------------
 
@@ -336,7 +336,7 @@ ROC502 = Rule(
     "in a file that names no ROCm arch: ignored by ROCm builds",
     triggers=("TORCH_CUDA_ARCH_LIST", "CUDAARCHS", "CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES", "arch=",
               "gpu-architecture"),
-    languages=("python", *CONFIG_LANGUAGES),
+    languages=("python", *SETTINGS_LANGUAGES),
     facts=(BUILD_FACTS,),
     messages={"default": "hard-coded NVIDIA arch `{what}` in a file that names no ROCm arch: ROCm builds ignore "
                          "it and build for whatever PyTorch defaults to; add the ROCm counterpart "
@@ -351,7 +351,7 @@ ROC503 = Rule(
     # every finding writes a gfx arch out (TORCH_CUDA_ARCH_LIST only counts when it holds one)
     precheck=r"gfx[0-9a-f]",
     rocm_side=True,  # a hard-coded gfx arch is always on the ROCm side
-    languages=("python", *CONFIG_LANGUAGES),
+    languages=("python", *SETTINGS_LANGUAGES),
     facts=(BUILD_FACTS,),
     messages={"default": "hard-coded AMD arch `{what}`: no code is built for any other GPU, which then fails "
                          "with `invalid device function`/`hipErrorNoBinaryForGpu`; honour PYTORCH_ROCM_ARCH "
