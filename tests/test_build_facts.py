@@ -4,6 +4,7 @@ platform.  Each fact has a positive case (the build decides: the finding goes) a
 (no fact: the finding stays)."""
 
 import ast
+import os
 
 import pytest
 
@@ -294,3 +295,33 @@ if os.environ.get("USE_ROCM") or IS_HIP_EXTENSION:
 """
     _, _, macros = setup_file_facts(ast.parse(text))
     assert set(macros) == {"KT_REAL"}
+
+
+def test_nvidia_only_sources_reported_apart_when_asked(tmp_path):
+    """A team porting the whole codebase asks for the sources the ROCm build never compiles:
+    their findings come back marked, counted apart in the summary and the JSON."""
+    import json
+    import subprocess
+    import sys
+    from dataclasses import replace
+
+    files = {"CMakeLists.txt": CMAKE_SOURCES, "csrc/common.cu": PTX, "csrc/nv_only.cu": PTX}
+    root = _project(tmp_path, files)
+    config = replace(Config(), report_nvidia_only_sources=True)
+    [finding] = check_file(str(root / "csrc/nv_only.cu"), config)
+    assert finding.code == "ROC701" and finding.scope == "nvidia-only"
+    [common] = check_file(str(root / "csrc/common.cu"), config)
+    assert common.scope is None
+    run = [sys.executable, "-m", "rocm_lint", "check", ".", "--no-cache"]
+    plain = subprocess.run(run, cwd=root, capture_output=True, text=True)
+    assert "nv_only.cu" not in plain.stdout and "Found 1 finding in 1 file" in plain.stdout + plain.stderr
+    whole = subprocess.run(run + ["--report-nvidia-only-sources"], cwd=root, capture_output=True, text=True)
+    assert "1 of them in sources the ROCm build never compiles" in whole.stdout + whole.stderr
+    out = subprocess.run(run + ["--report-nvidia-only-sources", "--output-format", "json"], cwd=root,
+                         capture_output=True, text=True).stdout
+    marks = {os.path.basename(f["filename"]): f["nvidia_only_source"] for f in json.loads(out)}
+    assert marks == {"common.cu": False, "nv_only.cu": True}
+    # the same through the configuration file
+    (root / "pyproject.toml").write_text("[tool.rocm-lint]\nreport-nvidia-only-sources = true\n")
+    configured = subprocess.run(run, cwd=root, capture_output=True, text=True)
+    assert "nv_only.cu" in configured.stdout

@@ -78,7 +78,7 @@ def test_json_output_is_ruff_shaped(project):
     assert len(data) == 1
     item = data[0]
     assert set(item) == {"cell", "code", "end_location", "filename", "fix", "location", "message",
-                         "name", "noqa_row", "severity", "url"}
+                         "name", "noqa_row", "nvidia_only_source", "severity", "url"}
     assert item["code"] == "ROC101"
     assert item["name"] == "ungated-tf32-switch" and item["severity"] == "error"
     assert item["location"] == {"row": 2, "column": 1}

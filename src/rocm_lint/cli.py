@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="comma-separated globs to skip in addition to exclude")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply exclude/extend-exclude to files named on the command line too (pre-commit)")
+    check.add_argument("--report-nvidia-only-sources", action="store_true",
+                       help="also report C++ sources the project's ROCm build never compiles (counted apart)")
     check.add_argument("--no-cache", action="store_true",
                        help="check every file, neither reading nor writing the cache")
     check.add_argument("--cache-dir", metavar="DIR",
@@ -158,6 +160,8 @@ def _with_command_line(config, args: argparse.Namespace):
         config = replace(config, ignore=config.ignore + tuple(args.ignore))
     if args.force_exclude:
         config = replace(config, force_exclude=True)
+    if args.report_nvidia_only_sources:
+        config = replace(config, report_nvidia_only_sources=True)
     if args.exclude is not None:
         config = replace(config, exclude=tuple(args.exclude))
     if args.extend_exclude:
@@ -224,6 +228,9 @@ def _summary(report, fixed: int, baselined: int, args: argparse.Namespace) -> st
     with_findings = len({f.path for f in report.findings})
     summary = (f"Found {n} finding{'s' if n != 1 else ''} in {with_findings} "
                f"file{'s' if with_findings != 1 else ''} ({files} checked).")
+    apart = sum(1 for f in report.findings if f.scope == "nvidia-only")
+    if apart:  # --report-nvidia-only-sources
+        summary = summary[:-1] + f", {apart} of them in sources the ROCm build never compiles."
     if not n and not report.errors:
         summary = f"All checks passed ({files} file{'s' if files != 1 else ''})."
     if fixed:

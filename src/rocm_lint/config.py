@@ -67,6 +67,9 @@ class Config:
     # Apply exclude/extend-exclude to files named explicitly too (ruff's force-exclude): what
     # pre-commit needs, since it names every file.
     force_exclude: bool = False
+    # C++ sources the project's ROCm build never compiles (build.context): silent by default;
+    # reported, marked as NVIDIA-only sources, when a team ports the whole codebase
+    report_nvidia_only_sources: bool = False
     rocm_predicates: Tuple[str, ...] = DEFAULT_ROCM_PREDICATES
     cuda_predicates: Tuple[str, ...] = DEFAULT_CUDA_PREDICATES
     rocm_skip_decorators: Tuple[str, ...] = DEFAULT_ROCM_SKIP_DECORATORS
@@ -139,7 +142,7 @@ def _strings(value: object, key: str) -> Tuple[str, ...]:
 
 _KEYS = {
     "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude",
-    "respect-gitignore", "force-exclude", "rocm-predicates", "extend-rocm-predicates", "cuda-predicates",
+    "respect-gitignore", "force-exclude", "report-nvidia-only-sources", "rocm-predicates", "extend-rocm-predicates", "cuda-predicates",
     "extend-cuda-predicates", "rocm-skip-decorators", "rocm-macros", "cuda-macros",
 }
 
@@ -166,7 +169,8 @@ def from_table(table: dict, base: Config = Config(), source: Optional[Path] = No
         cfg = replace(cfg, exclude=_strings(table["exclude"], "exclude"))
     if "extend-exclude" in table:
         cfg = replace(cfg, extend_exclude=_strings(table["extend-exclude"], "extend-exclude"))
-    for key, attr in (("respect-gitignore", "respect_gitignore"), ("force-exclude", "force_exclude")):
+    for key, attr in (("respect-gitignore", "respect_gitignore"), ("force-exclude", "force_exclude"),
+                      ("report-nvidia-only-sources", "report_nvidia_only_sources")):
         if key in table:
             if not isinstance(table[key], bool):
                 raise ConfigError(f"'{key}' must be true or false")
@@ -188,6 +192,7 @@ def from_table(table: dict, base: Config = Config(), source: Optional[Path] = No
 _ATTRS = (("select", "select"), ("extend-select", "extend_select"), ("ignore", "ignore"),
           ("per-file-ignores", "per_file_ignores"), ("exclude", "exclude"), ("extend-exclude", "extend_exclude"),
           ("respect-gitignore", "respect_gitignore"), ("force-exclude", "force_exclude"),
+          ("report-nvidia-only-sources", "report_nvidia_only_sources"),
           ("rocm-predicates", "rocm_predicates"), ("cuda-predicates", "cuda_predicates"),
           ("rocm-skip-decorators", "rocm_skip_decorators"), ("rocm-macros", "rocm_macros"),
           ("cuda-macros", "cuda_macros"))

@@ -120,7 +120,7 @@ def recording_reads() -> Iterator[Set[str]]:
         _RECORDERS.pop()
 
 
-def read_bounded(path: str, limit: int) -> Union[bytes, str]:
+def read_bounded(path: str, limit: int, note: bool = True) -> Union[bytes, str]:
     """The bytes of the regular file at ``path`` (links followed), or why not, in words.
 
     Nothing that could block or never end is read: the file is opened non-blocking (a FIFO
@@ -128,7 +128,7 @@ def read_bounded(path: str, limit: int) -> Union[bytes, str]:
     checked before reading, and at most ``limit + 1`` bytes are read (a file that grew past
     the limit meanwhile is refused too).  ``OSError`` is left to the caller."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    if _RECORDERS:
+    if _RECORDERS and note:
         note_read(path)
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):

@@ -111,6 +111,9 @@ class Finding:
     fix: Optional[Fix] = field(default=None, compare=False)
     # Set by checks whose weight varies per case (the runtime doctor: critical/warning/info).
     severity: Optional[str] = field(default=None, compare=False)
+    # "nvidia-only": in a source the project's ROCm build never compiles (reported only with
+    # ``report-nvidia-only-sources``: the whole port, counted apart)
+    scope: Optional[str] = field(default=None, compare=False)
 
     @property
     def recipe(self) -> Optional[Recipe]:

@@ -182,6 +182,7 @@ def _file_facts(path: str, learned: Vocabulary = NO_VOCABULARY) -> FileFacts:
 _BUILD_FILES = ("CMakeLists.txt", "setup.py")
 _JIT_BUILD = re.compile(r"cpp_extension\s+import\b[^\n]*\bload|cpp_extension\.load(?:_inline)?\s*\(")
 MAX_JIT_SCAN = 64  # Python files looked at per directory for cpp_extension.load() builds
+MAX_JIT_LEVELS = 3  # the source's directory, its parent and grandparent
 
 
 @lru_cache(maxsize=1024)
@@ -197,8 +198,14 @@ def _jit_builders(directory: str) -> Tuple[str, ...]:
     except OSError:
         return ()
     for name in names[:MAX_JIT_SCAN]:
-        text = _cmake_text(os.path.join(directory, name))  # (any text file: read bounded, once)
-        if text is not None and "cpp_extension" in text and _JIT_BUILD.search(text):
+        # read without noting it as a dependency: only the builders found are (the caller notes
+        # them with the other build files)
+        try:
+            data = read_bounded(os.path.join(directory, name), MAX_BUILD_FILE_BYTES, note=False)
+        except OSError:
+            continue
+        if isinstance(data, bytes) and b"cpp_extension" in data and _JIT_BUILD.search(
+                data.decode("utf-8", errors="replace")):
             out.append(os.path.join(directory, name))
     return tuple(out)
 
@@ -240,8 +247,10 @@ def _directory_context(directory: str) -> Tuple[Tuple[Fact, ...], bool, Tuple[st
     looked: List[str] = []
     directories = _chain(directory)
     learned = _vocabulary(directories)
-    for here in directories:
-        for path in tuple(os.path.join(here, name) for name in _BUILD_FILES) + _jit_builders(here):
+    for depth, here in enumerate(directories):
+        # cpp_extension.load() modules sit beside the sources or a level or two above them
+        jit = _jit_builders(here) if depth < MAX_JIT_LEVELS else ()
+        for path in tuple(os.path.join(here, name) for name in _BUILD_FILES) + jit:
             looked.append(path)
             file_facts, file_evidence, also, entries = _file_facts(path, learned)
             looked.extend(also)

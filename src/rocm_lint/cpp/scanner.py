@@ -387,6 +387,9 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
     # text the fixes copy stay the original's.
     scanned = _LONE_CR.sub("\n", text) if "\r" in text else text
     base = build_base(path)
+    nvidia_only_source = base == (True, False) and config.report_nvidia_only_sources
+    if nvidia_only_source:
+        base = (True, True)  # the whole port: analysed as if ROCm compiled it, reported apart
     try:
         lexed = lex(scanned)
         # what the project's own headers define per platform (PTX_AVAILABLE, BNB_HIP ...)
@@ -413,6 +416,8 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
             # rewrite): its findings replace the file's line-level ones, which are noise.
             hits = [(rule, hit) for rule, hit in hits if rule is superseder]
     findings = findings_from_hits(path, hits, unit.index)
+    if nvidia_only_source:
+        findings = [replace(f, scope="nvidia-only") for f in findings]
     if scanned is not text:
         # Fixes copy and count lines as LF-ended text (the #line numbers they write, the lines
         # they gate): a file with lone CRs gets its findings without fixes, never a wrong one.

@@ -284,7 +284,9 @@ def report_html(findings: Sequence[Finding], errors: Sequence[FileError] = (), *
                               ("safe", "safe fixes", by_fix["safe"]),
                               ("unsafe", "unsafe fixes", by_fix["unsafe"]),
                               ("manual", "need a person", by_fix["manual"]),
-                              ("errors", "files not analysed", len(errors))):
+                              ("errors", "files not analysed", len(errors)),
+                              ("nvidia-only", "in sources the ROCm build never compiles",
+                               sum(1 for f in findings if f.scope == "nvidia-only"))):
         w(f'<div class="total" id="total-{key}" data-count="{value}"><b>{value}</b>{esc(label)}</div>')
     w("</div></section>")
 

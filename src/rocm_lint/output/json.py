@@ -42,6 +42,7 @@ def finding_to_json(f: Finding, sources: Optional[Sources] = None) -> dict:
         "message": f.message,
         "name": rule.name if rule else None,
         "noqa_row": f.line,
+        "nvidia_only_source": f.scope == "nvidia-only",
         "severity": SEVERITY,
         "url": rule.url if rule else None,
     }
