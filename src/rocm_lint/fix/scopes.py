@@ -286,13 +286,16 @@ def package_view(path: Optional[str]) -> Tuple[Set[str], bool, Set[str]]:
     return set(re.findall(r"[A-Za-z_]\w*", text)), star, siblings
 
 
-def fresh_flag_name(tree: ast.Module, path: Optional[str]) -> Optional[str]:
-    """A flag name the module never mentions and its package does not use or re-export."""
+def fresh_flag_name(tree: ast.Module, path: Optional[str], avoid=None) -> Optional[str]:
+    """A flag name the module never mentions and its package does not use or re-export
+    (nor one ``avoid(name)`` refuses: a name a star import of the module may bind)."""
     taken = identifiers(tree)
     words, star, siblings = package_view(path)
     has_all = "__all__" in taken
     for name in FLAG_NAMES:
         if name in taken or name in words or name in siblings:
+            continue
+        if avoid is not None and avoid(name):
             continue
         if star and not has_all and not name.startswith("_"):
             continue
