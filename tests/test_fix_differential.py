@@ -195,6 +195,7 @@ import sys
 import types
 
 stubs, root, dotted, catch_all = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+sys.argv[:] = [dotted]  # a script that reads its arguments (argparse, nanoGPT's configurator) gets none
 sys.path[:0] = [stubs, root]
 if catch_all:  # every third-party module the import needs and the machine lacks: a stub
     import importlib.abc
@@ -284,7 +285,7 @@ def import_record(work: Path, root: Path, dotted: str, hip=None, catch_all=False
         env["STUB_TORCH_HIP"] = hip
     proc = subprocess.run([sys.executable, "-I", "-S" if False else "-B", str(work / "runner.py"),
                            str(work / "stubs"), str(root), dotted, "1" if catch_all else "0"],
-                          cwd=str(work), env=env, capture_output=True, text=True, timeout=timeout)
+                          cwd=str(root), env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0 or not proc.stdout.strip():
         return {"error": f"runner exit {proc.returncode}: {proc.stderr[-300:]}"}
     return json.loads(proc.stdout.strip().splitlines()[-1])
