@@ -176,7 +176,7 @@ def _split_python_edits(path: str, text: str, findings: Sequence[Finding],
         """The flag plan fixing ``f`` alone would use (where the flag is, its name, and whether
         ``f`` tests torch in place or has no place)."""
         if id(f) not in plans:
-            p = plan_flag(tree, [f], rocm_names, path, config)
+            p = plan_flag(tree, [f], rocm_names, path, config, text)
             plans[id(f)] = (p.name, p.insert_after, tuple(p.statements), p.torch_alias, p.usable_after,
                             id(f) in p.inline, id(f) in p.unplaced)
         return plans[id(f)]

@@ -51,7 +51,7 @@ NO_TORCH = ("torch is not imported unconditionally before this code: a fix would
 
 
 def _reused_flag(tree: ast.Module, rocm_names: Dict[str, object], path: Optional[str] = None,
-                 config: Optional[Config] = None) -> Optional[Tuple[str, int]]:
+                 config: Optional[Config] = None, text: Optional[str] = None) -> Optional[Tuple[str, int]]:
     """A module-level ROCm predicate bound once in the whole module (no local, parameter or
     later definition shadows it) that nothing can rebind after its definition (no later star
     import whose source may bind it, no dynamic write to the module's namespace): (name, index
@@ -75,7 +75,7 @@ def _reused_flag(tree: ast.Module, rocm_names: Dict[str, object], path: Optional
             if rocm_names.get(alias.asname or alias.name) == ON_ROCM:
                 names.append(alias.asname or alias.name)
         for name in names:
-            if binding_count(tree, name) == 1 and writes_own_namespace(tree) is None \
+            if binding_count(tree, name) == 1 and writes_own_namespace(tree, text) is None \
                     and star_may_bind(name, tree, path, config, after=i) is None:
                 return name, i
     return None
@@ -86,7 +86,7 @@ def _stmt_binds(stmt: ast.stmt) -> List[str]:
 
 
 def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[str, object],
-              path: Optional[str] = None, config: Optional[Config] = None) -> FlagPlan:
+              path: Optional[str] = None, config: Optional[Config] = None, text: Optional[str] = None) -> FlagPlan:
     """Where the fixes of ``candidates`` test the platform: a ROCm predicate the module binds
     once at module level, else a new flag bound right after torch is imported, else inline.
     A module whose namespace code can observe (``fix.namespace``) gets no new name: inline."""
@@ -106,11 +106,11 @@ def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[
     add_import = False
     # Code sees the module's names (it reads its namespace, a project module star-imports it):
     # nothing is added, not even ``import torch``.  Asked only when a name would be added.
-    observed = _Lazy(lambda: observed_namespace(tree, path, config))
+    observed = _Lazy(lambda: observed_namespace(tree, path, config, text))
     if torch_index is not None and module_alias is None and "torch" not in identifiers(tree) and not observed():
         module_alias, add_import = "torch", True  # torch is imported already: the line only binds it
     plan = FlagPlan(FLAG, None, [], module_alias or "torch", usable_after=len(body))
-    reused = _reused_flag(tree, rocm_names, path, config)
+    reused = _reused_flag(tree, rocm_names, path, config, text)
     flag_sites = [top_index(tree, f.line) for f in candidates if isinstance(f.recipe, (GateStatement, RocmValue))]
     if reused is not None and flag_sites and reused[1] >= min(flag_sites) and module_alias is not None \
             and not observed():
@@ -250,7 +250,7 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
         return result
     if rocm_names is None:
         rocm_names = learned_rocm_names(path, text, Config())
-    flag = plan_flag(tree, candidates, rocm_names, path, config)
+    flag = plan_flag(tree, candidates, rocm_names, path, config, text)
     unplaced = [(f, flag.unplaced[id(f)]) for f in candidates if id(f) in flag.unplaced]
     candidates = [f for f in candidates if id(f) not in flag.unplaced]
     if not candidates:

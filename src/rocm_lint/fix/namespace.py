@@ -41,6 +41,10 @@ MAX_SCAN_FILES = 20000  # Python files read to find the project's star imports
 MAX_FILE_BYTES = 2 * 1024 * 1024
 SCAN_TTL = 30.0  # seconds a project's star imports are reused (the language server runs long)
 _STAR = re.compile(rb"(?m)(?:^|;)[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]*\*")
+_ANY_STAR = re.compile(rb"import[ \t]*\*")  # a literal prefix: searched fast, before _STAR runs
+# What a use of the module's namespace needs in the text (no walk of a module without it).
+_USE_HINT = re.compile(r"\b(?:globals|vars|locals|dir|exec|eval)\s*\(|\bf_globals\b|\bf_locals\b|\bmodules\b"
+                       r"|\bimport_module\b|\b__import__\b")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -62,8 +66,20 @@ def _is_own_module(node: ast.AST) -> bool:
     return False
 
 
-def namespace_uses(tree: ast.Module) -> List[Tuple[ast.AST, str, bool]]:
-    """Every place the module reaches its own namespace: (node, what, whether it may write)."""
+_LAST: List[object] = [None, None]  # (tree, its uses): the plan asks once per name and finding
+
+
+def namespace_uses(tree: ast.Module, text: Optional[str] = None) -> List[Tuple[ast.AST, str, bool]]:
+    """Every place the module reaches its own namespace: (node, what, whether it may write).
+    ``text``, the module's source when known, spares the walk where no word of a use occurs."""
+    if _LAST[0] is tree:
+        return _LAST[1]  # type: ignore[return-value]
+    uses = _namespace_uses(tree) if text is None or _USE_HINT.search(text) else []
+    _LAST[:] = [tree, uses]
+    return uses
+
+
+def _namespace_uses(tree: ast.Module) -> List[Tuple[ast.AST, str, bool]]:
     parents: Dict[int, ast.AST] = {}
     out: List[Tuple[ast.AST, str, bool]] = []
     stack: List[Tuple[ast.AST, bool]] = [(tree, True)]
@@ -75,7 +91,7 @@ def namespace_uses(tree: ast.Module) -> List[Tuple[ast.AST, str, bool]]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             name = node.func.id
             if name == "globals" or (top and name in ("vars", "locals", "dir") and not node.args):
-                out.append((node, f"{name}()", not _read_only(node, parents)))
+                out.append((node, f"{name}()", name != "dir" and not _read_only(node, parents)))
             elif name in ("exec", "eval") and len(node.args) < 2 and not node.keywords:
                 out.append((node, f"{name}() without a namespace", True))
         elif isinstance(node, ast.Attribute) and node.attr in ("f_globals", "f_locals"):
@@ -105,16 +121,16 @@ def _read_only(node: ast.AST, parents: Dict[int, ast.AST]) -> bool:
     return False
 
 
-def reads_own_namespace(tree: ast.Module) -> Optional[str]:
-    uses = namespace_uses(tree)
+def reads_own_namespace(tree: ast.Module, text: Optional[str] = None) -> Optional[str]:
+    uses = namespace_uses(tree, text)
     if not uses:
         return None
     node, what, _ = uses[0]
     return f"the module reads its own namespace (`{what}`, line {getattr(node, 'lineno', '?')})"
 
 
-def writes_own_namespace(tree: ast.Module) -> Optional[str]:
-    for node, what, writes in namespace_uses(tree):
+def writes_own_namespace(tree: ast.Module, text: Optional[str] = None) -> Optional[str]:
+    for node, what, writes in namespace_uses(tree, text):
         if writes:
             return f"the module may write its namespace dynamically (`{what}`, line {getattr(node, 'lineno', '?')})"
     return None
@@ -186,7 +202,7 @@ def _star_imports_under(root: str) -> Optional[List[Tuple[str, str]]]:
                 data = read_bounded(path, MAX_FILE_BYTES)
             except OSError:
                 continue
-            if isinstance(data, str) or b"import" not in data:
+            if isinstance(data, str) or not _ANY_STAR.search(data):
                 continue
             found.extend((path, m.group(1).decode("ascii", "replace")) for m in _STAR.finditer(data))
         if found is None:
@@ -265,7 +281,7 @@ def star_may_bind(name: str, tree: ast.Module, path: Optional[str], config=None,
     for i, stmt in enumerate(tree.body):
         if i <= after:
             continue
-        for node in ast.walk(stmt):
+        for node in module_level_statements(stmt):
             if not (isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)):
                 continue
             module = "." * (node.level or 0) + (node.module or "")
@@ -278,6 +294,21 @@ def star_may_bind(name: str, tree: ast.Module, path: Optional[str], config=None,
             if text is None or _may_export(text, name):
                 return why
     return None
+
+
+def module_level_statements(stmt: ast.stmt):
+    """``stmt`` and the statements of its blocks, not entering functions or classes (where a
+    star import is a syntax error)."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                stack.extend(b for b in block if isinstance(b, (ast.stmt, ast.excepthandler)) or hasattr(b, "body"))
 
 
 def _may_export(text: str, name: str) -> bool:
@@ -296,13 +327,15 @@ def _may_export(text: str, name: str) -> bool:
         return name in listed
     if name.startswith("_") and "__all__" not in words:
         return False
-    return name in words or namespace_uses(tree) != [] or any(
-        isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree))
+    return name in words or namespace_uses(tree, text) != [] or any(
+        isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+        for stmt in tree.body for n in module_level_statements(stmt))
 
 
-def observed_namespace(tree: ast.Module, path: Optional[str], config=None) -> Optional[str]:
+def observed_namespace(tree: ast.Module, path: Optional[str], config=None,
+                       text: Optional[str] = None) -> Optional[str]:
     """Why code can see a module-level name the fix would add (None: it cannot)."""
-    why = reads_own_namespace(tree)
+    why = reads_own_namespace(tree, text)
     if why is not None or not path or has_all(tree):
         return why
     importers = star_importers(path, config)

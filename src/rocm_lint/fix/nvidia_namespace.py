@@ -36,6 +36,8 @@ BYTES_LIMIT = 2 * 1024 * 1024
 REUSE_SECONDS = 30.0
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _HAS_STAR = re.compile(rb"import[ \t\\\r\n]*\*")
+_CALL_HINT = re.compile(r"(?:globals|vars|locals|dir|exec|eval)\s*\(|f_globals|f_locals|modules|__import__"
+                        r"|import_module")
 _NON_SCOPE_PARENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _SAFE_METHODS = ("items", "keys", "values", "get", "copy", "__contains__", "__getitem__")
 _SAFE_FUNCTIONS = ("dict", "list", "tuple", "set", "frozenset", "sorted", "len", "iter", "enumerate", "print",
@@ -134,11 +136,20 @@ def _module_all(tree: ast.Module) -> bool:
 
 
 def _stars(tree: ast.Module) -> Iterator[Tuple[int, ast.ImportFrom]]:
-    """(index of the top-level statement, node) of each ``from X import *``."""
+    """(index of the top-level statement, node) of each ``from X import *`` (only at module
+    level: compound statements are entered, functions and classes are not)."""
     for index, stmt in enumerate(tree.body):
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.ImportFrom) and [a.name for a in node.names] == ["*"]:
-                yield index, node
+        pending: List[ast.AST] = [stmt]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, ast.ImportFrom):
+                if [a.name for a in node.names] == ["*"]:
+                    yield index, node
+                continue
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                pending.extend(getattr(node, field, None) or ())
 
 
 def _package_top(folder: str) -> str:
@@ -279,11 +290,13 @@ def _source_may_bind(tree: Optional[ast.Module], name: str) -> bool:
 class NamespaceView:
     """What code can see of one module's namespace (the fixed module's tree and its path)."""
 
-    def __init__(self, tree: ast.Module, path: Optional[str]) -> None:
+    def __init__(self, tree: ast.Module, path: Optional[str], source: Optional[str] = None) -> None:
         self.tree = tree
         self.path = path
         walker = _Walker()
-        walker.visit(tree)
+        # no walk where the source holds no word a namespace use is made of
+        if source is None or _CALL_HINT.search(source):
+            walker.visit(tree)
         self.reads, self.writes = sorted(walker.reads), sorted(walker.writes)
 
     def _star_binding(self, name: str, after: int) -> Optional[str]:

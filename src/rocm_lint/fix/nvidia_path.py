@@ -263,7 +263,7 @@ def _dotted(node: ast.AST) -> Optional[str]:
 # -- the analysis of one module ---------------------------------------------------------------------
 class _Module:
     def __init__(self, tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, object],
-                 exports: "_PackageExports", path: Optional[str] = None) -> None:
+                 exports: "_PackageExports", path: Optional[str] = None, source: Optional[str] = None) -> None:
         self.tree = tree
         self.path = path
         self.scopes = Scopes(tree)
@@ -276,7 +276,7 @@ class _Module:
 
         def view() -> NamespaceView:  # what code sees of the namespace; built when asked
             if not views:
-                views.append(NamespaceView(tree, path))
+                views.append(NamespaceView(tree, path, source))
             return views[0]
 
         top = tree.body
@@ -568,10 +568,11 @@ class _Fold(ast.NodeTransformer):
 
 
 def fold(tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, object], path: Optional[str] = None,
-         assume_imports_succeed: bool = False, notes: Optional[List[str]] = None) -> Tuple[ast.Module, List[str]]:
+         assume_imports_succeed: bool = False, notes: Optional[List[str]] = None,
+         source: Optional[str] = None) -> Tuple[ast.Module, List[str]]:
     """The module as it runs on NVIDIA, and the reasons found on the way (what cannot be proven);
     ``notes`` gets the predicates left unfolded (they may be rebound)."""
-    module = _Module(tree, original_names, rocm_names, _PackageExports(path), path)
+    module = _Module(tree, original_names, rocm_names, _PackageExports(path), path, source)
     if notes is not None:
         notes.extend(module.notes)
     module.decide()
@@ -592,9 +593,9 @@ def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
     names = _identifiers(old_tree)
     try:
         # Both trees were parsed here for this check alone: folded in place, no copy.
-        a, _ = fold(old_tree, names, rocm_names, path, assume_imports_succeed)
+        a, _ = fold(old_tree, names, rocm_names, path, assume_imports_succeed, source=original)
         notes: List[str] = []
-        b, reasons = fold(new_tree, names, rocm_names, path, assume_imports_succeed, notes)
+        b, reasons = fold(new_tree, names, rocm_names, path, assume_imports_succeed, notes, source=fixed)
         same = ast.dump(a) == ast.dump(b)
     except RecursionError:
         return "the module is too deeply nested to verify a fix"
