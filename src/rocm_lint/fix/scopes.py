@@ -10,7 +10,9 @@ checks the result on its own).
   ``<torch>.version.hip`` inline where a function imports torch before the fix; else it has no
   safe place and is reported without a fix.
 * The flag's name is one the module never mentions (any scope, ``__all__``), that its package's
-  ``__init__.py`` does not use, and private when the package star-imports the module.
+  ``__init__.py`` does not use, and that no star import of the module may bind.  Where code can
+  see a new module-level name at all (``fix.namespace``: the module reads its own namespace, a
+  project module star-imports it), no flag is added: the test is made in place.
 * LibCST is only given modules it can parse without crashing (:func:`too_complex_for_libcst`).
 """
 
