@@ -243,11 +243,16 @@ except BaseException as exc:  # skipped tests, SystemExit, anything
     module = None
 finally:
     sys.stdout = real_stdout
-out["stdout"] = printed.getvalue()[-4000:]
+out["stdout"] = printed.getvalue()[-4000:].replace(os.path.abspath(root), "<root>")
+
+
+ROOT = os.path.abspath(root)
 
 
 def simple(value, depth=0):
-    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+    if isinstance(value, str):  # a path under the copy compared (original/ or fixed/) is the same path
+        return repr(value.replace(ROOT, "<root>"))
+    if value is None or isinstance(value, (bool, int, float, bytes)):
         return repr(value)
     if isinstance(value, (tuple, list)) and depth < 2 and len(value) < 50:
         return type(value).__name__ + "[" + ",".join(simple(v, depth + 1) for v in value) + "]"
