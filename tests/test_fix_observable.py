@@ -229,6 +229,21 @@ def test_star_import_from_a_module_outside_the_package(tmp_path):
     assert "is_rocm" not in result.text and "if torch.version.hip is None:" in result.text
 
 
+def test_star_import_of_a_src_layout_package_from_tests(tmp_path):
+    """``src/pkg/train.py`` star-imported by ``tests/test_train.py`` (no configuration file of
+    rocm-lint: the project's root is the directory holding pyproject.toml)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    src = tmp_path / "src"
+    src.mkdir()
+    path = _project(src, TRAIN, main="")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_train.py").write_text("from pkg.train import *\n")
+    result = fix(TRAIN, path=path)
+    assert "is_rocm" not in result.text and "if torch.version.hip is None:" in result.text
+    why = check_nvidia_path(TRAIN, _with_flag(TRAIN), path=str(path))
+    assert why is not None and "test_train.py" in why, why
+
+
 def test_star_imported_module_with_all_keeps_the_flag(tmp_path):
     text = "import torch\n\n__all__ = ['STEPS']\ntorch.backends.cuda.matmul.allow_tf32 = True\nSTEPS = 10\n"
     path = _project(tmp_path, text)

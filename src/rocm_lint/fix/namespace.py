@@ -232,7 +232,8 @@ def star_importers(path: str, config=None) -> Optional[List[str]]:
                 continue
             target = _resolve(project, importer, module)
             if target is None and not module.startswith("."):  # run from the project's root
-                target = next((t for t in (_module_file(r, module) for r in roots) if t), None)
+                target = next((t for t in (_module_file(r, module) for root in roots
+                                           for r in (root, os.path.join(root, "src"))) if t), None)
             if target is not None and os.path.realpath(target) == me:
                 out.append(importer)
     return out
