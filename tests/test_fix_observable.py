@@ -382,3 +382,17 @@ def test_checker_still_accepts_reuse_of_a_predicate_nothing_rebinds(tmp_path):
     (tmp_path / "helpers.py").write_text("IS_HIP = True\n")
     good = text.replace("torch.backends", "if not IS_HIP:\n    torch.backends")
     assert check_nvidia_path(text, good, path=str(tmp_path / "train.py")) is None
+
+
+@pytest.mark.parametrize("helpers", [
+    "STEPS = 10\n",  # never mentions it
+    "__all__ = ['STEPS']\nSTEPS = 10\nIS_HIP = True\n",  # binds it, but its __all__ leaves it out
+])
+def test_later_star_import_that_cannot_bind_the_predicate_keeps_the_reuse(tmp_path, helpers):
+    (tmp_path / "helpers.py").write_text(helpers)
+    text = ("import torch\n\nIS_HIP = torch.version.hip is not None\n\nfrom helpers import *  # noqa\n\n"
+            "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    path = tmp_path / "train.py"
+    result = fix(text, path=path)
+    assert "if not IS_HIP:" in result.text
+    assert check_nvidia_path(text, result.text, path=str(path)) is None
