@@ -195,6 +195,7 @@ import sys
 import types
 
 stubs, root, dotted, catch_all = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+sys.argv[:] = [dotted]  # a script that reads its arguments (argparse, nanoGPT's configurator) gets none
 sys.path[:0] = [stubs, root]
 if catch_all:  # every third-party module the import needs and the machine lacks: a stub
     import importlib.abc
@@ -229,17 +230,29 @@ if catch_all:  # every third-party module the import needs and the machine lacks
             pass
 
     sys.meta_path.append(Missing())
+import io
+
 env_before = dict(os.environ)
 out = {"error": None}
+printed, real_stdout = io.StringIO(), sys.stdout
+sys.stdout = printed
 try:
     module = importlib.import_module(dotted)
 except BaseException as exc:  # skipped tests, SystemExit, anything
     out["error"] = type(exc).__name__ + ": " + str(exc)[:200]
     module = None
+finally:
+    sys.stdout = real_stdout
+out["stdout"] = printed.getvalue()[-4000:].replace(os.path.abspath(root), "<root>")
+
+
+ROOT = os.path.abspath(root)
 
 
 def simple(value, depth=0):
-    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+    if isinstance(value, str):  # a path under the copy compared (original/ or fixed/) is the same path
+        return repr(value.replace(ROOT, "<root>"))
+    if value is None or isinstance(value, (bool, int, float, bytes)):
         return repr(value)
     if isinstance(value, (tuple, list)) and depth < 2 and len(value) < 50:
         return type(value).__name__ + "[" + ",".join(simple(v, depth + 1) for v in value) + "]"
@@ -277,7 +290,7 @@ def import_record(work: Path, root: Path, dotted: str, hip=None, catch_all=False
         env["STUB_TORCH_HIP"] = hip
     proc = subprocess.run([sys.executable, "-I", "-S" if False else "-B", str(work / "runner.py"),
                            str(work / "stubs"), str(root), dotted, "1" if catch_all else "0"],
-                          cwd=str(work), env=env, capture_output=True, text=True, timeout=timeout)
+                          cwd=str(root), env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0 or not proc.stdout.strip():
         return {"error": f"runner exit {proc.returncode}: {proc.stderr[-300:]}"}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -301,6 +314,30 @@ def fix_tree(root: Path) -> dict:
         if getattr(result, "applied", None) and result.text != text:
             changed[path] = (text, result.text)
     return changed
+
+
+def star_importers(root: Path, dotted: set) -> set:
+    """The modules under ``root`` that ``from X import *`` one of ``dotted`` (relative imports
+    resolved from their package)."""
+    import re
+
+    found = set()
+    for path in root.rglob("*.py"):
+        try:
+            text = path.read_text("utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        me = dotted_name(root, path)
+        package = me.split(".")[:-1] if path.name != "__init__.py" else me.split(".")
+        for m in re.finditer(r"(?m)^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]*\*", text):
+            name = m.group(1)
+            if name.startswith("."):
+                level = len(name) - len(name.lstrip("."))
+                base = package[:len(package) - (level - 1)] if level > 1 else package
+                name = ".".join(base + [p for p in name.lstrip(".").split(".") if p])
+            if name in dotted:
+                found.add(me)
+    return found
 
 
 def dotted_name(root: Path, path: Path) -> str:
@@ -337,7 +374,7 @@ def compare(original_root: Path, fixed_root: Path, modules, work: Path, catch_al
         if b.get("error"):
             statuses[dotted] = "different: the fixed module fails: " + b["error"]
             continue
-        problems = [k for k in ("settings", "environ") if a[k] != b[k]]
+        problems = [k for k in ("settings", "environ", "stdout") if a.get(k) != b.get(k)]
         if not added_names_ok(a["namespace"], b["namespace"]):
             problems.append("namespace")
         statuses[dotted] = "identical" if not problems else "different: " + ", ".join(problems)
@@ -359,6 +396,8 @@ def differential(source: Path, work: Path, catch_all=False, limit=None):
     for path, (_, new) in changed.items():
         path.write_text(new, "utf-8")
     modules = sorted(dotted_name(fixed, p) for p in changed)
+    # and the modules that star-import a fixed one: a name the fix added would reach them
+    modules += sorted(star_importers(fixed, set(modules)) - set(modules))
     if limit:
         modules = modules[:limit]
     statuses, rocm_changed = compare(original, fixed, modules, work, catch_all)
@@ -372,7 +411,8 @@ def test_differential_on_the_vendored_sample(tmp_path):
     assert all(s == "identical" for s in statuses.values()), statuses
     # every sample with a fix that could be placed was fixed and compared
     assert {"train_argparse", "test_kernels", "setup_params", "shop.train", "future_code",
-            "dotenv_app", "lazy_torch"} <= set(statuses), sorted(statuses)
+            "dotenv_app", "lazy_torch", "config_train", "lab.train", "lab_main", "shop"} <= set(statuses), \
+        sorted(statuses)
     # the ROCm side changed where a flag or inline test was used
     assert rocm_changed >= 5, rocm_changed
 
@@ -390,6 +430,25 @@ def test_differential_catches_a_fix_that_changes_nvidia(tmp_path):
     _write_stubs(tmp_path)
     statuses, _ = compare(tmp_path / "a", tmp_path / "b", ["m"], tmp_path)
     assert statuses["m"].startswith("different"), statuses
+
+
+def test_differential_catches_a_new_name_code_can_see(tmp_path):
+    """The harness sees what issue 27 is about: a flag in nanoGPT's config, and one that reaches
+    a star importer and replaces its is_rocm()."""
+    sample = SAMPLES / "config_train.py"
+    original = sample.read_text("utf-8")
+    broken = original.replace("import torch\n", "import torch\n\nis_rocm = torch.version.hip is not None\n", 1)
+    for side, text in (("a", original), ("b", broken)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "config_train.py").write_text(text)
+        shutil.copytree(SAMPLES / "lab", tmp_path / side / "lab")
+        shutil.copy(SAMPLES / "lab_main.py", tmp_path / side / "lab_main.py")
+    train = tmp_path / "b" / "lab" / "train.py"
+    train.write_text("import torch\n\nis_rocm = torch.version.hip is not None\n" + train.read_text())
+    _write_stubs(tmp_path)
+    statuses, _ = compare(tmp_path / "a", tmp_path / "b", ["config_train", "lab_main"], tmp_path)
+    assert statuses["config_train"].startswith("different") and "namespace" in statuses["config_train"]
+    assert statuses["lab_main"].startswith("different: the fixed module fails"), statuses
 
 
 if __name__ == "__main__":

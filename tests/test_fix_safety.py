@@ -106,10 +106,12 @@ def test_reexported_is_rocm_in_package_init(tmp_path):
     text = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
     (pkg / "train.py").write_text(text)
     result = fix(text, path=str(pkg / "train.py"))
-    assert result.applied and "is_rocm =" not in result.text.replace("_is_rocm =", "")
-    assert "_is_rocm = torch.version.hip is not None" in result.text
+    # issue 27: a star-imported module gets no new name at all: the test is made in place
+    assert result.applied and "is_rocm" not in result.text
+    assert "if torch.version.hip is None:" in result.text
     # the checker refuses a public flag the package star-imports
-    public = result.text.replace("_is_rocm", "is_rocm")
+    public = text.replace("torch.backends", "is_rocm = torch.version.hip is not None\nif not is_rocm:\n"
+                                            "    torch.backends")
     assert "package" in check_nvidia_path(text, public, path=str(pkg / "train.py"))
 
 

@@ -33,7 +33,8 @@ def _fix_once(path: str, text: str, findings: Sequence[Finding], language: str, 
     if language == "python":
         from rocm_lint.fix.engine import fix_source
 
-        return fix_source(path, text, findings, unsafe=unsafe, rocm_names=learned_rocm_names(path, text, config))
+        return fix_source(path, text, findings, unsafe=unsafe, rocm_names=learned_rocm_names(path, text, config),
+                          config=config)
     from rocm_lint.fix.text_edits import apply_text_fixes
 
     return apply_text_fixes(path, text, findings, language, unsafe=unsafe)
@@ -90,7 +91,8 @@ def edits_for(path: str, text: str, finding: Finding, config: Config) -> Tuple[E
         from rocm_lint.fix.engine import python_edits_for
 
         try:
-            return python_edits_for(path, text, finding, rocm_names=learned_rocm_names(path, text, config))
+            return python_edits_for(path, text, finding, rocm_names=learned_rocm_names(path, text, config),
+                                    config=config)
         except SyntaxError:
             return ()
     if not finding.fix.edits or language is None:
@@ -174,7 +176,7 @@ def _split_python_edits(path: str, text: str, findings: Sequence[Finding],
         """The flag plan fixing ``f`` alone would use (where the flag is, its name, and whether
         ``f`` tests torch in place or has no place)."""
         if id(f) not in plans:
-            p = plan_flag(tree, [f], rocm_names, path)
+            p = plan_flag(tree, [f], rocm_names, path, config, text)
             plans[id(f)] = (p.name, p.insert_after, tuple(p.statements), p.torch_alias, p.usable_after,
                             id(f) in p.inline, id(f) in p.unplaced)
         return plans[id(f)]
@@ -197,14 +199,14 @@ def _split_python_edits(path: str, text: str, findings: Sequence[Finding],
         for group in groups(same):
             if len(group) < 2:
                 continue
-            result = fix_source(path, text, group, unsafe=True, rocm_names=rocm_names)
+            result = fix_source(path, text, group, unsafe=True, rocm_names=rocm_names, config=config)
             if result.dropped:
                 # fixed alone, these fail too (no place for the fix, or it does not verify); the
                 # others are fixed together once more, without them
                 group = [f for f in group if any(f is a for a in result.applied)]
                 if len(group) < 2:
                     continue
-                result = fix_source(path, text, group, unsafe=True, rocm_names=rocm_names)
+                result = fix_source(path, text, group, unsafe=True, rocm_names=rocm_names, config=config)
                 if result.dropped:
                     continue
             out.update(_split(old, split_lines(result.text, keepends=True), result, group))

@@ -50,9 +50,13 @@ NO_TORCH = ("torch is not imported unconditionally before this code: a fix would
             "moved import of torch, so it is left to you")
 
 
-def _reused_flag(tree: ast.Module, rocm_names: Dict[str, object]) -> Optional[Tuple[str, int]]:
+def _reused_flag(tree: ast.Module, rocm_names: Dict[str, object], path: Optional[str] = None,
+                 config: Optional[Config] = None, text: Optional[str] = None) -> Optional[Tuple[str, int]]:
     """A module-level ROCm predicate bound once in the whole module (no local, parameter or
-    later definition shadows it): (name, index of its statement)."""
+    later definition shadows it) that nothing can rebind after its definition (no later star
+    import whose source may bind it, no dynamic write to the module's namespace): (name, index
+    of its statement)."""
+    from rocm_lint.fix.namespace import star_may_bind, writes_own_namespace
     from rocm_lint.fix.scopes import binding_count
     from rocm_lint.python.gates import ON_ROCM
 
@@ -71,7 +75,8 @@ def _reused_flag(tree: ast.Module, rocm_names: Dict[str, object]) -> Optional[Tu
             if rocm_names.get(alias.asname or alias.name) == ON_ROCM:
                 names.append(alias.asname or alias.name)
         for name in names:
-            if binding_count(tree, name) == 1:
+            if binding_count(tree, name) == 1 and writes_own_namespace(tree, text) is None \
+                    and star_may_bind(name, tree, path, config, after=i) is None:
                 return name, i
     return None
 
@@ -81,10 +86,12 @@ def _stmt_binds(stmt: ast.stmt) -> List[str]:
 
 
 def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[str, object],
-              path: Optional[str] = None) -> FlagPlan:
+              path: Optional[str] = None, config: Optional[Config] = None, text: Optional[str] = None) -> FlagPlan:
     """Where the fixes of ``candidates`` test the platform: a ROCm predicate the module binds
-    once at module level, else a new flag bound right after torch is imported, else inline."""
+    once at module level, else a new flag bound right after torch is imported, else inline.
+    A module whose namespace code can observe (``fix.namespace``) gets no new name: inline."""
     from rocm_lint.finding import GateStatement, RocmValue, WrapExpression
+    from rocm_lint.fix.namespace import observed_namespace, star_may_bind
     from rocm_lint.fix.scopes import (fresh_flag_name, identifiers, imports_torch, module_rebinds,
                                       top_index, torch_alias_of, torch_at)
 
@@ -97,17 +104,21 @@ def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[
     if module_alias is not None and module_rebinds(tree, module_alias):
         module_alias = None
     add_import = False
-    if torch_index is not None and module_alias is None and "torch" not in identifiers(tree):
+    # Code sees the module's names (it reads its namespace, a project module star-imports it):
+    # nothing is added, not even ``import torch``.  Asked only when a name would be added.
+    observed = _Lazy(lambda: observed_namespace(tree, path, config, text))
+    if torch_index is not None and module_alias is None and "torch" not in identifiers(tree) and not observed():
         module_alias, add_import = "torch", True  # torch is imported already: the line only binds it
     plan = FlagPlan(FLAG, None, [], module_alias or "torch", usable_after=len(body))
-    reused = _reused_flag(tree, rocm_names)
+    reused = _reused_flag(tree, rocm_names, path, config, text)
     flag_sites = [top_index(tree, f.line) for f in candidates if isinstance(f.recipe, (GateStatement, RocmValue))]
-    if reused is not None and flag_sites and reused[1] >= min(flag_sites) and module_alias is not None:
+    if reused is not None and flag_sites and reused[1] >= min(flag_sites) and module_alias is not None \
+            and not observed():
         reused = None  # bound after a fix: a new flag right after the import serves them all
     if reused is not None:
         plan.name, plan.usable_after = reused[0], reused[1]
-    elif module_alias is not None and torch_index is not None:
-        name = fresh_flag_name(tree, path)
+    elif module_alias is not None and torch_index is not None and not observed():
+        name = fresh_flag_name(tree, path, avoid=lambda n: star_may_bind(n, tree, path, config) is not None)
         if name is not None:
             # After the leading run of imports (a docstring, __future__ imports) when torch is
             # imported in it and nothing there rebinds the alias; else right after the import.
@@ -142,9 +153,25 @@ def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[
             if local is not None:
                 if needs_flag or local != plan.torch_alias:
                     plan.inline[id(f)] = local
+            elif torch_index is not None and observed():
+                plan.unplaced[id(f)] = (f"{observed()}: a fix adds no name to it, and no name holds the "
+                                        "torch module here to test in place")
             else:
                 plan.unplaced[id(f)] = NO_TORCH
     return plan
+
+
+class _Lazy:
+    """A value computed on first call (the project scan behind ``observed_namespace`` runs only
+    when a fix would add a name)."""
+
+    def __init__(self, compute) -> None:
+        self._compute, self._done, self._value = compute, False, None
+
+    def __call__(self):
+        if not self._done:
+            self._value, self._done = self._compute(), True
+        return self._value
 
 
 # -- applying recipes with LibCST -----------------------------------------------------------------
@@ -205,7 +232,7 @@ def _allowed(f: Finding, unsafe: bool) -> bool:
 
 
 def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: bool = False,
-               rocm_names: Optional[Dict[str, object]] = None) -> FixResult:
+               rocm_names: Optional[Dict[str, object]] = None, config: Optional[Config] = None) -> FixResult:
     """Apply every allowed fix of ``findings`` to ``text``; verify; return the new text.
 
     ``rocm_names``: what the check learned about the module's ROCm predicates
@@ -223,7 +250,7 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
         return result
     if rocm_names is None:
         rocm_names = learned_rocm_names(path, text, Config())
-    flag = plan_flag(tree, candidates, rocm_names, path)
+    flag = plan_flag(tree, candidates, rocm_names, path, config, text)
     unplaced = [(f, flag.unplaced[id(f)]) for f in candidates if id(f) in flag.unplaced]
     candidates = [f for f in candidates if id(f) not in flag.unplaced]
     if not candidates:
@@ -281,9 +308,10 @@ def learned_rocm_names(path: str, text: str, config: Config) -> Dict[str, object
 
 
 def python_edits_for(path: str, text: str, finding: Finding, *,
-                     rocm_names: Optional[Dict[str, object]] = None) -> Tuple[Edit, ...]:
+                     rocm_names: Optional[Dict[str, object]] = None,
+                     config: Optional[Config] = None) -> Tuple[Edit, ...]:
     """The edits of one finding's fix alone, as line-range replacements (JSON output, quick fixes)."""
-    result = fix_source(path, text, [finding], unsafe=True, rocm_names=rocm_names)
+    result = fix_source(path, text, [finding], unsafe=True, rocm_names=rocm_names, config=config)
     if not result.applied:
         return ()
     old = split_lines(text, keepends=True)

@@ -24,7 +24,11 @@ path, for its package), never the fixer's plan, and works out on its own what th
    import of torch or right before one (so it imports nothing that import would not import
    first, only binds a name), and a new flag is not exported
    (``__all__``, or a star import of the module by its package's ``__init__.py`` when the name is
-   public) and not a name the package's ``__init__.py`` uses.
+   public) and not a name the package's ``__init__.py`` uses.  Neither is dropped where code can
+   see a new module-level name (``fix.nvidia_namespace``: the module reads its own namespace, a
+   project module star-imports it, a star import of the module may bind the name); an existing
+   predicate that may be rebound after its definition (a later star import, a dynamic write to
+   the namespace) is no flag: its reads are not folded.
 4. Constant tests are decided (``if not False: S`` is ``S``, ``x if False else y`` is ``y``) and
    the two folded ASTs must be equal.  The inserted lines are kept until proven inert, so a flag
    read before it is bound, a shadowed name or an added import makes the comparison fail.
@@ -40,6 +44,7 @@ import re
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from rocm_lint.discovery import read_bounded
+from rocm_lint.fix.nvidia_namespace import NamespaceView
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
            ast.DictComp, ast.GeneratorExp)
@@ -258,13 +263,22 @@ def _dotted(node: ast.AST) -> Optional[str]:
 # -- the analysis of one module ---------------------------------------------------------------------
 class _Module:
     def __init__(self, tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, object],
-                 exports: "_PackageExports", path: Optional[str] = None) -> None:
+                 exports: "_PackageExports", path: Optional[str] = None, source: Optional[str] = None) -> None:
         self.tree = tree
         self.path = path
         self.scopes = Scopes(tree)
         self.reasons: List[str] = []
         self.flags: Dict[str, ast.stmt] = {}  # flag name -> its binding statement
         self.drop: Set[int] = set()  # ids of module-level statements proven inert
+        # Predicates left unfolded because something may rebind them (said when the ASTs differ).
+        self.notes: List[str] = []
+        views: List[NamespaceView] = []
+
+        def view() -> NamespaceView:  # what code sees of the namespace; built when asked
+            if not views:
+                views.append(NamespaceView(tree, path, source))
+            return views[0]
+
         top = tree.body
         torch_seen = False
         for i, stmt in enumerate(top):
@@ -275,7 +289,11 @@ class _Module:
                 # statement would not import first
                 if torch_seen or (isinstance(following, (ast.Import, ast.ImportFrom))
                                   and _is_torch_import(following)):
-                    self.drop.add(id(stmt))
+                    seen_by = view().why_new_name("torch")
+                    if seen_by is None:
+                        self.drop.add(id(stmt))
+                    else:
+                        self.reasons.append(seen_by)
                 else:
                     self.reasons.append("the fix adds an import of torch to a module that does not import it "
                                         "unconditionally before that point")
@@ -285,7 +303,7 @@ class _Module:
                     if fresh:
                         self.reasons.append(f"the flag `{flag}` is bound elsewhere in the module")
                 elif fresh:
-                    why = exports.why_not(flag, tree)
+                    why = exports.why_not(flag, tree) or view().why_new_name(flag)
                     if why:
                         self.reasons.append(why)
                     elif self._hip_test_is_sound(stmt.value):
@@ -294,7 +312,11 @@ class _Module:
                     else:
                         self.reasons.append(f"the flag `{flag}` reads torch where it is not surely imported")
                 else:
-                    self.flags[flag] = stmt
+                    why = view().why_rebindable(flag, i)
+                    if why:
+                        self.notes.append(why)
+                    else:
+                        self.flags[flag] = stmt
             elif fresh and isinstance(stmt, ast.Assign):
                 self.reasons.append(f"the fix binds `{fresh[0]}` where it cannot be shown to be inert")
             torch_seen = torch_seen or _is_torch_import(stmt)
@@ -546,9 +568,13 @@ class _Fold(ast.NodeTransformer):
 
 
 def fold(tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, object], path: Optional[str] = None,
-         assume_imports_succeed: bool = False) -> Tuple[ast.Module, List[str]]:
-    """The module as it runs on NVIDIA, and the reasons found on the way (what cannot be proven)."""
-    module = _Module(tree, original_names, rocm_names, _PackageExports(path), path)
+         assume_imports_succeed: bool = False, notes: Optional[List[str]] = None,
+         source: Optional[str] = None) -> Tuple[ast.Module, List[str]]:
+    """The module as it runs on NVIDIA, and the reasons found on the way (what cannot be proven);
+    ``notes`` gets the predicates left unfolded (they may be rebound)."""
+    module = _Module(tree, original_names, rocm_names, _PackageExports(path), path, source)
+    if notes is not None:
+        notes.extend(module.notes)
     module.decide()
     folded = _Fold(module, assume_imports_succeed).visit(tree)  # `tree` is the caller's copy
     return ast.fix_missing_locations(folded), module.reasons
@@ -567,8 +593,9 @@ def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
     names = _identifiers(old_tree)
     try:
         # Both trees were parsed here for this check alone: folded in place, no copy.
-        a, _ = fold(old_tree, names, rocm_names, path, assume_imports_succeed)
-        b, reasons = fold(new_tree, names, rocm_names, path, assume_imports_succeed)
+        a, _ = fold(old_tree, names, rocm_names, path, assume_imports_succeed, source=original)
+        notes: List[str] = []
+        b, reasons = fold(new_tree, names, rocm_names, path, assume_imports_succeed, notes, source=fixed)
         same = ast.dump(a) == ast.dump(b)
     except RecursionError:
         return "the module is too deeply nested to verify a fix"
@@ -576,6 +603,8 @@ def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
         return None
     if reasons:
         return reasons[0]
+    if notes:
+        return notes[0]
     return "the fix would change the NVIDIA program"
 
 

@@ -10,7 +10,9 @@ checks the result on its own).
   ``<torch>.version.hip`` inline where a function imports torch before the fix; else it has no
   safe place and is reported without a fix.
 * The flag's name is one the module never mentions (any scope, ``__all__``), that its package's
-  ``__init__.py`` does not use, and private when the package star-imports the module.
+  ``__init__.py`` does not use, and that no star import of the module may bind.  Where code can
+  see a new module-level name at all (``fix.namespace``: the module reads its own namespace, a
+  project module star-imports it), no flag is added: the test is made in place.
 * LibCST is only given modules it can parse without crashing (:func:`too_complex_for_libcst`).
 """
 
@@ -286,13 +288,16 @@ def package_view(path: Optional[str]) -> Tuple[Set[str], bool, Set[str]]:
     return set(re.findall(r"[A-Za-z_]\w*", text)), star, siblings
 
 
-def fresh_flag_name(tree: ast.Module, path: Optional[str]) -> Optional[str]:
-    """A flag name the module never mentions and its package does not use or re-export."""
+def fresh_flag_name(tree: ast.Module, path: Optional[str], avoid=None) -> Optional[str]:
+    """A flag name the module never mentions and its package does not use or re-export
+    (nor one ``avoid(name)`` refuses: a name a star import of the module may bind)."""
     taken = identifiers(tree)
     words, star, siblings = package_view(path)
     has_all = "__all__" in taken
     for name in FLAG_NAMES:
         if name in taken or name in words or name in siblings:
+            continue
+        if avoid is not None and avoid(name):
             continue
         if star and not has_all and not name.startswith("_"):
             continue
