@@ -405,6 +405,184 @@ GATED = {
         if is_rocm == False:
             HAZARD
     """,
+    # -- a project's own predicates in any shape (issue 25) --------------------------------
+    "predicate binding a local (xDiT, sglang)": """
+        def _is_hip():
+            has_rocm = torch.version.hip is not None
+            return has_rocm
+        if not _is_hip():
+            HAZARD
+    """,
+    "predicate over several statements": """
+        def _vendor_probe():
+            v = getattr(torch.version, "hip", None)
+            found = v is not None
+            return found
+        def setup():
+            if _vendor_probe():
+                return
+            HAZARD
+    """,
+    "predicate returning constants per branch (LMCache setup.py)": """
+        def _gpu_probe():
+            if torch.cuda.is_available() and torch.version.hip:
+                return True
+            else:
+                return False
+        if not _gpu_probe():
+            HAZARD
+    """,
+    "predicate with an early exit that combines tests": """
+        def _nvidia_gpu():
+            if not torch.cuda.is_available() or _probe():
+                return False
+            return True
+        def _probe():
+            hip = torch.version.hip
+            return hip is not None
+        if _nvidia_gpu():
+            HAZARD
+    """,
+    "predicate returning a ternary": """
+        def _probe():
+            return True if torch.version.hip else False
+        if not _probe():
+            HAZARD
+    """,
+    "predicate with try fallbacks, its true side (mamba)": """
+        def _probe():
+            try:
+                import torch
+                if hasattr(torch.version, "hip") and torch.version.hip is not None:
+                    return True
+            except ImportError:
+                pass
+            try:
+                return triton.runtime.driver.active.get_current_target().backend == "hip"
+            except Exception:
+                return False
+        if _probe():
+            HAZARD
+    """,
+    "return bool(...)": """
+        def _probe():
+            return bool(torch.version.hip)
+        if not _probe():
+            HAZARD
+    """,
+    "conjunction with a ROCm test": """
+        def _probe():
+            return torch.version.hip is not None and torch.cuda.is_available()
+        def setup():
+            if _probe():
+                return
+            HAZARD
+    """,
+    "property on a class (self.x)": """
+        class Runner:
+            @property
+            def on_vendor(self):
+                hip = torch.version.hip
+                return hip is not None
+            def setup(self):
+                if not self.on_vendor:
+                    HAZARD
+    """,
+    "property on a class (an instance's attribute)": """
+        class Platform:
+            @property
+            def amd(self) -> bool:
+                return torch.version.hip is not None
+        platform = Platform()
+        if not platform.amd:
+            HAZARD
+    """,
+    "functools.cache'd predicate": """
+        import functools
+        @functools.cache
+        def _probe():
+            v = torch.version.hip
+            return v is not None
+        if not _probe():
+            HAZARD
+    """,
+    "lru_cache(maxsize=None)'d predicate": """
+        from functools import lru_cache
+        @lru_cache(maxsize=None)
+        def _probe():
+            v = torch.version.hip
+            return v is not None
+        if not _probe():
+            HAZARD
+    """,
+    "cache'd staticmethod": """
+        from functools import cache
+        class Env:
+            @staticmethod
+            @cache
+            def probe():
+                v = torch.version.hip
+                return v is not None
+            def setup(self):
+                if not Env.probe():
+                    HAZARD
+    """,
+    "combined early exit (or) with a predicate": """
+        def _is_hip():
+            hip = torch.version.hip is not None
+            return hip
+        def setup():
+            if not torch.cuda.is_available() or _is_hip():
+                return False
+            HAZARD
+    """,
+    "combined early raise": """
+        def _probe():
+            v = torch.version.hip
+            return v is not None
+        def setup(x):
+            if _probe() or x:
+                raise RuntimeError("NVIDIA only")
+            HAZARD
+    """,
+    "combined early continue": """
+        def _probe():
+            v = torch.version.hip
+            return v is not None
+        for dev in range(4):
+            if dev < 0 or _probe():
+                continue
+            HAZARD
+    """,
+    "combined early break": """
+        def _probe():
+            v = torch.version.hip
+            return v is not None
+        while True:
+            if _probe() or not torch.cuda.is_available():
+                break
+            HAZARD
+    """,
+    "wrapper of a predicate, no platform word in it": """
+        def _probe():
+            hip = torch.version.hip
+            return hip is not None
+        def _fast_path_ok():
+            ok = not _probe()
+            return ok
+        if _fast_path_ok():
+            HAZARD
+    """,
+    "global cache of the probe": """
+        _HIP = None
+        def _probe():
+            global _HIP
+            if _HIP is None:
+                _HIP = torch.version.hip is not None
+            return _HIP
+        if not _probe():
+            HAZARD
+    """,
     "noqa": """
         HAZARD  # noqa: ROC101
     """,
@@ -501,6 +679,114 @@ NOT_GATED = {
     """,
     "noqa-other-code": """
         HAZARD  # noqa: ROC201
+    """,
+    # -- shapes that are no ROCm fact ------------------------------------------------------
+    "disjunction with a ROCm test (true on NVIDIA too)": """
+        def _probe():
+            return torch.version.hip is not None or torch.cuda.is_available()
+        if _probe():
+            HAZARD
+    """,
+    "and in an exit test (after it, either may be false)": """
+        def _probe():
+            v = torch.version.hip
+            return v is not None
+        def setup(x):
+            if _probe() and x:
+                return
+            HAZARD
+    """,
+    "local bound twice": """
+        def _probe():
+            v = torch.version.hip is not None
+            v = v or torch.cuda.is_available()
+            return v
+        if _probe():
+            HAZARD
+    """,
+    "local bound in a loop": """
+        def _probe(names):
+            for name in names:
+                v = getattr(torch.version, name, None)
+            return v is not None
+        if _probe():
+            HAZARD
+    """,
+    "parameter named like a predicate": """
+        def _probe(is_rocm=False):
+            return is_rocm
+        if not _probe():
+            HAZARD
+    """,
+    "predicate-named function that is constant": """
+        def is_hip():
+            return False
+        if not is_hip():
+            HAZARD
+    """,
+    "try fallback's false side (mamba)": """
+        def _probe():
+            try:
+                if torch.version.hip is not None:
+                    return True
+            except ImportError:
+                pass
+            try:
+                return triton.runtime.driver.active.get_current_target().backend == "hip"
+            except Exception:
+                return False
+        if not _probe():
+            HAZARD
+    """,
+    "async predicate (a coroutine is always true)": """
+        async def _probe():
+            return torch.version.hip is not None
+        if not _probe():
+            HAZARD
+    """,
+    "generator (always true)": """
+        def _probe():
+            yield torch.version.hip is not None
+        if not _probe():
+            HAZARD
+    """,
+    "unknown decorator may replace the function": """
+        @registry.register
+        def _probe():
+            v = torch.version.hip
+            return v is not None
+        if not _probe():
+            HAZARD
+    """,
+    "property with a setter": """
+        class Runner:
+            @property
+            def on_vendor(self):
+                return torch.version.hip is not None
+            @on_vendor.setter
+            def on_vendor(self, value):
+                self._v = value
+            def setup(self):
+                if not self.on_vendor:
+                    HAZARD
+    """,
+    "same name defined twice, differently": """
+        class A:
+            def probe(self):
+                return torch.version.hip is not None
+        class B:
+            def probe(self):
+                return self.flag
+        def setup(x):
+            if not x.probe():
+                HAZARD
+    """,
+    "predicate that falls off its end": """
+        def _probe():
+            if torch.version.cuda is not None:
+                return False
+        if not _probe():
+            HAZARD
     """,
     "is_cuda_alike (vllm: ROCm too)": """
         from vllm.platforms import current_platform

@@ -158,29 +158,39 @@ class ModuleContext:
 
         module_level = {id(stmt) for stmt in tree.body}
         for fn in functions:
-            if id(fn) in module_level and not single_return(fn):
-                self.gates.learn_named_predicate(fn)  # def rocm_build() -> bool: ...
-                if '"hip"' in (self.segment(fn) or "") or "'hip'" in (self.segment(fn) or ""):
-                    self.gates.learn_device_function(fn)  # if is_hip(): return "hip"
-        functions = [fn for fn in functions if single_return(fn)]
-        for fn in functions:
-            if may_matter(fn):
-                self.gates.learn_function(fn)
+            if id(fn) in module_level:
+                self.gates.learn_constant_function(fn)  # def is_hip(): return False
+                if not single_return(fn):
+                    self.gates.learn_named_predicate(fn)  # def rocm_build() -> bool: ...
+                    if '"hip"' in (self.segment(fn) or "") or "'hip'" in (self.segment(fn) or ""):
+                        self.gates.learn_device_function(fn)  # if is_hip(): return "hip"
+        def learn_functions() -> None:
+            """Predicates in any shape (python/predicates.py); a few rounds: one may call
+            another, so their names become words that make a function worth reading."""
+            for _ in range(3):
+                if not self.gates.learn_functions(functions, may_matter):
+                    return
+                for name in [*self.gates.bound_functions, *self.gates.bound_attrs]:
+                    if name.lower() not in words:
+                        words.append(name.lower())
+
+        learn_functions()
         if self.gates.device_functions:
             for target, value in assignments:
                 self.gates.learn_device_name(target, value)
+        learned = False
         for target, value in assignments:
             if not may_matter(value):
                 continue
             before = len(self.gates.bound_names) + len(self.gates.bound_attrs)
             self.gates.learn_assignment(target, value)
             if len(self.gates.bound_names) + len(self.gates.bound_attrs) > before:
+                learned = True
                 name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
                 if name.lower() not in words:
                     words.append(name.lower())  # later bindings may build on this one
-        for fn in functions:
-            if may_matter(fn):
-                self.gates.learn_function(fn)
+        if learned:
+            learn_functions()
 
     # -- the project model ----------------------------------------------------------------
     def _imported_predicate(self, qualname: str):

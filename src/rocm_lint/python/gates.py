@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, Iterable, Optional, Set, Tuple
+from contextlib import contextmanager
+from typing import Callable, Dict, Iterable, Iterator, Optional, Set, Tuple
 
 from rocm_lint.python.names import ImportMap, dotted
+from rocm_lint.python.predicates import binding_kind, constant_only, summarize
 from rocm_lint.domain import NVIDIA, ROCM  # noqa: F401  (re-exported for the rules)
 
 Fact = Optional[str]
@@ -80,7 +82,12 @@ class GateAnalysis:
         # ``if is_hip(): return "hip"``), and the functions returning them.
         self.device_names: Set[str] = set()
         self.device_functions: Set[str] = set()
+        # Module-level functions that return a constant (no predicate, whatever their name).
+        self.constant_functions: Set[str] = set()
         self._cache: Dict[int, Tuple[ast.AST, Facts]] = {}
+        # A function's locals while its body is summarised (``local_scope``).
+        self._scope: Optional[Dict[str, Optional[ast.AST]]] = None
+        self._scope_facts: Dict[str, Facts] = {}
 
     # -- learning the module's own predicates -------------------------------------
     def learn_assignment(self, target: ast.AST, value: ast.AST) -> None:
@@ -139,14 +146,58 @@ class GateAnalysis:
                 return found is not None and found[0] == "device"
         return False
 
-    def learn_function(self, fn: ast.AST) -> None:
-        """A function whose body is ``return <predicate>`` is a predicate itself."""
-        body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-            f = self.facts(body[0].value)
-            if f != UNKNOWN:
-                self._cache.clear()
-                self.bound_functions.setdefault(fn.name, f)
+    def learn_functions(self, functions: Iterable[ast.AST], may_matter: Callable[[ast.AST], bool]) -> bool:
+        """Functions and properties that compute a platform test in any shape
+        (:func:`rocm_lint.python.predicates.summarize`): ``def _is_hip(): hip = ...; return hip``,
+        ``@functools.cache``d ones, ``@property def is_amd(self)`` (read as ``self.is_amd``).
+        A name defined more than once binds only when every definition agrees.  True when a
+        new predicate was learned."""
+        by_name: Dict[str, list] = {}
+        for fn in functions:
+            by_name.setdefault(fn.name, []).append(fn)
+        learned = False
+        for name, defs in by_name.items():
+            if name in self.bound_functions or name in self.bound_attrs:
+                continue
+            kinds = {binding_kind(fn) for fn in defs}
+            if len(kinds) != 1 or None in kinds:
+                continue
+            found: Set[Facts] = set()
+            for fn in defs:
+                found.add(summarize(fn, self) if may_matter(fn) else UNKNOWN)
+                if UNKNOWN in found or len(found) > 1:
+                    break
+            if len(found) != 1 or UNKNOWN in found:
+                continue
+            self._cache.clear()
+            (self.bound_attrs if kinds == {"attr"} else self.bound_functions)[name] = found.pop()
+            learned = True
+        return learned
+
+    def learn_constant_function(self, fn: ast.AST) -> None:
+        """``def is_hip(): return False``: no platform test, whatever its name says."""
+        if constant_only(fn):
+            self._cache.clear()
+            self.constant_functions.add(fn.name)
+
+    @contextmanager
+    def local_scope(self, scope: Dict[str, Optional[ast.AST]]) -> Iterator[None]:
+        """Evaluate tests inside a function: ``scope`` maps its local names to the value they
+        are bound to once (None: unknown, a parameter or a name bound twice)."""
+        saved = (self._scope, self._scope_facts, self._cache)
+        self._scope, self._scope_facts, self._cache = scope, {}, {}
+        try:
+            yield
+        finally:
+            self._scope, self._scope_facts, self._cache = saved
+
+    def _local(self, name: str) -> Facts:
+        facts = self._scope_facts.get(name)
+        if facts is None:
+            self._scope_facts[name] = UNKNOWN  # while computing (a = b; b = a): unknown
+            value = self._scope[name]
+            facts = self._scope_facts[name] = self.facts(value) if value is not None else UNKNOWN
+        return facts
 
     # -- evaluating a test ----------------------------------------------------------
     def facts(self, e: ast.AST) -> Facts:
@@ -197,6 +248,11 @@ class GateAnalysis:
         return False
 
     def _reference(self, e: ast.AST, called: bool = False) -> Facts:
+        if isinstance(e, ast.Name):
+            if self._scope is not None and e.id in self._scope:
+                return UNKNOWN if called else self._local(e.id)  # a local of the function summarised
+            if called and e.id in self.constant_functions:
+                return UNKNOWN
         qual = self.imports.qualname(e)
         if qual == _HIP:
             return ON_ROCM
@@ -243,6 +299,8 @@ class GateAnalysis:
         if qual == "torch.cuda.is_available" and not e.args:
             return (None, NVIDIA)  # False: no GPU at all, so no ROCm hazard either
         if not e.args and not e.keywords:
+            if isinstance(func, ast.Name) and self._scope is not None and func.id in self._scope:
+                return UNKNOWN  # a local callable
             if isinstance(func, ast.Name) and func.id in self.bound_functions:
                 return self.bound_functions[func.id]
             if isinstance(func, ast.Attribute) and func.attr in self.bound_functions:

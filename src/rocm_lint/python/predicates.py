@@ -1,0 +1,249 @@
+"""A project's own predicates, in any shape that computes a fact: what a function returns.
+
+``summarize(fn, gates)`` reads a function's body and answers, as :mod:`rocm_lint.python.gates`
+answers for a test expression, a pair ``(when_true, when_false)``: what is known when a call
+of the function is truthy, and when it is falsy.  Every ``return`` is one outcome; the walk
+carries the facts its path holds (``if``/``else`` branches, early exits — ``if not
+torch.cuda.is_available() or probe(): return False`` leaves ``not probe()`` behind —,
+``assert``s, ``try`` handlers with the facts of the ``try``'s entry), so that::
+
+    def _is_hip():
+        hip = torch.version.hip is not None        # a local bound once
+        return hip
+
+    def _is_hip():
+        if torch.cuda.is_available() and torch.version.hip:
+            return True
+        return False
+
+are ROCm predicates.  A truthy outcome counts toward ``when_true`` with the path's fact, or
+else the returned value's own truth fact; a falsy one (``return False``/``None``, falling off
+the end) toward ``when_false`` likewise.  A side's fact is kept only when every outcome on that
+side agrees on it: one ``return x or torch.cuda.is_available()`` that may be true on NVIDIA
+makes the function no ROCm fact.
+
+Sound by construction, never clever: a local counts only when bound exactly once by a plain
+assignment outside any loop (a parameter, a loop variable or a name bound twice is unknown,
+whatever a module-level name of the same spelling means); ``async`` functions and generators
+(their call is always truthy), functions with a ``match`` and decorators that may replace
+the function are no predicates.  The decorators kept are those that cache or re-dispatch the
+same function (``functools.cache``/``lru_cache``, ``staticmethod``, ``classmethod``) and
+``property``/``cached_property``, whose predicate is read as an attribute (``self.is_amd``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
+
+from rocm_lint.domain import NVIDIA, ROCM
+from rocm_lint.python.names import dotted
+
+Fact = Optional[str]
+Facts = Tuple[Fact, Fact]
+UNKNOWN: Facts = (None, None)
+
+MAX_STATEMENTS = 120  # a predicate is short: longer functions are not read (cost bound)
+# Decorators that return the same function, or one that returns what it returns.
+_SAME_RESULT = frozenset({
+    "cache", "lru_cache", "cached", "memoize", "memoized", "staticmethod", "classmethod",
+    "abstractmethod", "override", "final", "no_type_check",
+})
+_ATTRIBUTE = frozenset({"property", "cached_property"})  # read as ``obj.name``, not called
+
+
+def binding_kind(fn: ast.AST) -> Optional[str]:
+    """"call" for a function whose call returns its body's value, "attr" for a property,
+    None when a decorator may change what a use of the name gives (``@x.setter`` included)."""
+    kind = "call"
+    for decorator in fn.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = dotted(target)
+        last = name.rsplit(".", 1)[-1] if name else None
+        if last in _ATTRIBUTE:
+            kind = "attr"
+        elif last not in _SAME_RESULT:
+            return None
+    return kind
+
+
+class _Path(NamedTuple):
+    rocm: bool = False  # the path runs only on ROCm
+    nvidia: bool = False  # the path runs only where ROCm is not in use
+
+    def apply(self, fact: Fact) -> "_Path":
+        if fact == ROCM:
+            return self._replace(rocm=True)
+        if fact == NVIDIA:
+            return self._replace(nvidia=True)
+        return self
+
+    def fact(self) -> Fact:
+        return ROCM if self.rocm else NVIDIA if self.nvidia else None
+
+
+def _join(paths: List[_Path]) -> _Path:
+    """What holds after either of ``paths``: the facts they all hold."""
+    return _Path(all(p.rocm for p in paths), all(p.nvidia for p in paths))
+
+
+def _own_nodes(fn: ast.AST) -> Iterator[Tuple[ast.AST, bool]]:
+    """(node, inside a loop) for every node of ``fn``'s body, nested scopes' bodies left out
+    (their names are yielded as bindings: a nested ``def probe`` binds ``probe`` here)."""
+    stack: List[Tuple[ast.AST, bool]] = [(s, False) for s in reversed(fn.body)]
+    while stack:
+        node, in_loop = stack.pop()
+        yield node, in_loop
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        loop = in_loop or isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+        stack.extend((child, loop) for child in reversed(list(ast.iter_child_nodes(node))))
+
+
+def _locals(fn: ast.AST) -> Optional[Dict[str, Optional[ast.AST]]]:
+    """The function's local names: the value of those bound once by a plain assignment outside
+    loops, None for the others (parameters, loop variables, names bound twice).  Names declared
+    ``global``/``nonlocal`` are left to the module.  None when the function is no predicate at
+    all (a generator, a coroutine, a ``match``, too long)."""
+    args = fn.args
+    params = [a.arg for a in [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs]]
+    params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    found: Dict[str, Optional[ast.AST]] = {name: None for name in params}
+    declared: set = set()
+    counts: Dict[str, int] = {}
+    statements = 0
+    for node, in_loop in _own_nodes(fn):
+        if isinstance(node, ast.stmt):
+            statements += 1
+            if statements > MAX_STATEMENTS:
+                return None
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)) or type(node).__name__ == "Match":
+            return None
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            counts[node.id] = counts.get(node.id, 0) + 1
+            found.setdefault(node.id, None)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            counts[node.name] = counts.get(node.name, 0) + 2
+            found.setdefault(node.name, None)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            counts[node.name] = counts.get(node.name, 0) + 2
+            found.setdefault(node.name, None)
+        if not in_loop and isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id not in params:
+                found[targets[0].id] = node.value  # kept only if it stays the one binding
+    for name, value in list(found.items()):
+        if name in declared:
+            del found[name]
+        elif value is not None and counts.get(name, 0) != 1:
+            found[name] = None
+    return found
+
+
+class _Outcomes:
+    """The function's outcomes: the fact each truthy and each falsy one holds."""
+
+    def __init__(self, gates) -> None:
+        self.gates = gates
+        self.true: List[Fact] = []
+        self.false: List[Fact] = []
+
+    def returned(self, value: Optional[ast.AST], path: _Path) -> None:
+        if path.rocm and path.nvidia:
+            return  # no platform takes this path
+        p = path.fact()
+        if value is None:
+            self.false.append(p)
+        elif isinstance(value, ast.Constant):
+            (self.true if value.value else self.false).append(p)
+        elif isinstance(value, ast.IfExp):  # return True if torch.version.hip else False
+            t, f = self.gates.facts(value.test)
+            self.returned(value.body, path.apply(t))
+            self.returned(value.orelse, path.apply(f))
+        else:
+            t, f = self.gates.facts(value)
+            self.true.append(p or t)
+            self.false.append(p or f)
+
+    def block(self, stmts: List[ast.stmt], path: _Path) -> Optional[_Path]:
+        """Walk a block; the path after it, None when it never completes normally."""
+        for stmt in stmts:
+            after = self.statement(stmt, path)
+            if after is None:
+                return None
+            path = after
+        return path
+
+    def statement(self, s: ast.stmt, path: _Path) -> Optional[_Path]:
+        gates = self.gates
+        if isinstance(s, ast.Return):
+            self.returned(s.value, path)
+            return None
+        if isinstance(s, (ast.Raise, ast.Continue, ast.Break)):
+            return None  # a loop's body: the loop itself goes on with its entry path
+        if isinstance(s, ast.If):
+            t, f = gates.facts(s.test)
+            live = [p for p in (self.block(s.body, path.apply(t)), self.block(s.orelse, path.apply(f)))
+                    if p is not None]
+            return _join(live) if live else None
+        if isinstance(s, ast.Assert):
+            return path.apply(gates.facts(s.test)[0])
+        if isinstance(s, ast.Expr):
+            return None if gates.terminates([s]) else path
+        if isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+            self.block(s.body, path)
+            self.block(s.orelse, path)
+            return path  # the loop may run no time, or leave it by a break
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            after = self.block(s.body, path)
+            return path if after is None else after  # a context manager may swallow the exit
+        if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+            body = self.block(s.body, path)
+            if body is not None and s.orelse:
+                body = self.block(s.orelse, body)
+            # a handler may start anywhere in the body: with the facts of the try's entry
+            live = [p for p in [body, *(self.block(h.body, path) for h in s.handlers)] if p is not None]
+            if s.finalbody and self.block(s.finalbody, path) is None:
+                return None
+            return _join(live) if live else None
+        return path  # assignments, imports, nested defs, pass ...
+
+    def facts(self) -> Facts:
+        return (_agree(self.true), _agree(self.false))
+
+
+def _agree(facts: List[Fact]) -> Fact:
+    first = facts[0] if facts else None
+    return first if first is not None and all(f == first for f in facts) else None
+
+
+def summarize(fn: ast.AST, gates) -> Facts:
+    """(when_true, when_false) of a call of ``fn`` (see the module docstring)."""
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return UNKNOWN  # a coroutine: always truthy
+    scope = _locals(fn)
+    if scope is None:
+        return UNKNOWN
+    outcomes = _Outcomes(gates)
+    with gates.local_scope(scope):
+        end = outcomes.block(fn.body, _Path())
+        if end is not None:
+            outcomes.returned(None, end)  # falling off the end returns None
+    return outcomes.facts()
+
+
+def constant_only(fn: ast.AST) -> bool:
+    """Does every ``return`` of ``fn`` give a constant (``def is_hip(): return False``)?  Then
+    it is no platform test, whatever its name says."""
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return False
+    values = []
+    for node, _ in _own_nodes(fn):
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(node, ast.Return):
+            values.append(node.value)
+    return bool(values) and all(v is None or isinstance(v, ast.Constant) for v in values) \
+        and not any(isinstance(s, (ast.If, ast.Try, ast.While, ast.For, ast.With)) for s, _ in _own_nodes(fn))
