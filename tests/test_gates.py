@@ -704,6 +704,15 @@ NOT_GATED = {
         if _probe():
             HAZARD
     """,
+    "local rebound by a walrus": """
+        def _probe():
+            v = torch.version.hip is not None
+            if (v := torch.cuda.is_available()):
+                pass
+            return v
+        if _probe():
+            HAZARD
+    """,
     "local bound in a loop": """
         def _probe(names):
             for name in names:

@@ -18,11 +18,13 @@ Public API for checkers: ``path``, ``tree``, ``text``, ``config``, ``imports``, 
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from typing import Callable, Dict, Generic, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from rocm_lint.config import Config
 from rocm_lint.lines import split_lines
+from rocm_lint.python import predicates
 from rocm_lint.python.gates import NVIDIA, ROCM, Fact, GateAnalysis
 from rocm_lint.python.names import ImportMap
 from rocm_lint.python.project import PREDICATES, ExportedFacts, Project, project_for, register_context
@@ -125,32 +127,37 @@ class ModuleContext:
         for p in self.config.rocm_predicates + self.config.cuda_predicates:
             if p.rsplit(".", 1)[-1].lower() not in words:
                 words.append(p.rsplit(".", 1)[-1].lower())
-        # Per line: whether it holds one of ``words``, and how many of them it was checked for
-        # (words grow as bindings are learned).  Each line is lowered and searched once per new
-        # word, not once per statement on it (20k statements on one line were quadratic).
-        lowered: Dict[int, str] = {}
-        line_hit: Dict[int, bool] = {}
-        line_checked: Dict[int, int] = {}
+        # The lines that hold one of ``words``, found by one search of the lowered text per
+        # word (words grow as bindings are learned); a node matters when one of its lines does
+        # (a byte per line: a range is asked in C, 20k statements on one line stay linear).
+        hit = bytearray(len(lines) if lines is not None else 0)
+        low_lines = [line.lower() for line in lines] if lines is not None else []
+        starts: List[int] = []
+        offset = 0
+        for line in low_lines:
+            starts.append(offset)
+            offset += len(line)
+        low_text = "".join(low_lines)
+        del low_lines
 
-        def line_matters(i: int) -> bool:
-            if line_hit.get(i):
-                return True
-            k = line_checked.get(i, 0)
-            if k < len(words):
-                low = lowered.get(i)
-                if low is None:
-                    low = lowered[i] = lines[i].lower()
-                line_checked[i] = len(words)
-                if any(w in low for w in words[k:]):
-                    line_hit[i] = True
-                    return True
-            return False
+        def add_word(word: str) -> None:
+            if word not in words:
+                words.append(word)
+            pos = low_text.find(word)
+            while pos != -1:
+                i = bisect.bisect_right(starts, pos) - 1
+                hit[i] = 1
+                pos = low_text.find(word, starts[i + 1]) if i + 1 < len(starts) else -1
+
+        if lines is not None:
+            for word in list(words):
+                add_word(word)
 
         def may_matter(node: ast.AST) -> bool:
             if lines is None:
                 return True
             end = min(getattr(node, "end_lineno", None) or node.lineno, len(lines))
-            return any(line_matters(i) for i in range(node.lineno - 1, end))
+            return hit.find(1, node.lineno - 1, end) != -1
 
         def single_return(fn) -> bool:
             body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
@@ -164,15 +171,21 @@ class ModuleContext:
                     self.gates.learn_named_predicate(fn)  # def rocm_build() -> bool: ...
                     if '"hip"' in (self.segment(fn) or "") or "'hip'" in (self.segment(fn) or ""):
                         self.gates.learn_device_function(fn)  # if is_hip(): return "hip"
+        def calls_a_predicate(fn) -> bool:
+            """A function with no platform word may wrap a learned predicate (``ok = not
+            _probe()``): its text is searched for their names (the few short functions asked)."""
+            if may_matter(fn):
+                return True
+            names = [*self.gates.bound_functions, *self.gates.bound_attrs]
+            short = (getattr(fn, "end_lineno", None) or fn.lineno) - fn.lineno < 4 * predicates.MAX_STATEMENTS
+            text = self.segment(fn) if names and short else None
+            return text is not None and any(name in text for name in names)
+
         def learn_functions() -> None:
-            """Predicates in any shape (python/predicates.py); a few rounds: one may call
-            another, so their names become words that make a function worth reading."""
+            """Predicates in any shape (python/predicates.py); a few rounds: one may call another."""
             for _ in range(3):
-                if not self.gates.learn_functions(functions, may_matter):
+                if not self.gates.learn_functions(functions, calls_a_predicate, self.segment if self.text else None):
                     return
-                for name in [*self.gates.bound_functions, *self.gates.bound_attrs]:
-                    if name.lower() not in words:
-                        words.append(name.lower())
 
         learn_functions()
         if self.gates.device_functions:
@@ -187,8 +200,8 @@ class ModuleContext:
             if len(self.gates.bound_names) + len(self.gates.bound_attrs) > before:
                 learned = True
                 name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
-                if name.lower() not in words:
-                    words.append(name.lower())  # later bindings may build on this one
+                if name.lower() not in words and lines is not None:
+                    add_word(name.lower())  # later bindings may build on this one
         if learned:
             learn_functions()
 

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import Callable, Dict, Iterable, Iterator, Optional, Set, Tuple
 
 from rocm_lint.python.names import ImportMap, dotted
-from rocm_lint.python.predicates import binding_kind, constant_only, summarize
+from rocm_lint.python.predicates import binding_kind, constant_only, function_scope, shape, summarize
 from rocm_lint.domain import NVIDIA, ROCM  # noqa: F401  (re-exported for the rules)
 
 Fact = Optional[str]
@@ -88,6 +88,7 @@ class GateAnalysis:
         # A function's locals while its body is summarised (``local_scope``).
         self._scope: Optional[Dict[str, Optional[ast.AST]]] = None
         self._scope_facts: Dict[str, Facts] = {}
+        self._shapes: Dict[int, Tuple[ast.AST, Optional[Dict[str, Optional[ast.AST]]]]] = {}
 
     # -- learning the module's own predicates -------------------------------------
     def learn_assignment(self, target: ast.AST, value: ast.AST) -> None:
@@ -146,7 +147,8 @@ class GateAnalysis:
                 return found is not None and found[0] == "device"
         return False
 
-    def learn_functions(self, functions: Iterable[ast.AST], may_matter: Callable[[ast.AST], bool]) -> bool:
+    def learn_functions(self, functions: Iterable[ast.AST], may_matter: Callable[[ast.AST], bool],
+                        text_of: Optional[Callable[[ast.AST], Optional[str]]] = None) -> bool:
         """Functions and properties that compute a platform test in any shape
         (:func:`rocm_lint.python.predicates.summarize`): ``def _is_hip(): hip = ...; return hip``,
         ``@functools.cache``d ones, ``@property def is_amd(self)`` (read as ``self.is_amd``).
@@ -164,7 +166,7 @@ class GateAnalysis:
                 continue
             found: Set[Facts] = set()
             for fn in defs:
-                found.add(summarize(fn, self) if may_matter(fn) else UNKNOWN)
+                found.add(self._summary(fn, may_matter, text_of))
                 if UNKNOWN in found or len(found) > 1:
                     break
             if len(found) != 1 or UNKNOWN in found:
@@ -174,9 +176,25 @@ class GateAnalysis:
             learned = True
         return learned
 
+    def _summary(self, fn: ast.AST, may_matter: Callable[[ast.AST], bool],
+                 text_of: Optional[Callable[[ast.AST], Optional[str]]]) -> Facts:
+        """``summarize(fn)``; the function's shape is read once (learning runs a few rounds)."""
+        key = id(fn)
+        known = self._shapes.get(key)
+        if known is None or known[0] is not fn:
+            if not may_matter(fn):
+                return UNKNOWN  # no platform word yet: asked again once a predicate is learned
+            statements = shape(fn)
+            if statements is None:
+                self._shapes[key] = (fn, None)
+                return UNKNOWN
+            known = self._shapes[key] = (fn, function_scope(fn, statements, text_of(fn) if text_of else None))
+        return UNKNOWN if known[1] is None else summarize(fn, self, known[1])
+
     def learn_constant_function(self, fn: ast.AST) -> None:
-        """``def is_hip(): return False``: no platform test, whatever its name says."""
-        if constant_only(fn):
+        """``def is_hip(): return False``: no platform test, whatever its name says (asked only
+        of names the configured predicates would match)."""
+        if constant_only(fn) and (_match(fn.name, self.rocm_predicates) or _match(fn.name, self.cuda_predicates)):
             self._cache.clear()
             self.constant_functions.add(fn.name)
 

@@ -43,7 +43,7 @@ Fact = Optional[str]
 Facts = Tuple[Fact, Fact]
 UNKNOWN: Facts = (None, None)
 
-MAX_STATEMENTS = 120  # a predicate is short: longer functions are not read (cost bound)
+MAX_STATEMENTS = 40  # a predicate is short: longer functions are not read (cost bound)
 # Decorators that return the same function, or one that returns what it returns.
 _SAME_RESULT = frozenset({
     "cache", "lru_cache", "cached", "memoize", "memoized", "staticmethod", "classmethod",
@@ -100,40 +100,81 @@ def _own_nodes(fn: ast.AST) -> Iterator[Tuple[ast.AST, bool]]:
         stack.extend((child, loop) for child in reversed(list(ast.iter_child_nodes(node))))
 
 
-def _locals(fn: ast.AST) -> Optional[Dict[str, Optional[ast.AST]]]:
+def _statements(fn: ast.AST) -> Optional[List[Tuple[ast.AST, bool]]]:
+    """(statement or ``except``/``case`` clause, inside a loop) for the function's own
+    statements (not those of nested defs), None past MAX_STATEMENTS: no expression is walked."""
+    found: List[Tuple[ast.AST, bool]] = []
+    stack: List[Tuple[ast.AST, bool]] = [(s, False) for s in reversed(fn.body)]
+    while stack:
+        stmt, in_loop = stack.pop()
+        found.append((stmt, in_loop))
+        if len(found) > MAX_STATEMENTS:
+            return None
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        loop = in_loop or isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
+        children: List[ast.AST] = []
+        for name in ("body", "orelse", "finalbody"):
+            children.extend(getattr(stmt, name, None) or ())
+        for clause in list(getattr(stmt, "handlers", None) or ()) + list(getattr(stmt, "cases", None) or ()):
+            found.append((clause, loop))
+            children.extend(clause.body)
+        stack.extend((child, loop) for child in reversed(children))
+    return found
+
+
+def _targets(stmt: ast.AST) -> List[ast.AST]:
+    """The expressions a statement binds or deletes."""
+    if isinstance(stmt, (ast.Assign, ast.Delete)):
+        return list(stmt.targets)
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [stmt.target]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+    return []
+
+
+def _locals(fn: ast.AST, statements: List[Tuple[ast.AST, bool]],
+            source: Optional[str] = None) -> Optional[Dict[str, Optional[ast.AST]]]:
     """The function's local names: the value of those bound once by a plain assignment outside
     loops, None for the others (parameters, loop variables, names bound twice).  Names declared
     ``global``/``nonlocal`` are left to the module.  None when the function is no predicate at
-    all (a generator, a coroutine, a ``match``, too long)."""
+    all (a generator, a ``match``).  ``statements`` are :func:`shape`'s.  The expressions are walked only where ``source`` (the function's text, when known) holds
+    ``yield``, ``await`` or ``:=``: comprehension variables bind in their own scope."""
     args = fn.args
     params = [a.arg for a in [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs]]
     params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
     found: Dict[str, Optional[ast.AST]] = {name: None for name in params}
     declared: set = set()
     counts: Dict[str, int] = {}
-    statements = 0
-    for node, in_loop in _own_nodes(fn):
-        if isinstance(node, ast.stmt):
-            statements += 1
-            if statements > MAX_STATEMENTS:
-                return None
-        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)) or type(node).__name__ == "Match":
+
+    def bind(name: str, n: int = 1) -> None:
+        counts[name] = counts.get(name, 0) + n
+        found.setdefault(name, None)
+
+    for stmt, in_loop in statements:
+        if type(stmt).__name__ in ("Match", "match_case"):
             return None
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            declared.update(node.names)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            counts[node.id] = counts.get(node.id, 0) + 1
-            found.setdefault(node.id, None)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            counts[node.name] = counts.get(node.name, 0) + 2
-            found.setdefault(node.name, None)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            counts[node.name] = counts.get(node.name, 0) + 2
-            found.setdefault(node.name, None)
-        if not in_loop and isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if isinstance(stmt, (ast.Global, ast.Nonlocal)):
+            declared.update(stmt.names)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bind(stmt.name, 2)
+        elif isinstance(stmt, ast.ExceptHandler) and stmt.name:
+            bind(stmt.name, 2)
+        for target in _targets(stmt):
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name):
+                    bind(node.id)
+        if not in_loop and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id not in params:
-                found[targets[0].id] = node.value  # kept only if it stays the one binding
+                found[targets[0].id] = stmt.value  # kept only if it stays the one binding
+    if source is None or "yield" in source or "await" in source or ":=" in source:
+        for node, _ in _own_nodes(fn):
+            if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+                return None
+            if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                bind(node.target.id)
     for name, value in list(found.items()):
         if name in declared:
             del found[name]
@@ -219,13 +260,32 @@ def _agree(facts: List[Fact]) -> Fact:
     return first if first is not None and all(f == first for f in facts) else None
 
 
-def summarize(fn: ast.AST, gates) -> Facts:
-    """(when_true, when_false) of a call of ``fn`` (see the module docstring)."""
+def shape(fn: ast.AST) -> Optional[List[Tuple[ast.AST, bool]]]:
+    """The function's own statements when it may be a predicate: not ``async`` (a coroutine is
+    always truthy), short, some ``return`` gives a value; else None.  Statements only: cheap."""
     if isinstance(fn, ast.AsyncFunctionDef):
-        return UNKNOWN  # a coroutine: always truthy
-    scope = _locals(fn)
+        return None
+    statements = _statements(fn)
+    if statements is None or not any(isinstance(s, ast.Return) and s.value is not None for s, _ in statements):
+        return None
+    return statements
+
+
+def function_scope(fn: ast.AST, statements: Optional[List[Tuple[ast.AST, bool]]] = None,
+                   source: Optional[str] = None) -> Optional[Dict[str, Optional[ast.AST]]]:
+    """The function's locals (see :func:`_locals`), None when it is no predicate."""
+    if statements is None:
+        statements = shape(fn)
+    return None if statements is None else _locals(fn, statements, source)
+
+
+def summarize(fn: ast.AST, gates, scope: Optional[Dict[str, Optional[ast.AST]]] = None) -> Facts:
+    """(when_true, when_false) of a call of ``fn`` (see the module docstring); ``scope`` is
+    ``function_scope(fn)`` when the caller has it already."""
     if scope is None:
-        return UNKNOWN
+        scope = function_scope(fn)
+        if scope is None:
+            return UNKNOWN
     outcomes = _Outcomes(gates)
     with gates.local_scope(scope):
         end = outcomes.block(fn.body, _Path())
@@ -235,15 +295,12 @@ def summarize(fn: ast.AST, gates) -> Facts:
 
 
 def constant_only(fn: ast.AST) -> bool:
-    """Does every ``return`` of ``fn`` give a constant (``def is_hip(): return False``)?  Then
-    it is no platform test, whatever its name says."""
+    """Is ``fn``'s body a straight line that returns a constant (``def is_hip(): return
+    False``)?  Then it is no platform test, whatever its name says."""
     if isinstance(fn, ast.AsyncFunctionDef):
         return False
-    values = []
-    for node, _ in _own_nodes(fn):
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return False
-        if isinstance(node, ast.Return):
-            values.append(node.value)
-    return bool(values) and all(v is None or isinstance(v, ast.Constant) for v in values) \
-        and not any(isinstance(s, (ast.If, ast.Try, ast.While, ast.For, ast.With)) for s, _ in _own_nodes(fn))
+    simple = (ast.Return, ast.Expr, ast.Pass, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom)
+    returns = [s for s in fn.body if isinstance(s, ast.Return)]
+    return bool(returns) and all(isinstance(s, simple) for s in fn.body) \
+        and all(s.value is None or isinstance(s.value, ast.Constant) for s in returns) \
+        and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for s in fn.body for n in ast.walk(s))
