@@ -171,6 +171,7 @@ class ModuleContext:
                     self.gates.learn_named_predicate(fn)  # def rocm_build() -> bool: ...
                     if '"hip"' in (self.segment(fn) or "") or "'hip'" in (self.segment(fn) or ""):
                         self.gates.learn_device_function(fn)  # if is_hip(): return "hip"
+
         def calls_a_predicate(fn) -> bool:
             """A function with no platform word may wrap a learned predicate (``ok = not
             _probe()``): its text is searched for their names (the few short functions asked)."""
@@ -184,7 +185,8 @@ class ModuleContext:
         def learn_functions() -> None:
             """Predicates in any shape (python/predicates.py); a few rounds: one may call another."""
             for _ in range(3):
-                if not self.gates.learn_functions(functions, calls_a_predicate, self.segment if self.text else None):
+                text_of = self.segment if self.text else None
+                if not self.gates.learn_functions(functions, calls_a_predicate, text_of):
                     return
 
         learn_functions()

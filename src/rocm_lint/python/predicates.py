@@ -139,8 +139,9 @@ def _locals(fn: ast.AST, statements: List[Tuple[ast.AST, bool]],
     """The function's local names: the value of those bound once by a plain assignment outside
     loops, None for the others (parameters, loop variables, names bound twice).  Names declared
     ``global``/``nonlocal`` are left to the module.  None when the function is no predicate at
-    all (a generator, a ``match``).  ``statements`` are :func:`shape`'s.  The expressions are walked only where ``source`` (the function's text, when known) holds
-    ``yield``, ``await`` or ``:=``: comprehension variables bind in their own scope."""
+    all (a generator, a ``match``).  ``statements`` are :func:`shape`'s.  The expressions are
+    walked only where ``source`` (the function's text, when known) holds ``yield``, ``await``
+    or ``:=``: comprehension variables bind in their own scope."""
     args = fn.args
     params = [a.arg for a in [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs]]
     params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
