@@ -443,6 +443,15 @@ GATED = {
         if _nvidia_gpu():
             HAZARD
     """,
+    "predicate that falls off its end on NVIDIA": """
+        def _probe():
+            if torch.version.hip:
+                return True
+        def setup():
+            if _probe():
+                return
+            HAZARD
+    """,
     "predicate returning a ternary": """
         def _probe():
             return True if torch.version.hip else False
