@@ -40,7 +40,7 @@ def test_cli_reports_cpp_fixtures():
     want = sum(sum(c for (_, code), c in expected_findings(p).items() if code[:4] in ("ROC6", "ROC7"))
                for p in CPP_FIXTURES)
     assert len(lines) == want
-    assert all(re.match(r".+\.cuh?:\d+:\d+: ROC[67]\d\d ", line) for line in lines)
+    assert all(re.match(r".+\.(?:cuh?|hip):\d+:\d+: ROC[67]\d\d ", line) for line in lines)
 
 
 # -- which files ---------------------------------------------------------------------------------------
