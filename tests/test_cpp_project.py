@@ -1,11 +1,14 @@
 """C++ facts across files (``rocm_lint.cpp.facts``): masks, warp sizes, ballot and shuffle
-wrappers and chip lists that a project header defines, seen from the translation units that
-include it; gated definitions stay silent; each header is read once per process."""
+wrappers, chip lists, integer type aliases and derived platform macros that a project header
+defines, seen from the translation units that include it; gated definitions stay silent; each
+header is read once per process."""
 
 import os
+from pathlib import Path
 
 import pytest
 
+from conftest import expected_findings
 from rocm_lint.config import Config
 from rocm_lint.cpp import facts, includes
 from rocm_lint.engine import check_file, check_paths
@@ -171,4 +174,65 @@ def test_unreadable_header_is_no_fact(tmp_path):
         "k.cu": '#include "gone.h"\n__device__ float f(float v) { return __shfl_xor_sync(GONE_MASK, v, 1); }\n',
     })
     (root / "gone.h").symlink_to(root / "missing-target.h")
+    assert _found(root / "k.cu") == []
+
+
+# -- fixtures/cpp-project: a project's own platform macros and integer types, from its headers -------
+CPP_PROJECT = Path(__file__).resolve().parent.parent / "fixtures" / "cpp-project"
+CPP_PROJECT_SOURCES = sorted(CPP_PROJECT.rglob("*.cu"))
+
+
+def _markers(path):
+    return sorted(expected_findings(path).elements())
+
+
+@pytest.mark.parametrize("path", CPP_PROJECT_SOURCES, ids=lambda p: p.name)
+def test_cpp_project_file_reports_exactly_its_markers(path):
+    assert [(line, code) for line, code, _ in _found(path)] == _markers(path)
+
+
+def test_cpp_project_whole_tree_reports_exactly_the_markers():
+    report = check_paths([str(CPP_PROJECT)], Config(), jobs=1)
+    assert not report.errors
+    got = sorted((os.path.relpath(f.path, CPP_PROJECT), f.line, f.code) for f in report.findings)
+    want = sorted((os.path.relpath(p, CPP_PROJECT), line, code) for p in CPP_PROJECT_SOURCES for line, code in _markers(p))
+    assert got == want
+
+
+def test_cpp_project_facts_come_from_the_headers(tmp_path):
+    """Without its headers the same kernels report what the headers' facts silence: the project
+    macros gate nothing, and the project's type names are no 32-bit types."""
+    root = _project(tmp_path, {"src/gated.cu": (CPP_PROJECT / "src" / "gated.cu").read_text(),
+                               "src/ballots.cu": (CPP_PROJECT / "src" / "ballots.cu").read_text()})
+    gated = [(line, code) for line, code, _ in _found(root / "src" / "gated.cu")]
+    assert {(9, "ROC603"), (15, "ROC603"), (19, "ROC602"), (23, "ROC601"), (23, "ROC602"), (27, "ROC603")} <= set(gated)
+    assert [code for _, code, _ in _found(root / "src" / "ballots.cu")] == []
+
+
+@pytest.mark.parametrize("guard", ["#ifndef MYLIB_COMPAT_H\n#define MYLIB_COMPAT_H\n",
+                                   "#if !defined(MYLIB_COMPAT_H)\n#define MYLIB_COMPAT_H\n",
+                                   "#pragma once\n#ifndef MYLIB_COMPAT_H\n#define MYLIB_COMPAT_H 1\n"])
+def test_an_include_guard_does_not_hide_a_derived_macro(tmp_path, guard):
+    root = _project(tmp_path, {
+        "compat.h": guard + "#ifdef __HIPCC__\n#define MYLIB_ON_AMD\n#endif\n#endif\n",
+        "k.cu": '#include "compat.h"\n#ifndef MYLIB_ON_AMD\n__device__ int l() { return threadIdx.x & 31; }\n#endif\n'
+                "__device__ int m() { return threadIdx.x & 31; }\n",
+    })
+    assert [(line, code) for line, code, _ in _found(root / "k.cu")] == [(5, "ROC603")]
+
+
+def test_a_guard_that_is_not_one_decides_nothing(tmp_path):
+    """`#ifndef X` followed by something else than `#define X` is a real condition: unknown."""
+    root = _project(tmp_path, {
+        "compat.h": "#ifndef MYLIB_NO_HIP\n#define MYLIB_OTHER 1\n#ifdef __HIPCC__\n#define MYLIB_ON_AMD\n#endif\n#endif\n",
+        "k.cu": '#include "compat.h"\n#ifndef MYLIB_ON_AMD\n__device__ int l() { return threadIdx.x & 31; }\n#endif\n',
+    })
+    assert [(line, code) for line, code, _ in _found(root / "k.cu")] == [(3, "ROC603")]
+
+
+def test_an_integer_alias_given_two_widths_is_no_fact(tmp_path):
+    root = _project(tmp_path, {
+        "types.h": "#pragma once\n#if MYLIB_WIDE\ntypedef uint64_t lane_t;\n#else\ntypedef uint32_t lane_t;\n#endif\n",
+        "k.cu": '#include "types.h"\n__device__ int f(bool p) { lane_t b = __ballot(p); return __popcll(b); }\n',
+    })
     assert _found(root / "k.cu") == []

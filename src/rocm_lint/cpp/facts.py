@@ -20,10 +20,15 @@ API
     ``values``: object-like macros and ``const``/``constexpr`` scalars: name -> ``Value``
     (its text on ROCm and where it is defined); ``ballot_wrappers`` and ``shuffle_wrappers``:
     name -> ``Where`` of functions and function-like macros that return a ballot
-    (``__ballot_sync``/``__ballot``/``__activemask``) or wrap a shuffle (``__shfl*``).
+    (``__ballot_sync``/``__ballot``/``__activemask``) or wrap a shuffle (``__shfl*``);
+    ``int_aliases``: the project's names of integer types and their width on ROCm
+    (``typedef uint32_t U32;`` -> 32, ``using mask_t = unsigned long long;`` -> 64), through
+    aliases of aliases across headers (``alias_links``, ``resolve_aliases()``).
     ``value_of(name)`` follows a name through ``values``.
 ``wrappers_in(code, pre, path) -> (ballot wrappers, shuffle wrappers)``
     Wrappers defined in one file (the rules use it on the file they check).
+``int_aliases_in(code, pre) -> (int aliases, alias links)``
+    Integer type aliases defined in one file (likewise).
 ``cache_clear()``
     Forget every header (tests that rewrite files between checks).
 
@@ -39,7 +44,7 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from rocm_lint.cpp import includes
 from rocm_lint.cpp.lexer import lex
@@ -53,6 +58,7 @@ class Value:
     text: str  # the definition as ROCm sees it (comments blanked, stripped)
     where: Where
     rocm_only: bool = False  # defined in a branch only ROCm compiles (written for ROCm on purpose)
+    type: str = ""  # a constant's declared type (`uint64_t`, a project's `U64`); "" for a macro
 
 
 @dataclass
@@ -60,11 +66,34 @@ class Facts:
     values: Dict[str, Value] = field(default_factory=dict)
     ballot_wrappers: Dict[str, Where] = field(default_factory=dict)
     shuffle_wrappers: Dict[str, Where] = field(default_factory=dict)
+    # project names of integer types: name -> bits (32 or 64) on ROCm (`typedef uint32_t U32;`,
+    # `using lane_mask_t = unsigned long long;`); 0 where the definitions disagree
+    int_aliases: Dict[str, int] = field(default_factory=dict)
+    # aliases of names not (yet) known as integer types: name -> the aliased name (`typedef U32
+    # lane_t;` in a header that includes the one defining U32)
+    alias_links: Dict[str, str] = field(default_factory=dict)
 
     def update(self, other: "Facts") -> None:
         self.values.update(other.values)
         self.ballot_wrappers.update(other.ballot_wrappers)
         self.shuffle_wrappers.update(other.shuffle_wrappers)
+        self.int_aliases.update(other.int_aliases)
+        self.alias_links.update(other.alias_links)
+
+    def resolve_aliases(self) -> None:
+        """Give ``alias_links`` whose target is now a known integer type its width (4 rounds)."""
+        for _ in range(4):
+            done = [(n, t) for n, t in self.alias_links.items() if t in self.int_aliases]
+            if not done:
+                return
+            for name, target in done:
+                if name not in self.int_aliases:
+                    self.int_aliases[name] = self.int_aliases[target]
+                del self.alias_links[name]
+
+    def aliases_of(self, bits: int) -> FrozenSet[str]:
+        """The project's names of ``bits``-bit integer types."""
+        return frozenset(n for n, b in self.int_aliases.items() if b == bits)
 
     def value_of(self, name: str, depth: int = 0) -> Optional[Value]:
         """The final definition ``name`` leads to (``ALL = FULL``, ``FULL = 0xffffffff``)."""
@@ -277,6 +306,24 @@ def const_declarations(code: str) -> Iterator[Tuple[int, str, str]]:
         pos = end + 1
 
 
+_DECL_WORDS = frozenset({"const", "constexpr", "static", "inline", "volatile", "extern", "__device__", "__host__",
+                         "__constant__", "__shared__", "__forceinline__", "constinit", "thread_local"})
+_TYPE_WORDS = re.compile(r"[A-Za-z_][\w:]*")
+
+
+def declared_type(code: str, at: int, name: str) -> str:
+    """The type a ``const_declarations`` entry (keyword at ``at``, ``name``) is declared with,
+    storage words left out (``static constexpr uint64_t kAll`` -> ``uint64_t``), or ""."""
+    head = code[at:at + 200]
+    m = re.search(r"\b" + re.escape(name) + r"\s*[={]", head)
+    if m is None:
+        return ""
+    words = [w for w in _TYPE_WORDS.findall(head[:m.start()]) if w not in _DECL_WORDS]
+    if not words or len(words) > 4 or any(c in head[:m.start()] for c in "<>*&[(,"):
+        return ""
+    return " ".join(w[5:] if w.startswith("std::") else w for w in words)
+
+
 def _identifier_before(code: str, at: int) -> Optional[Tuple[int, str]]:
     """(offset, name) of the identifier that ends right before ``at`` (whitespace between
     allowed) and starts a word (``[A-Za-z_]`` after a non-word character), or None."""
@@ -312,8 +359,55 @@ def _values_in(code: str, pre: Preprocessed, path: str) -> Dict[str, Value]:
                 continue
             tree = tree or _brace_tree(code)
             if _function_of(code, at, tree) is None:  # namespace or class scope, not a function's local
-                out[name] = Value(value, (path, line))
+                out[name] = Value(value, (path, line), type=declared_type(code, at, name))
     return out
+
+
+# the integer types whose width a lane mask cares about, as C++ spells them on Linux (LP64)
+_INT_BITS = (
+    (re.compile(r"(?:(?:un)?signed\s+)?long\s+long(?:\s+int)?|(?:std::)?u?int64_t|__u?int64_t|u?int64|u64|s64"
+                r"|(?:std::)?size_t|(?:unsigned\s+)?long(?:\s+int)?|u?intptr_t"), 64),
+    (re.compile(r"(?:unsigned|signed)(?:\s+int)?|int|(?:std::)?u?int32_t|__u?int32_t|u?int32|uint|u32|s32"), 32),
+)
+_TYPEDEF = re.compile(r"\btypedef\s+((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*(?:\s+[A-Za-z_][\w:]*){0,3})"
+                      r"\s+([A-Za-z_]\w*)\s*;")
+_USING = re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=\s*((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*"
+                    r"(?:\s+[A-Za-z_][\w:]*){0,3})\s*;")
+_QUALIFIER = re.compile(r"\b(?:const|volatile)\s+")
+
+
+def int_aliases_in(code: str, pre: Preprocessed) -> Tuple[Dict[str, int], Dict[str, str]]:
+    """Integer type aliases one file defines outside NVIDIA-only code: ``typedef uint32_t U32;``,
+    ``typedef unsigned int lane_t;``, ``using lane_mask_t = unsigned;`` -> 32, ``typedef uint64_t
+    U64;`` -> 64, also through an alias defined earlier in the file; a name given two widths maps
+    to 0.  Second: aliases of other names (``typedef U32 lane_t;``: name -> target), which a
+    header's alias may resolve (``Facts.resolve_aliases``)."""
+    out: Dict[str, int] = {}
+    links: Dict[str, str] = {}
+    if "typedef" not in code and "using" not in code:
+        return out, links
+    found: List[Tuple[int, str, str]] = []
+    for m in _TYPEDEF.finditer(code) if "typedef" in code else ():
+        found.append((m.start(), m.group(2), m.group(1)))
+    for m in _USING.finditer(code) if "using" in code else ():
+        found.append((m.start(), m.group(1), m.group(2)))
+    if not found:
+        return out, links
+    found.sort()
+    line_starts = [0] + [x.end() for x in re.finditer(r"\n", code)]
+    for at, name, target in found:
+        if pre.nvidia_only(_line_of(line_starts, at)):
+            continue
+        target = " ".join(_QUALIFIER.sub("", target).split())
+        bits = next((b for pattern, b in _INT_BITS if pattern.fullmatch(target)), None)
+        if bits is None:
+            bits = out.get(target)
+        if bits is None:
+            if _IDENT.fullmatch(target) and target != name:
+                links[name] = target
+            continue
+        out[name] = bits if out.get(name, bits) == bits else 0
+    return out, links
 
 
 @lru_cache(maxsize=4096)
@@ -330,6 +424,7 @@ def _own_facts(header: str) -> Facts:
         return facts
     facts.values = _values_in(lexed.code, pre, header)
     facts.ballot_wrappers, facts.shuffle_wrappers = wrappers_in(lexed.code, pre, header)
+    facts.int_aliases, facts.alias_links = int_aliases_in(lexed.code, pre)
     return facts
 
 
@@ -341,6 +436,7 @@ def _header_closure(header: str, depth: int) -> Facts:
             if sub != header:
                 merged.update(_header_closure(sub, depth + 1))
     merged.update(_own_facts(header))
+    merged.resolve_aliases()
     return merged
 
 
@@ -363,6 +459,7 @@ def unit_facts(path: str, text: str) -> Facts:
     merged = Facts()
     for h in headers:
         merged.update(header_facts(h))
+    merged.resolve_aliases()
     return merged
 
 
