@@ -47,6 +47,7 @@ from functools import lru_cache
 from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from rocm_lint.cpp import includes
+from rocm_lint.cpp.functions import brace_tree, function_of, identifier_before
 from rocm_lint.cpp.lexer import lex
 from rocm_lint.cpp.preproc import Preprocessed, analyse
 
@@ -111,79 +112,9 @@ EMPTY = Facts()
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 BALLOT_CALL = re.compile(r"__(?:ballot_sync|ballot|activemask)\b")
 SHUFFLE_CALL = re.compile(r"__shfl(?:_up|_down|_xor)?(?:_sync)?\b")
-_NOT_FUNCTIONS = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof",
-                            "__attribute__", "alignas", "defined", "noexcept", "static_assert", "__launch_bounds__"})
-# what may stand between a function's `)` and its `{`: qualifiers, a trailing return type
-_QUALS_OR_RETURN = re.compile(r"(?:\s|const\b|noexcept\b|override\b|final\b|volatile\b|mutable\b|&)*"
-                              r"(?:->[\w\s:<>,*&]*)?")
 _RETURNED = re.compile(r"\breturn\s*(?:\(\s*[\w\s:]{1,60}\)\s*|static_cast\s*<[\w\s:]{1,60}>\s*\(\s*|\(\s*)?$")
 _CLOSE_RETURN = re.compile(r"[\s)]*;")
 MAX_WRAPPER_BODY = 1200  # a shuffle "wrapper" is a short function
-
-
-def _brace_tree(code: str) -> Tuple[List[int], Dict[int, int], Dict[int, int]]:
-    """(offsets of every ``{``, ``{`` -> its ``}`` (or len(code)), ``{`` -> the enclosing ``{`` or -1)."""
-    opens: List[int] = []
-    close: Dict[int, int] = {}
-    parent: Dict[int, int] = {}
-    stack: List[int] = []
-    for m in re.finditer(r"[{}]", code):
-        if m.group() == "{":
-            parent[m.start()] = stack[-1] if stack else -1
-            opens.append(m.start())
-            stack.append(m.start())
-        elif stack:
-            close[stack.pop()] = m.start()
-    for o in stack:
-        close[o] = len(code)
-    return opens, close, parent
-
-
-def _function_of(code: str, offset: int, tree) -> Optional[Tuple[str, int, int]]:
-    """(name, body start, body end) of the function whose body holds ``offset``, or None.  From
-    the innermost block outward: a block opened right after ``name(...)`` (qualifiers and a
-    trailing return type allowed) with ``name`` not a keyword is a function body."""
-    opens, close, parent = tree
-    i = bisect_left(opens, offset) - 1
-    o = opens[i] if i >= 0 else -1
-    while o != -1 and close[o] < offset:
-        o = parent[o]
-    for _ in range(12):
-        if o == -1:
-            return None
-        name = _name_before_block(code, o)
-        if name:
-            return name, o, close[o]
-        o = parent[o]
-    return None
-
-
-def _name_before_block(code: str, brace: int) -> Optional[str]:
-    """The function name of ``name(params) quals {`` when ``brace`` opens such a body."""
-    paren = code.rfind(")", max(0, brace - 160), brace)
-    if paren == -1:
-        return None
-    between = code[paren + 1:brace]
-    if not _QUALS_OR_RETURN.fullmatch(between):
-        return None
-    depth, i, lo = 0, paren, max(0, paren - 4000)
-    while i >= lo:
-        c = code[i]
-        if c == ")":
-            depth += 1
-        elif c == "(":
-            depth -= 1
-            if depth == 0:
-                break
-        elif c in ";{}":
-            return None
-        i -= 1
-    else:
-        return None
-    found = _identifier_before(code, i)
-    if found is None or found[1] in _NOT_FUNCTIONS:
-        return None
-    return found[1]
 
 
 def wrappers_in(code: str, pre: Preprocessed, path: str = "") -> Tuple[Dict[str, Where], Dict[str, Where]]:
@@ -219,8 +150,8 @@ def wrappers_in(code: str, pre: Preprocessed, path: str = "") -> Tuple[Dict[str,
             if pre.nvidia_only(line) or _in_directive(code, line_starts, line):
                 continue
             if tree is None:
-                tree = _brace_tree(code)
-            fn = _function_of(code, m.start(), tree)
+                tree = brace_tree(code)
+            fn = function_of(code, m.start(), tree)
             if fn is None or fn[0] in table:
                 continue
             if pattern is BALLOT_CALL:
@@ -294,7 +225,7 @@ def const_declarations(code: str) -> Iterator[Tuple[int, str, str]]:
             continue
         stop = stops[i]
         if stop not in names:
-            names[stop] = _identifier_before(code, stop)
+            names[stop] = identifier_before(code, stop)
         found = names[stop]
         if found is None or found[0] < k.end():
             continue
@@ -324,20 +255,6 @@ def declared_type(code: str, at: int, name: str) -> str:
     return " ".join(w[5:] if w.startswith("std::") else w for w in words)
 
 
-def _identifier_before(code: str, at: int) -> Optional[Tuple[int, str]]:
-    """(offset, name) of the identifier that ends right before ``at`` (whitespace between
-    allowed) and starts a word (``[A-Za-z_]`` after a non-word character), or None."""
-    i = at
-    while i > 0 and code[i - 1].isspace():
-        i -= 1
-    end = i
-    while i > 0 and (code[i - 1].isalnum() or code[i - 1] == "_"):
-        i -= 1
-    if i == end or not (code[i] == "_" or "a" <= code[i] <= "z" or "A" <= code[i] <= "Z"):
-        return None
-    return i, code[i:end]
-
-
 def _values_in(code: str, pre: Preprocessed, path: str) -> Dict[str, Value]:
     """Object-like macros with one value on ROCm, and ``const``/``constexpr`` scalars outside
     NVIDIA-only code."""
@@ -357,8 +274,8 @@ def _values_in(code: str, pre: Preprocessed, path: str) -> Dict[str, Value]:
             line = _line_of(line_starts, at)
             if pre.nvidia_only(line) or name in out:
                 continue
-            tree = tree or _brace_tree(code)
-            if _function_of(code, at, tree) is None:  # namespace or class scope, not a function's local
+            tree = tree or brace_tree(code)
+            if function_of(code, at, tree) is None:  # namespace or class scope, not a function's local
                 out[name] = Value(value, (path, line), type=declared_type(code, at, name))
     return out
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls", "gate_lines", "literal_value", "whole_statement_lines")
+lazy_functions(globals(), "rocm_lint.cpp.logical_warp", "LogicalWarps", "hardware_indexed_arrays")
 
 ROC601 = Rule(
     "ROC601", "lane-mask-32-bit",
@@ -634,6 +635,7 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
 @ROC603.source_checker()
 def find_warp_size_32(unit: CppUnit) -> Iterator[Hit]:
     seen: Set[int] = set()
+    warps = None
     for start, end, what in _wave_hits(unit, 32):
         line = unit.line_of(start)
         region = unit.pre.status(line)
@@ -642,7 +644,21 @@ def find_warp_size_32(unit: CppUnit) -> Iterator[Hit]:
         if what.startswith("shuffle width") and unit.pre.rocm_only(line):
             continue  # an explicit width on the ROCm side is a deliberate 32-lane logical warp
         seen.add(start)
+        # A 32-lane logical warp used consistently (no hardware width in the function, the
+        # functions it calls or those calling it: rocm_lint.cpp.logical_warp) computes the same
+        # on a 64-wide wavefront; a 32-valued constant is one when all its uses are.
+        warps = warps or LogicalWarps(unit)
+        name = _IDENTS.match(unit.code, start)
+        if name and what in (f"`#define {name.group(0)} 32`", f"`{name.group(0)} = 32`"):
+            if warps.constant_consistent(name.group(0), start):
+                continue
+        elif warps.mixed(start) is False:
+            continue
         yield ROC603.hit(start, end, ROC603.message(what=what))
+    if "[" in unit.code and ("warpSize" in unit.code or "C10_WARP_SIZE" in unit.code):
+        for start, end, what in hardware_indexed_arrays(unit, warps or LogicalWarps(unit)):
+            if start not in seen and unit.pre.status(unit.line_of(start)).wave != 32:
+                yield ROC603.hit(start, end, ROC603.message(what=what))
 
 
 @ROC605.source_checker()
