@@ -246,11 +246,17 @@ def declared_type(code: str, at: int, name: str) -> str:
     """The type a ``const_declarations`` entry (keyword at ``at``, ``name``) is declared with,
     storage words left out (``static constexpr uint64_t kAll`` -> ``uint64_t``), or ""."""
     head = code[at:at + 200]
-    m = re.search(r"\b" + re.escape(name) + r"\s*[={]", head)
-    if m is None:
+    end = -1
+    for w in _TYPE_WORDS.finditer(head):
+        if w.group(0) == name:
+            rest = head[w.end():].lstrip()
+            if rest[:1] in ("=", "{"):
+                end = w.start()
+                break
+    if end == -1:
         return ""
-    words = [w for w in _TYPE_WORDS.findall(head[:m.start()]) if w not in _DECL_WORDS]
-    if not words or len(words) > 4 or any(c in head[:m.start()] for c in "<>*&[(,"):
+    words = [w for w in _TYPE_WORDS.findall(head[:end]) if w not in _DECL_WORDS]
+    if not words or len(words) > 4 or any(c in head[:end] for c in "<>*&[(,"):
         return ""
     return " ".join(w[5:] if w.startswith("std::") else w for w in words)
 
@@ -286,9 +292,9 @@ _INT_BITS = (
                 r"|(?:std::)?size_t|(?:unsigned\s+)?long(?:\s+int)?|u?intptr_t"), 64),
     (re.compile(r"(?:unsigned|signed)(?:\s+int)?|int|(?:std::)?u?int32_t|__u?int32_t|u?int32|uint|u32|s32"), 32),
 )
-_TYPEDEF = re.compile(r"\btypedef\s+((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*(?:\s+[A-Za-z_][\w:]*){0,3})"
+_TYPEDEF = re.compile(r"typedef\s+((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*(?:\s+[A-Za-z_][\w:]*){0,3})"
                       r"\s+([A-Za-z_]\w*)\s*;")
-_USING = re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=\s*((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*"
+_USING = re.compile(r"using\s+([A-Za-z_]\w*)\s*=\s*((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*"
                     r"(?:\s+[A-Za-z_][\w:]*){0,3})\s*;")
 _QUALIFIER = re.compile(r"\b(?:const|volatile)\s+")
 
@@ -304,24 +310,30 @@ def int_aliases_in(code: str, pre: Preprocessed) -> Tuple[Dict[str, int], Dict[s
     if "typedef" not in code and "using" not in code:
         return out, links
     found: List[Tuple[int, str, str]] = []
+    # (literal-first patterns: a match inside a longer word is skipped here)
     for m in _TYPEDEF.finditer(code) if "typedef" in code else ():
-        found.append((m.start(), m.group(2), m.group(1)))
+        if not m.start() or not (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+            found.append((m.start(), m.group(2), m.group(1)))
     for m in _USING.finditer(code) if "using" in code else ():
-        found.append((m.start(), m.group(1), m.group(2)))
+        if not m.start() or not (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+            found.append((m.start(), m.group(1), m.group(2)))
     if not found:
         return out, links
     found.sort()
-    line_starts = [0] + [x.end() for x in re.finditer(r"\n", code)]
+    line_starts: List[int] = []
     for at, name, target in found:
-        if pre.nvidia_only(_line_of(line_starts, at)):
-            continue
         target = " ".join(_QUALIFIER.sub("", target).split())
         bits = next((b for pattern, b in _INT_BITS if pattern.fullmatch(target)), None)
         if bits is None:
             bits = out.get(target)
+        if bits is None and not (_IDENT.fullmatch(target) and target != name):
+            continue  # no integer type, no alias of a name (`using T = typename K::T;`)
+        if not line_starts:
+            line_starts = [0] + [x.end() for x in re.finditer(r"\n", code)]
+        if pre.nvidia_only(_line_of(line_starts, at)):
+            continue
         if bits is None:
-            if _IDENT.fullmatch(target) and target != name:
-                links[name] = target
+            links[name] = target
             continue
         out[name] = bits if out.get(name, bits) == bits else 0
     return out, links

@@ -139,7 +139,6 @@ class Functions:
         return out
 
 
-_IDENT = re.compile(r"[A-Za-z_]\w*")
 MAX_TEMPLATE_ARGS = 200  # `name<...>(`: how far a call's template arguments may run
 
 
@@ -165,36 +164,42 @@ def functions_in(code: str) -> Functions:
     for i, f in enumerate(items):
         by_name.setdefault(f.name, []).append(i)
     for i, f in enumerate(items):
-        for m in _IDENT.finditer(code, f.start, f.end):
-            targets = by_name.get(m.group(0))
-            if targets is None or not _called_at(code, m.end()):
-                continue
-            found.callees[i].update(t for t in targets if t != i)
+        # each call's `(`, then the name before it (template arguments skipped): fewer matches
+        # than every identifier of the body
+        paren = code.find("(", f.start, f.end)
+        while paren != -1:
+            name = _callee_before(code, paren)
+            targets = by_name.get(name) if name else None
+            if targets is not None:
+                found.callees[i].update(t for t in targets if t != i)
+            paren = code.find("(", paren + 1, f.end)
     return found
 
 
-def _called_at(code: str, at: int) -> bool:
-    """Does a call's ``(`` follow the name ending at ``at`` (template arguments allowed)?"""
-    i = at
-    n = len(code)
-    while i < n and code[i] in " \t\r\n":
-        i += 1
-    if i < n and code[i] == "<":
-        depth, lo = 0, i
-        while i < n and i - lo < MAX_TEMPLATE_ARGS:
+def _callee_before(code: str, paren: int) -> Optional[str]:
+    """The name called by the ``(`` at ``paren`` (``name(``, ``name<T, 4>(``), or None."""
+    i = paren
+    while i > 0 and code[i - 1] in " \t\r\n":
+        i -= 1
+    if i > 0 and code[i - 1] == ">":
+        depth, lo = 0, max(0, i - MAX_TEMPLATE_ARGS)
+        i -= 1
+        while i >= lo:
             c = code[i]
-            if c == "<":
+            if c == ">":
                 depth += 1
-            elif c == ">":
+            elif c == "<":
                 depth -= 1
                 if depth == 0:
                     break
             elif c in ";{}":
-                return False
-            i += 1
+                return None
+            i -= 1
         else:
-            return False
-        i += 1
-        while i < n and code[i] in " \t\r\n":
-            i += 1
-    return i < n and code[i] == "("
+            return None
+        while i > 0 and code[i - 1] in " \t\r\n":
+            i -= 1
+    end = i
+    while i > 0 and (code[i - 1].isalnum() or code[i - 1] == "_"):
+        i -= 1
+    return code[i:end] if i < end else None

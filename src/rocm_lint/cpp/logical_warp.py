@@ -16,8 +16,10 @@ to a ``warp_reduce`` helper, or a width-32 helper is called by a kernel indexing
 that reaches it through calls (itself included) reaches hardware-width code through calls.
 Helpers in other headers are seen through the project facts: a call of a header's shuffle
 wrapper (``unit.project.shuffle_wrappers``) without a literal width 32 among its arguments, or of
-a ballot wrapper, is hardware width; a function of this file with a ``width = warpSize`` default
-parameter is hardware width at each call that passes no 32.
+a ballot wrapper, is hardware width; so is a call of a helper the file cannot see whose name says
+shuffle or ballot (``packed_shfl_sync(MASK_ALL, v, src)`` in a header included from elsewhere);
+a function of this file with a ``width = warpSize`` default parameter is hardware width at each
+call that passes no 32.
 
 API
 ---
@@ -32,7 +34,8 @@ API
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Dict, List, Optional, Set
+from functools import lru_cache
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set
 
 from rocm_lint.cpp.functions import Functions, functions_in
 from rocm_lint.cpp.scanner import literal_value
@@ -40,13 +43,14 @@ from rocm_lint.cpp.scanner import literal_value
 if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit
 
-_HARDWARE_WORDS = re.compile(r"\b(?:warpSize|C10_WARP_SIZE|__AMDGCN_WAVEFRONT_SIZE(?:__)?)\b|\b__lane_id\s*\(")
+# literal-first (no leading \b: the regex engine's literal search), a word start checked after
+_HARDWARE_WORDS = re.compile(r"(?:warpSize|C10_WARP_SIZE|__AMDGCN_WAVEFRONT_SIZE(?:__)?)\b|__lane_id\s*\(")
 _VOTE = re.compile(r"__(?:ballot(?:_sync)?|any(?:_sync)?|all(?:_sync)?|uni(?:_sync)?|activemask"
                    r"|match_(?:any|all)_sync|reduce_(?:add|min|max|and|or|xor)_sync)\b")
 _SHUFFLE = re.compile(r"__shfl(?:_up|_down|_xor)?(_sync)?\b")
 _MASK_ARGUMENT = re.compile(r"_sync\s*\(\s*$")  # `__shfl_xor_sync(__activemask(), ...`: a mask, not data
 _WIDTH_DEFAULT = re.compile(r"=\s*(?:warpSize|C10_WARP_SIZE)\b")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_NAMED_HELPER = re.compile(r"(?i)shfl|shuffle|ballot|activemask")
 MAX_FUNCTIONS = 4000  # beyond: each function is its own unit (no call graph)
 MAX_CONSTANTS = 32
 
@@ -56,12 +60,25 @@ class LogicalWarps:
         self.unit = unit
         code = unit.code
         self.functions: Functions = functions_in(code)
-        n = len(self.functions.items)
-        hardware = [False] * n
-        for i in self._hardware_at():
-            hardware[i] = True
-        self._mixed = _propagate(self.functions, hardware) if n <= MAX_FUNCTIONS else hardware
         self._constants: Dict[str, bool] = {}
+        # the file's own hardware-width code first; the helpers of other files (the project's
+        # headers, read on demand) only once a function would be found consistent without them
+        self._direct = self._hardware_at()
+        self._mixed = self._mixed_with(self._direct)
+        self._complete = False
+
+    def _mixed_with(self, hardware_at: Set[int]) -> List[bool]:
+        n = len(self.functions.items)
+        hardware = [i in hardware_at for i in range(n)]
+        return _propagate(self.functions, hardware) if n <= MAX_FUNCTIONS else hardware
+
+    def _complete_mixed(self) -> List[bool]:
+        if not self._complete:
+            self._complete = True
+            more = self._wrapper_calls()
+            if more - self._direct:
+                self._mixed = self._mixed_with(self._direct | more)
+        return self._mixed
 
     # -- hardware-width code, per function ------------------------------------------------------
     def _hardware_at(self) -> Set[int]:
@@ -77,7 +94,8 @@ class LogicalWarps:
                 out.add(i)
 
         for m in _HARDWARE_WORDS.finditer(code):
-            note(m.start())
+            if not m.start() or not (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+                note(m.start())
         if "__" in code:
             for m in _VOTE.finditer(code):
                 if m.start() and (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
@@ -86,15 +104,13 @@ class LogicalWarps:
                     note(m.start())
         if "__shfl" in code:
             for m in _SHUFFLE.finditer(code):
-                paren = _paren_after(code, m)
+                paren = _paren_after(code, m.start(), m.end())
                 if paren is None:
                     continue
                 width_at = 3 if m.group(1) else 2
                 args = unit.args(paren)
                 if len(args) <= width_at:
                     note(m.start())  # no width: the whole wavefront
-        for i in self._wrapper_calls():
-            out.add(i)
         return out
 
     def _wrapper_calls(self) -> Set[int]:
@@ -113,19 +129,33 @@ class LogicalWarps:
             if name_at != -1 and _WIDTH_DEFAULT.search(head, name_at, paren + 1):
                 shuffles.add(f.name)
         out: Set[int] = set()
-        if not (ballots or shuffles):
-            return out
-        for f_index, f in enumerate(fns.items):
-            for m in _IDENT.finditer(code, f.start, f.end):
-                name = m.group(0)
-                if name not in ballots and name not in shuffles:
-                    continue
-                paren = _paren_after(code, m)
-                if paren is None or unit.nvidia_only(m.start()):
-                    continue
-                if name in ballots or not any(self._is_32(a, b) for a, b in unit.args(paren)[1:]):
-                    out.add(f_index)
-                    break
+        candidates = []  # (offset, name) of each call a hardware-width helper may be
+        known = ballots | shuffles
+        if known:
+            for m in _names_pattern(frozenset(known)).finditer(code):
+                candidates.append((m.start(), m.group(0)))
+        for m in _NAMED_HELPER.finditer(code):
+            # a helper the file cannot see (its header comes from elsewhere) named for a shuffle
+            # or a ballot: `packed_shfl_sync(MASK_ALL, v, src)`
+            a, b = m.start(), m.end()
+            while a > 0 and (code[a - 1].isalnum() or code[a - 1] == "_"):
+                a -= 1
+            while b < len(code) and (code[b].isalnum() or code[b] == "_"):
+                b += 1
+            name = code[a:b]
+            if name in own or name in known or name.startswith("__") or (a and code[a - 1] == "."):
+                continue
+            candidates.append((a, name))
+            (ballots if "ballot" in name.lower() or "activemask" in name.lower() else shuffles).add(name)
+        for at, name in candidates:
+            i = fns.at(at)
+            if i < 0 or i in out or (at and (code[at - 1].isalnum() or code[at - 1] == "_")):
+                continue
+            paren = _paren_after(code, at, at + len(name))
+            if paren is None or unit.nvidia_only(at):
+                continue
+            if name in ballots or not any(self._is_32(a, b) for a, b in unit.args(paren)[1:]):
+                out.add(i)
         return out
 
     def _is_32(self, a: int, b: int) -> bool:
@@ -137,7 +167,9 @@ class LogicalWarps:
     # -- queries -------------------------------------------------------------------------------
     def mixed(self, offset: int) -> Optional[bool]:
         i = self.functions.at(offset)
-        return None if i < 0 else self._mixed[i]
+        if i < 0:
+            return None
+        return True if self._mixed[i] else self._complete_mixed()[i]
 
     def constant_consistent(self, name: str, definition: int) -> bool:
         cached = self._constants.get(name)
@@ -152,18 +184,23 @@ class LogicalWarps:
         for m in re.finditer(r"\b" + re.escape(name) + r"\b", code):
             if m.start() == definition or unit.nvidia_only(m.start()):
                 continue
-            i = self.functions.at(m.start())
-            if i < 0 or self._mixed[i]:
-                return False
+            if self.mixed(m.start()) is not False:
+                return False  # outside every function, or in a mixed one
             used = True
         return used
 
 
-def _paren_after(code: str, m: "re.Match[str]") -> Optional[int]:
-    """The ``(`` of a call whose name ``m`` matched, or None (a name inside a longer one, no call)."""
-    if m.start() and (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+@lru_cache(maxsize=256)
+def _names_pattern(names: FrozenSet[str]) -> "re.Pattern[str]":
+    return re.compile("(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+
+
+def _paren_after(code: str, start: int, end: int) -> Optional[int]:
+    """The ``(`` of a call whose name is ``code[start:end]``, or None (a name inside a longer one,
+    no call)."""
+    if start and (code[start - 1].isalnum() or code[start - 1] == "_"):
         return None
-    i = m.end()
+    i = end
     while i < len(code) and code[i] in " \t\r\n":
         i += 1
     return i if i < len(code) and code[i] == "(" else None

@@ -260,8 +260,8 @@ class CppUnit:
         if not type_name or not value:
             return value
         plain = literal_value(value)
-        if plain is None:
-            return value
+        if plain not in _WIDTH_SENSITIVE:
+            return value  # a value no cast between 32 and 64 bits changes as a mask: not read
         aliases = self.project.int_aliases if type_name not in _INT_TYPES else None
         if aliases is not None and type_name not in aliases:
             return value
@@ -461,6 +461,8 @@ def calls(unit: CppUnit, pattern: "re.Pattern[str]") -> Iterator[Tuple[re.Match,
             yield m, i
 
 
+# values a cast between 32 and 64 bits changes (-1 and ~0 widen to 64 ones, 64 ones narrow to 32)
+_WIDTH_SENSITIVE = frozenset({0xFFFFFFFF, (1 << 64) - 1})
 _INT_TYPES = {  # (width, signed) of the integer types masks are written in (LP64: long is 64 bits)
     "int": (32, True), "signed": (32, True), "signed int": (32, True), "int32_t": (32, True),
     "unsigned": (32, False), "unsigned int": (32, False), "uint32_t": (32, False), "uint": (32, False),

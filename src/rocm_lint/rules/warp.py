@@ -442,7 +442,9 @@ _SYNC_MASK_CALL = LazyPattern(
 def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
     """How ``text`` (a mask argument) is a 32-bit full mask on ROCm, or None."""
     expanded = unit.expand(text, at)
-    value = literal_value(expanded, unit.project.int_aliases)
+    value = literal_value(expanded)
+    if value is None and _IDENTS.search(expanded):  # `(U32)-1`: the project's type names
+        value = literal_value(expanded, unit.project.int_aliases)
     if value == FULL32:
         return text.strip() if expanded == text.strip() else f"{text.strip()} ({expanded})"
     return None
