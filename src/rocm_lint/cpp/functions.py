@@ -142,9 +142,10 @@ class Functions:
 MAX_TEMPLATE_ARGS = 200  # `name<...>(`: how far a call's template arguments may run
 
 
-def functions_in(code: str) -> Functions:
-    """The file's outermost function bodies and the calls between them."""
-    opens, close, parent = tree = brace_tree(code)
+def functions_in(code: str, tree=None) -> Functions:
+    """The file's outermost function bodies and the calls between them (``tree``: the code's
+    ``brace_tree``, when the caller has it)."""
+    opens, close, parent = tree = tree or brace_tree(code)
     items: List[Function] = []
     inside: Dict[int, bool] = {}  # `{` -> lies in a function body (its own or an enclosing one)
     for o in opens:

@@ -34,10 +34,11 @@ API
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set
 
-from rocm_lint.cpp.functions import Functions, functions_in
+from rocm_lint.cpp.functions import Functions, brace_tree, function_of, functions_in
 from rocm_lint.cpp.scanner import literal_value
 
 if TYPE_CHECKING:
@@ -58,60 +59,58 @@ MAX_CONSTANTS = 32
 class LogicalWarps:
     def __init__(self, unit: "CppUnit") -> None:
         self.unit = unit
-        code = unit.code
-        self.functions: Functions = functions_in(code)
         self._constants: Dict[str, bool] = {}
-        # the file's own hardware-width code first; the helpers of other files (the project's
-        # headers, read on demand) only once a function would be found consistent without them
-        self._direct = self._hardware_at()
-        self._mixed = self._mixed_with(self._direct)
-        self._complete = False
+        self._tree = brace_tree(unit.code)
+        # the file's own hardware-width code (offsets); a function holding some is mixed without
+        # further ado, the call graph and the helpers of other files (the project's headers, read
+        # on demand) are computed only for a function that would be consistent without them
+        self._hardware = self._hardware_offsets()
+        self._functions: Optional[Functions] = None
+        self._mixed: Optional[List[bool]] = None
 
-    def _mixed_with(self, hardware_at: Set[int]) -> List[bool]:
-        n = len(self.functions.items)
-        hardware = [i in hardware_at for i in range(n)]
-        return _propagate(self.functions, hardware) if n <= MAX_FUNCTIONS else hardware
+    @property
+    def functions(self) -> Functions:
+        if self._functions is None:
+            self._functions = functions_in(self.unit.code, self._tree)
+        return self._functions
 
     def _complete_mixed(self) -> List[bool]:
-        if not self._complete:
-            self._complete = True
-            more = self._wrapper_calls()
-            if more - self._direct:
-                self._mixed = self._mixed_with(self._direct | more)
+        if self._mixed is None:
+            fns = self.functions
+            n = len(fns.items)
+            hardware = [False] * n
+            for offset in self._hardware:
+                i = fns.at(offset)
+                if i >= 0:
+                    hardware[i] = True
+            for i in self._wrapper_calls():
+                hardware[i] = True
+            self._mixed = _propagate(fns, hardware) if n <= MAX_FUNCTIONS else hardware
         return self._mixed
 
-    # -- hardware-width code, per function ------------------------------------------------------
-    def _hardware_at(self) -> Set[int]:
-        """Indices of the functions whose body (as ROCm compiles it) uses the hardware width."""
-        unit, code, fns = self.unit, self.unit.code, self.functions
-        out: Set[int] = set()
-        if not fns.items:
-            return out
-
-        def note(offset: int) -> None:
-            i = fns.at(offset)
-            if i >= 0 and i not in out and not unit.nvidia_only(offset):
-                out.add(i)
-
+    # -- hardware-width code ---------------------------------------------------------------------
+    def _hardware_offsets(self) -> List[int]:
+        """Offsets of the file's hardware-width code, as ROCm compiles it, in order."""
+        unit, code = self.unit, self.unit.code
+        out: List[int] = []
         for m in _HARDWARE_WORDS.finditer(code):
             if not m.start() or not (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
-                note(m.start())
+                out.append(m.start())
         if "__" in code:
             for m in _VOTE.finditer(code):
                 if m.start() and (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
                     continue
                 if not _MASK_ARGUMENT.search(code, max(0, m.start() - 40), m.start()):
-                    note(m.start())
+                    out.append(m.start())
         if "__shfl" in code:
             for m in _SHUFFLE.finditer(code):
                 paren = _paren_after(code, m.start(), m.end())
                 if paren is None:
                     continue
                 width_at = 3 if m.group(1) else 2
-                args = unit.args(paren)
-                if len(args) <= width_at:
-                    note(m.start())  # no width: the whole wavefront
-        return out
+                if len(unit.args(paren)) <= width_at:
+                    out.append(m.start())  # no width: the whole wavefront
+        return sorted(o for o in out if not unit.nvidia_only(o))
 
     def _wrapper_calls(self) -> Set[int]:
         """Functions that call a hardware-width helper: a header's ballot wrapper, a header's
@@ -166,10 +165,14 @@ class LogicalWarps:
 
     # -- queries -------------------------------------------------------------------------------
     def mixed(self, offset: int) -> Optional[bool]:
-        i = self.functions.at(offset)
-        if i < 0:
+        own = function_of(self.unit.code, offset, self._tree)
+        if own is None:
             return None
-        return True if self._mixed[i] else self._complete_mixed()[i]
+        i = bisect_left(self._hardware, own[1])
+        if i < len(self._hardware) and self._hardware[i] <= own[2]:
+            return True  # hardware-width code in the function itself
+        i = self.functions.at(offset)
+        return None if i < 0 else self._complete_mixed()[i]
 
     def constant_consistent(self, name: str, definition: int) -> bool:
         cached = self._constants.get(name)
