@@ -51,6 +51,7 @@ _VOTE = re.compile(r"__(?:ballot(?:_sync)?|any(?:_sync)?|all(?:_sync)?|uni(?:_sy
 _SHUFFLE = re.compile(r"__shfl(?:_up|_down|_xor)?(_sync)?\b")
 _MASK_ARGUMENT = re.compile(r"_sync\s*\(\s*$")  # `__shfl_xor_sync(__activemask(), ...`: a mask, not data
 _WIDTH_DEFAULT = re.compile(r"=\s*(?:warpSize|C10_WARP_SIZE)\b")
+_DEVICE_CODE = re.compile(r"__(?:device|global|shfl|ballot|activemask|syncwarp)|threadIdx|warpSize")
 _NAMED_HELPER = re.compile(r"(?i)shfl|shuffle|ballot|activemask")
 MAX_FUNCTIONS = 4000  # beyond: each function is its own unit (no call graph)
 MAX_CONSTANTS = 32
@@ -118,9 +119,12 @@ class LogicalWarps:
         width parameter defaults to ``warpSize`` without a 32."""
         unit, code, fns = self.unit, self.unit.code, self.functions
         own = {f.name for f in fns.items}
-        project = unit.project
-        ballots = {n for n in project.ballot_wrappers if n not in own}
-        shuffles = {n for n in project.shuffle_wrappers if n not in own}
+        ballots: Set[str] = set()
+        shuffles: Set[str] = set()
+        if _DEVICE_CODE.search(code):  # host code (a code generator's 32) calls no device helper
+            project = unit.project
+            ballots = {n for n in project.ballot_wrappers if n not in own}
+            shuffles = {n for n in project.shuffle_wrappers if n not in own}
         for f in fns.items:
             head = code[max(0, f.start - 400):f.start]
             paren = head.rfind(")")
