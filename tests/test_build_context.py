@@ -304,10 +304,10 @@ def test_fixes_in_a_rocm_only_directory_keep_the_nvidia_program(tmp_path):
 
 
 def test_a_hazard_per_directory_platform(tmp_path):
-    """An explicit shuffle width of 32: ROC603 where both platforms build the file, silent where
-    only ROCm does (a deliberate 32-lane logical warp there, as under #ifdef USE_ROCM) and where
-    ROCm never does."""
-    body = "__global__ void k(float* x) {\n  x[0] = __shfl_xor(x[0], 1, 32);\n}\n"
+    """An explicit shuffle width of 32 next to the hardware width: ROC603 where both platforms
+    build the file, silent where only ROCm does (a deliberate 32-lane logical warp there, as
+    under #ifdef USE_ROCM) and where ROCm never does."""
+    body = "__global__ void k(float* x) {\n  x[0] = __shfl_xor(x[0], 1, 32);\n  x[1] = warpSize;\n}\n"
     root = _project(tmp_path, {"CMakeLists.txt": CMAKE_SPLIT, "csrc/rocm/k.cu": body, "csrc/cuda/k.cu": body,
                                "csrc/common/k.cu": body})
     assert _codes(root / "csrc/common/k.cu") == [(2, "ROC603")]

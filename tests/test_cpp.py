@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import FIXTURES, RULE_FIXTURES, expected_findings, nvcc_ptx, run_cli, translation_unit
 from rocm_lint.config import Config
+from rocm_lint.cpp.functions import functions_in
 from rocm_lint.cpp.lexer import lex
-from rocm_lint.cpp.preproc import analyse, nvidia_view, same_on_nvidia
+from rocm_lint.cpp.preproc import analyse, include_guard, nvidia_view, same_on_nvidia
 from rocm_lint.engine import check_file, check_source
 from rocm_lint.fix.text_edits import apply_text_fixes
 
@@ -40,7 +41,7 @@ def test_cli_reports_cpp_fixtures():
     want = sum(sum(c for (_, code), c in expected_findings(p).items() if code[:4] in ("ROC6", "ROC7"))
                for p in CPP_FIXTURES)
     assert len(lines) == want
-    assert all(re.match(r".+\.cuh?:\d+:\d+: ROC[67]\d\d ", line) for line in lines)
+    assert all(re.match(r".+\.(?:cuh?|hip):\d+:\d+: ROC[67]\d\d ", line) for line in lines)
 
 
 # -- which files ---------------------------------------------------------------------------------------
@@ -492,3 +493,42 @@ def test_no_fix_in_a_file_with_an_unterminated_string_literal():
     directive = "#ifndef __CUDACC__\n#error This won't build without nvcc\n#endif\n" + text.replace('"__activemask(), p', "__activemask(), p")
     assert fix_text("k.cu", directive, Config(), unsafe=True, language="cuda").text != directive
     assert fix_text("k.cu", once, Config(), unsafe=True, language="cuda").text == once
+
+
+# -- functions and their calls (rocm_lint.cpp.functions), the unit of a logical warp ------------------
+FUNCTIONS = """
+template <typename T> __device__ T reduce(T v) { if (v) { v += 1; } return v; }
+struct Op { __device__ float operator()(float a, float b) const { return a + b; } };
+__device__ float helper(float v) -> float { auto f = [&](int x) { return reduce<float>(x); }; return f(1); }
+__global__ void kernel(float* x) {
+  x[0] = helper(x[0]) + reduce<float> (x[1]);
+  while (x[0] > 0) { x[0] -= 1; }
+}
+"""
+
+
+def test_functions_are_the_outermost_bodies_with_their_calls():
+    code = lex(FUNCTIONS).code
+    fns = functions_in(code)
+    names = [f.name for f in fns.items]
+    assert names == ["reduce", "helper", "kernel"]  # (an `operator()` body has no name to call it by)
+    index = {n: i for i, n in enumerate(names)}
+    assert fns.callees[index["kernel"]] == {index["helper"], index["reduce"]}
+    assert fns.callees[index["helper"]] == {index["reduce"]}  # inside its lambda
+    assert fns.callees[index["reduce"]] == set()
+    assert fns.callers()[index["reduce"]] == {index["helper"], index["kernel"]}
+    inside = code.index("x[0] -= 1")
+    assert fns.at(inside) == index["kernel"] and fns.at(code.index("struct Op")) == -1
+
+
+@pytest.mark.parametrize("text, guard", [
+    ("#ifndef A_H\n#define A_H\nint x;\n#endif\n", "A_H"),
+    ("// c\n#pragma once\n#if !defined(A_H)\n#define A_H 1\n#endif\n", "A_H"),
+    ("#if !defined A_H\n#define A_H\n#endif\n", "A_H"),
+    ("#ifndef A_H\n#define B_H\n#endif\n", None),
+    ("#include <x.h>\n#ifndef A_H\n#define A_H\n#endif\n", None),
+    ("#ifdef A_H\n#define A_H\n#endif\n", None),
+    ("int x;\n", None),
+])
+def test_include_guard(text, guard):
+    assert include_guard(lex(text).code) == guard

@@ -1,11 +1,14 @@
 """C++ facts across files (``rocm_lint.cpp.facts``): masks, warp sizes, ballot and shuffle
-wrappers and chip lists that a project header defines, seen from the translation units that
-include it; gated definitions stay silent; each header is read once per process."""
+wrappers, chip lists, integer type aliases and derived platform macros that a project header
+defines, seen from the translation units that include it; gated definitions stay silent; each
+header is read once per process."""
 
 import os
+from pathlib import Path
 
 import pytest
 
+from conftest import expected_findings
 from rocm_lint.config import Config
 from rocm_lint.cpp import facts, includes
 from rocm_lint.engine import check_file, check_paths
@@ -172,3 +175,90 @@ def test_unreadable_header_is_no_fact(tmp_path):
     })
     (root / "gone.h").symlink_to(root / "missing-target.h")
     assert _found(root / "k.cu") == []
+
+
+# -- fixtures/cpp-project: a project's own platform macros and integer types, from its headers -------
+CPP_PROJECT = Path(__file__).resolve().parent.parent / "fixtures" / "cpp-project"
+CPP_PROJECT_SOURCES = sorted(CPP_PROJECT.rglob("*.cu"))
+
+
+def _markers(path):
+    return sorted(expected_findings(path).elements())
+
+
+@pytest.mark.parametrize("path", CPP_PROJECT_SOURCES, ids=lambda p: p.name)
+def test_cpp_project_file_reports_exactly_its_markers(path):
+    assert [(line, code) for line, code, _ in _found(path)] == _markers(path)
+
+
+def test_cpp_project_whole_tree_reports_exactly_the_markers():
+    report = check_paths([str(CPP_PROJECT)], Config(), jobs=1)
+    assert not report.errors
+    got = sorted((os.path.relpath(f.path, CPP_PROJECT), f.line, f.code) for f in report.findings)
+    want = sorted((os.path.relpath(p, CPP_PROJECT), line, code) for p in CPP_PROJECT_SOURCES for line, code in _markers(p))
+    assert got == want
+
+
+def test_cpp_project_facts_come_from_the_headers(tmp_path):
+    """Without its headers the same kernels report what the headers' facts silence: the project
+    macros gate nothing, and the project's type names are no 32-bit types."""
+    root = _project(tmp_path, {"src/gated.cu": (CPP_PROJECT / "src" / "gated.cu").read_text(),
+                               "src/ballots.cu": (CPP_PROJECT / "src" / "ballots.cu").read_text()})
+    gated = [(line, code) for line, code, _ in _found(root / "src" / "gated.cu")]
+    assert {(9, "ROC701"), (15, "ROC603"), (19, "ROC602"), (23, "ROC601"), (23, "ROC602"), (27, "ROC708")} <= set(gated)
+    assert [code for _, code, _ in _found(root / "src" / "ballots.cu")] == []
+
+
+@pytest.mark.parametrize("guard", ["#ifndef MYLIB_COMPAT_H\n#define MYLIB_COMPAT_H\n",
+                                   "#if !defined(MYLIB_COMPAT_H)\n#define MYLIB_COMPAT_H\n",
+                                   "#pragma once\n#ifndef MYLIB_COMPAT_H\n#define MYLIB_COMPAT_H 1\n"])
+def test_an_include_guard_does_not_hide_a_derived_macro(tmp_path, guard):
+    root = _project(tmp_path, {
+        "compat.h": guard + "#ifdef __HIPCC__\n#define MYLIB_ON_AMD\n#endif\n#endif\n",
+        "k.cu": '#include "compat.h"\n#ifndef MYLIB_ON_AMD\n__device__ void l() { __syncwarp(0xffffffff); }\n#endif\n'
+                "__device__ void m() { __syncwarp(0xffffffff); }\n",
+    })
+    assert [(line, code) for line, code, _ in _found(root / "k.cu")] == [(5, "ROC602")]
+
+
+def test_a_guard_that_is_not_one_decides_nothing(tmp_path):
+    """`#ifndef X` followed by something else than `#define X` is a real condition: unknown."""
+    root = _project(tmp_path, {
+        "compat.h": "#ifndef MYLIB_NO_HIP\n#define MYLIB_OTHER 1\n#ifdef __HIPCC__\n#define MYLIB_ON_AMD\n#endif\n#endif\n",
+        "k.cu": '#include "compat.h"\n#ifndef MYLIB_ON_AMD\n__device__ void l() { __syncwarp(0xffffffff); }\n#endif\n',
+    })
+    assert [(line, code) for line, code, _ in _found(root / "k.cu")] == [(3, "ROC602")]
+
+
+def test_an_integer_alias_given_two_widths_is_no_fact(tmp_path):
+    root = _project(tmp_path, {
+        "types.h": "#pragma once\n#if MYLIB_WIDE\ntypedef uint64_t lane_t;\n#else\ntypedef uint32_t lane_t;\n#endif\n",
+        "k.cu": '#include "types.h"\n__device__ int f(bool p) { lane_t b = __ballot(p); return __popcll(b); }\n',
+    })
+    assert _found(root / "k.cu") == []
+
+
+LOGICAL = """#pragma once
+template <typename T>
+__device__ T shfl_xor_w(T v, int lane_mask, int width) { return __shfl_xor(v, lane_mask, width); }
+template <typename T>
+__device__ T shfl_xor_all(T v, int lane_mask) { return __shfl_xor(v, lane_mask); }
+"""
+
+
+def test_logical_warp_through_a_header_shuffle_wrapper(tmp_path):
+    """A header's shuffle wrapper called with width 32 keeps the 32-lane logical warp; called
+    without one, it spans the hardware wavefront next to 32-based lane math."""
+    root = _project(tmp_path, {
+        "include/shfl.cuh": LOGICAL,
+        "src/k.cu": '#include "shfl.cuh"\n'
+                    "__device__ float logical(float v) {\n"
+                    "  for (int o = 16; o > 0; o /= 2) v += shfl_xor_w(v, o, 32);\n"
+                    "  return (threadIdx.x & 31) == 0 ? v : 0.f;\n"
+                    "}\n"
+                    "__device__ float mixed(float v) {\n"
+                    "  for (int o = 16; o > 0; o /= 2) v += shfl_xor_all(v, o);\n"
+                    "  return (threadIdx.x & 31) == 0 ? v : 0.f;\n"
+                    "}\n",
+    })
+    assert [(line, code) for line, code, _ in _found(root / "src" / "k.cu")] == [(7, "ROC603"), (8, "ROC603")]

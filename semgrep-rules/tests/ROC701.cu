@@ -22,3 +22,6 @@ __device__ void wait_loads() { asm volatile("membar.gl;" ::: "memory"); }
 
 // ok: rocm-lint.ROC701
 const char* doc = "asm(\"trap;\")";
+
+// ok: rocm-lint.ROC701
+__device__ bool is_shared(const void* p) asm("llvm.amdgcn.is.shared");

@@ -20,10 +20,15 @@ API
     ``values``: object-like macros and ``const``/``constexpr`` scalars: name -> ``Value``
     (its text on ROCm and where it is defined); ``ballot_wrappers`` and ``shuffle_wrappers``:
     name -> ``Where`` of functions and function-like macros that return a ballot
-    (``__ballot_sync``/``__ballot``/``__activemask``) or wrap a shuffle (``__shfl*``).
+    (``__ballot_sync``/``__ballot``/``__activemask``) or wrap a shuffle (``__shfl*``);
+    ``int_aliases``: the project's names of integer types and their width on ROCm
+    (``typedef uint32_t U32;`` -> 32, ``using mask_t = unsigned long long;`` -> 64), through
+    aliases of aliases across headers (``alias_links``, ``resolve_aliases()``).
     ``value_of(name)`` follows a name through ``values``.
 ``wrappers_in(code, pre, path) -> (ballot wrappers, shuffle wrappers)``
     Wrappers defined in one file (the rules use it on the file they check).
+``int_aliases_in(code, pre) -> (int aliases, alias links)``
+    Integer type aliases defined in one file (likewise).
 ``cache_clear()``
     Forget every header (tests that rewrite files between checks).
 
@@ -39,9 +44,10 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from rocm_lint.cpp import includes
+from rocm_lint.cpp.functions import brace_tree, function_of, identifier_before
 from rocm_lint.cpp.lexer import lex
 from rocm_lint.cpp.preproc import Preprocessed, analyse
 
@@ -53,6 +59,7 @@ class Value:
     text: str  # the definition as ROCm sees it (comments blanked, stripped)
     where: Where
     rocm_only: bool = False  # defined in a branch only ROCm compiles (written for ROCm on purpose)
+    type: str = ""  # a constant's declared type (`uint64_t`, a project's `U64`); "" for a macro
 
 
 @dataclass
@@ -60,11 +67,34 @@ class Facts:
     values: Dict[str, Value] = field(default_factory=dict)
     ballot_wrappers: Dict[str, Where] = field(default_factory=dict)
     shuffle_wrappers: Dict[str, Where] = field(default_factory=dict)
+    # project names of integer types: name -> bits (32 or 64) on ROCm (`typedef uint32_t U32;`,
+    # `using lane_mask_t = unsigned long long;`); 0 where the definitions disagree
+    int_aliases: Dict[str, int] = field(default_factory=dict)
+    # aliases of names not (yet) known as integer types: name -> the aliased name (`typedef U32
+    # lane_t;` in a header that includes the one defining U32)
+    alias_links: Dict[str, str] = field(default_factory=dict)
 
     def update(self, other: "Facts") -> None:
         self.values.update(other.values)
         self.ballot_wrappers.update(other.ballot_wrappers)
         self.shuffle_wrappers.update(other.shuffle_wrappers)
+        self.int_aliases.update(other.int_aliases)
+        self.alias_links.update(other.alias_links)
+
+    def resolve_aliases(self) -> None:
+        """Give ``alias_links`` whose target is now a known integer type its width (4 rounds)."""
+        for _ in range(4):
+            done = [(n, t) for n, t in self.alias_links.items() if t in self.int_aliases]
+            if not done:
+                return
+            for name, target in done:
+                if name not in self.int_aliases:
+                    self.int_aliases[name] = self.int_aliases[target]
+                del self.alias_links[name]
+
+    def aliases_of(self, bits: int) -> FrozenSet[str]:
+        """The project's names of ``bits``-bit integer types."""
+        return frozenset(n for n, b in self.int_aliases.items() if b == bits)
 
     def value_of(self, name: str, depth: int = 0) -> Optional[Value]:
         """The final definition ``name`` leads to (``ALL = FULL``, ``FULL = 0xffffffff``)."""
@@ -82,79 +112,9 @@ EMPTY = Facts()
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 BALLOT_CALL = re.compile(r"__(?:ballot_sync|ballot|activemask)\b")
 SHUFFLE_CALL = re.compile(r"__shfl(?:_up|_down|_xor)?(?:_sync)?\b")
-_NOT_FUNCTIONS = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof",
-                            "__attribute__", "alignas", "defined", "noexcept", "static_assert", "__launch_bounds__"})
-# what may stand between a function's `)` and its `{`: qualifiers, a trailing return type
-_QUALS_OR_RETURN = re.compile(r"(?:\s|const\b|noexcept\b|override\b|final\b|volatile\b|mutable\b|&)*"
-                              r"(?:->[\w\s:<>,*&]*)?")
 _RETURNED = re.compile(r"\breturn\s*(?:\(\s*[\w\s:]{1,60}\)\s*|static_cast\s*<[\w\s:]{1,60}>\s*\(\s*|\(\s*)?$")
 _CLOSE_RETURN = re.compile(r"[\s)]*;")
 MAX_WRAPPER_BODY = 1200  # a shuffle "wrapper" is a short function
-
-
-def _brace_tree(code: str) -> Tuple[List[int], Dict[int, int], Dict[int, int]]:
-    """(offsets of every ``{``, ``{`` -> its ``}`` (or len(code)), ``{`` -> the enclosing ``{`` or -1)."""
-    opens: List[int] = []
-    close: Dict[int, int] = {}
-    parent: Dict[int, int] = {}
-    stack: List[int] = []
-    for m in re.finditer(r"[{}]", code):
-        if m.group() == "{":
-            parent[m.start()] = stack[-1] if stack else -1
-            opens.append(m.start())
-            stack.append(m.start())
-        elif stack:
-            close[stack.pop()] = m.start()
-    for o in stack:
-        close[o] = len(code)
-    return opens, close, parent
-
-
-def _function_of(code: str, offset: int, tree) -> Optional[Tuple[str, int, int]]:
-    """(name, body start, body end) of the function whose body holds ``offset``, or None.  From
-    the innermost block outward: a block opened right after ``name(...)`` (qualifiers and a
-    trailing return type allowed) with ``name`` not a keyword is a function body."""
-    opens, close, parent = tree
-    i = bisect_left(opens, offset) - 1
-    o = opens[i] if i >= 0 else -1
-    while o != -1 and close[o] < offset:
-        o = parent[o]
-    for _ in range(12):
-        if o == -1:
-            return None
-        name = _name_before_block(code, o)
-        if name:
-            return name, o, close[o]
-        o = parent[o]
-    return None
-
-
-def _name_before_block(code: str, brace: int) -> Optional[str]:
-    """The function name of ``name(params) quals {`` when ``brace`` opens such a body."""
-    paren = code.rfind(")", max(0, brace - 160), brace)
-    if paren == -1:
-        return None
-    between = code[paren + 1:brace]
-    if not _QUALS_OR_RETURN.fullmatch(between):
-        return None
-    depth, i, lo = 0, paren, max(0, paren - 4000)
-    while i >= lo:
-        c = code[i]
-        if c == ")":
-            depth += 1
-        elif c == "(":
-            depth -= 1
-            if depth == 0:
-                break
-        elif c in ";{}":
-            return None
-        i -= 1
-    else:
-        return None
-    found = _identifier_before(code, i)
-    if found is None or found[1] in _NOT_FUNCTIONS:
-        return None
-    return found[1]
 
 
 def wrappers_in(code: str, pre: Preprocessed, path: str = "") -> Tuple[Dict[str, Where], Dict[str, Where]]:
@@ -190,8 +150,8 @@ def wrappers_in(code: str, pre: Preprocessed, path: str = "") -> Tuple[Dict[str,
             if pre.nvidia_only(line) or _in_directive(code, line_starts, line):
                 continue
             if tree is None:
-                tree = _brace_tree(code)
-            fn = _function_of(code, m.start(), tree)
+                tree = brace_tree(code)
+            fn = function_of(code, m.start(), tree)
             if fn is None or fn[0] in table:
                 continue
             if pattern is BALLOT_CALL:
@@ -265,7 +225,7 @@ def const_declarations(code: str) -> Iterator[Tuple[int, str, str]]:
             continue
         stop = stops[i]
         if stop not in names:
-            names[stop] = _identifier_before(code, stop)
+            names[stop] = identifier_before(code, stop)
         found = names[stop]
         if found is None or found[0] < k.end():
             continue
@@ -277,18 +237,28 @@ def const_declarations(code: str) -> Iterator[Tuple[int, str, str]]:
         pos = end + 1
 
 
-def _identifier_before(code: str, at: int) -> Optional[Tuple[int, str]]:
-    """(offset, name) of the identifier that ends right before ``at`` (whitespace between
-    allowed) and starts a word (``[A-Za-z_]`` after a non-word character), or None."""
-    i = at
-    while i > 0 and code[i - 1].isspace():
-        i -= 1
-    end = i
-    while i > 0 and (code[i - 1].isalnum() or code[i - 1] == "_"):
-        i -= 1
-    if i == end or not (code[i] == "_" or "a" <= code[i] <= "z" or "A" <= code[i] <= "Z"):
-        return None
-    return i, code[i:end]
+_DECL_WORDS = frozenset({"const", "constexpr", "static", "inline", "volatile", "extern", "__device__", "__host__",
+                         "__constant__", "__shared__", "__forceinline__", "constinit", "thread_local"})
+_TYPE_WORDS = re.compile(r"[A-Za-z_][\w:]*")
+
+
+def declared_type(code: str, at: int, name: str) -> str:
+    """The type a ``const_declarations`` entry (keyword at ``at``, ``name``) is declared with,
+    storage words left out (``static constexpr uint64_t kAll`` -> ``uint64_t``), or ""."""
+    head = code[at:at + 200]
+    end = -1
+    for w in _TYPE_WORDS.finditer(head):
+        if w.group(0) == name:
+            rest = head[w.end():].lstrip()
+            if rest[:1] in ("=", "{"):
+                end = w.start()
+                break
+    if end == -1:
+        return ""
+    words = [w for w in _TYPE_WORDS.findall(head[:end]) if w not in _DECL_WORDS]
+    if not words or len(words) > 4 or any(c in head[:end] for c in "<>*&[(,"):
+        return ""
+    return " ".join(w[5:] if w.startswith("std::") else w for w in words)
 
 
 def _values_in(code: str, pre: Preprocessed, path: str) -> Dict[str, Value]:
@@ -310,10 +280,63 @@ def _values_in(code: str, pre: Preprocessed, path: str) -> Dict[str, Value]:
             line = _line_of(line_starts, at)
             if pre.nvidia_only(line) or name in out:
                 continue
-            tree = tree or _brace_tree(code)
-            if _function_of(code, at, tree) is None:  # namespace or class scope, not a function's local
-                out[name] = Value(value, (path, line))
+            tree = tree or brace_tree(code)
+            if function_of(code, at, tree) is None:  # namespace or class scope, not a function's local
+                out[name] = Value(value, (path, line), type=declared_type(code, at, name))
     return out
+
+
+# the integer types whose width a lane mask cares about, as C++ spells them on Linux (LP64)
+_INT_BITS = (
+    (re.compile(r"(?:(?:un)?signed\s+)?long\s+long(?:\s+int)?|(?:std::)?u?int64_t|__u?int64_t|u?int64|u64|s64"
+                r"|(?:std::)?size_t|(?:unsigned\s+)?long(?:\s+int)?|u?intptr_t"), 64),
+    (re.compile(r"(?:unsigned|signed)(?:\s+int)?|int|(?:std::)?u?int32_t|__u?int32_t|u?int32|uint|u32|s32"), 32),
+)
+_TYPEDEF = re.compile(r"typedef\s+((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*(?:\s+[A-Za-z_][\w:]*){0,3})"
+                      r"\s+([A-Za-z_]\w*)\s*;")
+_USING = re.compile(r"using\s+([A-Za-z_]\w*)\s*=\s*((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*"
+                    r"(?:\s+[A-Za-z_][\w:]*){0,3})\s*;")
+_QUALIFIER = re.compile(r"\b(?:const|volatile)\s+")
+
+
+def int_aliases_in(code: str, pre: Preprocessed) -> Tuple[Dict[str, int], Dict[str, str]]:
+    """Integer type aliases one file defines outside NVIDIA-only code: ``typedef uint32_t U32;``,
+    ``typedef unsigned int lane_t;``, ``using lane_mask_t = unsigned;`` -> 32, ``typedef uint64_t
+    U64;`` -> 64, also through an alias defined earlier in the file; a name given two widths maps
+    to 0.  Second: aliases of other names (``typedef U32 lane_t;``: name -> target), which a
+    header's alias may resolve (``Facts.resolve_aliases``)."""
+    out: Dict[str, int] = {}
+    links: Dict[str, str] = {}
+    if "typedef" not in code and "using" not in code:
+        return out, links
+    found: List[Tuple[int, str, str]] = []
+    # (literal-first patterns: a match inside a longer word is skipped here)
+    for m in _TYPEDEF.finditer(code) if "typedef" in code else ():
+        if not m.start() or not (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+            found.append((m.start(), m.group(2), m.group(1)))
+    for m in _USING.finditer(code) if "using" in code else ():
+        if not m.start() or not (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+            found.append((m.start(), m.group(1), m.group(2)))
+    if not found:
+        return out, links
+    found.sort()
+    line_starts: List[int] = []
+    for at, name, target in found:
+        target = " ".join(_QUALIFIER.sub("", target).split())
+        bits = next((b for pattern, b in _INT_BITS if pattern.fullmatch(target)), None)
+        if bits is None:
+            bits = out.get(target)
+        if bits is None and not (_IDENT.fullmatch(target) and target != name):
+            continue  # no integer type, no alias of a name (`using T = typename K::T;`)
+        if not line_starts:
+            line_starts = [0] + [x.end() for x in re.finditer(r"\n", code)]
+        if pre.nvidia_only(_line_of(line_starts, at)):
+            continue
+        if bits is None:
+            links[name] = target
+            continue
+        out[name] = bits if out.get(name, bits) == bits else 0
+    return out, links
 
 
 @lru_cache(maxsize=4096)
@@ -330,6 +353,7 @@ def _own_facts(header: str) -> Facts:
         return facts
     facts.values = _values_in(lexed.code, pre, header)
     facts.ballot_wrappers, facts.shuffle_wrappers = wrappers_in(lexed.code, pre, header)
+    facts.int_aliases, facts.alias_links = int_aliases_in(lexed.code, pre)
     return facts
 
 
@@ -341,6 +365,7 @@ def _header_closure(header: str, depth: int) -> Facts:
             if sub != header:
                 merged.update(_header_closure(sub, depth + 1))
     merged.update(_own_facts(header))
+    merged.resolve_aliases()
     return merged
 
 
@@ -363,6 +388,7 @@ def unit_facts(path: str, text: str) -> Facts:
     merged = Facts()
     for h in headers:
         merged.update(header_facts(h))
+    merged.resolve_aliases()
     return merged
 
 

@@ -426,6 +426,37 @@ def _directive_spans(code: str) -> Iterable[Tuple[re.Match, int, int]]:
         yield m, m.start(), end
 
 
+_GUARD_TEST = re.compile(r"\s*(?:!\s*defined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*)))\s*$")
+_FIRST_NAME = re.compile(r"\s*([A-Za-z_]\w*)")
+
+
+def include_guard(code: str) -> Optional[str]:
+    """The include guard of a header (lexed code): its first conditional is ``#ifndef G`` (or
+    ``#if !defined(G)``) and the directive right after it is ``#define G``; ``#pragma`` lines
+    before it are allowed.  None when the file has no such guard."""
+    first: Optional[str] = None
+    for m, start, end in _directive_spans(code):
+        name = m.group(1) or ""
+        arg = code[m.end():end]
+        if first is None:
+            if name == "pragma":
+                continue
+            if name == "ifndef":
+                word = _FIRST_NAME.match(arg)
+                first = word.group(1) if word else ""
+            elif name == "if":
+                test = _GUARD_TEST.match(arg)
+                first = (test.group(1) or test.group(2)) if test else ""
+            else:
+                return None
+            if not first:
+                return None
+            continue
+        word = _FIRST_NAME.match(arg)
+        return first if name == "define" and word and word.group(1) == first else None
+    return None
+
+
 def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str] = (),
             cuda_macros: Iterable[str] = (), seed: Iterable[tuple] = (),
             base: Tuple[Tri, Tri] = (True, True)) -> Preprocessed:
@@ -442,6 +473,13 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
     for name, on_cuda, on_rocm in seeded:
         worlds[0].local[name] = on_cuda
         worlds[1].local[name] = on_rocm
+    guard = include_guard(code)
+    if guard is not None and guard not in worlds[0].local:
+        # `#ifndef MYLIB_COMPAT_H` / `#define MYLIB_COMPAT_H`: the first inclusion, the one that
+        # counts, takes the branch on both platforms (else every line of a guarded header is
+        # "maybe", and `#define MYLIB_HIP 1` under `__HIP_PLATFORM_AMD__` no ROCm fact)
+        for w in worlds:
+            w.local[guard] = (False, None)
     directives: List[Directive] = []
     regions: List[Region] = [Region(1, base[0], base[1], None)]
     macros: Dict[str, List[MacroDef]] = {}

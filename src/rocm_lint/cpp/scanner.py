@@ -20,7 +20,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
-from rocm_lint.cpp.facts import Facts, const_declarations, unit_facts, wrappers_in
+from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts
 from rocm_lint.discovery import note_read, read_bounded
 from rocm_lint.cpp.lexer import Lexed, lex
@@ -242,15 +242,32 @@ class CppUnit:
 
     # -- values -----------------------------------------------------------------------------
     def constants(self) -> Dict[str, List[Tuple[int, str]]]:
-        """``const``/``constexpr`` scalars of the file: name -> [(offset, initializer text)]."""
+        """``const``/``constexpr`` scalars of the file: name -> [(offset, initializer text)]; an
+        initializer whose declared integer type changes its value is given as a cast
+        (``constexpr uint64_t kAll = -1;`` -> ``(uint64_t)(-1)``, 64 ones: ``_typed``)."""
         cached = self.memo.get("constants")
         if cached is None:
             cached = {}
             if "const" in self.code:
                 for at, name, value in const_declarations(self.code):
-                    cached.setdefault(name, []).append((at, value))
+                    cached.setdefault(name, []).append((at, self._typed(declared_type(self.code, at, name), value)))
             self.memo["constants"] = cached
         return cached  # type: ignore[return-value]
+
+    def _typed(self, type_name: str, value: str) -> str:
+        """``value`` as a constant of ``type_name`` holds it: a cast where the type changes the
+        value (``-1`` in a ``uint64_t``, or in a project's ``U64``), else ``value`` itself."""
+        if not type_name or not value:
+            return value
+        plain = literal_value(value)
+        if plain not in _WIDTH_SENSITIVE:
+            return value  # a value no cast between 32 and 64 bits changes as a mask: not read
+        aliases = self.project.int_aliases if type_name not in _INT_TYPES else None
+        if aliases is not None and type_name not in aliases:
+            return value
+        cast = f"({type_name})({value})"
+        held = literal_value(cast, aliases)
+        return cast if held is not None and held != plain else value
 
     def expand(self, text: str, offset: int, depth: int = 0) -> str:
         """Follow ``text`` through object-like macros (as ROCm sees them at ``offset``) and
@@ -266,7 +283,8 @@ class CppUnit:
                 return text
             name = qualified.group(1)
             decls = [v for at, v in self.constants().get(name, ()) if at < offset and not self.nvidia_only(at)]
-            value = decls[-1] if decls else getattr(self.project.values.get(name), "text", None)
+            known = self.project.values.get(name)
+            value = decls[-1] if decls else None if known is None else self._typed(known.type, known.text)
             return text if value is None else self.expand(value, offset, depth + 1)
         d = self.pre.macro(text, self.line_of(offset), ROCM)
         if d is not None and d.params is None:
@@ -277,7 +295,7 @@ class CppUnit:
         if d is None and text not in self.pre.macros:
             value = self.project.values.get(text)
             if value is not None:  # a macro or constant of a project header
-                return self.expand(value.text, offset, depth + 1)
+                return self.expand(self._typed(value.type, value.text), offset, depth + 1)
         return text
 
     def defined_for_rocm(self, name: str, offset: int) -> bool:
@@ -300,9 +318,12 @@ class CppUnit:
         if cached is None:
             headers = unit_facts(self.path, self.text)
             ballots, shuffles = wrappers_in(self.code, self.pre, self.path)
-            if ballots or shuffles:
+            aliases, links = int_aliases_in(self.code, self.pre)
+            if ballots or shuffles or aliases or links:
                 cached = Facts(headers.values, {**headers.ballot_wrappers, **ballots},
-                               {**headers.shuffle_wrappers, **shuffles})
+                               {**headers.shuffle_wrappers, **shuffles}, {**headers.int_aliases, **aliases},
+                               {**headers.alias_links, **links})
+                cached.resolve_aliases()
             else:
                 cached = headers
             self.memo["project"] = cached
@@ -440,6 +461,8 @@ def calls(unit: CppUnit, pattern: "re.Pattern[str]") -> Iterator[Tuple[re.Match,
             yield m, i
 
 
+# values a cast between 32 and 64 bits changes (-1 and ~0 widen to 64 ones, 64 ones narrow to 32)
+_WIDTH_SENSITIVE = frozenset({0xFFFFFFFF, (1 << 64) - 1})
 _INT_TYPES = {  # (width, signed) of the integer types masks are written in (LP64: long is 64 bits)
     "int": (32, True), "signed": (32, True), "signed int": (32, True), "int32_t": (32, True),
     "unsigned": (32, False), "unsigned int": (32, False), "uint32_t": (32, False), "uint": (32, False),
@@ -454,11 +477,13 @@ _NAMED_VALUES = {"UINT32_MAX": (0xFFFFFFFF, 32, False), "UINT_MAX": (0xFFFFFFFF,
 _VALUE_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)([uUlL]*)|((?:std\s*::\s*)?[A-Za-z_]\w*)|(.))")
 
 
-def literal_value(text: str) -> Optional[int]:
+def literal_value(text: str, aliases: Optional[Dict[str, int]] = None) -> Optional[int]:
     """The value of a C integer constant expression as its own type holds it (unsigned, in
     that type's width): ``0xFFFFFFFFu``, ``~0u``, ``-1``, ``(unsigned)-1``, ``uint32_t(-1)``,
     ``static_cast<uint32_t>(-1)``, ``UINT32_MAX`` are all 0xffffffff; ``0xffffffffull`` too (a
-    64-bit type, 32 bits set); ``(uint64_t)-1`` and ``~0ull`` are 64 ones.  None for anything else."""
+    64-bit type, 32 bits set); ``(uint64_t)-1`` and ``~0ull`` are 64 ones.  ``aliases``: the
+    project's integer type names and their widths (``(U32)-1``, ``U64(-1)``; read as unsigned).
+    None for anything else."""
     toks: List[Tuple[str, str]] = []
     t = text.replace("'", "")
     if len(t) > 200:
@@ -481,7 +506,7 @@ def literal_value(text: str) -> Optional[int]:
             toks.append(("op", m.group(4)))
         if len(toks) > 40:
             return None
-    result = _ValueParser(toks).parse()
+    result = _ValueParser(toks, aliases).parse()
     return None if result is None else result[0]
 
 
@@ -490,8 +515,9 @@ class _ValueParser:
     | ('~' | '-' | '+') expr | '(' expr ')' | number | UINT32_MAX ...`` with C's conversions:
     (value, width, signed), the value kept unsigned in its width."""
 
-    def __init__(self, toks: List[Tuple[str, str]]) -> None:
+    def __init__(self, toks: List[Tuple[str, str]], aliases: Optional[Dict[str, int]] = None) -> None:
         self.toks, self.i = toks, 0
+        self.aliases = aliases or {}
 
     def parse(self) -> Optional[Tuple[int, int, bool]]:
         v = self.expr(0)
@@ -518,6 +544,9 @@ class _ValueParser:
             if spec:
                 self.i = j + n
                 return spec
+        if words and self.aliases.get(words[0]) in (32, 64):
+            self.i = j + 1
+            return self.aliases[words[0]], False
         return None
 
     def expr(self, depth: int) -> Optional[Tuple[int, int, bool]]:

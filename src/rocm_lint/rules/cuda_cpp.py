@@ -256,17 +256,15 @@ def _library_message(header: str, lib: str) -> str:
 
 @ROC707.source_checker()
 def find_nvidia_only_libraries(unit: CppUnit) -> Iterator[Hit]:
-    reported: set = set()
     for d, header, start, end in includes(unit):
         if _LIBCUDACXX.search(header) and not unit.pre.nvidia_only(d.line):
             lib = "CUTLASS" if header.startswith("cutlass/") else "CuTe" if header.startswith("cute/") else "libcu++"
-            key = lib + ("/none" if lib == "libcu++" and _NOT_IN_LIBHIPCXX.match(header) else "")
-            if key in reported:
-                continue  # once per library (libcu++: per kind) and file: the whole file depends on it
-            reported.add(key)
+            # once per file, at the first offending include: the whole file depends on the
+            # library, and one port decision (keep it NVIDIA-only, or rewrite it) answers them all
             yield ROC707.hit(start, end, _library_message(header, lib))
+            return
     code = unit.code
-    if not reported & {"CUTLASS", "CuTe"} and ("cute" in code or "cutlass" in code):
+    if "cute" in code or "cutlass" in code:
         m = next((m for m in re.finditer(r"\b(cute|cutlass)\s*::", code) if not unit.nvidia_only(m.start())), None)
         if m:
             lib = "CuTe" if m.group(1) == "cute" else "CUTLASS"
@@ -322,11 +320,24 @@ def asm_blocks(unit: CppUnit) -> List[Tuple[int, int, str]]:
     return cached  # type: ignore[return-value]
 
 
+# AMD assembly is not PTX: an asm label naming an LLVM AMDGPU intrinsic
+# (`__device__ float rcp(float) __asm("llvm.amdgcn.rcp.f32");`, any `llvm.` intrinsic but NVVM's),
+# and AMDGCN instructions (`v_mov_b32`, `s_waitcnt`, `ds_read_b128`, `buffer_load_dword`,
+# `global_load_dwordx4` ...) at the start of a statement of the asm text.
+_LLVM_LABEL = LazyPattern(r"\s*llvm\.(?!nvvm\.|nvptx)[a-z0-9_.]+\s*")
+_AMDGCN = LazyPattern(r"(?:^|[;\n]|\\n)\s*(?:v|s|ds|buffer|tbuffer|global|flat|scratch|image|exp)_[a-z0-9_]+\b")
+
+
+def is_amd_assembly(text: str) -> bool:
+    """Is the asm text AMD's (an LLVM AMDGPU intrinsic label, or AMDGCN instructions)?"""
+    return bool(_LLVM_LABEL.fullmatch(text) or _AMDGCN.search(text))
+
+
 @ROC701.source_checker()
 def find_inline_ptx(unit: CppUnit) -> Iterator[Hit]:
     for start, end, text in asm_blocks(unit):
         m = _PTX.search(text)
-        if m:
+        if m and not is_amd_assembly(text):
             instr = " ".join(m.group(0).replace("\\n", " ").replace("\\t", " ").split())
             yield ROC701.hit(start, end, ROC701.message(instr=instr))
 

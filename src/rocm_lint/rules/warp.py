@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls", "gate_lines", "literal_value", "whole_statement_lines")
+lazy_functions(globals(), "rocm_lint.cpp.logical_warp", "LogicalWarps", "hardware_indexed_arrays")
 
 ROC601 = Rule(
     "ROC601", "lane-mask-32-bit",
@@ -102,8 +103,25 @@ FULL32 = 0xFFFFFFFF
 # -- ROC601 ------------------------------------------------------------------------------------
 _BALLOT = LazyPattern(r"__(?:ballot_sync|ballot|activemask)\b")
 _TYPE32 = r"(?:unsigned\s+int|unsigned(?!\s+(?:long|char|short))|(?<!long\s)int|uint32_t|int32_t|uint|u32)"
-_DECL32 = LazyPattern(r"^\s*(?:(?:const|static|register|volatile)\s+)*(" + _TYPE32 + r")\s+([A-Za-z_]\w*)\s*=\s*"
-                     r"(?:\(\s*" + _TYPE32 + r"\s*\)\s*|static_cast\s*<\s*" + _TYPE32 + r"\s*>\s*\(\s*)?$")
+
+
+@lru_cache(maxsize=64)
+def _type32_patterns(aliases: FrozenSet[str]) -> Tuple["re.Pattern[str]", "re.Pattern[str]", "re.Pattern[str]", str]:
+    """(a ballot's 32-bit declaration head, a 32-bit type ahead, a 32-bit type here, the type
+    regex) for the built-in 32-bit types and the project's 32-bit aliases (``typedef uint32_t U32;``,
+    ``using lane_t = unsigned;``: ``unit.project.int_aliases``)."""
+    type32 = _TYPE32
+    if aliases:
+        type32 = "(?:" + "|".join(re.escape(a) for a in sorted(aliases, key=len, reverse=True)) + r"\b|" + _TYPE32 + ")"
+    decl = re.compile(r"^\s*(?:(?:const|static|register|volatile)\s+)*(" + type32 + r")\s+([A-Za-z_]\w*)\s*=\s*"
+                      r"(?:\(\s*" + type32 + r"\s*\)\s*|static_cast\s*<\s*" + type32 + r"\s*>\s*\(\s*)?$")
+    return decl, re.compile(r"(?=\b(?:" + type32 + r")\s+)"), re.compile(r"\b(?:" + type32 + r")\s+"), type32
+
+
+def _types32(unit: CppUnit):
+    """``_type32_patterns`` for this file's project (its 32-bit aliases)."""
+    return _type32_patterns(unit.project.aliases_of(32) if "typedef" in unit.text or "using" in unit.text
+                            or '"' in unit.text else frozenset())
 _ASSIGN = LazyPattern(r"^\s*([A-Za-z_]\w*)\s*=\s*$")
 _NARROW_CALL = LazyPattern(r"\b(__popc|__ffs|__clz|__brev)\s*\(\s*$")
 _SAME_MEANING_64 = {"__popc": "__popcll", "__ffs": "__ffsll"}  # __clz/__brev count from bit 63
@@ -129,8 +147,6 @@ def declared_32(unit: CppUnit, name: str, before: int) -> bool:
     return False
 
 
-_TYPE32_AT = LazyPattern(r"(?=\b(?:" + _TYPE32 + r")\s+)")
-_TYPE32_HERE = LazyPattern(r"\b(?:" + _TYPE32 + r")\s+")
 _DECLARATOR = LazyPattern(r"([A-Za-z_]\w*)\s*([;,=])?")
 _INITIALISER = LazyPattern(r"=[^,;]*,\s*")
 
@@ -142,8 +158,9 @@ def _declarations_32(unit: CppUnit):
     if cached is None:
         code = unit.code
         cached = {}
-        for t in _TYPE32_AT.finditer(code):
-            m = _TYPE32_HERE.match(code, t.start())
+        _, type32_at, type32_here, _ = _types32(unit)
+        for t in type32_at.finditer(code):
+            m = type32_here.match(code, t.start())
             pos = m.end()
             while True:
                 d = _DECLARATOR.match(code, pos)
@@ -205,7 +222,7 @@ def _is_definition(unit: CppUnit, start: int) -> bool:
     while j > 0 and (head[j - 1].isalnum() or head[j - 1] == "_"):
         j -= 1
     word = head[j:i]
-    return word in _RETURN_TYPES or (word.endswith("_t") and len(word) > 2)
+    return word in _RETURN_TYPES or (word.endswith("_t") and len(word) > 2) or word in unit.project.int_aliases
 
 
 def _ballot_variables(unit: CppUnit):
@@ -219,7 +236,7 @@ def _ballot_variables(unit: CppUnit):
         stmt = unit.statement_start(start)
         head = code[stmt:start]
         end = unit.matching(paren)
-        decl = _DECL32.match(head)
+        decl = _types32(unit)[0].match(head)
         if decl:
             out.append((decl.group(2), start, stmt, end, True, decl))
             continue
@@ -383,7 +400,8 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
     original = unit.text[a:b]
     type_at = stmt + decl.start(1) - a
     rocm = original[:type_at] + "unsigned long long" + original[type_at + len(decl.group(1)):]
-    rocm = re.sub(r"\(\s*" + _TYPE32 + r"\s*\)|static_cast\s*<\s*" + _TYPE32 + r"\s*>",
+    type32 = _types32(unit)[3]
+    rocm = re.sub(r"\(\s*" + type32 + r"\s*\)|static_cast\s*<\s*" + type32 + r"\s*>",
                   lambda m: "(unsigned long long)" if m.group(0).startswith("(") else "static_cast<unsigned long long>",
                   rocm, count=1)
     edit = gate_lines(unit, lines[0], lines[1], rocm)
@@ -425,6 +443,8 @@ def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
     """How ``text`` (a mask argument) is a 32-bit full mask on ROCm, or None."""
     expanded = unit.expand(text, at)
     value = literal_value(expanded)
+    if value is None and _IDENTS.search(expanded):  # `(U32)-1`: the project's type names
+        value = literal_value(expanded, unit.project.int_aliases)
     if value == FULL32:
         return text.strip() if expanded == text.strip() else f"{text.strip()} ({expanded})"
     return None
@@ -617,6 +637,7 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
 @ROC603.source_checker()
 def find_warp_size_32(unit: CppUnit) -> Iterator[Hit]:
     seen: Set[int] = set()
+    warps = None
     for start, end, what in _wave_hits(unit, 32):
         line = unit.line_of(start)
         region = unit.pre.status(line)
@@ -625,7 +646,21 @@ def find_warp_size_32(unit: CppUnit) -> Iterator[Hit]:
         if what.startswith("shuffle width") and unit.pre.rocm_only(line):
             continue  # an explicit width on the ROCm side is a deliberate 32-lane logical warp
         seen.add(start)
+        # A 32-lane logical warp used consistently (no hardware width in the function, the
+        # functions it calls or those calling it: rocm_lint.cpp.logical_warp) computes the same
+        # on a 64-wide wavefront; a 32-valued constant is one when all its uses are.
+        warps = warps or LogicalWarps(unit)
+        name = _IDENTS.match(unit.code, start)
+        if name and what in (f"`#define {name.group(0)} 32`", f"`{name.group(0)} = 32`"):
+            if warps.constant_consistent(name.group(0), start):
+                continue
+        elif warps.mixed(start) is False:
+            continue
         yield ROC603.hit(start, end, ROC603.message(what=what))
+    if "[" in unit.code and ("warpSize" in unit.code or "C10_WARP_SIZE" in unit.code):
+        for start, end, what in hardware_indexed_arrays(unit, warps or LogicalWarps(unit)):
+            if start not in seen and unit.pre.status(unit.line_of(start)).wave != 32:
+                yield ROC603.hit(start, end, ROC603.message(what=what))
 
 
 @ROC605.source_checker()
