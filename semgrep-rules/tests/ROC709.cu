@@ -48,3 +48,29 @@ __global__ void quiet(int* data) {
   // ok: rocm-lint.ROC709
   data[0] = 1 << 3;
 }
+
+// __device__ void commented_out(int* data) {
+//   child<<<1, 1>>>(data, 1);
+
+void host_after_comment(int* data) {
+  // ok: rocm-lint.ROC709
+  child<<<1, 1>>>(data, 1);
+}
+
+__global__ void brace_in_comment(int* data) {
+  // if (data) {
+  const char* s = "{";
+  char c = '{';
+}
+
+void host_after_kernel(int* data) {
+  // ok: rocm-lint.ROC709
+  child<<<1, 1>>>(data, 1);
+}
+
+__host__ __device__ void either_pass(int* data) {
+#ifndef __CUDA_ARCH__
+  // ok: rocm-lint.ROC709
+  child<<<1, 1>>>(data, 1);
+#endif
+}

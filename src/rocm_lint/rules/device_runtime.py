@@ -54,6 +54,7 @@ _HEADER_STOP = LazyPattern(r"[;{}=(]")
 _AFTER_PARENS = LazyPattern(r"[;{}(]")
 # `kernel<<<`, `ns::kernel<T, 4><<<` (the launched name, template arguments allowed)
 _LAUNCH = LazyPattern(r"<<<")
+_PASS_TEST = LazyPattern(r"__CUDA_ARCH__|__HIP_DEVICE_COMPILE__")
 _DEVICE_RUNTIME = LazyPattern(r"(cudaDeviceSynchronize|cudaLaunchDevice|cudaGetParameterBuffer)\s*\(")
 
 _MANAGED_ALLOC = LazyPattern(r"(cudaMallocManaged)\s*\(|(__managed__)\b")
@@ -113,10 +114,23 @@ def _identifier_at(code: str, start: int, end: int) -> bool:
     return not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_")
 
 
+def _splits_passes(unit: CppUnit, start: int, end: int) -> bool:
+    """Does a directive between ``start`` and ``end`` test which compiler pass is running?"""
+    spans = _directive_spans(unit)
+    i = bisect_right(spans, (start, -1))
+    while i < len(spans) and spans[i][0] < end:
+        if _PASS_TEST.search(unit.text, spans[i][0], spans[i][1] + 1):
+            return True
+        i += 1
+    return False
+
+
 def device_functions(unit: CppUnit) -> List[Tuple[int, int, str, str]]:
     """(body start, body end, qualifier, name) of every function defined `__global__` or
     `__device__` (also `__host__ __device__` and `__device__` lambdas), outside directives.
-    Each body is the span between its braces; nested device functions appear once each."""
+    Each body is the span between its braces; a device lambda inside a body is part of it.
+    A `__host__ __device__` function whose body tests `__CUDA_ARCH__` (or HIP's
+    `__HIP_DEVICE_COMPILE__`) splits its host and device passes itself: it is left out."""
     cached = unit.memo.get("device_functions")
     if cached is not None:
         return cached  # type: ignore[return-value]
@@ -149,6 +163,9 @@ def device_functions(unit: CppUnit) -> List[Tuple[int, int, str, str]]:
         if body < 0:
             continue
         end = unit.matching(body)
+        if "__host__" in code[unit.statement_start(m.start()):body] and _splits_passes(unit, body, end):
+            covered_to = end
+            continue
         out.append((body, end, m.group(1), name))
         covered_to = end  # a device lambda inside is part of this body
     unit.memo["device_functions"] = out
