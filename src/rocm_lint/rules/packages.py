@@ -60,8 +60,8 @@ ROC404 = Rule(
                         "workload never starts; pick the profiler per platform (`command -v {tool}` or a "
                         "ROCm branch)"},
 )
-ROC407 = Rule(
-    "ROC407", "apex-group-batchnorm-across-gpus",
+ROC408 = Rule(
+    "ROC408", "apex-group-batchnorm-across-gpus",
     "APEX group batch norm (`apex.contrib.groupbn.BatchNorm2d_NHWC`) with `bn_group` above 1 and no ROCm "
     "gate: ROCm's apex compiles the cross-GPU exchange out, so each GPU silently normalises with its own "
     "statistics",
@@ -381,11 +381,11 @@ def nvidia_profiler_in_config(unit: ConfigUnit) -> Iterator[Hit]:
         yield ROC404.hit(w.start, w.end, ROC404.message("config", tool=tool, instead=_TOOLS[tool]))
 
 
-# -- ROC407: APEX group batch norm across GPUs ----------------------------------------------
+# -- ROC408: APEX group batch norm across GPUs ----------------------------------------------
 _GROUPBN = "apex.contrib.groupbn"
 
 
-@ROC407.checker(ast.Call)
+@ROC408.checker(ast.Call)
 def apex_group_batchnorm(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     qual = ctx.qualname(node.func) or ""
     if not (qual.startswith(_GROUPBN + ".") and qual.endswith(".BatchNorm2d_NHWC")):
@@ -405,8 +405,8 @@ def apex_group_batchnorm(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     if value is None or isinstance(value, bool) or (isinstance(value, int) and value <= 1):
         return
     if isinstance(value, int):
-        yield PyHit(node, ROC407.message(group=value, across=f"{value} GPUs"))
+        yield PyHit(node, ROC408.message(group=value, across=f"{value} GPUs"))
     elif value is ...:
         text = ctx.snippet(group, "a computed value", 40)
-        yield PyHit(node, ROC407.message(group=text, across=f"the GPUs `{text}` names"))
+        yield PyHit(node, ROC408.message(group=text, across=f"the GPUs `{text}` names"))
 
