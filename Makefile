@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test fuzz lint-sample docs bench bench-cpp bench-semgrep clean
+.PHONY: run test fuzz lint-sample docs bench bench-cpp bench-semgrep accuracy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,12 @@ bench-cpp: $(TEST_STAMP)
 ## make bench-semgrep: the built-in C++ scanner against Semgrep with semgrep-rules/, same CUDA files
 bench-semgrep: $(TEST_STAMP)
 	$(BIN)/python benchmarks/bench_semgrep.py
+
+## make accuracy: recall and precision on labeled real repositories (ACCURACY_CORPUS=<folder of
+## <owner>+<name> snapshots>; labels in benchmarks/accuracy/labels/; ACCURACY_ARGS="--details -j 2 ...")
+accuracy: $(STAMP)
+	@test -n "$(ACCURACY_CORPUS)" || (echo "set ACCURACY_CORPUS to a folder of <owner>+<name> repository snapshots" >&2; exit 2)
+	$(BIN)/python benchmarks/accuracy/score.py "$(ACCURACY_CORPUS)" $(ACCURACY_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

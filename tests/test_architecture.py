@@ -21,7 +21,8 @@ PACKAGE = SRC / "rocm_lint"
 
 # From the bottom up; a module may import its own layer and the layers below it, never above.
 LAYERS = [
-    ("data", ["rocm_lint", "rocm_lint.lines", "rocm_lint.finding", "rocm_lint.domain", "rocm_lint.lazy", "rocm_lint.words"]),
+    ("data", ["rocm_lint", "rocm_lint.lines", "rocm_lint.finding", "rocm_lint.domain", "rocm_lint.lazy", "rocm_lint.words",
+              "rocm_lint.requirements"]),
     ("settings and the rule unit", ["rocm_lint.config", "rocm_lint.rule", "rocm_lint.noqa",
                                     "rocm_lint.discovery"]),
     ("readers", ["rocm_lint.python", "rocm_lint.python.*", "rocm_lint.cpp", "rocm_lint.cpp.*",

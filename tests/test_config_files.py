@@ -38,12 +38,19 @@ def findings(path, text=None, language=None):
 
 # -- fixtures --------------------------------------------------------------------------------------
 def test_fixtures_cover_every_language_and_rule():
-    assert {language_of(p) for p in POSITIVE} == {"shell", "dockerfile", "yaml", "dotenv", "cmake"}
-    assert {language_of(p) for p in NEGATIVE} == {"shell", "dockerfile", "yaml", "dotenv", "cmake"}
+    languages = {"shell", "dockerfile", "yaml", "dotenv", "cmake", "manifest"}
+    assert {language_of(p) for p in POSITIVE} == languages
+    assert {language_of(p) for p in NEGATIVE} == languages
     marked = {(language_of(p), code) for p in POSITIVE for _, code in expected_findings(p)}
     for language in ("shell", "dockerfile", "yaml", "dotenv"):
         assert {(language, c) for c in CONFIG_CODES if language in get_rule(c).languages} <= marked, language
     assert {("cmake", "ROC502"), ("cmake", "ROC503")} <= marked
+    # the dependency rules: every manifest kind, pip commands in scripts, images and YAML, an index setting
+    dependency_codes = ("ROC405", "ROC406", "ROC407")
+    assert {(lang, c) for lang in ("manifest", "shell", "dockerfile") for c in dependency_codes} <= marked
+    assert {("yaml", c) for c in dependency_codes} <= marked and ("dotenv", "ROC405") in marked
+    manifests = {p.name for p in POSITIVE if language_of(p) == "manifest"}
+    assert {"requirements.txt", "pyproject.toml", "setup.cfg"} <= manifests
 
 
 @pytest.mark.parametrize("path", POSITIVE, ids=ids)
@@ -90,12 +97,15 @@ def test_suppressing_another_code_keeps_the_finding():
 
 
 def test_cli_discovers_config_files_by_name():
-    proc = run_cli("check", "--select", ",".join(CONFIG_CODES), "--output-format", "concise", "--quiet", CONFIG)
+    codes = CONFIG_CODES + ("ROC405", "ROC406", "ROC407")
+    proc = run_cli("check", "--select", ",".join(codes), "--output-format", "concise", "--quiet", CONFIG)
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
     files = {line.split(":")[0].split("config/", 1)[1] for line in lines}
     assert {"Dockerfile", "Dockerfile.rocm", "CMakeLists.txt", ".env", "docker-compose.yml",
-            ".github/workflows/ci.yml", "launch.sh", "cmake/torch_ext.cmake"} <= files
+            ".github/workflows/ci.yml", "launch.sh", "cmake/torch_ext.cmake", "deps/requirements.txt",
+            "deps/requirements-common.txt", "deps/pyproject.toml", "deps/poetry/pyproject.toml",
+            "deps/setup.cfg", "deps/environment.yml"} <= files
     assert not any(f.startswith("ok/") for f in files)
     assert len(lines) == sum(sum(expected_findings(p).values()) for p in FILES)
 

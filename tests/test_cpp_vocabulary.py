@@ -73,3 +73,38 @@ def test_an_elif_after_a_branch_every_rocm_build_takes_is_not_roc703(tmp_path):
 }
 """
     assert _codes(tmp_path, text) == [(11, "ROC703")]
+
+
+def test_a_macro_the_file_defines_only_in_nvidia_code_is_undefined_on_rocm(tmp_path):
+    text = """#if (__CUDACC_VER_MAJOR__ >= 11)
+#define MYLIB_CP_ASYNC_ENABLED
+#endif
+__device__ void copy(void* s, const void* g) {
+#ifdef MYLIB_CP_ASYNC_ENABLED
+  asm volatile("cp.async.commit_group;\\n" ::);
+#else
+  *(int*)s = *(const int*)g;
+#endif
+}
+"""
+    # the version guard itself is ROC703's; the PTX behind the macro is NVIDIA-only
+    assert _codes(tmp_path, text) == [(1, "ROC703")]
+    # defined for every platform too: the PTX is reported
+    both = "#define MYLIB_CP_ASYNC_ENABLED\n" + text
+    assert (7, "ROC701") in _codes(tmp_path, both, "b.cu")
+
+
+def test_roc703_leaves_a_guard_another_term_drops_on_rocm(tmp_path):
+    text = """#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 600 || CUDA_VERSION < 8000)
+#define OLD_ATOMICS 1
+#endif
+#if defined(MYLIB_FAST) && CUDA_VERSION < 8000
+#define OLD 1
+#endif
+"""
+    assert _codes(tmp_path, text) == [(4, "ROC703")]
+
+
+def test_a_guard_naming_the_files_own_platform_macro_is_not_roc703(tmp_path):
+    text = TAUGHT + "#if !MYLIB_HIP && CUDA_VERSION >= 11000\n#define Y 1\n#endif\n"
+    assert _codes(tmp_path, text) == []

@@ -285,3 +285,22 @@ async def configured_client(lsp_client: LanguageClient, tmp_path):
 async def test_config_path_from_initialization_options(configured_client: LanguageClient):
     doc = Doc(configured_client, "kernel.cu", "cuda-cpp", KERNEL_CU)
     assert await doc.found() == [("ROC702", 0)]  # ci/rocm-lint.toml, not the nearest pyproject.toml
+
+
+# -- issue #29: flake8's [flake8] options, codes that select no rule ------------------------------
+async def test_predicates_from_flake8s_setup_cfg(client: LanguageClient):
+    """The language server adds what flake8's config file sets, as `rocm-lint check` and flake8 do."""
+    gated = "import torch\nfrom plat import on_amd\nif not on_amd():\n    torch.backends.cuda.matmul.allow_tf32 = True\n"
+    doc = Doc(client, "m.py", "python", gated)
+    assert await doc.found() == [("ROC101", 3)]
+    (client.root / "setup.cfg").write_text("[flake8]\nrocm-predicates = on_amd\n")
+    doc.replace(gated + "# edited\n")
+    assert await doc.found() == []
+
+
+async def test_a_config_code_that_selects_no_rule_is_reported(client: LanguageClient):
+    (client.root / "pyproject.toml").write_text('[tool.rocm-lint]\nselect = ["ROC999"]\n')
+    doc = Doc(client, "kernel.cu", "cuda-cpp", KERNEL_CU)
+    assert await doc.found() == [("ROC602", 6), ("ROC603", 2), ("ROC702", 0)]  # the defaults
+    warnings = [m.message for m in client.messages if m.type == types.MessageType.Warning]
+    assert len(warnings) == 1 and "'select': ROC999 selects no rule" in warnings[0]

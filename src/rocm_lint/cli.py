@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import List, Optional, Sequence
 
 from rocm_lint import __version__
-from rocm_lint.config import ConfigError, discover, parse_codes
+from rocm_lint.config import ConfigError, check_codes, discover, parse_codes
 from rocm_lint.output import FORMATS, FORMATS_WITH_EDITS, MACHINE_FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -28,6 +28,11 @@ def _code_list(value: str) -> List[str]:
     if unknown:  # like ruff: a selector that names no rule is a typo, not a silent no-op
         raise argparse.ArgumentTypeError(f"{', '.join(unknown)} selects no rule (`rocm-lint rules` lists them)")
     return codes
+
+
+def _globs(value: str) -> List[str]:
+    """``--exclude a,b/*.py``: comma-separated globs, as ruff takes them."""
+    return [v.strip() for v in value.split(",") if v.strip()]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,8 +60,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     check.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                        help="worker processes (default: number of CPUs)")
-    check.add_argument("--config", metavar="FILE", help="read settings from FILE instead of pyproject.toml")
+    check.add_argument("--config", metavar="FILE",
+                       help="read settings from FILE (its [tool.rocm-lint] table, or its top-level keys) instead "
+                            "of the closest .rocm-lint.toml, rocm-lint.toml or pyproject.toml; globs are relative "
+                            "to FILE's directory")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check.add_argument("--exclude", type=_globs, action="extend", metavar="GLOBS",
+                       help="comma-separated globs of files and directories to skip (replaces the configured "
+                            "exclude)")
+    check.add_argument("--extend-exclude", type=_globs, action="extend", metavar="GLOBS", default=[],
+                       help="comma-separated globs to skip in addition to exclude")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply exclude/extend-exclude to files named on the command line too (pre-commit)")
     check.add_argument("--no-cache", action="store_true",
@@ -67,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--fix", action="store_true", help="apply safe fixes (the NVIDIA path never changes)")
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add a suppression comment (# noqa: CODE, // NOLINT(CODE)) to each finding's line")
     check.add_argument("--baseline", metavar="FILE",
                        help="report only findings not recorded in FILE (see --write-baseline)")
     check.add_argument("--write-baseline", metavar="FILE",
@@ -77,8 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--show-settings", action="store_true",
                        help="print the settings in effect for the first PATH and where each came from, then exit")
 
-    rule = sub.add_parser("rule", help="print a rule's documentation")
-    rule.add_argument("code", metavar="CODE")
+    rule = sub.add_parser("rule", help="print a rule's documentation (by code or name); a prefix lists its rules")
+    rule.add_argument("code", metavar="CODE|NAME|PREFIX")
 
     rules = sub.add_parser("rules", help="list every rule")
     rules.add_argument("--json", action="store_true", help="machine-readable catalogue")
@@ -91,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     server = sub.add_parser("server", help="run the language server (LSP over stdio; needs rocm-lint[lsp])")
     server.add_argument("--stdio", action="store_true", help="accepted for editor clients; stdio is the default")
+    completion = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"))
     return parser
 
 
@@ -107,8 +124,11 @@ def _file_error(err) -> None:
 
 def _settings(args: argparse.Namespace, paths: Sequence[str]):
     """The configuration with the command line's selection on top, or an exit code."""
+    from rocm_lint.registry import all_rules
+
     try:
         config = discover(paths, args.config)
+        check_codes(config, [r.code for r in all_rules()])
     except ConfigError as exc:
         _error(str(exc))
         return EXIT_ERROR
@@ -124,8 +144,8 @@ def _command_line_keys(args: argparse.Namespace) -> List[str]:
         keys.append("extend-select")
     if args.ignore:
         keys.append("ignore")
-    if args.force_exclude:
-        keys.append("force-exclude")
+    keys += [key for key in ("exclude", "extend-exclude", "force-exclude")
+             if getattr(args, key.replace("-", "_"))]
     return keys
 
 
@@ -138,6 +158,10 @@ def _with_command_line(config, args: argparse.Namespace):
         config = replace(config, ignore=config.ignore + tuple(args.ignore))
     if args.force_exclude:
         config = replace(config, force_exclude=True)
+    if args.exclude is not None:
+        config = replace(config, exclude=tuple(args.exclude))
+    if args.extend_exclude:
+        config = replace(config, extend_exclude=config.extend_exclude + tuple(args.extend_exclude))
     return config
 
 
@@ -151,6 +175,8 @@ def _usage_problem(args: argparse.Namespace) -> Optional[str]:
         return "--baseline and --write-baseline work on files, not on stdin"
     if args.output_file and not os.path.isdir(os.path.dirname(os.path.abspath(args.output_file))):
         return f"{args.output_file}: cannot write the report: no such directory"
+    if args.add_noqa and (args.fix or args.diff or args.write_baseline or _reads_stdin(args)):
+        return "--add-noqa writes comments into files: it cannot be combined with --fix, --diff, --write-baseline or stdin"
     if args.write_baseline and (args.fix or args.diff or args.baseline):
         return ("--write-baseline records findings as they are: it cannot be combined with --fix, --diff "
                 "or --baseline")
@@ -233,7 +259,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if isinstance(config, int):
         return config
     if args.show_settings:
-        return _show_settings(config, args, (anchor or ["."])[0])
+        from rocm_lint.output.settings import show_settings
+
+        return show_settings(config, set(_command_line_keys(args)), (anchor or ["."])[0], args.output_format,
+                             sys.stdout)
     if stdin:
         return _check_stdin(config, args)
 
@@ -263,6 +292,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         kept = new_findings(report.findings, args.baseline)
         baselined = len(report.findings) - len(kept)
         report.findings = kept
+    if args.add_noqa:
+        from rocm_lint.output.noqa import add_noqa
+
+        return add_noqa(report, config, quiet=args.quiet)
     return _report(report, config, args, fixed=fixed, baselined=baselined, shown=shown)
 
 
@@ -375,7 +408,9 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
-            encoding = "latin-1" if language != "python" else _python_encoding(data)
+            from rocm_lint.fix.files import python_encoding
+
+            encoding = "latin-1" if language != "python" else python_encoding(data)
     echo = args.fix and not args.diff
 
     def emit(new_text: str) -> None:
@@ -438,16 +473,6 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
     return _report(report, config, args, fixed=fixed, shown=shown, out=sys.stderr if echo else None)
 
 
-def _python_encoding(data: bytes) -> str:
-    import io
-    import tokenize
-
-    try:
-        return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-    except SyntaxError:
-        return "utf-8"
-
-
 def _stdin_excluded(name: str, config) -> bool:
     """Whether a walk from the project root would skip ``name`` (exclude/extend-exclude)."""
     from pathlib import Path
@@ -460,46 +485,6 @@ def _stdin_excluded(name: str, config) -> bool:
     if rel.startswith(os.pardir):
         rel = os.path.basename(full)
     return path_excluded(Path(rel).as_posix().split("/"), tuple(config.exclude) + tuple(config.extend_exclude))
-
-
-def _show_settings(config, args: argparse.Namespace, path: str) -> int:
-    """``--show-settings``: every setting in effect for ``path``, with where it came from."""
-    from rocm_lint.config import setting_values
-    from rocm_lint.engine import enabled_codes
-
-    cli_keys = set(_command_line_keys(args))
-    rows = []
-    for key, value in setting_values(config):
-        base = key[len("extend-"):] if key.startswith("extend-") else key
-        if key in cli_keys:
-            origin = "command line"
-        elif key in config.from_file or f"extend-{base}" in config.from_file and key == base:
-            origin = str(config.source)
-        else:
-            origin = "default"
-        rows.append((key, value, origin))
-    target = os.path.abspath(path)
-    data = {
-        "path": target,
-        "config-file": str(config.source) if config.source else None,
-        "settings": [{"key": k, "value": v, "from": o} for k, v, o in rows],
-        "per-file-ignores-here": list(config.ignored_for(path)),
-        "enabled-codes": sorted(enabled_codes(config, path)),
-    }
-    if args.output_format == "json":
-        json.dump(data, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return EXIT_CLEAN
-    out = sys.stdout
-    out.write(f"Settings for {target}\n")
-    out.write(f"config file: {config.source or 'none (the defaults)'}\n\n")
-    width = max(len(k) for k, _, _ in rows)
-    for key, value, origin in rows:
-        out.write(f"{key:<{width}} = {json.dumps(value)}  # {origin}\n")
-    out.write(f"\nper-file-ignores for this path: {', '.join(data['per-file-ignores-here']) or 'none'}\n")
-    codes = data["enabled-codes"]
-    out.write(f"enabled codes for this path ({len(codes)}): {' '.join(codes)}\n")
-    return EXIT_CLEAN
 
 
 def use_color(stream) -> bool:
@@ -588,15 +573,19 @@ def _with_edits(findings, config):
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
-    from rocm_lint.registry import get_rule
+    from rocm_lint.output.text import render_rule_list
+    from rocm_lint.registry import find_rules
 
-    rule = get_rule(args.code)
-    if rule is None:
+    rules = find_rules(args.code)
+    if not rules:
         _error(f"unknown rule {args.code!r}; `rocm-lint rules` lists them")
         return EXIT_ERROR
-    from rocm_lint.docgen import render_rule
+    if len(rules) == 1 and args.code.strip().upper() in (rules[0].code, rules[0].name.upper()):
+        from rocm_lint.docgen import render_rule
 
-    sys.stdout.write(render_rule(rule))
+        sys.stdout.write(render_rule(rules[0]))
+    else:  # a prefix: the family's rules
+        render_rule_list(rules, sys.stdout)
     return EXIT_CLEAN
 
 
@@ -608,9 +597,9 @@ def cmd_rules(args: argparse.Namespace) -> int:
         json.dump([r.as_dict() for r in rules], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return EXIT_CLEAN
-    for r in rules:
-        fix = r.fix.value if r.fix else "-"
-        sys.stdout.write(f"{r.code}  {r.name:<36} fix:{fix:<8} {r.summary}\n")
+    from rocm_lint.output.text import render_rule_list
+
+    render_rule_list(rules, sys.stdout)
     return EXIT_CLEAN
 
 
@@ -673,6 +662,14 @@ def cmd_server(args: argparse.Namespace) -> int:
     return serve()
 
 
+def cmd_completion(args: argparse.Namespace) -> int:
+    from rocm_lint.output.completion import completion_script
+    from rocm_lint.registry import all_rules
+
+    sys.stdout.write(completion_script(args.shell, build_parser(), all_rules()))
+    return EXIT_CLEAN
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -680,7 +677,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     handler = {"check": cmd_check, "rule": cmd_rule, "rules": cmd_rules, "doctor": cmd_doctor,
-               "clean": cmd_clean, "server": cmd_server}[args.command]
+               "clean": cmd_clean, "server": cmd_server, "completion": cmd_completion}[args.command]
     try:
         return handler(args)
     except KeyboardInterrupt:  # pragma: no cover

@@ -7,13 +7,14 @@ or a device named ``pyproject.toml`` is one clear error, never a hang."""
 
 from __future__ import annotations
 
+import configparser
 import fnmatch
 import os
 import re
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import FrozenSet, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -77,6 +78,9 @@ class Config:
     source: Optional[Path] = None
     # the keys the config file set (``--show-settings`` says where each value came from)
     from_file: Tuple[str, ...] = ()
+    # the keys flake8's config file added names to (``with_flake8_options``), and that file
+    from_flake8: Tuple[str, ...] = ()
+    flake8_source: Optional[Path] = None
 
     def is_enabled(self, code: str) -> bool:
         """flake8's decision: the longest matching selector wins, ignore wins ties."""
@@ -203,6 +207,94 @@ def setting_values(config: Config) -> List[Tuple[str, object]]:
     return out
 
 
+# -- codes that select no rule ------------------------------------------------------------------
+def check_codes(config: Config, known: Iterable[str]) -> None:
+    """A ConfigError naming the file, the key and the code when a selector the config file set
+    (``select``, ``extend-select``, ``ignore``, ``per-file-ignores``) names no rule of ``known``
+    (the registry's codes, which the caller passes: settings sit below the registry): like ruff,
+    a typo is an error, never a silent "All checks passed"."""
+    known = tuple(known)
+    keyed = [("select", config.select), ("extend-select", config.extend_select), ("ignore", config.ignore)]
+    keyed += [(f"per-file-ignores.{glob}", codes) for glob, codes in config.per_file_ignores]
+    for key, codes in keyed:
+        if key.split(".", 1)[0] not in config.from_file:
+            continue  # a default, or the command line's (checked where it is parsed)
+        unknown = [c for c in codes if not any(k.startswith(c) for k in known)]
+        if unknown:
+            where = f"{config.source}: " if config.source else ""
+            raise ConfigError(f"{where}'{key}': {', '.join(unknown)} selects no rule (`rocm-lint rules` lists them)")
+
+
+# -- flake8's config file -------------------------------------------------------------------------
+# The settings the flake8 plugin registers as flake8 options (``--rocm-predicates`` ...), which a
+# project may set in the ``[flake8]`` section of ``setup.cfg``, ``tox.ini`` or ``.flake8``: the
+# plugin gets them from flake8's option parser, ``rocm-lint check`` and the language server from
+# :func:`flake8_options`; both add them with :func:`with_flake8_options`.  (option, Config
+# attribute, help)
+FLAKE8_OPTIONS: Tuple[Tuple[str, str, str], ...] = (
+    ("rocm-predicates", "rocm_predicates",
+     "extra names that are true exactly on ROCm (e.g. MY_IS_AMD, platform.is_amd)"),
+    ("cuda-predicates", "cuda_predicates", "extra names that are true exactly on NVIDIA CUDA"),
+    ("rocm-skip-decorators", "rocm_skip_decorators", "extra test decorators that skip a test on ROCm"),
+)
+FLAKE8_FILES: Tuple[str, ...] = ("setup.cfg", "tox.ini", ".flake8")  # flake8's order in one directory
+
+
+def with_flake8_options(config: Config, values: Mapping[str, Sequence[str]],
+                        source: Optional[Path] = None) -> Config:
+    """``config`` with the flake8 options' names added to their lists (``values``: option name,
+    dashes or underscores, -> names; ``source``: the flake8 config file they came from)."""
+    for option, attr, _ in FLAKE8_OPTIONS:
+        extra = values.get(option) or values.get(option.replace("-", "_")) or ()
+        current = getattr(config, attr)
+        added = tuple(n for n in dict.fromkeys(extra) if n not in current)
+        if added:
+            config = replace(config, **{attr: current + added}, from_flake8=config.from_flake8 + (option,),
+                             flake8_source=source)
+    return config
+
+
+def find_flake8_config(start: Path) -> Optional[Path]:
+    """flake8's own search: from ``start`` upwards (stopping below the home directory), the first
+    ``setup.cfg``, ``tox.ini`` or ``.flake8`` with a ``[flake8]`` section; one that cannot be read
+    or parsed is passed over, as flake8 does."""
+    directory = Path(start).resolve()
+    home = Path(os.path.expanduser("~")).resolve()
+    while True:
+        for name in FLAKE8_FILES:
+            candidate = directory / name
+            if os.path.isfile(candidate) and _flake8_section(candidate) is not None:
+                return candidate
+        parent = directory.parent
+        if parent == directory or parent == home:
+            return None
+        directory = parent
+
+
+def _flake8_section(path: Path) -> Optional[Mapping[str, str]]:
+    try:
+        parser = configparser.RawConfigParser()
+        parser.read_string(_read_config(path))
+    except (ConfigError, configparser.Error, ValueError):
+        return None
+    return dict(parser["flake8"]) if parser.has_section("flake8") else None
+
+
+def flake8_options(start: Path) -> Tuple[Dict[str, Tuple[str, ...]], Optional[Path]]:
+    """(the rocm-lint options (:data:`FLAKE8_OPTIONS`) that flake8's config file for ``start``
+    sets, split as flake8 splits a comma-separated list (commas and whitespace); that file)."""
+    found = find_flake8_config(start)
+    section = _flake8_section(found) if found is not None else None
+    if not section:
+        return {}, None
+    out: Dict[str, Tuple[str, ...]] = {}
+    for option, _, _ in FLAKE8_OPTIONS:
+        for spelling in (option, option.replace("-", "_")):
+            if spelling in section:
+                out[option] = out.get(option, ()) + tuple(v for v in re.split(r"[,\s]+", section[spelling]) if v)
+    return out, found
+
+
 # Config file names, in the order one directory's files are tried (ruff's: the dedicated files
 # before pyproject.toml).  The dedicated files hold the settings as top-level keys.
 CONFIG_NAMES: Tuple[str, ...] = (".rocm-lint.toml", "rocm-lint.toml", "pyproject.toml")
@@ -285,10 +377,16 @@ def _read_config_lenient(path: Path) -> str:
 
 
 def discover(paths: Sequence[str], explicit: Optional[str] = None) -> Config:
-    if explicit:
-        return load_file(Path(explicit))
+    """The settings for a run on ``paths``: ``explicit`` (``--config``) or the closest config file
+    of the first path (the defaults without one), plus the rocm-lint options of flake8's config
+    file (:func:`flake8_options`), as the flake8 plugin adds them."""
     anchor = Path(paths[0]) if paths else Path.cwd()
     if anchor.is_file() or not anchor.exists():
         anchor = anchor.parent if str(anchor.parent) else Path.cwd()
-    found = find_config(anchor if str(anchor) else Path.cwd())
-    return load_file(found) if found else Config()
+    anchor = anchor if str(anchor) else Path.cwd()
+    if explicit:
+        config = load_file(Path(explicit))
+    else:
+        found = find_config(anchor)
+        config = load_file(found) if found else Config()
+    return with_flake8_options(config, *flake8_options(anchor))

@@ -52,7 +52,11 @@ LANGUAGE_BY_SUFFIX: Dict[str, str] = {
 LANGUAGE_BY_NAME: Dict[str, str] = {
     "cmakelists.txt": "cmake", "dockerfile": "dockerfile", "containerfile": "dockerfile",
     ".env": "dotenv", ".envrc": "shell",
+    "pyproject.toml": "manifest", "setup.cfg": "manifest",
 }
+# Dependency manifests known by a name pattern: requirements*.txt, constraints.txt,
+# test-requirements.txt, requirements/dev.in and any .txt/.in of a `requirements/` folder.
+_MANIFEST_SUFFIXES = (".txt", ".in")
 
 
 def language_of(path: Union[str, Path]) -> Optional[str]:
@@ -66,8 +70,18 @@ def language_of(path: Union[str, Path]) -> Optional[str]:
         return "dotenv"
     if name.endswith(".cuh.inl"):
         return "cuda"
+    if name.endswith(_MANIFEST_SUFFIXES) and _is_requirements_file(name, path):
+        return "manifest"
     dot = name.rfind(".")
     return LANGUAGE_BY_SUFFIX.get(name[dot:]) if dot > 0 else None
+
+
+def _is_requirements_file(name: str, path: Union[str, Path]) -> bool:
+    stem = name.rsplit(".", 1)[0]
+    if stem.startswith(("requirements", "constraints")) or stem.endswith(("requirements", "constraints")):
+        return True
+    parent = os.path.basename(os.path.dirname(os.fspath(path))).lower()
+    return parent in ("requirements", "requirement", "reqs") and not stem.lower().startswith(("readme", "license"))
 
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -285,7 +299,11 @@ def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, File
                 elif language_of(path) is not None:
                     yield raw
             continue
-        chain = _git_root_chain(path) if config.respect_gitignore else []
+        try:
+            chain = _git_root_chain(path) if config.respect_gitignore else []
+        except OSError as exc:  # a directory named on the command line that cannot be entered
+            yield from _unlisted([OSError(exc.errno, exc.strerror, raw)])
+            continue
         base_chain = [d for d in chain if d != path.resolve()]
         root_resolved = path.resolve()
         walk_errors: List[OSError] = []

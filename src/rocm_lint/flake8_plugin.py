@@ -6,8 +6,9 @@ second parse), yields every Python finding, and leaves selection and
 instead of an exception (which would abort flake8's whole run).  The analysis settings
 (predicates, skip decorators, macros) come from the config file ``rocm-lint check`` would read for
 the same file (the nearest ``.rocm-lint.toml``, ``rocm-lint.toml`` or ``[tool.rocm-lint]`` of a
-pyproject.toml above it, whatever directory flake8 runs from), extended by ``--rocm-predicates``;
-selection (``select``/``ignore``/``per-file-ignores``) is flake8's own.
+pyproject.toml above it, whatever directory flake8 runs from), extended by ``--rocm-predicates``,
+``--cuda-predicates`` and ``--rocm-skip-decorators`` (``config.FLAKE8_OPTIONS``: ``rocm-lint check``
+reads the same options from flake8's config file and adds them the same way); selection (``select``/``ignore``/``per-file-ignores``) is flake8's own.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import ast
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
@@ -27,8 +27,8 @@ class RocmLintPlugin:
     name = "rocm-lint"
     version = __version__
 
-    _extra_predicates: Tuple[str, ...] = ()
-    # config file (None: no file, the defaults) -> its settings, with --rocm-predicates added
+    _extra: Dict[str, Tuple[str, ...]] = {}  # the FLAKE8_OPTIONS flake8 parsed: option -> names
+    # config file (None: no file, the defaults) -> its settings, with the FLAKE8_OPTIONS added
     _configs: Dict[Optional[Path], object] = {}
     _reported: set = set()
     _sources: Dict[Path, Optional[Path]] = {}  # directory -> its config file (this run)
@@ -40,14 +40,17 @@ class RocmLintPlugin:
 
     @classmethod
     def add_options(cls, option_manager) -> None:
-        option_manager.add_option(
-            "--rocm-predicates", default="", parse_from_config=True, comma_separated_list=True,
-            help="extra names that are true exactly on ROCm (e.g. MY_IS_AMD, platform.is_amd)",
-        )
+        from rocm_lint.config import FLAKE8_OPTIONS
+
+        for option, _, help_text in FLAKE8_OPTIONS:
+            option_manager.add_option(f"--{option}", default="", parse_from_config=True,
+                                      comma_separated_list=True, help=help_text)
 
     @classmethod
     def parse_options(cls, options) -> None:
-        cls._extra_predicates = tuple(getattr(options, "rocm_predicates", None) or ())
+        from rocm_lint.config import FLAKE8_OPTIONS
+
+        cls._extra = {option: tuple(getattr(options, attr, None) or ()) for option, attr, _ in FLAKE8_OPTIONS}
         cls._configs = {}
         cls._sources = {}
         cls._active = cls._selected(options)
@@ -75,7 +78,7 @@ class RocmLintPlugin:
     def config(cls, filename: str = "."):
         """The settings for ``filename``: those of its nearest config file, as the CLI reads them.
         A broken config file is said once on stderr and the defaults are used (flake8 goes on)."""
-        from rocm_lint.config import Config, ConfigError, find_config, load_file
+        from rocm_lint.config import Config, ConfigError, find_config, load_file, with_flake8_options
 
         directory = Path(os.path.dirname(os.path.abspath(filename)) if filename not in ("-", "stdin") else os.getcwd())
         if directory in cls._sources:  # one search per directory, not per file
@@ -94,7 +97,7 @@ class RocmLintPlugin:
                     cfg = load_file(source)
                 except ConfigError as exc:
                     cls._warn(str(exc))
-            cls._configs[source] = replace(cfg, rocm_predicates=cfg.rocm_predicates + cls._extra_predicates)
+            cls._configs[source] = with_flake8_options(cfg, cls._extra)
         return cls._configs[source]
 
     @classmethod

@@ -56,6 +56,13 @@ def _logical_spans(text: str) -> List[Tuple[int, int]]:
     return spans
 
 
+def noqa_spans(text: str) -> List[Tuple[int, int]]:
+    """The (first, last) lines that one ``# noqa`` comment covers, as flake8 maps them: one physical
+    line, or the lines a multi-line string or a backslash continuation joins (``--add-noqa``
+    writes within them)."""
+    return _logical_spans(text)
+
+
 def _logical_line_mapping(text: str) -> Dict[int, str]:
     """Line -> text of its whole logical line, for the whole file."""
     lines = split_lines(text, keepends=True)

@@ -40,6 +40,17 @@ def get_rule(code: str) -> Optional[Rule]:
     return _catalogue()[0].get(code.upper())
 
 
+def find_rules(query: str) -> List[Rule]:
+    """``rocm-lint rule QUERY``: the rule whose code or name (``ungated-tf32-switch``) it is, else
+    every rule whose code starts with it (``ROC1``: the family); empty when nothing matches."""
+    wanted = query.strip()
+    exact = get_rule(wanted) or next((r for r in all_rules() if r.name == wanted.lower()), None)
+    if exact is not None:
+        return [exact]
+    prefix = wanted.upper()
+    return [r for r in all_rules() if prefix.startswith("ROC") and r.code.startswith(prefix)]
+
+
 def family_modules() -> Tuple[str, ...]:
     """The modules that define rules (``rocm_lint.rules.<family>``)."""
     return _catalogue()[1]

@@ -45,9 +45,12 @@ FAMILIES = {
     "ROC9": "Runtime host state",
 }
 
-# Languages (rocm_lint.discovery): C++ with device code, and the small config files.
+# Languages (rocm_lint.discovery): C++ with device code, and the small config files: those that hold
+# settings and tool arguments, and the dependency manifests (requirements files, pyproject.toml,
+# setup.cfg: rules/dependencies.py).
 CPP_LANGUAGES = ("cuda", "cpp")
-CONFIG_LANGUAGES = ("shell", "dockerfile", "yaml", "dotenv", "cmake")
+SETTINGS_LANGUAGES = ("shell", "dockerfile", "yaml", "dotenv", "cmake")
+CONFIG_LANGUAGES = (*SETTINGS_LANGUAGES, "manifest")
 
 
 class FixAvailability(str, Enum):

@@ -27,11 +27,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from rocm_lint import __version__
-from rocm_lint.config import CONFIG_NAMES, Config, ConfigError, find_config, load_file
+from rocm_lint.config import (CONFIG_NAMES, Config, ConfigError, check_codes, find_config, flake8_options, load_file,
+                               with_flake8_options)
 from rocm_lint.discovery import language_of
 from rocm_lint.finding import Applicability, Edit, FileError, Finding
 from rocm_lint.lines import NEWLINE
-from rocm_lint.registry import get_rule
+from rocm_lint.registry import all_rules, get_rule
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,11 @@ class ConfigCache:
         is looked up on every check (a few small reads), so one created or edited outside the
         editor counts from the next check on; its parsed settings are kept by modification time."""
         directory = Path(path).parent if path else Path(fallback_root or os.getcwd())
+        config, problem = self._from_file(directory, fallback_root)
+        # the rocm-lint options of flake8's config file, as `rocm-lint check` and flake8 add them
+        return with_flake8_options(config, *flake8_options(directory)), problem
+
+    def _from_file(self, directory: Path, fallback_root: Optional[str]) -> Tuple[Config, Optional[str]]:
         if self.explicit is not None:
             source: Optional[Path] = self.explicit
         else:
@@ -80,6 +86,7 @@ class ConfigCache:
         if cached is None or cached[0] != mtime:
             try:
                 value: object = load_file(source)
+                check_codes(value, [r.code for r in all_rules()])  # type: ignore[arg-type]
             except ConfigError as exc:
                 value = exc
             self._loaded[source] = cached = (mtime, value)

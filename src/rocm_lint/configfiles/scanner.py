@@ -65,7 +65,8 @@ def read_unit(path: str, text: str, config: Config, language: str) -> ConfigUnit
     b.defines()
     # a CMake subproject the project's ROCm build never enters (build.context)
     platform = build_context.file_platform(path) if language == "cmake" else None
-    return ConfigUnit(path, text, language, config, code, b.settings, b.args, build_platform=platform)
+    return ConfigUnit(path, text, language, config, code, b.settings, b.args, build_platform=platform,
+                      commands=b.commands)
 
 
 def check_config_source(path: str, text: str, config: Config, checkers: Sequence[SourceChecker],

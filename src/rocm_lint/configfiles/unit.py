@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from rocm_lint.config import Config
-from rocm_lint.configfiles.shell import NVIDIA, ShellReader, Word, shell_facts
+from rocm_lint.configfiles.shell import NVIDIA, Command, ShellReader, Word, shell_facts
 
 @dataclass(frozen=True)
 class Setting:
@@ -49,6 +49,9 @@ class ConfigUnit:
     # the platform the project's build gives the file's directory (``rocm_lint.build.context``:
     # "cuda" in a CMake subproject a ROCm build never enters), for CMake files; else None
     build_platform: Optional[str] = None
+    # every simple command of the file's shell (scripts, RUN, run:/script:), TEXT_COMMANDS included:
+    # the dependency rules read `pip install ...` here (``configfiles/manifests.py``)
+    commands: List[Command] = field(default_factory=list)
 
     def settings_of(self, names: Iterable[str]) -> List[Setting]:
         names = set(names)
@@ -138,6 +141,37 @@ def default_of(setting: Setting) -> Optional[str]:
     return m.group(1) if m else None
 
 
+# -- dependency manifests (configfiles/manifests.py reads them) ------------------------------------
+@dataclass(frozen=True)
+class Requirement:
+    text: str  # as pip reads it: PEP 508 (``torch==2.4.0; sys_platform == "linux"``), a URL or a wheel path
+    start: int  # offsets of the requirement in the file's text
+    end: int
+    gate: Optional[str] = None  # NVIDIA when only NVIDIA installs reach it (a branch, a stage, a job)
+    section: str = ""  # the extra / dependency group it belongs to; "" = always installed
+    computed: bool = False  # holds an expansion ($VAR, ${{ matrix.x }}): not what is installed
+    indexes: Tuple[str, ...] = ()  # the index URLs given with it (its `pip install` command, its file)
+
+
+@dataclass(frozen=True)
+class IndexUse:
+    url: str
+    start: int
+    end: int
+    gate: Optional[str] = None
+    how: str = ""  # index-url, extra-index-url, find-links, uv-index, poetry-source, pdm-source, setting
+    section: str = ""
+    used: bool = True  # False: an explicit index that no source entry takes packages from
+    marker: str = ""  # the environment marker of the source entry that uses it (uv, Poetry)
+
+
+@dataclass
+class Manifest:
+    requirements: List[Requirement] = field(default_factory=list)
+    indexes: List[IndexUse] = field(default_factory=list)
+    includes: List[str] = field(default_factory=list)  # -r / -c files, as written
+
+
 # -- building the unit -----------------------------------------------------------------------------
 class UnitBuilder:
     def __init__(self, code: str, bom: bool = False) -> None:
@@ -145,10 +179,12 @@ class UnitBuilder:
         self.bom = bom  # the text starts with a byte order mark (a blank in ``code``)
         self.settings: List[Setting] = []
         self.args: List[ToolArgs] = []
+        self.commands: List[Command] = []
 
     def shell(self, start: int, end: int, gate: Optional[str] = None, text: Optional[str] = None) -> None:
         reader = ShellReader(self.code if text is None else text, start, end, gate)
         facts = shell_facts(reader)
+        self.commands.extend(reader.commands)
         for s in facts.settings:
             self.settings.append(Setting(s.name, s.value, s.name_start, s.value_start, s.end, s.how, s.computed,
                                          tests_name(s.name, s.conditions), s.gate, s.conditions, s.branches))

@@ -374,6 +374,9 @@ class Preprocessed:
     # the project's build (rocm_lint.build.context): (False, True) ROCm-only, (True, False)
     # never built for ROCm
     base: Tuple[Tri, Tri] = (True, True)
+    # the platform macros this analysis knew beyond the built-in ones: the configuration's,
+    # the build's (rocm_lint.build.context.macro_facts) and the file's own (cpp.vocabulary)
+    platform_terms: FrozenSet[str] = frozenset()
     _region_lines: List[int] = field(default_factory=list)
 
     def status(self, line: int) -> Region:
@@ -435,7 +438,8 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
     code = lexed.code
     rocm_extra, cuda_extra = frozenset(rocm_macros), frozenset(cuda_macros)
     worlds = (Platform(CUDA, rocm_extra, cuda_extra), Platform(ROCM, rocm_extra, cuda_extra))
-    for name, on_cuda, on_rocm in seed:
+    seeded = tuple(seed)
+    for name, on_cuda, on_rocm in seeded:
         worlds[0].local[name] = on_cuda
         worlds[1].local[name] = on_rocm
     directives: List[Directive] = []
@@ -516,13 +520,19 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
                             w.local[macro] = (True, node)
                         elif state is None:
                             w.local[macro] = (None, None)
+                        elif macro not in w.local and current != (False, False):
+                            # defined here only in code the other platform compiles
+                            # (``#if __CUDACC_VER_MAJOR__ >= 11`` ``#define X_CP_ASYNC_ENABLED``):
+                            # as the file reads it, undefined on this one
+                            w.local[macro] = (False, None)
             else:
                 for w, state in zip(worlds, current):
                     if state is True:
                         w.local[macro] = (False, None)
                     elif state is None:
                         w.local[macro] = (None, None)
-    return Preprocessed(lexed, directives, _merge(regions), macros, base)
+    terms = rocm_extra | cuda_extra | frozenset(name for name, on_cuda, on_rocm in seeded if on_cuda != on_rocm)
+    return Preprocessed(lexed, directives, _merge(regions), macros, base, terms)
 
 
 def _expand_names(text: str, macros: Dict[str, List[MacroDef]], depth: int = 0) -> str:

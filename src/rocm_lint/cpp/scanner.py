@@ -147,7 +147,9 @@ class CppUnit:
         return cached  # type: ignore[return-value]
 
     def rocm_macro(self, name: str) -> bool:
-        return is_rocm_macro(name, self.config.rocm_macros)
+        """Is ``name`` a platform macro: a built-in or configured ROCm macro, or one the build or
+        the file's own includes tie to a platform?"""
+        return is_rocm_macro(name, self.config.rocm_macros) or name in self.pre.platform_terms
 
     # -- structure --------------------------------------------------------------------------
     def matching(self, open_at: int) -> int:

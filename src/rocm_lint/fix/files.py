@@ -65,7 +65,8 @@ class Refused(Exception):
     """A write rocm-lint will not make (the message says why)."""
 
 
-def _encoding(data: bytes) -> str:
+def python_encoding(data: bytes) -> str:
+    """The encoding a Python file's bytes declare (PEP 263, BOM), UTF-8 where they cannot say."""
     try:
         return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
     except SyntaxError:
@@ -106,10 +107,22 @@ def check_writable(st: os.stat_result) -> None:
         raise Refused(f"not fixed: the file has {st.st_nlink} hard links (replacing it would split them)")
 
 
-def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix:
-    from rocm_lint.discovery import language_of, read_bounded
-    from rocm_lint.engine import MAX_FILE_BYTES, decode_source, source_encoding
-    from rocm_lint.fix.api import fix_text
+@dataclass
+class Source:
+    """A file read for rewriting: the real file written (symlinks are written through), its stat
+    and bytes before (what :func:`write_back` checks again right before the rename), its text."""
+
+    real: str
+    before: os.stat_result
+    data: bytes
+    text: str
+
+
+def read_for_write(path: str, config: Config, *, write: bool) -> Source:
+    """Read ``path`` as a rewrite (``--fix``, ``--add-noqa``) needs it; :class:`Refused` (with the
+    reason) for a file that cannot be read or, with ``write``, must not be written."""
+    from rocm_lint.discovery import read_bounded
+    from rocm_lint.engine import MAX_FILE_BYTES, decode_source
 
     try:
         real = write_target(path, config) if write else os.path.realpath(path)
@@ -117,36 +130,55 @@ def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix
         if write:
             check_writable(before)
         data = read_bounded(real, MAX_FILE_BYTES)  # regular files only, never past the limit
-        if isinstance(data, str):
-            raise Refused(data)
-    except Refused as exc:
-        return FileFix(path, "", "", error=str(exc))
     except OSError as exc:
-        return FileFix(path, "", "", error=f"cannot read: {exc.strerror or exc}")
+        raise Refused(f"cannot read: {exc.strerror or exc}") from None
+    if isinstance(data, str):
+        raise Refused(data)
     text = decode_source(path, data)
     if isinstance(text, FileError):
-        return FileFix(path, "", "", error=text.reason)
-    language = language_of(path)
-    result = fix_text(path, text, config, unsafe=unsafe, language=language)
+        raise Refused(text.reason)
+    return Source(real, before, data, text)
+
+
+def write_back(path: str, source: Source, new_text: str) -> Optional[str]:
+    """Write ``new_text`` over ``source`` atomically, in the file's encoding, keeping its mode and
+    owner (the text keeps its line endings); None, or why it was not written."""
+    from rocm_lint.discovery import language_of
+    from rocm_lint.engine import source_encoding
+
+    encoding = python_encoding(source.data) if language_of(path) == "python" else source_encoding(path, source.data)
+    try:
+        directory = os.path.dirname(source.real)
+        if directory not in _swept:
+            _swept.add(directory)
+            remove_stale_temps(directory)
+        write_atomic(source.real, new_text, encoding, source.before, expected=source.data)
+    except ChangedOnDisk:
+        return "changed on disk while being fixed; not written"
+    except Refused as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot write: {exc.strerror or exc}"
+    return None
+
+
+def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix:
+    from rocm_lint.discovery import language_of
+    from rocm_lint.fix.api import fix_text
+
+    try:
+        source = read_for_write(path, config, write=write)
+    except Refused as exc:
+        return FileFix(path, "", "", error=str(exc))
+    text = source.text
+    result = fix_text(path, text, config, unsafe=unsafe, language=language_of(path))
     if isinstance(result, FileError):
         return FileFix(path, text, text, error=result.reason)
-    encoding = _encoding(data) if language == "python" else source_encoding(path, data)
     outcome = FileFix(path, text, result.text, result.applied, result.dropped)
     if write and outcome.changed:
-        try:
-            directory = os.path.dirname(real)
-            if directory not in _swept:
-                _swept.add(directory)
-                remove_stale_temps(directory)
-            write_atomic(real, result.text, encoding, before, expected=data)
-        except ChangedOnDisk:
-            outcome.error = "changed on disk while being fixed; not written"
-            outcome.new, outcome.applied = text, []
-        except Refused as exc:
-            outcome.error = str(exc)
-            outcome.new, outcome.applied = text, []
-        except OSError as exc:
-            outcome.error = f"cannot write: {exc.strerror or exc}"
+        error = write_back(path, source, result.text)
+        if error is not None:
+            outcome.error = error
             outcome.new, outcome.applied = text, []
     return outcome
 

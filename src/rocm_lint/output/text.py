@@ -103,3 +103,10 @@ def render_statistics(findings: List[Finding], out: TextIO, *, fmt: str = "conci
     width = len(str(max(s["count"] for s in stats))) if stats else 1
     for s in stats:
         out.write(f"{s['count']:>{width}}\t{s['code']}\t{s['name'] or ''}\n")
+
+
+def render_rule_list(rules, out: TextIO) -> None:
+    """``rocm-lint rules`` (and ``rocm-lint rule PREFIX``): one line per rule."""
+    for r in rules:
+        fix = r.fix.value if r.fix else "-"
+        out.write(f"{r.code}  {r.name:<36} fix:{fix:<8} {r.summary}\n")

@@ -18,7 +18,7 @@ from rocm_lint.python.analyzer import walk_gated
 from rocm_lint.python.context import ModuleContext, ModuleFacts, State
 from rocm_lint.python.patterns import env_settings
 from rocm_lint.python.project import ExportedFacts
-from rocm_lint.rule import CONFIG_LANGUAGES, PyHit, Rule
+from rocm_lint.rule import SETTINGS_LANGUAGES, PyHit, Rule
 
 # -- what reaches nvcc ---------------------------------------------------------------------
 
@@ -33,6 +33,9 @@ class BuildFacts:
 
 
 _LIST_METHODS = {"append", "extend", "insert", "__iadd__"}
+# A function whose name says it returns the nvcc step's flags: ``nvcc_flags``, ``get_nvcc_args``,
+# ``extra_cuda_cflags`` (never ``cxx_flags``; ``nvcc_threads`` helpers are followed by name).
+_NVCC_PROVIDER = re.compile(r"(?:^|_)(?:nvcc_(?:flags|args|options|cflags)|cuda_cflags)$", re.I)
 
 
 def _nvcc_key(node: Optional[ast.AST], ctx: ModuleContext) -> bool:
@@ -58,6 +61,9 @@ class _Sinks:
         self.live_values: List[ast.AST] = []  # sink expressions reached on ROCm (not gated)
         self.rocm_values: List[ast.AST] = []  # sink expressions only reached on ROCm
         self.bindings: Dict[str, List[ast.AST]] = {}  # name -> values appended/assigned/returned
+        # per function: name -> values (a method named for nvcc reads only its own locals)
+        self.local: Dict[int, Dict[str, List[ast.AST]]] = {}
+        self.method_values: List[Tuple[int, ast.AST]] = []  # (function id, returned value) reached on ROCm
         self.imported: Set[int] = set()  # imported names read by the sinks reached so far
 
     def see(self, node: ast.AST, state: State) -> None:
@@ -81,11 +87,19 @@ class _Sinks:
                     sinks.extend(values)
                 elif isinstance(owner, ast.Name) and not self._is_parameter(owner.id):
                     self.bindings.setdefault(owner.id, []).extend(values)
-        elif isinstance(node, ast.Return) and node.value is not None and self.ctx.function is not None \
-                and self.ctx.function in self.ctx.tree.body:
-            # ``def extra_nvcc_flags(): return [...]`` (module level): ``extra_nvcc_flags()``
-            # reads what it returns (key ``name()``: a variable may share the name)
-            self.bindings.setdefault(self.ctx.function.name + "()", []).append(node.value)
+                    self._bind_locally(owner.id, values)
+        elif isinstance(node, ast.Return) and node.value is not None and self.ctx.function is not None:
+            module_level = self.ctx.function in self.ctx.tree.body
+            if not module_level and not state.rocm_only and _NVCC_PROVIDER.search(self.ctx.function.name):
+                # ``def nvcc_flags(self): return [...]``: a method named for the nvcc step hands
+                # its list to it (ColossalAI's extension builders; a module-level helper is
+                # reported where it is called, with the caller's gates).  Only the method's own
+                # strings and locals count: another method's ``args`` is not this one's.
+                self.method_values.append((id(self.ctx.function), node.value))
+            if module_level:
+                # ``def extra_nvcc_flags(): return [...]`` (module level): ``extra_nvcc_flags()``
+                # reads what it returns (key ``name()``: a variable may share the name)
+                self.bindings.setdefault(self.ctx.function.name + "()", []).append(node.value)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
@@ -93,6 +107,22 @@ class _Sinks:
                     sinks.append(node.value)
                 elif isinstance(target, ast.Name) and not self._is_parameter(target.id):
                     self.bindings.setdefault(target.id, []).append(node.value)
+                    self._bind_locally(target.id, [node.value])
+
+    def _bind_locally(self, name: str, values: List[ast.AST]) -> None:
+        if self.ctx.function is not None:
+            self.local.setdefault(id(self.ctx.function), {}).setdefault(name, []).extend(values)
+
+    def reach_methods(self) -> Set[int]:
+        """The strings the methods named for nvcc return, through their own locals only."""
+        found: Set[int] = set()
+        for function, value in self.method_values:
+            saved, self.bindings = self.bindings, self.local.get(function, {})
+            try:
+                found |= self.reach([value])
+            finally:
+                self.bindings = saved
+        return found
 
     def _is_parameter(self, name: str) -> bool:
         fn = self.ctx.function
@@ -152,7 +182,7 @@ class _Sinks:
 def _learn_build_facts(ctx: ModuleContext) -> BuildFacts:
     sinks = _Sinks(ctx)
     walk_gated(ctx, sinks.see)
-    nvcc = sinks.reach(sinks.live_values)
+    nvcc = sinks.reach(sinks.live_values) | sinks.reach_methods()
     imported = frozenset(sinks.imported)
     return BuildFacts(frozenset(nvcc), frozenset(nvcc | sinks.reach(sinks.rocm_values)), imported)
 
@@ -217,6 +247,7 @@ NVCC_ONLY_OPTIONS = frozenset({
     "--extra-device-vectorization", "--diag-suppress", "-ccbin", "--compiler-bindir",
     "--default-stream", "--split-compile", "-rdc", "--relocatable-device-code",
     "--allow-unsupported-compiler", "--disable-warnings", "--source-in-ptx",
+    "--forward-unknown-opts", "-forward-unknown-opts", "-diag-suppress",
 })
 
 ROC501 = Rule(
@@ -229,7 +260,7 @@ ROC501 = Rule(
               "maxrregcount", "ftz", "prec-div", "prec-sqrt", "fmad", "res-usage", "resource-usage",
               "extra-device-vectorization", "diag-suppress", "ccbin", "compiler-bindir",
               "default-stream", "split-compile", "-rdc", "relocatable-device-code",
-              "allow-unsupported-compiler", "disable-warnings", "source-in-ptx"),
+              "allow-unsupported-compiler", "disable-warnings", "source-in-ptx", "forward-unknown-opts"),
     # every finding reaches an nvcc sink: a "nvcc" key, dict(nvcc=...) or extra_cuda_cflags=
     precheck=r"nvcc|extra_cuda_cflags",
     # no fix: a flag inside a list cannot be gated by a statement-level fix; the message says how
@@ -305,7 +336,7 @@ ROC502 = Rule(
     "in a file that names no ROCm arch: ignored by ROCm builds",
     triggers=("TORCH_CUDA_ARCH_LIST", "CUDAARCHS", "CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES", "arch=",
               "gpu-architecture"),
-    languages=("python", *CONFIG_LANGUAGES),
+    languages=("python", *SETTINGS_LANGUAGES),
     facts=(BUILD_FACTS,),
     messages={"default": "hard-coded NVIDIA arch `{what}` in a file that names no ROCm arch: ROCm builds ignore "
                          "it and build for whatever PyTorch defaults to; add the ROCm counterpart "
@@ -320,7 +351,7 @@ ROC503 = Rule(
     # every finding writes a gfx arch out (TORCH_CUDA_ARCH_LIST only counts when it holds one)
     precheck=r"gfx[0-9a-f]",
     rocm_side=True,  # a hard-coded gfx arch is always on the ROCm side
-    languages=("python", *CONFIG_LANGUAGES),
+    languages=("python", *SETTINGS_LANGUAGES),
     facts=(BUILD_FACTS,),
     messages={"default": "hard-coded AMD arch `{what}`: no code is built for any other GPU, which then fails "
                          "with `invalid device function`/`hipErrorNoBinaryForGpu`; honour PYTORCH_ROCM_ARCH "

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from rocm_lint.domain import NVIDIA
 from rocm_lint.lazy import LazyPattern
-from rocm_lint.rule import CONFIG_LANGUAGES, Hit
+from rocm_lint.rule import SETTINGS_LANGUAGES, Hit
 from rocm_lint.rules.build import AMD_ARCH_SETTINGS, AMD_ARCH_VARS, NVIDIA_ARCH_VARS, ROC502, ROC503, ROCM_COUNTERPART
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def _ci_build(unit: ConfigUnit) -> bool:
     return unit.ci_config and unit.language in ("yaml", "shell")
 
 
-@ROC502.source_checker(*CONFIG_LANGUAGES)
+@ROC502.source_checker(*SETTINGS_LANGUAGES)
 def nvidia_arch_in_config(unit: ConfigUnit) -> Iterator[Hit]:
     """NVIDIA arch settings and flags written out in a file that does not deal with ROCm at all."""
     if _ci_build(unit) or unit.matches("rocm_aware", _ROCM_AWARE) \
@@ -64,7 +64,7 @@ def nvidia_arch_in_config(unit: ConfigUnit) -> Iterator[Hit]:
             yield ROC502.hit(start, end, ROC502.message(what=" ".join(flag.split())))
 
 
-@ROC503.source_checker(*CONFIG_LANGUAGES)
+@ROC503.source_checker(*SETTINGS_LANGUAGES)
 def amd_arch_in_config(unit: ConfigUnit) -> Iterator[Hit]:
     """A gfx arch written out (ROCm-side code included: that is where it lives)."""
     if _ci_build(unit) or unit.nvidia_only_file or unit.matches("amd_arch_source", _CONFIG_AMD_ARCH_SOURCE):

@@ -214,6 +214,10 @@ def _capability_kind(node: Optional[ast.AST], ctx: ModuleContext, depth: int = 0
                 text = "".join(v.value for v in arg.values if isinstance(v, ast.Constant))
                 if parts == ["major", "minor"]:
                     return "float" if text == "." else "cc" if text == "" else None
+            joined = _joined_digits(arg)
+            if joined is not None and qual == "int":
+                # ``int("".join(str(i) for i in get_device_capability()))``: 9.0 -> 90
+                return "cc" if _capability_kind(joined, ctx, depth + 1) == "tuple" else None
             inner = _capability_kind(arg, ctx, depth + 1)
             return inner if inner in ("major", "minor", "cc", "float") else None
         return None
@@ -260,6 +264,23 @@ def _capability_kind(node: Optional[ast.AST], ctx: ModuleContext, depth: int = 0
         exported = ctx.exported(CAPABILITY_EXPORTS, node)
         if exported is not None and not exported.startswith("call:"):
             return exported
+    return None
+
+
+def _joined_digits(node: ast.AST) -> Optional[ast.AST]:
+    """``X`` of ``"".join(str(i) for i in X)``, ``"".join([str(i) for i in X])`` or
+    ``"".join(map(str, X))``; None for anything else."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
+            and isinstance(node.func.value, ast.Constant) and node.func.value.value == "" and len(node.args) == 1):
+        return None
+    arg = node.args[0]
+    if isinstance(arg, (ast.GeneratorExp, ast.ListComp)) and len(arg.generators) == 1:
+        element = arg.elt
+        if isinstance(element, ast.Call) and isinstance(element.func, ast.Name) and element.func.id == "str":
+            return arg.generators[0].iter
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "map" and len(arg.args) == 2 \
+            and isinstance(arg.args[0], ast.Name) and arg.args[0].id == "str":
+        return arg.args[1]
     return None
 
 
@@ -311,8 +332,23 @@ def _record(node: ast.AST, ctx: ModuleContext, bindings: Dict[BindingKey, str]) 
         kind = _capability_kind(node.value, ctx)
         if kind is not None and kind not in ("cc10", "tenth"):
             bindings[key] = kind
+        elif key in bindings and id(node) in _except_fallbacks(ctx):
+            pass  # ``except: cuda_arch = 0``: the no-GPU fallback; on a GPU the capability stays
         else:
             bindings.pop(key, None)  # rebound to something else
+
+
+def _except_fallbacks(ctx: ModuleContext) -> Set[int]:
+    """Assignments of a constant in an ``except`` handler (``try: cc = ... except: cc = 0``)."""
+    def find() -> Set[int]:
+        out: Set[int] = set()
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, ast.Try):
+                for handler in node.handlers:
+                    out.update(id(stmt) for stmt in handler.body
+                               if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Constant))
+        return out
+    return ctx.memo("ROC106.except-fallbacks", find)
 
 
 # -- the comparison -------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from dataclasses import replace
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 from rocm_lint.domain import ROCM
@@ -352,6 +353,20 @@ def _mentions_rocm(unit: CppUnit, node: Optional[Node]) -> bool:
     return any(unit.rocm_macro(n) for n in names_in(node))
 
 
+def _version_blind(node):
+    """``node`` with every CUDA version macro (``CUDA_VERSION``, ``defined(CUDART_VERSION)``) made
+    unknown: a ``call`` node, which the #if model evaluates to "cannot tell"."""
+    if node.kind in ("name", "defined") and node.value in CUDA_VERSION_MACROS:
+        return replace(node, kind="call", args=())
+    return replace(node, args=tuple(_version_blind(a) for a in node.args)) if node.args else node
+
+
+def _decided_without_version(unit: CppUnit, node: Optional[Node]) -> bool:
+    """Is the condition false on ROCm whatever the CUDA version macros say (``defined(__CUDA_ARCH__)
+    && CUDA_VERSION < 8000``: the architecture test drops it, ROC705's business)?"""
+    return node is not None and _rocm_value(unit, _version_blind(node)) is False
+
+
 def _rocm_value(unit: CppUnit, node: Optional[Node]):
     world = Platform(ROCM, frozenset(unit.config.rocm_macros), frozenset(unit.config.cuda_macros))
     return truth(world.evaluate(node))
@@ -363,7 +378,8 @@ def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
     for d in unit.pre.directives:
         if d.name not in ("if", "elif") or d.condition is None or d.reached[1] is False:
             continue  # (an #elif after a branch every ROCm build takes is never evaluated there)
-        if not _compares(d.condition, CUDA_VERSION_MACROS) or _mentions_rocm(unit, d.condition):
+        if not _compares(d.condition, CUDA_VERSION_MACROS) or _mentions_rocm(unit, d.condition) \
+                or _decided_without_version(unit, d.condition):
             continue
         macro = rocm_gate_macro(unit)
         edits: Tuple[Tuple[int, int, str], ...] = ()

@@ -149,7 +149,8 @@ def _named_after_backend(ctx: ModuleContext) -> bool:
     """A file whose path names the backend (`trt_utils.py`, `export/trtllm/`, `run_tensorrt_x.py`)
     is that backend's integration code: it is only imported by users who chose the backend."""
     for tok in _path_tokens(ctx):
-        if tok.startswith(("tensorrt", "trt")) or tok in ("nvtx", "pycuda", "dali"):
+        # also a converter named for its target: `fx2trt`, `onnx2trt`, `torch2trt`
+        if tok.startswith(("tensorrt", "trt")) or tok.endswith(("2trt", "tensorrt")) or tok in ("nvtx", "pycuda", "dali"):
             return True
     return False
 
