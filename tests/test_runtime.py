@@ -29,6 +29,10 @@ def clean_env(monkeypatch, tmp_path):
     monkeypatch.setattr(runtime, "NUMA_BALANCING", str(numa))
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
     monkeypatch.setattr(runtime, "ROCM_VERSION_FILES", ())
+    # no AMD host unless a test builds one (the machine running the tests may be one)
+    monkeypatch.setattr(runtime, "KFD_DEVICE", str(tmp_path / "no-kfd"))
+    monkeypatch.setattr(runtime, "KFD_TOPOLOGY", str(tmp_path / "no-topology"))
+    monkeypatch.setattr(runtime, "ROCM_ROOT", str(tmp_path / "no-rocm"))
     saved_tf32 = torch.backends.cuda.matmul.allow_tf32  # a property of torch's C state
     torch.backends.cuda.matmul.allow_tf32 = False
     real_find_spec = runtime.importlib.util.find_spec
@@ -184,6 +188,81 @@ def test_roc903_version_pairing(monkeypatch, clean_env, installed, severity):
     monkeypatch.setenv("ROCM_PATH", str(clean_env / "rocm"))
     found = [f for f in runtime.check() if f.code == "ROC903"]
     assert [f.severity for f in found] == ([severity] if severity else [])
+
+
+def amd_host(monkeypatch, root, *, kfd=True, gpu_nodes=1, rocm=None):
+    """An AMD GPU host under ``root``: /dev/kfd, a KFD topology with a CPU node and ``gpu_nodes``
+    GPU nodes (simd_count above 0), and optionally a ROCm install of version ``rocm``."""
+    root.mkdir(parents=True, exist_ok=True)
+    if kfd:
+        (root / "kfd").write_text("")
+        monkeypatch.setattr(runtime, "KFD_DEVICE", str(root / "kfd"))
+    nodes = root / "topology"
+    for i in range(gpu_nodes + 1):
+        (nodes / str(i)).mkdir(parents=True)
+        simd = 0 if i == 0 else 304
+        (nodes / str(i) / "properties").write_text(f"cpu_cores_count 64\nsimd_count {simd}\ngfx_target_version 90402\n")
+    monkeypatch.setattr(runtime, "KFD_TOPOLOGY", str(nodes))
+    if rocm:
+        (root / "rocm" / ".info").mkdir(parents=True)
+        (root / "rocm" / ".info" / "version").write_text(f"{rocm}-70\n")
+        monkeypatch.setenv("ROCM_PATH", str(root / "rocm"))
+
+
+def test_roc904_cuda_torch_on_amd_host(monkeypatch, clean_env):
+    simulate(monkeypatch, hip=None, gpu=False)  # a CUDA wheel: it finds no NVIDIA GPU here
+    amd_host(monkeypatch, clean_env, gpu_nodes=8, rocm="6.4.1")
+    found = runtime.check()
+    assert codes(found) == ["ROC904"]
+    message = found[0].message
+    assert found[0].severity == "critical"
+    assert "CUDA 12.8 build" in message and "8 AMD GPUs in the KFD topology" in message
+    assert "ROCm 6.4.1 install" in message
+    assert "whl/rocm" in message and "torch.version.hip" in message
+
+
+@pytest.mark.parametrize("kfd,gpu_nodes,rocm", [(True, 0, None), (False, 0, "7.0.2"), (False, 2, None)])
+def test_roc904_each_piece_of_evidence(monkeypatch, clean_env, kfd, gpu_nodes, rocm):
+    simulate(monkeypatch, hip=None, gpu=False)
+    amd_host(monkeypatch, clean_env, kfd=kfd, gpu_nodes=gpu_nodes, rocm=rocm)
+    assert codes(runtime.check()) == ["ROC904"]
+
+
+def test_roc904_cpu_torch_on_amd_host_is_a_warning(monkeypatch, clean_env):
+    simulate(monkeypatch, hip=None, gpu=False)
+    monkeypatch.setattr(torch.version, "cuda", None)
+    amd_host(monkeypatch, clean_env)
+    found = runtime.check()
+    assert [(f.code, f.severity) for f in found] == [("ROC904", "warning")]
+    assert "CPU-only build" in found[0].message
+
+
+def test_roc904_silent(monkeypatch, clean_env):
+    # CUDA torch on a host with no AMD GPU and no ROCm: nothing to say
+    simulate(monkeypatch, hip=None, gpu=False)
+    assert runtime.check() == []
+    # a KFD topology of CPU nodes only is no GPU
+    (clean_env / "topology" / "0").mkdir(parents=True)
+    (clean_env / "topology" / "0" / "properties").write_text("simd_count 0\n")
+    monkeypatch.setattr(runtime, "KFD_TOPOLOGY", str(clean_env / "topology"))
+    assert runtime.check() == []
+    # an AMD iGPU beside an NVIDIA GPU that the CUDA torch uses
+    simulate(monkeypatch, hip=None, gpu=True)
+    amd_host(monkeypatch, clean_env / "host")
+    assert runtime.check() == []
+    # ROCm torch on the AMD host: the other checks, not this one
+    simulate(monkeypatch, arch="gfx1100", warp=32)
+    assert "ROC904" not in codes(runtime.check())
+
+
+def test_doctor_reports_cuda_torch_on_amd_host(monkeypatch, clean_env, capsys):
+    from rocm_lint.cli import main
+
+    simulate(monkeypatch, hip=None, gpu=False)
+    amd_host(monkeypatch, clean_env, rocm="6.3.3")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "critical (1)" in out and "ROC904" in out and "on an AMD GPU host" in out
 
 
 def test_apply_rocm_safe_defaults(monkeypatch, clean_env):

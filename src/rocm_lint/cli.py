@@ -622,7 +622,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if env["torch"] is None:
         verdict = "torch is not installed in this environment: nothing to check"
     elif env["platform"] != "rocm":
-        verdict = f"not ROCm ({env['platform']}): nothing to check"
+        verdict = (f"not ROCm ({env['platform']}) on an AMD GPU host: torch cannot use the AMD GPU" if findings
+                   else f"not ROCm ({env['platform']}): nothing to check")
     elif not findings:
         verdict = "ROCm: no problems found"
     else:

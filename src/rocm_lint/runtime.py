@@ -28,6 +28,12 @@ from rocm_lint.finding import Finding
 RUNTIME_PATH = "<runtime>"
 NUMA_BALANCING = "/proc/sys/kernel/numa_balancing"
 ROCM_VERSION_FILES = ("/opt/rocm/.info/version", "/opt/rocm/.info/version-dev")
+# Where an AMD GPU shows itself without torch: the KFD compute device and the KFD topology
+# (a node whose `simd_count` is above 0 is a GPU; CPU nodes have none).
+KFD_DEVICE = "/dev/kfd"
+KFD_TOPOLOGY = "/sys/class/kfd/kfd/topology/nodes"
+# A ROCm installation: its root (ROCM_PATH, else /opt/rocm) holding `.info/version` or `bin/hipcc`.
+ROCM_ROOT = "/opt/rocm"
 
 # Severities for `rocm-lint doctor`; a "critical" finding makes it exit 1.
 SEVERITY_ORDER = ("critical", "warning", "info")
@@ -188,10 +194,63 @@ def _major_minor(version: Optional[str]) -> Optional[Tuple[int, int]]:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def check() -> List[Finding]:
-    """Findings about the live process and host. Empty where ROCm is not in use."""
-    if not is_rocm():
+def _kfd_gpus() -> int:
+    """GPU nodes in the KFD topology (0 when it is absent or unreadable)."""
+    try:
+        nodes = os.listdir(KFD_TOPOLOGY)
+    except OSError:
+        return 0
+    count = 0
+    for node in nodes[:256]:
+        text = _read(os.path.join(KFD_TOPOLOGY, node, "properties")) or ""
+        m = re.search(r"^simd_count\s+(\d+)", text, re.M)
+        if m and int(m.group(1)) > 0:
+            count += 1
+    return count
+
+
+def amd_host_evidence() -> List[str]:
+    """What says this host has an AMD GPU or a ROCm install, in words (empty: nothing does)."""
+    evidence = []
+    gpus = _kfd_gpus()
+    if gpus:
+        evidence.append(f"{gpus} AMD GPU{'s' if gpus != 1 else ''} in the KFD topology ({KFD_TOPOLOGY})")
+    elif os.path.exists(KFD_DEVICE):
+        evidence.append(f"the AMD compute device {KFD_DEVICE}")
+    root = os.environ.get("ROCM_PATH") or ROCM_ROOT
+    if any(os.path.exists(os.path.join(root, *p)) for p in ((".info", "version"), ("bin", "hipcc"))):
+        version = rocm_runtime_version()
+        evidence.append(f"a ROCm {version + ' ' if version else ''}install at {root}")
+    return evidence
+
+
+def _not_rocm_torch_on_amd_host() -> List[Finding]:
+    """ROC904: torch is installed, is not a ROCm build, and the host is an AMD GPU (or ROCm) host
+    where that torch has no GPU of its own (a CUDA build that sees an NVIDIA GPU is left alone)."""
+    torch = _torch()
+    if torch is None or is_rocm():
         return []
+    evidence = amd_host_evidence()
+    if not evidence:
+        return []
+    cuda = getattr(getattr(torch, "version", None), "cuda", None)
+    if cuda and _gpu_available():
+        return []  # an NVIDIA GPU beside the AMD one: this torch has its GPU
+    build = f"a CUDA {cuda} build" if cuda else "a CPU-only build"
+    return [_finding("ROC904", "critical" if cuda else "warning", (
+        f"torch {torch_version()} is {build} (torch.version.hip is None) on a host with "
+        + " and ".join(evidence)
+        + ": it cannot use the AMD GPU; a `pip install` of a package that pins torch, or of a CUDA index, "
+          "replaces the ROCm wheel; fix: reinstall torch from the ROCm wheel index "
+          "(pip install torch --index-url https://download.pytorch.org/whl/rocmX.Y, matching the installed "
+          "ROCm) and check `python -c 'import torch; print(torch.version.hip)'` after every pip install"))]
+
+
+def check() -> List[Finding]:
+    """Findings about the live process and host. On a torch that is not a ROCm build: only
+    whether the host is an AMD GPU host that this torch cannot use (ROC904)."""
+    if not is_rocm():
+        return _not_rocm_torch_on_amd_host()
     torch = _torch()
     findings: List[Finding] = []
     env = os.environ

@@ -20,3 +20,9 @@ ROC903 = Rule(
     "torch built for one ROCm release runs on another installed ROCm release",
     languages=("runtime",),
 )
+ROC904 = Rule(
+    "ROC904", "non-rocm-torch-on-amd-host",
+    "torch is not a ROCm build (torch.version.hip is None) on a host with an AMD GPU or a ROCm install: "
+    "a CUDA or CPU wheel replaced the ROCm one",
+    languages=("runtime",),
+)

@@ -7,7 +7,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Iterator, Optional, Set, Tuple
 
-from rocm_lint.domain import NVIDIA
+from rocm_lint.domain import NVIDIA, ROCM
 from rocm_lint.finding import Applicability, GuardImport
 from rocm_lint.lazy import LazyPattern
 from rocm_lint.python.context import ModuleContext
@@ -59,6 +59,18 @@ ROC404 = Rule(
                         "{instead}): the shell stops with `{tool}: command not found` (exit 127) and the "
                         "workload never starts; pick the profiler per platform (`command -v {tool}` or a "
                         "ROCm branch)"},
+)
+ROC408 = Rule(
+    "ROC408", "apex-group-batchnorm-across-gpus",
+    "APEX group batch norm (`apex.contrib.groupbn.BatchNorm2d_NHWC`) with `bn_group` above 1 and no ROCm "
+    "gate: ROCm's apex compiles the cross-GPU exchange out, so each GPU silently normalises with its own "
+    "statistics",
+    triggers=("BatchNorm2d_NHWC",),
+    messages={"default": "`BatchNorm2d_NHWC(..., bn_group={group})` synchronises batch statistics across "
+                         "{across}: ROCm's apex builds group batch norm only for `bn_group=1` (the exchange "
+                         "between GPUs is compiled out under `USE_ROCM`), so on AMD GPUs each GPU silently "
+                         "normalises with its own batch's statistics; on ROCm use `torch.nn.SyncBatchNorm` "
+                         "(or `apex.parallel.SyncBatchNorm`, which ROCm's apex supports)"},
 )
 
 
@@ -368,3 +380,34 @@ def nvidia_profiler_in_config(unit: ConfigUnit) -> Iterator[Hit]:
         if any(_PROFILER_TEST.search(c) for c in args.conditions) or _file_names_profiler(unit, tool):
             continue  # `if command -v nsys`, `[ "$PROFILER" = nsys ]`, `run_nsys.sh`
         yield ROC404.hit(w.start, w.end, ROC404.message("config", tool=tool, instead=_TOOLS[tool]))
+
+
+# -- ROC408: APEX group batch norm across GPUs ----------------------------------------------
+_GROUPBN = "apex.contrib.groupbn"
+
+
+@ROC408.checker(ast.Call)
+def apex_group_batchnorm(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
+    qual = ctx.qualname(node.func) or ""
+    if not (qual.startswith(_GROUPBN + ".") and qual.endswith(".BatchNorm2d_NHWC")):
+        return
+    group = next((k.value for k in node.keywords if k.arg == "bn_group"), None)
+    if group is None and len(node.args) > 2:
+        group = node.args[2]  # BatchNorm2d_NHWC(num_features, fuse_relu, bn_group, ...)
+    if group is None or any(k.arg is None for k in node.keywords):
+        return  # the default (1), or `**kwargs` the rule cannot see into
+    if isinstance(group, ast.IfExp):  # `1 if is_rocm else 8`: the side ROCm takes
+        t, f = ctx.gates.facts(group.test)
+        if t == ROCM or f == NVIDIA:
+            group = group.body
+        elif t == NVIDIA or f == ROCM:
+            group = group.orelse
+    value = ctx.constant(group)
+    if value is None or isinstance(value, bool) or (isinstance(value, int) and value <= 1):
+        return
+    if isinstance(value, int):
+        yield PyHit(node, ROC408.message(group=value, across=f"{value} GPUs"))
+    elif value is ...:
+        text = ctx.snippet(group, "a computed value", 40)
+        yield PyHit(node, ROC408.message(group=text, across=f"the GPUs `{text}` names"))
+
