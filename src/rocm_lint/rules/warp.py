@@ -830,6 +830,11 @@ _CONSTANT_CONTEXTS = (
 )
 
 
+# The project's own `warpSize` (flashinfer's `constexpr unsigned warpSize = 32;` in a namespace, a
+# `#define warpSize 32`): name lookup finds it, not HIP's run-time variable.
+_OWN_WARP_SIZE = LazyPattern(r"(?:\b(?:constexpr|const)\b[^;{}()=]{0,80}?\bwarpSize\s*=|#\s*define\s+warpSize\b)")
+
+
 @ROC604.source_checker()
 def find_compile_time_warp_size(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
@@ -847,8 +852,8 @@ def find_compile_time_warp_size(unit: CppUnit) -> Iterator[Hit]:
 
     for m in (_WAVEFRONT_MACRO.finditer(code) if "__AMDGCN_WAVEFRONT_SIZE" in code else ()):
         yield ROC604.hit(m.start(), m.end(), ROC604.message("macro", macro=m.group(0)))
-    if "warpSize" not in code:
-        return
+    if "warpSize" not in code or _OWN_WARP_SIZE.search(code):
+        return  # (a file that declares its own `warpSize` constant reads that one, not HIP's)
     for d in unit.pre.directives:
         if d.name in ("if", "elif") and re.search(r"\bwarpSize\b", d.arg):
             h = hit(d.arg_start, d.end, "in `#if` (the preprocessor cannot see it: it reads as 0)")
