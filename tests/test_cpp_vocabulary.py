@@ -108,3 +108,18 @@ def test_roc703_leaves_a_guard_another_term_drops_on_rocm(tmp_path):
 def test_a_guard_naming_the_files_own_platform_macro_is_not_roc703(tmp_path):
     text = TAUGHT + "#if !MYLIB_HIP && CUDA_VERSION >= 11000\n#define Y 1\n#endif\n"
     assert _codes(tmp_path, text) == []
+
+
+def test_a_version_guard_whose_chain_names_rocm_later_is_not_roc703(tmp_path):
+    text = """#if (__CUDACC_VER_MAJOR__ > 9) && (__CUDA_ARCH__ >= 530 || !defined(__CUDA_ARCH__))
+#include <cuda_fp16.h>
+#elif defined(__HIPCC__)
+#include <hip/hip_fp16.h>
+#endif
+#if CUDA_VERSION >= 12000
+#define NEW 1
+#elif defined(OTHER)
+#define OTHER_ONE 1
+#endif
+"""
+    assert _codes(tmp_path, text) == [(6, "ROC703")]

@@ -386,11 +386,17 @@ def _rocm_value(unit: CppUnit, node: Optional[Node]):
 @ROC703.source_checker()
 def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
-    for d in unit.pre.directives:
+    # groups a later #elif of which names ROCm: the chain says what ROCm gets
+    # (`#if __CUDACC_VER_MAJOR__ > 9 ... <cuda_fp16.h>` `#elif defined(__HIPCC__)` `<hip/hip_fp16.h>`)
+    answered: Dict[int, int] = {}
+    for k, d in enumerate(unit.pre.directives):
+        if d.name == "elif" and d.condition is not None and _mentions_rocm(unit, d.condition):
+            answered[d.group] = k
+    for k, d in enumerate(unit.pre.directives):
         if d.name not in ("if", "elif") or d.condition is None or d.reached[1] is False:
             continue  # (an #elif after a branch every ROCm build takes is never evaluated there)
         if not _compares(d.condition, CUDA_VERSION_MACROS) or _mentions_rocm(unit, d.condition) \
-                or _decided_without_version(unit, d.condition):
+                or _decided_without_version(unit, d.condition) or answered.get(d.group, -1) > k:
             continue
         macro = rocm_gate_macro(unit)
         edits: Tuple[Tuple[int, int, str], ...] = ()
