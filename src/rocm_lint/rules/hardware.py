@@ -219,6 +219,18 @@ def _not_rocm_gpu_path(ctx: ModuleContext) -> bool:
 _FP8_NAMES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
 
 
+def _never_read(stmt: ast.AST, ctx: ModuleContext) -> bool:
+    """Is a function-local name bound to the dtype never read in its function (`dtype =
+    torch.float8_e4m3fn` left over after its use was commented out)?  It picks no format."""
+    function = ctx.function
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    if function is None or len(targets) != 1 or not isinstance(targets[0], ast.Name):
+        return False
+    name = targets[0].id
+    return not any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Store)
+                   for n in ast.walk(function))
+
+
 @ROC801.checker(ast.Attribute, ast.Name)
 def hard_coded_fp8_dtype(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
     if (node.attr if isinstance(node, ast.Attribute) else node.id) not in _FP8_NAMES:
@@ -236,7 +248,7 @@ def hard_coded_fp8_dtype(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
         return
     if use == "binding":
         stmt = next(p for c, p in ctx.ancestors(node) if isinstance(p, (ast.Assign, ast.AnnAssign)))
-        if _rebound_per_arch(stmt, ctx):
+        if _rebound_per_arch(stmt, ctx) or _never_read(stmt, ctx):
             return
     if ocp is not None:
         yield PyHit(node, ROC801.message("ocp", dtype=ocp))
