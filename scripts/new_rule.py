@@ -2,7 +2,7 @@
 
     python scripts/new_rule.py ROC108 ungated-foo --summary "torch.cuda.foo() without a ROCm gate: \
         HIP has no foo" --call torch.cuda.foo --reference https://github.com/ROCm/...
-    python scripts/new_rule.py ROC709 cuda-foo --language cuda --pattern "__foo_sync\\b" \
+    python scripts/new_rule.py ROC799 cuda-foo --language cuda --pattern "__foo_sync\\b" \
         --summary "__foo_sync has no HIP counterpart" --reference https://rocm.docs.amd.com/...
 
 Writes ``src/rocm_lint/rules/<name>.py`` (a working rule: a Python rule flags ungated calls of

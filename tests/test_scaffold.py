@@ -34,7 +34,7 @@ def repo(tmp_path_factory):
     for args in (["ROC109", "ungated-sync-debug-mode", "--call", "torch.cuda.set_sync_debug_mode",
                   "--summary", "torch.cuda.set_sync_debug_mode() without a ROCm gate: a test rule",
                   "--reference", "https://pytorch.org/docs/stable/cuda.html"],
-                 ["ROC709", "reduce-add-sync", "--language", "cuda", "--pattern", r"__reduce_add_sync\b",
+                 ["ROC799", "reduce-add-sync", "--language", "cuda", "--pattern", r"__reduce_add_sync\b",
                   "--summary", "__reduce_add_sync has no HIP counterpart: a test rule",
                   "--reference", "https://rocm.docs.amd.com/projects/HIP/en/latest/"]):
         proc = subprocess.run([sys.executable, "scripts/new_rule.py", *args], cwd=copy, env=env,
@@ -49,8 +49,8 @@ def test_scaffolder_touches_only_module_page_and_fixtures(repo):
     assert touched == sorted([
         "src/rocm_lint/rules/ungated_sync_debug_mode.py", "src/rocm_lint/docs/ROC109.md", "docs/rules/ROC109.md",
         "fixtures/rules/ROC109.py", "fixtures/rules/ROC109_ok.py", "fixtures/rules/ROC109.py.expected",
-        "src/rocm_lint/rules/reduce_add_sync.py", "src/rocm_lint/docs/ROC709.md", "docs/rules/ROC709.md",
-        "fixtures/rules/ROC709.cu", "fixtures/rules/ROC709_ok.cu", "fixtures/rules/ROC709.cu.expected",
+        "src/rocm_lint/rules/reduce_add_sync.py", "src/rocm_lint/docs/ROC799.md", "docs/rules/ROC799.md",
+        "fixtures/rules/ROC799.cu", "fixtures/rules/ROC799_ok.cu", "fixtures/rules/ROC799.cu.expected",
     ])
 
 
@@ -68,15 +68,15 @@ def test_every_front_end_sees_the_new_rules(repo):
     copy, env = repo
     rules = json.loads(subprocess.run([sys.executable, "-m", "rocm_lint", "rules", "--json"], cwd=copy, env=env,
                                       capture_output=True, text=True, check=True).stdout)
-    assert {"ROC109", "ROC709"} <= {r["code"] for r in rules}
+    assert {"ROC109", "ROC799"} <= {r["code"] for r in rules}
     check = subprocess.run([sys.executable, "-m", "rocm_lint", "check", "--output-format", "concise", "-q",
-                            "fixtures/rules/ROC109.py", "fixtures/rules/ROC109_ok.py", "fixtures/rules/ROC709.cu",
-                            "fixtures/rules/ROC709_ok.cu"], cwd=copy, env=env, capture_output=True, text=True)
+                            "fixtures/rules/ROC109.py", "fixtures/rules/ROC109_ok.py", "fixtures/rules/ROC799.cu",
+                            "fixtures/rules/ROC799_ok.cu"], cwd=copy, env=env, capture_output=True, text=True)
     lines = check.stdout.splitlines()
-    assert [ln.split(": ")[1].split()[0] for ln in lines] == ["ROC109", "ROC109", "ROC709"], check.stdout
+    assert [ln.split(": ")[1].split()[0] for ln in lines] == ["ROC109", "ROC109", "ROC799"], check.stdout
     flake8 = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "ROC109",
                              "fixtures/rules/ROC109.py"], cwd=copy, env=env, capture_output=True, text=True)
     assert [ln.split()[1] for ln in flake8.stdout.splitlines()] == ["ROC109", "ROC109"], flake8.stdout + flake8.stderr
-    page = subprocess.run([sys.executable, "-m", "rocm_lint", "rule", "ROC709"], cwd=copy, env=env,
+    page = subprocess.run([sys.executable, "-m", "rocm_lint", "rule", "ROC799"], cwd=copy, env=env,
                           capture_output=True, text=True, check=True).stdout
-    assert page.startswith("# ROC709: reduce-add-sync")
+    assert page.startswith("# ROC799: reduce-add-sync")
