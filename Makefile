@@ -28,9 +28,10 @@ $(TEST_STAMP): $(STAMP)
 run: $(STAMP)
 	$(BIN)/rocm-lint check fixtures/sample-project --output-format full --exit-zero
 
-## make test: set up with test dependencies and run every test
+## make test: set up with test dependencies and run every test, both tiers (plain `python -m pytest`
+## runs the fast tier: unit, snapshot and property tests; --all-tiers adds the integration tier)
 test: $(TEST_STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --all-tiers
 
 ## make fuzz: the fuzz targets' long run (>100k inputs: Python, C++ and config; CI runs 40 each)
 fuzz: $(TEST_STAMP)

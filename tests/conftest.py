@@ -24,6 +24,25 @@ def pytest_addoption(parser):
     parser.addoption("--update-snapshots", action="store_true", default=False,
                      help="rewrite the fixtures' .expected snapshot files from the engine's findings "
                           "instead of failing on a difference (tests/test_fixture_snapshots.py)")
+    parser.addoption("--all-tiers", action="store_true", default=False,
+                     help="also run the integration tier (real Semgrep, pre-commit, the Action, the "
+                          "browser, compilers, differential runs): what `make test` and CI run")
+
+
+# The fast tier is what a plain `python -m pytest` runs: unit, snapshot and property tests.
+# The integration tier (modules marked `pytestmark = pytest.mark.integration`) drives real
+# external tools; `make test` (CI) passes --all-tiers and runs everything.
+def pytest_configure(config):
+    config.addinivalue_line("markers", "integration: drives a real external tool (run with --all-tiers)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--all-tiers") or os.environ.get("ROCM_LINT_ALL_TIERS"):
+        return
+    deselected = [item for item in items if item.get_closest_marker("integration")]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if not item.get_closest_marker("integration")]
 
 
 def is_snapshot(path: Path) -> bool:

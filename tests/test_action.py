@@ -16,6 +16,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.integration  # the integration tier: make test / --all-tiers
+
 yaml = pytest.importorskip("yaml")  # PyYAML (a dependency of pre-commit, in the test extra)
 if shutil.which("bash") is None or shutil.which("git") is None:  # pragma: no cover
     pytest.skip("bash and git are needed", allow_module_level=True)

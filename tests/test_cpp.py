@@ -428,6 +428,7 @@ def test_platform_values_of_project_headers(tmp_path):
     assert got == [(3, "ROC605")]
 
 
+@pytest.mark.integration  # a real external tool or torch itself: --all-tiers
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="no CUDA toolkit here")
 @pytest.mark.parametrize("path", FIX_FIXTURES, ids=lambda p: p.name)
 def test_fix_keeps_nvcc_ptx_identical(path, tmp_path):

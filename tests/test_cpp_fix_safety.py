@@ -20,6 +20,8 @@ from rocm_lint.engine import check_source
 from rocm_lint.fix.api import fix_text
 from rocm_lint.lines import LineIndex
 
+pytestmark = pytest.mark.integration  # the integration tier: make test / --all-tiers
+
 needs_cpp = pytest.mark.skipif(shutil.which("cpp") is None, reason="gcc's preprocessor is not installed")
 ZERO = NVIDIA_DEFINES + ("-DUSE_ROCM=0",)
 

@@ -24,6 +24,10 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration  # the integration tier: make test / --all-tiers
+
 HERE = Path(__file__).resolve().parent
 SAMPLES = HERE.parent / "fixtures" / "fixes" / "differential"
 

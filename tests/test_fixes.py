@@ -120,6 +120,7 @@ def _torch_sources(n=12):
 
 @pytest.mark.parametrize("path", _torch_sources() if os.environ.get("ROCM_LINT_SKIP_TORCH") is None else [],
                          ids=lambda p: p.name)
+@pytest.mark.integration  # a real external tool or torch itself: --all-tiers
 def test_hazards_injected_into_real_torch_modules(path):
     """Inject each hazard into a real module (top level and a function body) and fix it."""
     text = path.read_text("utf-8")

@@ -113,6 +113,7 @@ def test_sarif_uri_of_a_directory_with_a_colon_stays_relative(tmp_path):
     assert location == {"uri": "we%2Cird%3Adir/a%25b.py", "uriBaseId": "%SRCROOT%"}
 
 
+@pytest.mark.integration  # a real external tool or torch itself: --all-tiers
 @pytest.mark.skipif(shutil.which("npx") is None, reason="npx (Node.js) is not installed")
 def test_sarif_passes_microsofts_validator(project, tmp_path_factory):
     out = tmp_path_factory.mktemp("sarif") / "rocm-lint.sarif"

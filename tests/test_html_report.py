@@ -182,6 +182,7 @@ def open_page(browser, path: Path):
     return page, problems, requests, dialogs
 
 
+@pytest.mark.integration  # a real external tool or torch itself: --all-tiers
 def test_report_in_a_browser(browser, sample):
     path, findings = sample
     want = expected_numbers(findings)

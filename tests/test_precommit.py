@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+pytestmark = pytest.mark.integration  # the integration tier: make test / --all-tiers
+
 pytest.importorskip("pre_commit")
 if shutil.which("git") is None:  # pragma: no cover
     pytest.skip("git is not installed", allow_module_level=True)

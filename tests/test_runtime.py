@@ -328,6 +328,7 @@ def test_no_torch_installed():
     assert "torch is not installed" in proc.stdout
 
 
+@pytest.mark.integration  # a real external tool or torch itself: --all-tiers
 def test_doctor_on_cpu_torch(cli):
     proc = cli("doctor", "--json")
     assert proc.returncode == 0, proc.stderr

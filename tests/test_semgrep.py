@@ -31,6 +31,8 @@ from rocm_lint.registry import all_rules
 from rocm_lint.rules.cuda_cpp import CUDA_HEADERS
 from rocm_lint.semgrep import RULES, semgrep_command
 
+pytestmark = pytest.mark.integration  # the integration tier: make test / --all-tiers
+
 SEMGREP_DIR = ROOT / "semgrep-rules"
 SEMGREP_FIXTURES = SEMGREP_DIR / "tests"
 ANNOTATION = re.compile(r"(?://|/\*)\s*(ruleid|ok):\s*([\w.,\s-]+?)\s*(?:\*/)?\s*$")
