@@ -38,7 +38,7 @@ class Report:
 
 
 # -- rule selection ----------------------------------------------------------------------
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=512)
 def _triggers(codes: FrozenSet[str], language: str) -> Tuple[str, ...]:
     return tuple(sorted({t for r in all_rules() if r.code in codes and language in r.languages
                          for t in r.triggers}))
@@ -176,13 +176,14 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
     project = project if project is not None else project_for(config)
     codes = frozenset(codes)
     found = present_words(text, codes, "python")
-    present = [w for w in _triggers(codes, "python") if w in found]
     exported = project.words_for(path, text, exported_facts(codes))  # wrappers other modules define
-    if not exported and not (present and worth_parsing(text, codes)):
+    if not exported and not (found and worth_parsing(text, codes)):
         return []  # the CLI's pre-filter, for flake8 and the language server too (they parse first)
     # Only the rules whose trigger (and precheck) the file holds run; with an exported name in
-    # it, the rules that read exports too.
+    # it, the rules that read exports too.  The walk visits the lines of those rules' trigger
+    # words only (a rule whose precheck failed adds no lines: `graph` in torch.fx is not ROC206's).
     codes = _rules_in(text, codes, "python") | (_exporting_rules(codes) if exported else frozenset())
+    present = [w for w in _triggers(codes, "python") if w in found]
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     ctx = ModuleContext(path, tree, config, text, project)

@@ -161,6 +161,8 @@ class GateAnalysis:
         for name, defs in by_name.items():
             if name in self.bound_functions or name in self.bound_attrs:
                 continue
+            if not all(self._may_summarize(fn, may_matter) for fn in defs):
+                continue  # (what _summary answers UNKNOWN for, asked first: most functions end here)
             kinds = {binding_kind(fn) for fn in defs}
             if len(kinds) != 1 or None in kinds:
                 continue
@@ -175,6 +177,13 @@ class GateAnalysis:
             (self.bound_attrs if kinds == {"attr"} else self.bound_functions)[name] = found.pop()
             learned = True
         return learned
+
+    def _may_summarize(self, fn: ast.AST, may_matter: Callable[[ast.AST], bool]) -> bool:
+        """Could ``_summary`` find a fact: a shape already read, or a platform word in it?"""
+        known = self._shapes.get(id(fn))
+        if known is not None and known[0] is fn:
+            return known[1] is not None
+        return may_matter(fn)
 
     def _summary(self, fn: ast.AST, may_matter: Callable[[ast.AST], bool],
                  text_of: Optional[Callable[[ast.AST], Optional[str]]]) -> Facts:

@@ -18,7 +18,9 @@ ROC206 = Rule(
     "(get_rng_state, set_rng_state, manual_seed) inside a CUDA-graph capture without a ROCm gate: "
     "HIP may record no error and the graph replays wrong results",
     triggers=("graph", "capture_begin", "make_graphed_callables"),
-    precheck=r"\bgraph\s*\(|\.graphs\b|capture_begin|make_graphed_callables",
+    # (not every `graph(`: torch.fx and Inductor say it everywhere; a capture names CUDA graphs)
+    precheck=r"cuda\.graph\s*\(|cuda\.graphs\b|CUDAGraph|capture_begin|make_graphed_callables"
+             r"|from\s+torch\.cuda\s+import\b[^\n]*\bgraph\b",
     facts=(CAPTURE_FACTS,),
     messages={
         "sync": "`{op}` inside a CUDA-graph capture ({region}) waits for the GPU on the host: a capture "
