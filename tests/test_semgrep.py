@@ -228,6 +228,10 @@ def test_every_semgrep_finding_is_a_builtin_finding(path, semgrep_findings, monk
     # logical warp consistently (with its calls); only the built-in scanner reads that.
     if any(c == "ROC603" for _, c in found):
         found -= logical_warp_lines(path, monkeypatch)
+    # By design: a file that declares its own `warpSize` constant reads that one (no ROC604);
+    # Semgrep matches each use and cannot see the declaration elsewhere in the file.
+    if re.search(r"\b(?:constexpr|const)\b[^;{}()=\n]*\bwarpSize\s*=", path.read_text("utf-8")):
+        found = {(l, c) for l, c in found if c != "ROC604"}
     assert sorted(found - {(f.line, f.code) for f in ours}) == []
 
 
