@@ -304,3 +304,33 @@ async def test_a_config_code_that_selects_no_rule_is_reported(client: LanguageCl
     assert await doc.found() == [("ROC602", 6), ("ROC603", 2), ("ROC702", 0)]  # the defaults
     warnings = [m.message for m in client.messages if m.type == types.MessageType.Warning]
     assert len(warnings) == 1 and "'select': ROC999 selects no rule" in warnings[0]
+
+
+REDUCE_CU = """\
+#include "lanes.cuh"
+__global__ void reduce(float* x) {
+  float v = x[threadIdx.x];
+  v += __shfl_xor_sync(ALL_LANES, v, 1);
+  x[threadIdx.x] = v;
+}
+"""
+
+
+async def test_a_header_changed_on_disk_is_read_again(client: LanguageClient):
+    """The language server's answer after a header edit equals a fresh run: `reduce.cu` includes
+    `lanes.cuh`; the header changes on disk from a 64-bit to a 32-bit mask; the next edit of
+    `reduce.cu` (no save, no watcher event) reports ROC602, and so does a build file changed and
+    announced by the client's watcher."""
+    header = client.root / "lanes.cuh"
+    header.write_text("#define ALL_LANES 0xffffffffffffffffull\n")
+    doc = Doc(client, "reduce.cu", "cuda-cpp", REDUCE_CU)
+    assert ("ROC602", 3) not in await doc.found()
+    header.write_text("#define ALL_LANES 0xffffffff\n")
+    doc.replace(REDUCE_CU + "\n")
+    assert ("ROC602", 3) in await doc.found()
+    # the header back to 64 bits, announced by the watcher: every open document re-checked
+    header.write_text("#define ALL_LANES 0xffffffffffffffffull\n")
+    client.diagnostics.pop(doc.uri, None)
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=header.as_uri(), type=types.FileChangeType.Changed)]))
+    assert ("ROC602", 3) not in await doc.found()

@@ -170,6 +170,8 @@ class RocmLintServer(LanguageServer):
         self.configs = ConfigCache()
         # uri -> (document version, text, findings) of the last check: code actions reuse it.
         self.results: Dict[str, Tuple[Optional[int], str, List[Finding]]] = {}
+        # per document, the other files its last check read, with their (mtime, size) then
+        self.read_by: Dict[str, Dict[str, Optional[Tuple[int, int]]]] = {}
         # uri -> the diagnostics of its last check that parsed: kept while the buffer does not parse
         self.last_good: Dict[str, List[types.Diagnostic]] = {}
         self.unparsable: set = set()
@@ -202,7 +204,8 @@ class RocmLintServer(LanguageServer):
 
     def check(self, uri: str) -> Optional[Tuple[str, str, List[Finding]]]:
         """Check the open document's text; (engine path, text, findings) or None if not ours."""
-        from rocm_lint.engine import check_source
+        from rocm_lint.discovery import recording_reads
+        from rocm_lint.engine import check_source, forget_read_files
 
         doc = self.workspace.get_text_document(uri)
         real, path = self.document_path(doc)
@@ -217,7 +220,11 @@ class RocmLintServer(LanguageServer):
         if real is not None and self.excluded(real, config):
             return path, doc.source, []
         text = doc.source
-        result = check_source(path, text, config, language)
+        if self.dependencies_changed(uri):
+            forget_read_files()  # a header or build file changed on disk: read them again
+        with recording_reads() as reads:
+            result = check_source(path, text, config, language)
+        self.read_by[uri] = {p: _stamp(p) for p in reads if p != real}
         if isinstance(result, FileError):
             # Half-typed code does not parse: say why in the log, not as a diagnostic (the
             # editor's own language support reports syntax errors); publish keeps the last good
@@ -230,6 +237,21 @@ class RocmLintServer(LanguageServer):
             self.unparsable.discard(uri)
         self.results[uri] = (doc.version, text, result)
         return path, text, result
+
+    def dependencies_changed(self, uri: str) -> bool:
+        """Has a file the last check of ``uri`` read (a project header, a build file, present
+        or not) changed on disk since?  The readers cache those files by path."""
+        return any(_stamp(p) != stamp for p, stamp in self.read_by.get(uri, {}).items())
+
+    def forget_and_recheck(self) -> None:
+        """A file changed on disk (saved, or reported by the client's watcher): every open
+        document may read it (a header, a build file), so each is checked again from disk."""
+        from rocm_lint.engine import forget_read_files
+
+        forget_read_files()
+        self.read_by.clear()
+        for uri in list(self.workspace.text_documents):
+            self.publish(uri)
 
     def excluded(self, path: str, config: Config) -> bool:
         from rocm_lint.discovery import path_excluded
@@ -312,6 +334,15 @@ class RocmLintServer(LanguageServer):
         return actions
 
 
+def _stamp(path: str) -> Optional[Tuple[int, int]]:
+    """What says a file changed: (modification time, size), or None when it is absent."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
 def _overlaps(a: types.Range, b: types.Range) -> bool:
     key = lambda p: (p.line, p.character)
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
@@ -385,11 +416,12 @@ def create_server() -> RocmLintServer:
             for uri in list(ls.workspace.text_documents):
                 ls.publish(uri)
         else:
-            ls.publish(params.text_document.uri)
+            ls.forget_and_recheck()  # a saved header or build file changes what the others read
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: RocmLintServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.results.pop(params.text_document.uri, None)
+        ls.read_by.pop(params.text_document.uri, None)
         ls.last_good.pop(params.text_document.uri, None)
         ls.unparsable.discard(params.text_document.uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
@@ -402,6 +434,8 @@ def create_server() -> RocmLintServer:
             ls.configs.reported.clear()
             for uri in list(ls.workspace.text_documents):
                 ls.publish(uri)
+        elif params.changes:
+            ls.forget_and_recheck()  # a header, a build file or an imported module changed
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]))

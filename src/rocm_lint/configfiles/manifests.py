@@ -443,3 +443,9 @@ def _nvidia_image_file(text: str) -> bool:
 
 __all__ = ["IndexUse", "Manifest", "NVIDIA", "Requirement", "manifest_kind", "names_other_platform",
            "nvidia_variant", "only_nvidia_images_use", "read_manifest"]
+
+
+def cache_clear() -> None:
+    """Forget the directory listings and includes read (rocm_lint.engine.forget_read_files)."""
+    _listing_at.cache_clear()
+    _includes_of.cache_clear()

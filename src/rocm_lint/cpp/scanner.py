@@ -750,3 +750,8 @@ def whole_statement_lines(unit: CppUnit, start: int, end: int) -> Optional[Tuple
     if any(code[unit.line_span(n)[1] - 1:unit.line_span(n)[1]] == "\\" for n in range(first, last + 1)):
         return None  # inside a macro definition
     return first, last
+
+
+def cache_clear() -> None:
+    """Forget the build files read for the hipify question (rocm_lint.engine.forget_read_files)."""
+    _hipify_build_above.cache_clear()
