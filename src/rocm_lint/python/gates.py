@@ -134,6 +134,9 @@ class GateAnalysis:
 
     def is_device_name(self, e: ast.AST) -> bool:
         """Is ``e`` a platform name ("hip" on ROCm, "cuda" on NVIDIA)?"""
+        if isinstance(e, ast.Attribute) and e.attr == "backend" and isinstance(e.value, ast.Call) \
+                and isinstance(e.value.func, ast.Attribute) and e.value.func.attr == "get_current_target":
+            return True  # Triton's target: ``driver.active.get_current_target().backend`` is "hip" on ROCm
         if isinstance(e, ast.Call) and not e.args and isinstance(e.func, ast.Name):
             if e.func.id in self.device_functions:
                 return True
