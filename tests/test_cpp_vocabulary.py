@@ -123,3 +123,27 @@ def test_a_version_guard_whose_chain_names_rocm_later_is_not_roc703(tmp_path):
 #endif
 """
     assert _codes(tmp_path, text) == [(6, "ROC703")]
+
+
+def test_a_version_guard_after_the_function_stops_on_rocm_is_not_roc703(tmp_path):
+    text = """void spmm(int algo) {
+#if defined(__HIP_PLATFORM_AMD__)
+  TORCH_CHECK(false, "spmm is not supported on HIP");
+#endif
+#if defined(CUDART_VERSION) && CUDART_VERSION < 11000
+  old_path(algo);
+#endif
+}
+void other(int algo) {
+#if defined(__HIP_PLATFORM_AMD__)
+  if (algo > 2) {
+    TORCH_CHECK(false, "only some algorithms on HIP");
+  }
+#endif
+#if defined(CUDART_VERSION) && CUDART_VERSION < 11000
+  old_path(algo);
+#endif
+}
+"""
+    # the first function never runs past its check on ROCm; the second stops only sometimes
+    assert _codes(tmp_path, text) == [(15, "ROC703")]

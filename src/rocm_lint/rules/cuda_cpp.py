@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.cpp.preproc", "Platform", "names_in", "truth")
+lazy_functions(globals(), "rocm_lint.cpp.functions", "brace_tree", "function_of")
 lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls", "gate_lines", "literal_value", "newline_of",
                "rocm_condition", "rocm_gate_macro", "rocm_if")
 
@@ -372,6 +373,41 @@ def _version_blind(node):
     return replace(node, args=tuple(_version_blind(a) for a in node.args)) if node.args else node
 
 
+# A statement that stops the function: `TORCH_CHECK(false, ...)`, `AT_ERROR(...)`, `throw`, `abort()`.
+_STOP = LazyPattern(r"\b(?:TORCH_CHECK|TORCH_INTERNAL_ASSERT|assert)\s*\(\s*(?:false|0)\b|\bAT_ERROR\s*\("
+                    r"|\bthrow\b|\b(?:std\s*::\s*)?abort\s*\(\s*\)")
+
+
+def _stopped_on_rocm_before(unit: CppUnit, offset: int) -> bool:
+    """Does the function holding ``offset`` stop on ROCm before it (MinkowskiEngine's
+    `#if defined __HIP_PLATFORM_HCC__` `TORCH_CHECK(false, "not supported on HIP")` `#endif` at the
+    top of the body)?  Then nothing after runs on ROCm: a version guard there drops nothing."""
+    code = unit.code
+    tree = unit.memo.get("brace-tree")
+    if tree is None:
+        tree = unit.memo["brace-tree"] = brace_tree(code)
+    found = function_of(code, offset, tree)
+    if found is None:
+        return False
+    _, body, _ = found
+    for m in _STOP.finditer(code, body, offset):
+        line = unit.line_of(m.start())
+        inner = function_of(code, m.start(), tree)
+        if unit.pre.rocm_only(line) and inner is not None and inner[1] == body \
+                and _innermost_brace(tree, m.start()) == body:
+            return True
+    return False
+
+
+def _innermost_brace(tree, offset: int) -> int:
+    opens, close, parent = tree
+    i = bisect_left(opens, offset) - 1
+    o = opens[i] if i >= 0 else -1
+    while o != -1 and close[o] < offset:
+        o = parent[o]
+    return o
+
+
 def _decided_without_version(unit: CppUnit, node: Optional[Node]) -> bool:
     """Is the condition false on ROCm whatever the CUDA version macros say (``defined(__CUDA_ARCH__)
     && CUDA_VERSION < 8000``: the architecture test drops it, ROC705's business)?"""
@@ -396,7 +432,8 @@ def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
         if d.name not in ("if", "elif") or d.condition is None or d.reached[1] is False:
             continue  # (an #elif after a branch every ROCm build takes is never evaluated there)
         if not _compares(d.condition, CUDA_VERSION_MACROS) or _mentions_rocm(unit, d.condition) \
-                or _decided_without_version(unit, d.condition) or answered.get(d.group, -1) > k:
+                or _decided_without_version(unit, d.condition) or answered.get(d.group, -1) > k \
+                or _stopped_on_rocm_before(unit, d.start):
             continue
         macro = rocm_gate_macro(unit)
         edits: Tuple[Tuple[int, int, str], ...] = ()
