@@ -133,3 +133,22 @@ def test_cache_keeps_the_cell(tmp_path):
     assert any((tmp_path / "cache").rglob("*.json"))
     assert json.loads(first.stdout) == json.loads(second.stdout)
     assert json.loads(second.stdout)[0]["cell"] == 3
+
+
+def test_add_noqa_refuses_notebooks_clearly(tmp_path):
+    path = _sample(tmp_path)
+    before = path.read_bytes()
+    proc = _run("proto.ipynb", "--add-noqa", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "notebooks (.ipynb) are checked, not edited" in proc.stderr
+    assert path.read_bytes() == before
+
+
+def test_stdin_notebook(tmp_path):
+    text = _sample(tmp_path).read_text()
+    env = dict(os.environ, PYTHONPATH=SRC)
+    proc = subprocess.run([sys.executable, "-m", "rocm_lint", "check", "--no-cache", "-", "--stdin-filename",
+                           "proto.ipynb", "--output-format", "concise"], input=text, cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("proto.ipynb:cell 3:2:1: ROC101 ")
