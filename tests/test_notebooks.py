@@ -152,3 +152,13 @@ def test_stdin_notebook(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert proc.stdout.startswith("proto.ipynb:cell 3:2:1: ROC101 ")
+
+
+def test_magics_keep_the_module_valid_and_code_with_a_question_is_kept(tmp_path):
+    _notebook(tmp_path / "q.ipynb", [
+        _cell("code", "import torch", "torch.cuda?", "for i in range(2):", "    %time f(i)"),
+        _cell("code", TF32 + "  # why?"),  # a comment ending in `?` is no help request
+    ])
+    proc = _run("q.ipynb", "--output-format", "concise", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.startswith("q.ipynb:cell 2:1:1: ROC101 ")

@@ -1,8 +1,8 @@
 """Jupyter notebooks (``.ipynb``): their code cells checked as one Python module, as ruff does.
 
 The notebook's JSON (already read bounded and decoded by the engine) gives its code cells; their
-source is joined with newlines into one module, IPython magics (`%time`, `!pip install`) turned
-into blank lines and cells run by a cell magic (`%%bash`) left out, so line numbers keep their
+source is joined with newlines into one module, IPython magics (`%time`, `!pip install`, `obj?`) turned
+into blank lines (`pass` where indented) and cells run by a cell magic (`%%bash`) left out, so line numbers keep their
 place.  ``lines`` maps each line of the joined module back to (cell number, row in the cell);
 the engine checks the module like any Python file (noqa comments in a cell work as in a ``.py``
 file) and :func:`to_cells` moves the findings back into their cells.  Cells are numbered from 1
@@ -28,9 +28,21 @@ class Notebook:
     python: bool  # False for a notebook of another kernel's language (R, Julia): nothing to check
 
 
+_HELP = re.compile(r"\?{0,2}[A-Za-z_][\w.]*\?{0,2}")  # IPython's help: `obj?`, `obj??`, `?obj`
+
+
 def _is_magic(line: str) -> bool:
-    stripped = line.lstrip()
-    return stripped.startswith(("%", "!")) or (stripped.endswith("?") and not stripped.startswith("#"))
+    stripped = line.strip()
+    return stripped.startswith(("%", "!")) or ("?" in stripped and _HELP.fullmatch(stripped) is not None)
+
+
+def _without_magic(line: str) -> str:
+    """A magic line as plain Python: blank, or `pass` where it is indented (the only statement of
+    a block: `for x in xs:` / `    %time f(x)`), so the module still parses."""
+    if not _is_magic(line):
+        return line
+    indent = line[:len(line) - len(line.lstrip())]
+    return indent + "pass" if indent else ""
 
 
 def _cell_source(cell: dict) -> Union[str, None]:
@@ -76,7 +88,7 @@ def read_notebook(path: str, text: str) -> Union[Notebook, FileError]:
         if rows and rows[0].lstrip().startswith("%%"):
             continue  # a cell magic: the cell is another language (bash, html, timeit's arguments)
         for row, line in enumerate(rows, start=1):
-            out.append("" if _is_magic(line) else line)
+            out.append(_without_magic(line))
             lines.append((number, row))
     return Notebook("\n".join(out) + "\n", tuple(lines), _kernel_language(nb) == "python")
 
