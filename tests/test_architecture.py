@@ -27,7 +27,7 @@ LAYERS = [
                                     "rocm_lint.discovery"]),
     ("readers", ["rocm_lint.python", "rocm_lint.python.*", "rocm_lint.cpp", "rocm_lint.cpp.*",
                  "rocm_lint.build", "rocm_lint.build.*",
-                 "rocm_lint.configfiles", "rocm_lint.configfiles.*"]),
+                 "rocm_lint.configfiles", "rocm_lint.configfiles.*", "rocm_lint.notebook"]),
     ("rules", ["rocm_lint.rules", "rocm_lint.rules.*"]),
     ("registry", ["rocm_lint.registry", "rocm_lint.docgen"]),
     ("engine", ["rocm_lint.engine", "rocm_lint.cache"]),

@@ -101,6 +101,8 @@ def _recipe_from(data: Optional[dict]):
 def _finding_to(f: Finding) -> dict:
     out = {"line": f.line, "col": f.col, "code": f.code, "message": f.message,
            "end_line": f.end_line, "end_col": f.end_col, "severity": f.severity, "scope": f.scope}
+    if f.cell is not None:
+        out["cell"] = f.cell
     if f.fix is not None:
         out["fix"] = {"applicability": f.fix.applicability.value, "message": f.fix.message,
                       "edits": [[e.content, list(e.start), list(e.end)] for e in f.fix.edits],
@@ -115,7 +117,7 @@ def _finding_from(path: str, d: dict) -> Finding:
         fix = Fix(Applicability(x["applicability"]), x["message"],
                   tuple(Edit(c, tuple(s), tuple(e)) for c, s, e in x["edits"]), _recipe_from(x["recipe"]))
     return Finding(path, d["line"], d["col"], d["code"], d["message"], d["end_line"], d["end_col"],
-                   fix=fix, severity=d.get("severity"), scope=d.get("scope"))
+                   fix=fix, severity=d.get("severity"), scope=d.get("scope"), cell=d.get("cell"))
 
 
 def encode_result(result: Result) -> dict:

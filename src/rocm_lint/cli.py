@@ -533,6 +533,8 @@ def _apply_fixes(report, config, args, out, *, write: bool):
     from rocm_lint.fix.files import fix_files
     from rocm_lint.output.source import display_name, repo_path
 
+    if (write or args.diff) and any(f.cell is not None for f in report.findings):
+        sys.stderr.write("rocm-lint: notebooks (.ipynb) are checked, not fixed: --fix and --diff leave them unchanged\n")
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if args.unsafe_fixes else set())
     paths = sorted({f.path for f in report.findings if f.fix is not None and f.fix.applicability in wanted})
     fixed = would_fix = 0

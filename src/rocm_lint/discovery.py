@@ -47,6 +47,7 @@ LANGUAGE_BY_SUFFIX: Dict[str, str] = {
     ".yml": "yaml", ".yaml": "yaml",
     ".env": "dotenv",
     ".cmake": "cmake",
+    ".ipynb": "notebook",  # its code cells' Python, read by rocm_lint.notebook
 }
 # Files known by name (or name pattern) rather than suffix.
 LANGUAGE_BY_NAME: Dict[str, str] = {

@@ -238,6 +238,8 @@ def _check_source(path: str, text: str, config: Config, language: Optional[str],
     language = language or language_of(path)
     if language == "python":
         return check_python_source(path, text, config, codes, project)
+    if language == "notebook":
+        return _check_notebook(path, text, config, codes, project)
     codes = enabled_codes(config, path) if codes is None else codes
     if language in ("cuda", "cpp"):
         if not worth_parsing(text, codes, "cuda"):
@@ -253,6 +255,20 @@ def _check_source(path: str, text: str, config: Config, language: Optional[str],
 
         return check_config_source(path, text, config, source_checkers(language, codes), language)
     return []
+
+
+def _check_notebook(path: str, text: str, config: Config, codes: Optional[FrozenSet[str]],
+                    project: Optional["Project"]) -> Union[List[Finding], FileError]:
+    """A Jupyter notebook: its code cells checked as one Python module (:mod:`rocm_lint.notebook`)."""
+    from rocm_lint.notebook import read_notebook, syntax_error_in_cells, to_cells
+
+    notebook = read_notebook(path, text)
+    if isinstance(notebook, FileError) or not notebook.python:
+        return notebook if isinstance(notebook, FileError) else []
+    result = check_python_source(path, notebook.module, config, codes, project)
+    if isinstance(result, FileError):
+        return syntax_error_in_cells(notebook, result)
+    return to_cells(notebook, result)
 
 
 # -- files -------------------------------------------------------------------------------

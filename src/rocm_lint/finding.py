@@ -93,7 +93,7 @@ class Fix:
     recipe: Optional[Recipe] = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Finding:
     """One hazard at one place.
 
@@ -114,6 +114,24 @@ class Finding:
     # "nvidia-only": in a source the project's ROCm build never compiles (reported only with
     # ``report-nvidia-only-sources``: the whole port, counted apart)
     scope: Optional[str] = field(default=None, compare=False)
+    # A notebook's findings: the 1-based cell number (all cells counted, as ruff does); ``line``
+    # is then the row inside that cell and ``col`` a character column.
+    cell: Optional[int] = None
+
+    def _key(self):
+        return (self.path, self.cell or 0, self.line, self.col, self.code)
+
+    def __lt__(self, other: "Finding") -> bool:
+        return self._key() < other._key()
+
+    def __le__(self, other: "Finding") -> bool:
+        return self._key() <= other._key()
+
+    def __gt__(self, other: "Finding") -> bool:
+        return self._key() > other._key()
+
+    def __ge__(self, other: "Finding") -> bool:
+        return self._key() >= other._key()
 
     @property
     def recipe(self) -> Optional[Recipe]:

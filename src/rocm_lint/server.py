@@ -210,8 +210,8 @@ class RocmLintServer(LanguageServer):
         doc = self.workspace.get_text_document(uri)
         real, path = self.document_path(doc)
         language = language_of(path)
-        if language is None:
-            return None
+        if language is None or language == "notebook":
+            return None  # a notebook's findings count rows in cells, not in the document's JSON
         config, problem = self.configs.for_path(real, self.root())
         if problem and problem not in self.configs.reported:
             self.configs.reported.add(problem)

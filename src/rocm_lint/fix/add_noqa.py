@@ -225,6 +225,9 @@ def add_noqa_file(path: str, findings: Sequence[Finding], config: Config) -> Noq
     outcome = NoqaOutcome(path)
     if language is None:
         return outcome
+    if language == "notebook":
+        outcome.error = "no noqa added: notebooks (.ipynb) are checked, not edited; add `# noqa: CODE` in the cell"
+        return outcome
     try:
         source = read_for_write(path, config, write=True)
         new, reasons = add_noqa_text(source.text, findings, language)

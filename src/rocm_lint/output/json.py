@@ -32,7 +32,7 @@ def finding_to_json(f: Finding, sources: Optional[Sources] = None) -> dict:
             ],
         }
     return {
-        "cell": None,
+        "cell": f.cell,  # a notebook's 1-based cell number (rows are inside the cell), as ruff
         "code": f.code,
         "end_location": {"row": f.end_line or f.line,
                          "column": sources.char_col(f.path, f.end_line or f.line, f.end_col if f.end_line else f.col) + 1},

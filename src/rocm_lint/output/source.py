@@ -49,7 +49,8 @@ class Sources:
 
     def lines(self, path: str) -> List[str]:
         if path not in self._lines:
-            text = self.text(path)
+            # A notebook's findings count rows inside cells: its JSON lines frame none of them.
+            text = self.text(path) if source_language(path) != "notebook" else None
             self._lines[path] = split_lines(text) if isinstance(text, str) else []
         return self._lines[path]
 
@@ -62,6 +63,11 @@ class Sources:
         if col <= 0 or source_language(path) != "python":
             return max(col, 0)
         return char_col(self.line(path, line), col)
+
+    def position(self, f: Finding) -> str:
+        """``line:col`` (1-based characters), ``cell N:line:col`` in a notebook (ruff's form)."""
+        where = f"{f.line}:{self.char_col(f.path, f.line, f.col) + 1}"
+        return f"cell {f.cell}:{where}" if f.cell is not None else where
 
     def span(self, f: Finding) -> Tuple[int, int, int, int]:
         """(line, col, end_line, end_col) in characters, 1-based lines, 0-based columns; a finding

@@ -18,7 +18,7 @@ _LEXERS = {"python": "python", "cuda": "cuda", "cpp": "cpp", "shell": "bash", "d
 def render_concise(findings: List[Finding], out: TextIO) -> None:
     sources = Sources()
     for f in findings:
-        out.write(f"{display_name(f.path)}:{f.line}:{sources.char_col(f.path, f.line, f.col) + 1}: {f.code} {f.message}\n")
+        out.write(f"{display_name(f.path)}:{sources.position(f)}: {f.code} {f.message}\n")
 
 
 class _Highlighter:
@@ -59,7 +59,7 @@ def render_full(findings: List[Finding], out: TextIO, *, color: bool = False) ->
     sources = Sources()
     highlighter = _Highlighter(sources) if color else None
     for f in findings:
-        where = f"{display_name(f.path)}:{f.line}:{sources.char_col(f.path, f.line, f.col) + 1}:"
+        where = f"{display_name(f.path)}:{sources.position(f)}:"
         out.write(f"{bold(where)} {red(f.code)} {f.message}\n")
         gutter = " " * len(str(f.line))
         src = sources.line(f.path, f.line).expandtabs(1)
