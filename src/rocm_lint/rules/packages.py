@@ -65,7 +65,9 @@ ROC408 = Rule(
     "APEX group batch norm (`apex.contrib.groupbn.BatchNorm2d_NHWC`) with `bn_group` above 1 and no ROCm "
     "gate: ROCm's apex compiles the cross-GPU exchange out, so each GPU silently normalises with its own "
     "statistics",
-    triggers=("BatchNorm2d_NHWC",),
+    # (`bn_group`: a subclass passes it on in `super().__init__(..., bn_group=...)`)
+    triggers=("BatchNorm2d_NHWC", "bn_group"),
+    precheck=r"BatchNorm2d_NHWC",
     messages={"default": "`BatchNorm2d_NHWC(..., bn_group={group})` synchronises batch statistics across "
                          "{across}: ROCm's apex builds group batch norm only for `bn_group=1` (the exchange "
                          "between GPUs is compiled out under `USE_ROCM`), so on AMD GPUs each GPU silently "
@@ -386,10 +388,25 @@ def nvidia_profiler_in_config(unit: ConfigUnit) -> Iterator[Hit]:
 _GROUPBN = "apex.contrib.groupbn"
 
 
+def _is_group_bn(qual: str) -> bool:
+    return qual.startswith(_GROUPBN + ".") and qual.endswith(".BatchNorm2d_NHWC")
+
+
+def _is_group_bn_super_init(node: ast.Call, ctx: ModuleContext) -> bool:
+    """``super().__init__(...)`` in a subclass of APEX's group batch norm (MLPerf's
+    ``class BnAddRelu(BatchNorm2d_NHWC)``): its arguments are the group batch norm's."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
+        return False
+    owner = next((p for _, p in ctx.ancestors(node) if isinstance(p, ast.ClassDef)), None)
+    return owner is not None and any(_is_group_bn(ctx.qualname(base) or "") for base in owner.bases)
+
+
 @ROC408.checker(ast.Call)
 def apex_group_batchnorm(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     qual = ctx.qualname(node.func) or ""
-    if not (qual.startswith(_GROUPBN + ".") and qual.endswith(".BatchNorm2d_NHWC")):
+    if not (_is_group_bn(qual) or _is_group_bn_super_init(node, ctx)):
         return
     group = next((k.value for k in node.keywords if k.arg == "bn_group"), None)
     if group is None and len(node.args) > 2:
