@@ -533,3 +533,13 @@ def test_functions_are_the_outermost_bodies_with_their_calls():
 ])
 def test_include_guard(text, guard):
     assert include_guard(lex(text).code) == guard
+
+
+def test_a_byte_order_mark_does_not_hide_the_first_directive(tmp_path):
+    """A UTF-8 BOM before `#include <cuda_runtime.h>` on line 1 (editors on Windows write one):
+    compilers skip it, so the include is a directive and ROC702 reports it (without a fix: the
+    fix's line arithmetic is not applied to such a file)."""
+    path = tmp_path / "k.cu"
+    path.write_bytes(b"\xef\xbb\xbf#include <cuda_runtime.h>\n__global__ void k() {}\n")
+    [finding] = check_file(str(path), Config())
+    assert (finding.line, finding.code, finding.fix) == (1, "ROC702", None)

@@ -407,6 +407,10 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
     # lexer and the #if model read a copy where it is an LF, same length, so offsets and the
     # text the fixes copy stay the original's.
     scanned = _LONE_CR.sub("\n", text) if "\r" in text else text
+    if scanned.startswith("\ufeff"):
+        # a UTF-8 byte-order mark is no character of the program (compilers skip it): the
+        # lexer and the #if model read a space there, so `#include` on line 1 is a directive
+        scanned = " " + scanned[1:]
     base = build_base(path)
     nvidia_only_source = base == (True, False) and config.report_nvidia_only_sources
     if nvidia_only_source:
