@@ -408,3 +408,18 @@ def test_zsh_completion_registers_through_bashcompinit(tmp_path):
     lines = proc.stdout.splitlines()
     assert lines[0] == "_bash_complete -o default -o bashdefault -F _rocm_lint"
     assert "--add-noqa" in lines[1:]
+
+
+def test_statistics_in_a_format_without_a_statistics_form_is_a_usage_error(tmp_path):
+    """`--statistics --output-format html` used to print the plain table into the report."""
+    import subprocess
+    import sys
+
+    (tmp_path / "t.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
+    for fmt in ("html", "sarif", "github", "junit"):
+        proc = subprocess.run([sys.executable, "-m", "rocm_lint", "check", "t.py", "--no-cache", "--statistics",
+                               "--output-format", fmt], cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 2 and "no statistics form" in proc.stderr, (fmt, proc.stderr)
+    ok = subprocess.run([sys.executable, "-m", "rocm_lint", "check", "t.py", "--no-cache", "--statistics",
+                         "--output-format", "json"], cwd=tmp_path, capture_output=True, text=True)
+    assert ok.returncode == 1 and '"ROC101"' in ok.stdout

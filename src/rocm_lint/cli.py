@@ -173,6 +173,8 @@ def _usage_problem(args: argparse.Namespace) -> Optional[str]:
     """What is wrong with the options, before any work is done."""
     if args.jobs is not None and args.jobs < 1:
         return "--jobs must be at least 1"
+    if args.statistics and args.output_format not in (None, "concise", "full", "json"):
+        return f"--statistics prints a table or JSON: --output-format {args.output_format} has no statistics form"
     if "-" in args.paths and len(args.paths) > 1:
         return "`-` (read stdin) must be the only path"
     if _reads_stdin(args) and (args.write_baseline or args.baseline):
