@@ -14,26 +14,13 @@ from rocm_lint.build.context import CUDA, file_platform, macro_facts
 from rocm_lint.build.logic import ROCM_ATOM, negate
 from rocm_lint.build.setup_py import setup_file_facts
 from rocm_lint.config import Config
-from rocm_lint.cpp import facts, includes
 from rocm_lint.engine import check_file
+from test_build_context import _codes, _fresh_caches  # noqa: F401 (the autouse fixture: fresh reader caches)
 from test_cpp_project import _project  # a repository (.git) holding ``files``
 
 NOT_ROCM = negate(ROCM_ATOM)  # an else(): the NVIDIA and the CPU-only build
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    build_context.cache_clear()
-    facts.cache_clear()
-    includes.cache_clear()
-    yield
-    build_context.cache_clear()
-
-
-def _codes(path):
-    result = check_file(str(path), Config())
-    assert isinstance(result, list), result
-    return [(f.line, f.code) for f in result]
 
 
 # A kernel whose PTX sits behind the project's own macro: NVIDIA-only when the build defines

@@ -52,15 +52,40 @@ def brace_tree(code: str) -> Tuple[List[int], Dict[int, int], Dict[int, int]]:
     return opens, close, parent
 
 
-def function_of(code: str, offset: int, tree) -> Optional[Tuple[str, int, int]]:
-    """(name, body start, body end) of the function whose body holds ``offset``, or None.  From
-    the innermost block outward: a block opened right after ``name(...)`` (qualifiers and a
-    trailing return type allowed) with ``name`` not a keyword is a function body."""
+def innermost_block(tree, offset: int) -> int:
+    """The ``{`` of the innermost block holding ``offset`` (a :func:`brace_tree`), or -1."""
     opens, close, parent = tree
     i = bisect_left(opens, offset) - 1
     o = opens[i] if i >= 0 else -1
     while o != -1 and close[o] < offset:
         o = parent[o]
+    return o
+
+
+def opener_before(code: str, close_at: int, opener: str, closer: str, floor: int) -> int:
+    """The ``opener`` matching the ``closer`` at ``close_at`` (``)`` -> ``(``, ``>`` -> ``<``),
+    scanning back no further than ``floor``; -1 when a ``;``, ``{`` or ``}`` comes first or the
+    scan reaches ``floor``."""
+    depth = 0
+    for i in range(close_at, max(floor, 0) - 1, -1):
+        c = code[i]
+        if c == closer:
+            depth += 1
+        elif c == opener:
+            depth -= 1
+            if depth == 0:
+                return i
+        elif c in ";{}":
+            return -1
+    return -1
+
+
+def function_of(code: str, offset: int, tree) -> Optional[Tuple[str, int, int]]:
+    """(name, body start, body end) of the function whose body holds ``offset``, or None.  From
+    the innermost block outward: a block opened right after ``name(...)`` (qualifiers and a
+    trailing return type allowed) with ``name`` not a keyword is a function body."""
+    _, close, parent = tree
+    o = innermost_block(tree, offset)
     for _ in range(12):
         if o == -1:
             return None
@@ -79,19 +104,8 @@ def name_before_block(code: str, brace: int) -> Optional[str]:
     between = code[paren + 1:brace]
     if not _QUALS_OR_RETURN.fullmatch(between):
         return None
-    depth, i, lo = 0, paren, max(0, paren - 4000)
-    while i >= lo:
-        c = code[i]
-        if c == ")":
-            depth += 1
-        elif c == "(":
-            depth -= 1
-            if depth == 0:
-                break
-        elif c in ";{}":
-            return None
-        i -= 1
-    else:
+    i = opener_before(code, paren, "(", ")", paren - 4000)
+    if i == -1:
         return None
     found = identifier_before(code, i)
     if found is None or found[1] in _NOT_FUNCTIONS:
@@ -183,20 +197,8 @@ def _callee_before(code: str, paren: int) -> Optional[str]:
     while i > 0 and code[i - 1] in " \t\r\n":
         i -= 1
     if i > 0 and code[i - 1] == ">":
-        depth, lo = 0, max(0, i - MAX_TEMPLATE_ARGS)
-        i -= 1
-        while i >= lo:
-            c = code[i]
-            if c == ">":
-                depth += 1
-            elif c == "<":
-                depth -= 1
-                if depth == 0:
-                    break
-            elif c in ";{}":
-                return None
-            i -= 1
-        else:
+        i = opener_before(code, i - 1, "<", ">", i - MAX_TEMPLATE_ARGS)
+        if i == -1:
             return None
         while i > 0 and code[i - 1] in " \t\r\n":
             i -= 1

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.cpp.preproc", "Platform", "names_in", "truth")
-lazy_functions(globals(), "rocm_lint.cpp.functions", "brace_tree", "function_of")
+lazy_functions(globals(), "rocm_lint.cpp.functions", "brace_tree", "function_of", "innermost_block")
 lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls", "gate_lines", "literal_value", "newline_of",
                "rocm_condition", "rocm_gate_macro", "rocm_if")
 
@@ -394,18 +394,9 @@ def _stopped_on_rocm_before(unit: CppUnit, offset: int) -> bool:
         line = unit.line_of(m.start())
         inner = function_of(code, m.start(), tree)
         if unit.pre.rocm_only(line) and inner is not None and inner[1] == body \
-                and _innermost_brace(tree, m.start()) == body:
+                and innermost_block(tree, m.start()) == body:
             return True
     return False
-
-
-def _innermost_brace(tree, offset: int) -> int:
-    opens, close, parent = tree
-    i = bisect_left(opens, offset) - 1
-    o = opens[i] if i >= 0 else -1
-    while o != -1 and close[o] < offset:
-        o = parent[o]
-    return o
 
 
 def _decided_without_version(unit: CppUnit, node: Optional[Node]) -> bool:

@@ -7,11 +7,14 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Iterator, List, Tuple
 
-from rocm_lint.lazy import LazyPattern
+from rocm_lint.lazy import LazyPattern, lazy_functions
 from rocm_lint.rule import CPP_LANGUAGES, Hit, Rule
 
 if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit
+
+# (the C++ machinery is imported when a C++ file is checked, not by a Python check)
+lazy_functions(globals(), "rocm_lint.cpp.functions", "opener_before")
 
 ROC709 = Rule(
     "ROC709", "device-side-kernel-launch",
@@ -84,18 +87,9 @@ def _name_before(code: str, end: int, floor: int, template: bool = False) -> Tup
     while i > floor and code[i - 1].isspace():
         i -= 1
     if template and i > floor and code[i - 1] == ">":
-        depth = 0
-        while i > floor:
-            i -= 1
-            c = code[i]
-            if c == ">":
-                depth += 1
-            elif c == "<":
-                depth -= 1
-                if depth == 0:
-                    break
-            elif c in ";{}":
-                return -1, ""
+        i = opener_before(code, i - 1, "<", ">", floor)
+        if i == -1:
+            return -1, ""
         while i > floor and code[i - 1].isspace():
             i -= 1
     stop = i
