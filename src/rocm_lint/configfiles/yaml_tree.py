@@ -110,12 +110,8 @@ def _parser():
         from ruamel.yaml import YAML
     except ImportError:  # pragma: no cover - a dependency; without it the line reader reads alone
         return None, True
-    try:
-        import ruamel.yaml.clib  # noqa: F401
-
-        return YAML(typ="safe", pure=False), False
-    except ImportError:  # pragma: no cover - PyPy, or a Python without the clib wheel
-        return YAML(typ="safe", pure=True), True
+    yaml = YAML(typ="safe", pure=False)  # ruamel picks its C parser when one is installed
+    return yaml, getattr(yaml, "Parser", None).__name__ != "CParser"
 
 
 def compose(text: str) -> Optional[list]:
@@ -215,9 +211,10 @@ class _Walk:
                     if entry:
                         self.add(entry, use)
 
-    def map_entries(self, node, depth: int = 0):
+    def map_entries(self, node, depth: int = 0, merged_seen: Optional[set] = None):
         """``NAME: value`` entries of a mapping, its merged mappings' after its own (an own key
-        overrides a merged one)."""
+        overrides a merged one); a mapping merged twice is read once."""
+        merged_seen = {id(node)} if merged_seen is None else merged_seen
         own = set()
         merged = []
         out = []
@@ -247,8 +244,12 @@ class _Walk:
                 out.append((key.value, name_start, val.value, vs, ve, quoted))
         if depth < MAX_DEPTH:
             for m in merged:
-                if _is_mapping(m):
-                    out.extend(e for e in self.map_entries(m, depth + 1) if e[0] not in own)
+                if _is_mapping(m) and id(m) not in merged_seen:
+                    merged_seen.add(id(m))
+                    # `<<: [*a, *b]`: a key of *a wins over the same key of *b
+                    fresh = [e for e in self.map_entries(m, depth + 1, merged_seen) if e[0] not in own]
+                    own.update(e[0] for e in fresh)
+                    out.extend(fresh)
         return out
 
     def name_value_item(self, node) -> Optional[tuple]:
