@@ -208,3 +208,10 @@ def test_ruamel_loads_only_for_yaml_that_needs_it(tmp_path):
             "sys.stderr.write('ANCHORED:%s\\n' % ('ruamel.yaml' in sys.modules))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "PLAIN:False" in proc.stderr and "ANCHORED:True" in proc.stderr, proc.stderr
+
+
+def test_an_entry_both_readers_find_is_one_setting():
+    text = ('x-e: &e {B: 1}\nenv:\n  PYTORCH_CUDA_ALLOC_CONF: "max_split_size_mb:128,\n    expandable_segments:True"\n'
+            '  C: *e\n')
+    assert [name for name, *_ in settings(text)] == ["PYTORCH_CUDA_ALLOC_CONF"]
+    assert found(text) == [(3, 29, "ROC301")]

@@ -420,9 +420,11 @@ def read_yaml_unit(b: UnitBuilder) -> None:
         b.settings.append(Setting(e.name, e.value, e.name_start, e.value_start, e.value_end, "yaml", computed,
                                   False, gate_at(e.name_start)))
     if needs_tree(text):
+        # what the line reader found (its spans of a multi-line quoted value differ: the name too)
         found = {e.value_start for e in facts.env} | {e.value_end for e in facts.env}
+        names = {(e.name, e.name_start) for e in facts.env}
         for t in (tree_env(text[1:], 1) if b.bom else tree_env(text)) or ():
-            if t.value_start in found or t.value_end in found:
+            if t.value_start in found or t.value_end in found or (t.name, t.name_start) in names:
                 continue
             # once, where it is defined; it can reach ROCm unless every env key that uses it is NVIDIA's
             gates = {gate_at(u) for u in t.uses}
