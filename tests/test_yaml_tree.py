@@ -215,3 +215,15 @@ def test_an_entry_both_readers_find_is_one_setting():
             '  C: *e\n')
     assert [name for name, *_ in settings(text)] == ["PYTORCH_CUDA_ALLOC_CONF"]
     assert found(text) == [(3, 29, "ROC301")]
+
+
+@pytest.mark.parametrize("change,shift", [
+    (lambda t: "\ufeff" + t, lambda ln, col: col + (ln == 1)),  # a byte order mark
+    (lambda t: "\n".join("\f" + ln if ln else ln for ln in t.split("\n")), lambda ln, col: col + 1),  # page breaks
+    (lambda t: t.replace("\n", "\r\n"), lambda ln, col: col),
+])
+def test_marks_and_line_ends_hide_nothing(change, shift):
+    text = (CONFIG / "compose-anchors.yml").read_text("utf-8")
+    expected = found(text)
+    assert len(expected) == 5
+    assert found(change(text)) == [(ln, shift(ln, col), code) for ln, col, code in expected]

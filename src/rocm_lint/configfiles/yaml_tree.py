@@ -27,6 +27,7 @@ reader".
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
@@ -129,22 +130,51 @@ def compose(text: str) -> Optional[list]:
         return None
 
 
-def tree_env(text: str, shift: int = 0) -> Optional[List[TreeEntry]]:
+def tree_env(text: str, bom: bool = False) -> Optional[List[TreeEntry]]:
     """The environment entries of every env key's value, reached through aliases and merge keys
-    too: each once, at the node that defines it, with the env keys that use it.  ``shift`` is
-    added to every offset (the text handed in starts that far into the file)."""
-    docs = compose(text)
+    too: each once, at the node that defines it, with the env keys that use it.  ``bom``: the
+    first character is a blanked byte order mark."""
+    clean, to_text = _without_page_breaks(text, bom)
+    docs = compose(clean)
     if docs is None:
         return None
-    walk = _Walk(text)
+    walk = _Walk(clean)
     try:
         for doc in docs:
             walk.run(doc)
     except _Budget:
         return None
-    return [TreeEntry(name, start + shift, value, vs + shift, ve + shift, quoted,
-                      tuple(sorted(u + shift for u in walk.uses[vs])))
+    return [TreeEntry(name, to_text(start), value, to_text(vs), to_text(ve), quoted,
+                      tuple(sorted(to_text(u) for u in walk.uses[vs])))
             for name, start, value, vs, ve, quoted in walk.entries.values()]
+
+
+def _without_page_breaks(text: str, bom: bool):
+    """The text the parser reads: without a blanked byte order mark and without the leading blanks
+    up to a form feed (a page break starts the indentation again, as the line reader reads it),
+    and the map from its offsets back to ``text``'s."""
+    if "\f" not in text and not bom:
+        return text, lambda i: i
+    clean_starts: List[int] = []
+    removed: List[int] = []
+    text_starts: List[int] = []
+    parts = []
+    pos = clean_pos = 0
+    for k, line in enumerate(text.split("\n")):
+        lead = len(line) - len(line.lstrip(" \t\f"))
+        cut = line.rfind("\f", 0, lead) + 1 + (1 if bom and k == 0 else 0)
+        parts.append(line[cut:])
+        text_starts.append(pos)
+        clean_starts.append(clean_pos)
+        removed.append(cut)
+        pos += len(line) + 1
+        clean_pos += len(line) - cut + 1
+
+    def to_text(i: int) -> int:
+        k = bisect_right(clean_starts, i) - 1
+        return text_starts[k] + removed[k] + i - clean_starts[k]
+
+    return "\n".join(parts), to_text
 
 
 class _Budget(Exception):

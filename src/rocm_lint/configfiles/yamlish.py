@@ -423,7 +423,7 @@ def read_yaml_unit(b: UnitBuilder) -> None:
         # what the line reader found (its spans of a multi-line quoted value differ: the name too)
         found = {e.value_start for e in facts.env} | {e.value_end for e in facts.env}
         names = {(e.name, e.name_start) for e in facts.env}
-        for t in (tree_env(text[1:], 1) if b.bom else tree_env(text)) or ():
+        for t in tree_env(text, b.bom) or ():
             if t.value_start in found or t.value_end in found or (t.name, t.name_start) in names:
                 continue
             # once, where it is defined; it can reach ROCm unless every env key that uses it is NVIDIA's
