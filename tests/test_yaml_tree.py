@@ -153,6 +153,7 @@ def _laughs(levels=10, width=10):
     ("merge chain", "\n".join(f"x{i}: &m{i}\n  <<: *m{i - 1}\n  K{i}: v" if i else "x0: &m0\n  K0: v"
                               for i in range(3000)) + "\nenvironment: *m2999\n"),
     ("deep flow", "environment: " + "[" * 50000 + "]" * 50000 + "\n"),
+    ("deep flow on many lines", "environment:\n" + "  [\n" * 20000 + "  ]\n" * 20000),
     ("deep block", "".join(" " * i + f"k{i}:\n" for i in range(3000)) + "env: {A: *x}\n"),
     ("huge", "x-e: &e {A: '1'}\n" + "".join(f"k{i}:\n  environment: *e\n" for i in range(60000))),
 ])
@@ -172,6 +173,7 @@ def test_hostile_files_cost_a_fallback_not_a_hang(name, text):
 def test_nesting_depth():
     assert yaml_tree.nesting_depth("a:\n  b:\n    - - [c, {d: e}]\n") == 7  # an upper bound: the document counts as a level
     assert yaml_tree.nesting_depth("a: '[[['  # [[[\n") == 1
+    assert yaml_tree.nesting_depth("a: [\n  [\n    {b: 1}]]\nc: 1\n") == 4
 
 
 # -- through the real tool -----------------------------------------------------------------------------

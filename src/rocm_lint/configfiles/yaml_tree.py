@@ -66,23 +66,26 @@ def needs_tree(text: str) -> bool:
 
 def nesting_depth(text: str, limit: int = MAX_DEPTH) -> int:
     """An upper bound of the block and flow nesting, in one pass (stops counting past ``limit``):
-    flow brackets outside quotes and comments, plus the indentation levels open at a line."""
-    deepest = 0
+    flow brackets outside quotes and comments (open across lines), plus the indentation levels
+    open at a line."""
+    deepest = flow = block = 0
     indents: List[int] = []
     for line in text.split("\n"):
         body = line.lstrip(" ")
         if not body or body.startswith("#"):
             continue
-        col = len(line) - len(body)
-        while indents and indents[-1] >= col:
-            indents.pop()
-        indents.append(col)
-        # `- - - x`: every dash opens a level too
-        dashes = 0
-        while body.startswith("- ") or body == "-":
-            dashes += 1
-            body = body[2:].lstrip(" ")
-        depth = flow = len(indents) + dashes
+        if not flow:  # inside a flow collection, indentation opens nothing
+            col = len(line) - len(body)
+            while indents and indents[-1] >= col:
+                indents.pop()
+            indents.append(col)
+            # `- - - x`: every dash opens a level too
+            dashes = 0
+            while body.startswith("- ") or body == "-":
+                dashes += 1
+                body = body[2:].lstrip(" ")
+            block = len(indents) + dashes
+        depth = block + flow
         quote = ""
         prev = " "
         for c in body:
@@ -95,9 +98,9 @@ def nesting_depth(text: str, limit: int = MAX_DEPTH) -> int:
                 break
             elif c in "[{":
                 flow += 1
-                depth = max(depth, flow)
+                depth = max(depth, block + flow)
             elif c in "]}":
-                flow -= 1
+                flow = max(0, flow - 1)
             prev = c
         deepest = max(deepest, depth)
         if deepest > limit:
@@ -126,7 +129,7 @@ def compose(text: str) -> Optional[list]:
         return None
     try:
         return [d for d in yaml.compose_all(text) if d is not None]
-    except (Exception, RecursionError):  # YAMLError and whatever a malformed file raises inside the parser
+    except Exception:  # YAMLError, RecursionError, whatever a malformed file raises inside the parser
         return None
 
 

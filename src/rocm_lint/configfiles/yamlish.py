@@ -27,9 +27,8 @@ from typing import List, Optional, Tuple
 from rocm_lint.configfiles.dockerfile import is_nvidia_image
 from rocm_lint.configfiles.shell import NVIDIA
 from rocm_lint.configfiles.unit import Setting, UnitBuilder
-from rocm_lint.configfiles.yaml_tree import needs_tree, tree_env
+from rocm_lint.configfiles.yaml_tree import ENV_KEYS, needs_tree, tree_env
 
-ENV_KEYS = {"env", "environment", "variables", "args"}
 SCRIPT_KEYS = {"run", "script", "before_script", "after_script", "command", "commands", "entrypoint",
                "pre_command", "post_command", "cmd"}
 SCOPE_KEYS = {"jobs", "services"}
