@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 MAX_CHARS = 1 << 20  # the C parser composes ~1 MB/s
-MAX_CHARS_PURE = 128 << 10  # the pure-Python parser: ~20x slower
+MAX_CHARS_PURE = 64 << 10  # the pure-Python parser: ~15x slower (~1 s for 64 kB)
 MAX_DEPTH = 100  # block and flow nesting (the composer recurses per level)
 MAX_ALIASES = 5000
 MAX_MERGES = 500
