@@ -223,6 +223,8 @@ def test_an_entry_both_readers_find_is_one_setting():
     (lambda t: "\ufeff" + t, lambda ln, col: col + (ln == 1)),  # a byte order mark
     (lambda t: "\n".join("\f" + ln if ln else ln for ln in t.split("\n")), lambda ln, col: col + 1),  # page breaks
     (lambda t: t.replace("\n", "\r\n"), lambda ln, col: col),
+    (lambda t: "\ufeff" + "\n".join("\f" + ln if ln else ln for ln in t.split("\n")),
+     lambda ln, col: col + 1 + (ln == 1)),  # both
 ])
 def test_marks_and_line_ends_hide_nothing(change, shift):
     text = (CONFIG / "compose-anchors.yml").read_text("utf-8")

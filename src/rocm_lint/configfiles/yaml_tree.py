@@ -165,7 +165,7 @@ def _without_page_breaks(text: str, bom: bool):
     pos = clean_pos = 0
     for k, line in enumerate(text.split("\n")):
         lead = len(line) - len(line.lstrip(" \t\f"))
-        cut = line.rfind("\f", 0, lead) + 1 + (1 if bom and k == 0 else 0)
+        cut = max(line.rfind("\f", 0, lead) + 1, 1 if bom and k == 0 else 0)
         parts.append(line[cut:])
         text_starts.append(pos)
         clean_starts.append(clean_pos)
