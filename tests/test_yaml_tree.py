@@ -85,6 +85,9 @@ def test_kubernetes_env_lists_behind_anchors_and_in_flow_style():
 def test_compose_lists_in_flow_style_but_not_argv():
     assert settings("environment: [A=1, 'B=x y']\nargs: [C=3]\n") == [
         ("A", "1", "1", None), ("B", "x y", "x y", None)]
+    listed = "x-l: &l\n  - TORCHINDUCTOR_MAX_AUTOTUNE=1\n  - \"PYTORCH_ALLOC_CONF=max_split_size_mb:8\"\n" \
+             "services:\n  a:\n    environment: *l\n"
+    assert found(listed) == [(2, 5, "ROC302"), (3, 25, "ROC301")]
 
 
 # -- quoted flow-map keys -----------------------------------------------------------------------------
