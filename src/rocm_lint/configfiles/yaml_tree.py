@@ -41,10 +41,11 @@ MAX_STEPS = 200_000
 ENV_KEYS = frozenset({"env", "environment", "variables", "args"})
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
 _ITEM_ASSIGN = re.compile(r"([A-Za-z_]\w*)=")
-# what the line reader cannot follow: an alias (`*x`), a merge key, a flow map with a quoted key
-# or a flow sequence after an env key
-_NEEDS_TREE = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\[\]{}]|<<[ \t]*:"
-                         r"|(?:^|[\s{,-])(?:env|environment|variables|args)[\"']?[ \t]*:[ \t]*[{\[]", re.M)
+# what the line reader cannot follow: an alias (`*name`; not a glob or a cron field: `*.py`, `* *`),
+# a merge key, a flow map or list after an env key (a flow list under `args:` is argv)
+_NEEDS_TREE = re.compile(r"(?:^|[\s\[{,:-])\*[A-Za-z0-9_]|<<[ \t]*:"
+                         r"|(?:^|[\s{,-])(?:(?:env|environment|variables)[\"']?[ \t]*:[ \t]*[{\[]"
+                         r"|args[\"']?[ \t]*:[ \t]*\{)", re.M)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
