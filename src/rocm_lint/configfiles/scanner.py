@@ -2,8 +2,8 @@
 
 These files hold the environment and build settings that reach PyTorch and the compilers
 (``PYTORCH_CUDA_ALLOC_CONF``, ``TORCHINDUCTOR_MAX_AUTOTUNE``, arch lists and arch flags).
-Each language has a small hand-written reader (no YAML or shell library is needed); together
-they give a :class:`ConfigUnit`:
+Each language has a small hand-written reader (YAML anchors, merge keys and flow collections are
+also read by ruamel.yaml: ``yaml_tree.py``); together they give a :class:`ConfigUnit`:
 
 * ``settings``: every name given a value, with offsets into the text —
   shell ``export X=v`` / ``X=v cmd`` / ``env X=v cmd`` / ``declare -x X=v`` / ``docker run -e X=v``;

@@ -1,6 +1,10 @@
 """A line-based reader of the YAML shapes that carry environment settings and scripts.
 
-No YAML library is needed (none is a dependency).  It finds:
+It reads every file, templated ones too (Helm, Jinja: lines that hold only ``{{ ... }}`` /
+``{% ... %}`` / ``{# ... #}`` tags are blanked first, offsets and line numbers kept, so an
+``{{- if .Values.debug }}`` inside an ``env:`` list no longer ends the list).  Anchors, aliases,
+merge keys and flow collections it cannot follow are read by a YAML parser (``yaml_tree.py``,
+ruamel.yaml); its entries are added where the line reader found none.  It finds:
 
 * environment maps and lists: ``env:`` / ``environment:`` / ``variables:`` (and
   docker-compose ``build: args:``) holding ``NAME: value`` entries (GitHub Actions, GitLab,
@@ -23,8 +27,8 @@ from typing import List, Optional, Tuple
 from rocm_lint.configfiles.dockerfile import is_nvidia_image
 from rocm_lint.configfiles.shell import NVIDIA
 from rocm_lint.configfiles.unit import Setting, UnitBuilder
+from rocm_lint.configfiles.yaml_tree import ENV_KEYS, needs_tree, tree_env
 
-ENV_KEYS = {"env", "environment", "variables", "args"}
 SCRIPT_KEYS = {"run", "script", "before_script", "after_script", "command", "commands", "entrypoint",
                "pre_command", "post_command", "cmd"}
 SCOPE_KEYS = {"jobs", "services"}
@@ -202,10 +206,16 @@ def _flow_map(text: str, start: int, end: int, facts: YamlFacts) -> None:
     inner = text[start:end]
     close = inner.rfind("}")
     body_end = start + (close if close > 0 else len(inner))
-    for m in re.finditer(r"(?<!\w)([A-Za-z_]\w*)[ \t]*:[ \t]*(\"[^\"]*\"|'[^']*'|[^,}]*)", text[start + 1:body_end]):
+    for m in _FLOW_ENTRY.finditer(text[start + 1:body_end]):
         base = start + 1
-        value, vs, ve, quoted = scalar(text, base + m.start(2), base + m.end(2))
-        facts.env.append(YamlEntry(m.group(1), base + m.start(1), value, vs, ve, quoted))
+        value, vs, ve, quoted = scalar(text, base + m.start("value"), base + m.end("value"))
+        name = "name" if m.group("name") else "qname"
+        facts.env.append(YamlEntry(m.group(name), base + m.start(name), value, vs, ve, quoted))
+
+
+# `NAME: value` in a one-line flow map; the name may be quoted (`{"NAME": "1"}`)
+_FLOW_ENTRY = re.compile(r"""(?:(?<![\w"'])(?P<name>[A-Za-z_]\w*)|(?<![^{,\s])(?P<q>["'])(?P<qname>[A-Za-z_]\w*)(?P=q))"""
+                         r"""[ \t]*:[ \t]*(?P<value>"[^"]*"|'[^']*'|[^,}]*)""")
 
 
 _ITEM_ASSIGN = re.compile(r"([A-Za-z_]\w*)=")
@@ -336,9 +346,45 @@ def _yaml_gate(code: str, start: int, end: int) -> Optional[str]:
     return None
 
 
+def _template_tags_only(line: str) -> bool:
+    """Does the line hold only template tags (``{{- if .Values.x }}``, ``{% endif %}``,
+    ``{{- end }} {{/* c */}}``)?  One pass, no regex."""
+    pos, n, found = 0, len(line), False
+    while True:
+        while pos < n and line[pos] in " \t":
+            pos += 1
+        if pos == n:
+            return found
+        close = _TAG_CLOSE.get(line[pos:pos + 2])
+        if close is None:
+            return False
+        end = line.find(close, pos + 2)
+        if end < 0:
+            return False
+        pos, found = end + 2, True
+
+
+_TAG_CLOSE = {"{{": "}}", "{%": "%}", "{#": "#}"}
+
+
+def blank_template_lines(code: str) -> str:
+    """``code`` with each line that holds only template tags blanked (same length: offsets and
+    line numbers kept); the text itself when there is none."""
+    if "{{" not in code and "{%" not in code and "{#" not in code:
+        return code
+    lines = code.split("\n")
+    changed = False
+    for k, line in enumerate(lines):
+        if line.lstrip(" \t")[:1] == "{" and _template_tags_only(line.rstrip(" \r")):
+            lines[k] = " " * len(line)
+            changed = True
+    return "\n".join(lines) if changed else code
+
+
 def read_yaml_unit(b: UnitBuilder) -> None:
     code = b.code
-    facts = read_yaml(code, b.bom)
+    text = blank_template_lines(code)
+    facts = read_yaml(text, b.bom)
     docs = [0] + [m.start() for m in re.finditer(r"(?m)^---", code)] + [len(code)]
     regions = [(a, z, _yaml_gate(code, a, z)) for a, z in zip(docs, docs[1:])]
     scopes = [(a, z, _yaml_gate(code, a, z)) for a, z in facts.scopes]
@@ -372,15 +418,27 @@ def read_yaml_unit(b: UnitBuilder) -> None:
         computed = "$" in e.value or "{{" in e.value
         b.settings.append(Setting(e.name, e.value, e.name_start, e.value_start, e.value_end, "yaml", computed,
                                   False, gate_at(e.name_start)))
+    if needs_tree(text):
+        # what the line reader found (its spans of a multi-line quoted value differ: the name too)
+        found = {e.value_start for e in facts.env} | {e.value_end for e in facts.env}
+        names = {(e.name, e.name_start) for e in facts.env}
+        for t in tree_env(text, b.bom) or ():
+            if t.value_start in found or t.value_end in found or (t.name, t.name_start) in names:
+                continue
+            # once, where it is defined; it can reach ROCm unless every env key that uses it is NVIDIA's
+            gates = {gate_at(u) for u in t.uses}
+            computed = "$" in t.value or "{{" in t.value
+            b.settings.append(Setting(t.name, t.value, t.name_start, t.value_start, t.value_end, "yaml", computed,
+                                      False, gates.pop() if len(gates) == 1 else None))
     folded = None
     for start, end, fold in facts.scripts:
-        if fold and "\n" in code[start:end]:  # a plain or folded scalar: its lines join with blanks
+        if fold and "\n" in text[start:end]:  # a plain or folded scalar: its lines join with blanks
             if folded is None:
-                folded = list(code)
+                folded = list(text)
             for p in range(start, end):
-                if folded[p] == "\n" and code[p + 1:p + 2] != "\n" and code[p - 1:p] != "\n":
+                if folded[p] == "\n" and text[p + 1:p + 2] != "\n" and text[p - 1:p] != "\n":
                     folded[p] = " "
-    text = "".join(folded) if folded is not None else code
+    text = "".join(folded) if folded is not None else text
     for start, end, _ in facts.scripts:
         b.shell(start, end, gate_at(start), text=text)
     for start, end in facts.exec_forms:
