@@ -153,7 +153,7 @@ def _families_section(t: Tally) -> str:
         links = ", ".join(f'<a href="{esc(DOCS_URL.format(code=c))}" rel="noopener noreferrer">{esc(c)}</a>'
                           f"&nbsp;({t.by_code[c]})" for c in codes)
         out.append(f'<tr class="family-row" data-family="{esc(fam)}" data-count="{t.by_family[fam]}">'
-                   f'<td><i class="swatch fam-{esc(fam)}"></i>{esc(fam)}</td><td>{esc(FAMILIES.get(fam, ""))}</td>'
+                   f'<td class="fam"><i class="swatch fam-{esc(fam)}"></i>{esc(fam)}</td><td>{esc(FAMILIES.get(fam, ""))}</td>'
                    f'<td class="n">{t.by_family[fam]}</td><td>{links}</td></tr>')
     out.append("</table></section>")
     return "".join(out)
@@ -171,8 +171,10 @@ def _directories_section(t: Tally, show_split: bool) -> str:
             + (f'<p class="muted">{more} more directories with findings of their own: every one is in the tree '
                f"below.</p>" if more > 0 else "")
             + (f'<h3>Every directory, rolled up from the top</h3><p class="muted">Each count includes everything '
-               f"below the directory; the bar shows its mix of families. Open a directory to see its "
-               f"subdirectories and files.</p>{tree}" if tree else "")
+               f"below the directory; the bar shows its mix of families"
+               + ("; <b>ROCm build</b>: findings in sources the ROCm build compiles, <b>NVIDIA-only</b>: in "
+                  "sources it never compiles" if show_split else "")
+               + f". Open a directory to see its subdirectories and files.</p>{tree}" if tree else "")
             + "</section>")
 
 

@@ -38,7 +38,7 @@ span.fix{font-size:12px;border-radius:10px;padding:1px 8px;color:#fff;white-spac
 span.fix-safe{background:var(--safe)}span.fix-unsafe{background:var(--unsafe)}span.fix-manual{background:var(--manual)}
 .legend span{margin-right:14px}.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px}
 table.list{border-collapse:collapse}table.list td,table.list th{padding:3px 12px 3px 0;text-align:left;
-vertical-align:top}table.list td.n{text-align:right}
+vertical-align:top}table.list td.n{text-align:right}table.list td.fam{white-space:nowrap}
 fieldset{border:1px solid var(--line);border-radius:8px;margin:8px 0;padding:6px 12px}
 fieldset label{margin-right:12px;white-space:nowrap}
 details.dir{margin:0 0 0 18px}details.dir>summary{cursor:pointer;padding:2px 0;list-style-position:outside}

@@ -94,8 +94,9 @@ def _mix(families: Counter, total: int) -> str:
 def _split(node_total: int, nvidia_only: int, show: bool) -> str:
     if not show:
         return ""
-    return (f'<span class="split"><b>{node_total - nvidia_only}</b> in sources the ROCm build compiles, '
-            f'<b>{nvidia_only}</b> in NVIDIA-only sources</span>')
+    return (f'<span class="split" title="{node_total - nvidia_only} in sources the ROCm build compiles, '
+            f'{nvidia_only} in sources it never compiles"><b>{node_total - nvidia_only}</b> ROCm build \u00b7 '
+            f'<b>{nvidia_only}</b> NVIDIA-only</span>')
 
 
 def _render(node: DirNode, depth: int, show_split: bool, out: List[str]) -> None:
