@@ -9,10 +9,12 @@ the closest config file above each document (``.rocm-lint.toml``, ``rocm-lint.to
 ``[tool.rocm-lint]`` of a ``pyproject.toml``), re-read when it changes, or from the file the client
 names (``initializationOptions`` or ``workspace/didChangeConfiguration`` settings: ``{"config":
 PATH}``, also under ``"settings"`` or ``"rocm-lint"``).  While a buffer does not parse (half-typed
-code), its last good diagnostics stay, as pyright and ruff keep them.
+code), its last good diagnostics stay, as pyright and ruff keep them.  Hover on a diagnostic
+shows the rule's page, and clients that pull diagnostics (``textDocument/diagnostic``) get them
+that way instead of pushed (``server_features``).
 
-pygls is an optional dependency (``pip install 'rocm-lint[lsp]'``): only this module imports
-it, and only ``rocm-lint server`` imports this module.
+pygls is an optional dependency (``pip install 'rocm-lint[lsp]'``): only this module and
+``server_features`` import it, and only ``rocm-lint server`` imports them.
 """
 
 from __future__ import annotations
