@@ -87,7 +87,7 @@ def _head() -> str:
 
 def _scan_section(scan: ScanInfo, errors: Sequence[FileError]) -> str:
     """What was scanned, as a definition list (each value also as a data attribute)."""
-    paths = ", ".join(f"<code>{esc(p)}</code>" for p in scan.paths) or '<span class="muted">not recorded</span>'
+    paths = ", ".join("standard input" if p == "-" else f"<code>{esc(p)}</code>" for p in scan.paths) or '<span class="muted">not recorded</span>'
     if scan.commit is not None:
         branch = (f" on branch <code>{esc(scan.commit.branch)}</code>" if scan.commit.branch
                   else " (detached HEAD)")
