@@ -160,22 +160,27 @@ def _families_section(t: Tally) -> str:
 
 
 def _directories_section(t: Tally, show_split: bool) -> str:
+    """The directories with the most findings as a chart, then every one in the tree."""
     top = t.by_dir.most_common(TOP_DIRECTORIES)
+    out = ['<section id="directories"><h2>Findings by directory</h2>']
+    if top:
+        out.append(f"<h3>The {len(top)} directories with the most findings</h3>")
+    out.append(bar_chart("directory-chart", "Directories with the most findings",
+                         [(d, n, "dir", d) for d, n in top], keep_end=True))
     more = len(t.by_dir) - len(top)
-    rows = ((t.labels[f.path], f.code[:4], f.scope == "nvidia-only") for f in t.findings)
-    tree = render_tree(rows, show_split=show_split)
-    return ('<section id="directories"><h2>Findings by directory</h2>'
-            + (f'<h3>The {len(top)} directories with the most findings</h3>' if top else "")
-            + bar_chart("directory-chart", "Directories with the most findings", [(d, n, "dir", d) for d, n in top],
-                        keep_end=True)
-            + (f'<p class="muted">{more} more directories with findings of their own: every one is in the tree '
-               f"below.</p>" if more > 0 else "")
-            + (f'<h3>Every directory, rolled up from the top</h3><p class="muted">Each count includes everything '
-               f"below the directory; the bar shows its mix of families"
-               + ("; <b>ROCm build</b>: findings in sources the ROCm build compiles, <b>NVIDIA-only</b>: in "
-                  "sources it never compiles" if show_split else "")
-               + f". Open a directory to see its subdirectories and files.</p>{tree}" if tree else "")
-            + "</section>")
+    if more > 0:
+        out.append(f'<p class="muted">{more} more directories with findings of their own: every one is in the '
+                   f"tree below.</p>")
+    tree = render_tree(((t.labels[f.path], f.code[:4], f.scope == "nvidia-only") for f in t.findings),
+                       show_split=show_split)
+    if tree:
+        split = ("; <b>ROCm build</b>: findings in sources the ROCm build compiles, <b>NVIDIA-only</b>: in "
+                 "sources it never compiles" if show_split else "")
+        out.append('<h3>Every directory, rolled up from the top</h3><p class="muted">Each count includes '
+                   f"everything below the directory; the bar shows its mix of families{split}. Open a directory "
+                   f"to see its subdirectories and files.</p>{tree}")
+    out.append("</section>")
+    return "".join(out)
 
 
 def _hot_files_section(t: Tally) -> str:
