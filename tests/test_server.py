@@ -498,10 +498,20 @@ async def test_pull_client_is_asked_to_refresh_when_a_header_changes(pull_client
     pull_client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
         types.FileEvent(uri=header.as_uri(), type=types.FileChangeType.Changed)]))
 
-    async def refreshed():
-        while not pull_client.diagnostic_refresh_count:
+    async def refreshed(count):
+        while pull_client.diagnostic_refresh_count < count:
             await asyncio.sleep(0.05)
-    await asyncio.wait_for(refreshed(), TIMEOUT)
+    await asyncio.wait_for(refreshed(1), TIMEOUT)
     second = await pull(doc, first.result_id)
     assert second.kind == "full" and ("ROC602", 3) in [(d.code, d.range.start.line) for d in second.items]
     assert pull_client.diagnostic_refresh_count == 1 and doc.uri not in pull_client.diagnostics
+    # a saved config file: one more refresh, and the next pull uses the new settings
+    (pull_client.root / "pyproject.toml").write_text('[tool.rocm-lint]\nignore = ["ROC6"]\n')
+    pull_client.text_document_did_save(types.DidSaveTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=(pull_client.root / "pyproject.toml").as_uri())))
+    await asyncio.wait_for(refreshed(2), TIMEOUT)
+    assert not [d for d in (await pull(doc, second.result_id)).items if d.code.startswith("ROC6")]
+    # an edit is pulled by the client on its own: no refresh for it
+    doc.replace(REDUCE_CU + "// edited\n")
+    await pull(doc)
+    assert pull_client.diagnostic_refresh_count == 2

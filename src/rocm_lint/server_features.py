@@ -41,7 +41,7 @@ class PullState:
     def __init__(self) -> None:
         self.enabled = False  # the client declared textDocument.diagnostic: nothing is pushed
         self.refresh = False  # it accepts workspace/diagnostic/refresh
-        self.refresh_asked = False  # a refresh is on its way and no pull has come since
+        self.refresh_asked = False  # a refresh request is on its way
         self.answered: Dict[str, Optional[int]] = {}  # uri -> the document version last answered
         self.stale: Set[str] = set()  # documents to check again: something they read may have changed
 
@@ -59,8 +59,11 @@ class PullState:
         self.stale.add(uri)
         doc = ls.workspace.get_text_document(uri)
         if uri in self.answered and self.answered[uri] == doc.version and self.refresh and not self.refresh_asked:
-            self.refresh_asked = True
-            ls.workspace_diagnostic_refresh(None)
+            self.refresh_asked = True  # one request for every document an event re-checks
+            ls.workspace_diagnostic_refresh(None, callback=self._answered)
+
+    def _answered(self, _result: object) -> None:
+        self.refresh_asked = False
 
     def forget(self, uri: str) -> None:
         self.answered.pop(uri, None)
