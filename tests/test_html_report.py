@@ -515,3 +515,22 @@ def test_directory_tree_in_a_browser(browser, tmp_path):
     page2.locator('#filters input[data-group="source"][value="rocm"]').uncheck()
     assert page2.locator("li.finding:visible").count() == 1
     assert problems == [] and dialogs == [] and requests == [page_file.as_uri()]
+
+
+@pytest.mark.integration  # >1 s: a tree 1,200 directories deep
+def test_directory_tree_deeper_than_pythons_stack():
+    """A hostile tree deeper than Python's recursion limit, with findings at every level: the
+    report's tree is built and drawn without recursion, every level reachable with its count."""
+    import sys
+
+    from rocm_lint.output.html_tree import render_tree
+
+    depth = sys.getrecursionlimit() + 200
+    rows = [("/".join(["d"] * level + [f"f{level}.py"]), "ROC1", level % 2 == 0) for level in range(1, depth + 1)]
+    doc = Parsed(render_tree(rows, show_split=True))
+    dirs = tree_counts(doc)
+    assert len(dirs) == depth + 1
+    assert dirs["."] == (depth, depth // 2) and depth % 2 == 0
+    deepest = "/".join(["d"] * depth)
+    assert dirs[deepest] == (1, 1) and dirs["d"] == (depth, depth // 2)
+    assert len(doc.all("li", class_="dir-file")) == depth

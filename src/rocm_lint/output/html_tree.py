@@ -38,9 +38,12 @@ class DirNode:
         self.nvidia_only += nvidia_only
 
     def walk(self) -> Iterable["DirNode"]:
-        yield self
-        for child in self.children.values():
-            yield from child.walk()
+        """This node and every one below it (no recursion: a tree may be deeper than Python's stack)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(node.children.values())
 
 
 def split_label(label: str) -> Tuple[List[str], str]:
@@ -68,19 +71,19 @@ def build_tree(rows: Iterable[Tuple[str, str, bool]]) -> DirNode:
             node.add(family, nvidia_only)
         n, nv = node.files.get(label, (0, 0))
         node.files[label] = (n + 1, nv + nvidia_only)
-    for node in list(root.children.values()):
-        _compact(node)
+    for node in root.walk():
+        if node is not root:
+            _compact(node)
     return root
 
 
 def _compact(node: DirNode) -> None:
+    """Fold a chain of directories that hold nothing but one subdirectory into ``node``."""
     while not node.files and len(node.children) == 1:
         (child,) = node.children.values()
         node.name = f"{node.name.rstrip('/')}/{child.name}"
         node.path = child.path
         node.files, node.children = child.files, child.children
-    for child in node.children.values():
-        _compact(child)
 
 
 def _mix(families: Counter, total: int) -> str:
@@ -99,26 +102,43 @@ def _split(node_total: int, nvidia_only: int, show: bool) -> str:
             f'<b>{nvidia_only}</b> NVIDIA-only</span>')
 
 
-def _render(node: DirNode, depth: int, show_split: bool, out: List[str]) -> None:
+def _open_tag(node: DirNode, depth: int, show_split: bool) -> str:
     total = node.total
     opened = " open" if depth <= OPEN_DEPTH else ""
     shown = "./" if node.path == "." else (node.name if node.name == "/" else node.name.rstrip("/") + "/")
-    out.append(f'<details class="dir" data-path="{esc(node.path)}" data-count="{total}" '
-               f'data-rocm="{total - node.nvidia_only}" data-nvidia-only="{node.nvidia_only}"{opened}>'
-               f'<summary><span class="dir-name">{esc(shown)}</span> <b class="dir-count">{total}</b>'
-               f'{_mix(node.families, total)}{_split(total, node.nvidia_only, show_split)}</summary>')
-    for child in sorted(node.children.values(), key=lambda c: (-c.total, c.name)):
-        _render(child, depth + 1, show_split, out)
-    if node.files:
-        out.append('<ul class="dir-files">')
-        for label, (n, nv) in sorted(node.files.items(), key=lambda kv: (-kv[1][0], kv[0])):
-            name = label.rsplit("/", 1)[-1]
-            note = (f' <span class="nvidia-only" title="the ROCm build never compiles this source">'
-                    f'{nv} in an NVIDIA-only source</span>' if nv else "")
-            out.append(f'<li class="dir-file" data-count="{n}" data-nvidia-only="{nv}">'
-                       f'<a href="#{anchor(label)}">{esc(name)}</a> ({n}){note}</li>')
-        out.append("</ul>")
-    out.append("</details>")
+    return (f'<details class="dir" data-path="{esc(node.path)}" data-count="{total}" '
+            f'data-rocm="{total - node.nvidia_only}" data-nvidia-only="{node.nvidia_only}"{opened}>'
+            f'<summary><span class="dir-name">{esc(shown)}</span> <b class="dir-count">{total}</b>'
+            f'{_mix(node.families, total)}{_split(total, node.nvidia_only, show_split)}</summary>')
+
+
+def _files(node: DirNode) -> str:
+    if not node.files:
+        return ""
+    out = ['<ul class="dir-files">']
+    for label, (n, nv) in sorted(node.files.items(), key=lambda kv: (-kv[1][0], kv[0])):
+        name = label.rsplit("/", 1)[-1]
+        note = (f' <span class="nvidia-only" title="the ROCm build never compiles this source">'
+                f'{nv} in an NVIDIA-only source</span>' if nv else "")
+        out.append(f'<li class="dir-file" data-count="{n}" data-nvidia-only="{nv}">'
+                   f'<a href="#{anchor(label)}">{esc(name)}</a> ({n}){note}</li>')
+    out.append("</ul>")
+    return "".join(out)
+
+
+def _render(root: DirNode, show_split: bool, out: List[str]) -> None:
+    """Each directory: its summary, its subdirectories (most findings first), its files.  An
+    explicit stack, not recursion: a tree may be deeper than Python's stack."""
+    stack: List[Tuple[DirNode, int, bool]] = [(root, 0, False)]
+    while stack:
+        node, depth, closing = stack.pop()
+        if closing:
+            out.append(_files(node) + "</details>")
+            continue
+        out.append(_open_tag(node, depth, show_split))
+        stack.append((node, depth, True))
+        children = sorted(node.children.values(), key=lambda c: (-c.total, c.name))
+        stack.extend((child, depth + 1, False) for child in reversed(children))
 
 
 def render_tree(rows: Iterable[Tuple[str, str, bool]], *, show_split: bool) -> Optional[str]:
@@ -127,11 +147,6 @@ def render_tree(rows: Iterable[Tuple[str, str, bool]], *, show_split: bool) -> O
     if not root.total:
         return None
     out: List[str] = ['<div id="dir-tree">']
-    _render(root, 0, show_split, out)
+    _render(root, show_split, out)
     out.append("</div>")
     return "".join(out)
-
-
-def leaf_directories(rows: Iterable[Tuple[str, str, bool]]) -> int:
-    """How many directories hold findings of their own (the tree shows each)."""
-    return sum(1 for node in build_tree(rows).walk() if node.files)
