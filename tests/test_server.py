@@ -334,3 +334,184 @@ async def test_a_header_changed_on_disk_is_read_again(client: LanguageClient):
     client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
         types.FileEvent(uri=header.as_uri(), type=types.FileChangeType.Changed)]))
     assert ("ROC602", 3) not in await doc.found()
+
+
+# -- issue #29 item 9: hover shows the rule page; pull diagnostics (LSP 3.17) ------------------------
+def _pull_capabilities(refresh=True, hover_formats=None):
+    """VS Code's recorded capabilities with what a client that pulls declares (vscode-languageclient
+    sends both): textDocument.diagnostic and, optionally, workspace.diagnostics.refreshSupport."""
+    caps = client_capabilities("visual-studio-code")
+    caps.text_document.diagnostic = types.DiagnosticClientCapabilities(dynamic_registration=False)
+    if refresh:
+        caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+    if hover_formats is not None:
+        caps.text_document.hover = types.HoverClientCapabilities(content_format=hover_formats)
+    return caps
+
+
+async def _session(lsp_client, tmp_path, caps):
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=caps, root_uri=tmp_path.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="project")]))
+    lsp_client.root = tmp_path
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "rocm_lint", "server"]))
+async def pull_client(lsp_client: LanguageClient, tmp_path):
+    await _session(lsp_client, tmp_path, _pull_capabilities())
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "rocm_lint", "server"]))
+async def neovim_client(lsp_client: LanguageClient, tmp_path):
+    """Neovim 0.11's recorded capabilities: pulls diagnostics, no refresh support, markdown hovers."""
+    await _session(lsp_client, tmp_path, client_capabilities("neovim"))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "rocm_lint", "server"]))
+async def plain_text_client(lsp_client: LanguageClient, tmp_path):
+    await _session(lsp_client, tmp_path, _pull_capabilities(hover_formats=[types.MarkupKind.PlainText]))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def pull(doc, previous=None):
+    return await asyncio.wait_for(doc.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+        text_document=doc.id, previous_result_id=previous)), TIMEOUT)
+
+
+async def hover(doc, line, character):
+    return await asyncio.wait_for(doc.client.text_document_hover_async(types.HoverParams(
+        text_document=doc.id, position=types.Position(line=line, character=character))), TIMEOUT)
+
+
+def plain(diagnostics):
+    """Diagnostics as comparable data."""
+    from lsprotocol.converters import get_converter
+
+    return sorted(get_converter().unstructure(list(diagnostics)), key=lambda d: (d["range"]["start"]["line"], d["code"]))
+
+
+async def test_hover_on_a_diagnostic_shows_the_rule_page(client: LanguageClient):
+    from rocm_lint.docgen import render_rule
+    from rocm_lint.registry import get_rule
+
+    doc = Doc(client, "train.py", "python", TRAIN_PY)
+    tf32 = next(d for d in await doc.diagnostics() if d.code == "ROC101" and d.range.start.line == 3)
+    shown = await hover(doc, 3, tf32.range.start.character + 5)
+    assert shown.contents.kind == types.MarkupKind.Markdown
+    page = shown.contents.value
+    assert page.startswith(f"**ROC101** `{get_rule('ROC101').name}`: {tf32.message}")
+    assert render_rule(get_rule("ROC101")).rstrip() in page  # the whole rule page, from the registry
+    assert page.rstrip().endswith(f"({get_rule('ROC101').url})")
+    assert shown.range == tf32.range
+    # outside every diagnostic's range: no hover; the end of a range is outside it (LSP ranges end before it)
+    assert await hover(doc, 0, 3) is None
+    assert await hover(doc, 3, tf32.range.end.character) is None
+    # a C++ diagnostic, and the page follows the text as it is edited
+    cu = Doc(client, "kernel.cu", "cuda-cpp", KERNEL_CU)
+    header = by_code(await cu.diagnostics(), "ROC702")
+    assert "# ROC702:" in (await hover(cu, 0, header.range.start.character)).contents.value
+    cu.replace("\n\n" + KERNEL_CU)
+    await cu.found()
+    assert await hover(cu, 0, header.range.start.character) is None
+    assert "# ROC702:" in (await hover(cu, 2, header.range.start.character)).contents.value
+
+
+async def test_hover_keeps_the_last_good_diagnostics_and_reads_plain_text(plain_text_client: LanguageClient):
+    from rocm_lint.registry import get_rule
+
+    doc = Doc(plain_text_client, "train.py", "python", TRAIN_PY)
+    await pull(doc)
+    shown = await hover(doc, 1, 8)  # `import tensorrt`: ROC402
+    assert shown.contents.kind == types.MarkupKind.PlainText
+    rule = get_rule("ROC402")
+    assert shown.contents.value.startswith(f"ROC402 ({rule.name}): ")
+    assert f"{rule.summary}.\n{rule.url}" in shown.contents.value and "#" not in shown.contents.value.split("\n")[0]
+    doc.replace(TRAIN_PY + "def half(:\n")  # does not parse: the last good diagnostics, and their pages, stay
+    assert (await hover(doc, 1, 8)).contents.value == shown.contents.value
+
+
+async def test_pull_diagnostics_equal_the_push_path(client: LanguageClient, pull_client: LanguageClient):
+    """The same documents through a client that is pushed to (VS Code 1.65) and one that pulls:
+    the same diagnostics; the one that pulls gets no publishDiagnostics."""
+    for name, language, text in (("train.py", "python", TRAIN_PY), ("kernel.cu", "cuda-cpp", KERNEL_CU),
+                                 (".env", "dotenv", "TORCHINDUCTOR_MAX_AUTOTUNE=1\n")):
+        pushed = await Doc(client, name, language, text).diagnostics()
+        doc = Doc(pull_client, name, language, text)
+        report = await pull(doc)
+        assert report.kind == "full" and report.result_id
+        assert plain(report.items) == plain(pushed) and pushed
+        assert doc.uri not in pull_client.diagnostics
+    notes = Doc(pull_client, "notes.txt", "plaintext", "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    assert list((await pull(notes)).items) == []
+    pull_client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=notes.id))
+    await pull(doc)
+    assert pull_client.diagnostics == {}
+
+
+async def test_neovim_pulls_with_its_own_position_encoding(neovim_client: LanguageClient):
+    """Neovim 0.11's recorded capabilities: it pulls, and negotiates UTF-8 positions."""
+    doc = Doc(neovim_client, "train.py", "python", TRAIN_PY)
+    report = await pull(doc)
+    assert sorted((d.code, d.range.start.line) for d in report.items) == [
+        ("ROC101", 3), ("ROC101", 5), ("ROC201", 4), ("ROC402", 1)]
+    clef = next(d for d in report.items if d.range.start.line == 5)
+    assert clef.range.start.character == len('s = "\u20ac\U0001d11e"; '.encode("utf-8")) == 15
+    assert "# ROC101:" in (await hover(doc, 5, 16)).contents.value
+    assert neovim_client.diagnostics == {}
+
+
+async def test_pull_answers_unchanged_and_follows_edits(pull_client: LanguageClient):
+    doc = Doc(pull_client, "train.py", "python", TRAIN_PY)
+    first = await pull(doc)
+    assert [d.code for d in first.items].count("ROC101") == 2
+    again = await pull(doc, first.result_id)
+    assert again.kind == "unchanged" and again.result_id == first.result_id
+    doc.replace(TRAIN_PY + "# a comment\n")  # a new version, the same diagnostics
+    assert (await pull(doc, first.result_id)).kind == "unchanged"
+    doc.replace(TRAIN_PY.replace("torch.backends.cuda.matmul.allow_tf32 = True\n", ""))
+    changed = await pull(doc, first.result_id)
+    assert changed.kind == "full" and changed.result_id != first.result_id
+    assert sorted((d.code, d.range.start.line) for d in changed.items) == [("ROC101", 4), ("ROC201", 3), ("ROC402", 1)]
+    doc.replace(doc.text + "def half(:\n")  # half-typed: the last good diagnostics stay
+    assert (await pull(doc, changed.result_id)).kind == "unchanged"
+    assert list((await pull(doc)).items) == list(changed.items)
+    # a stale id from before: the full report
+    assert (await pull(doc, "not-an-id")).kind == "full"
+    assert doc.uri not in pull_client.diagnostics
+
+
+async def test_pull_client_is_asked_to_refresh_when_a_header_changes(pull_client: LanguageClient):
+    """A header changed on disk and announced by the watcher: the client that pulls is asked to
+    pull again (workspace/diagnostic/refresh), and the next pull reads the header anew."""
+    header = pull_client.root / "lanes.cuh"
+    header.write_text("#define ALL_LANES 0xffffffffffffffffull\n")
+    doc = Doc(pull_client, "reduce.cu", "cuda-cpp", REDUCE_CU)
+    first = await pull(doc)
+    assert ("ROC602", 3) not in [(d.code, d.range.start.line) for d in first.items]
+    header.write_text("#define ALL_LANES 0xffffffff\n")
+    pull_client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=header.as_uri(), type=types.FileChangeType.Changed)]))
+
+    async def refreshed(count):
+        while pull_client.diagnostic_refresh_count < count:
+            await asyncio.sleep(0.05)
+    await asyncio.wait_for(refreshed(1), TIMEOUT)
+    second = await pull(doc, first.result_id)
+    assert second.kind == "full" and ("ROC602", 3) in [(d.code, d.range.start.line) for d in second.items]
+    assert pull_client.diagnostic_refresh_count == 1 and doc.uri not in pull_client.diagnostics
+    # a saved config file: one more refresh, and the next pull uses the new settings
+    (pull_client.root / "pyproject.toml").write_text('[tool.rocm-lint]\nignore = ["ROC6"]\n')
+    pull_client.text_document_did_save(types.DidSaveTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=(pull_client.root / "pyproject.toml").as_uri())))
+    await asyncio.wait_for(refreshed(2), TIMEOUT)
+    assert not [d for d in (await pull(doc, second.result_id)).items if d.code.startswith("ROC6")]
+    # an edit is pulled by the client on its own: no refresh for it
+    doc.replace(REDUCE_CU + "// edited\n")
+    await pull(doc)
+    assert pull_client.diagnostic_refresh_count == 2

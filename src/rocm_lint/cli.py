@@ -361,6 +361,13 @@ def _render(fmt: str, report, config, args: argparse.Namespace, out) -> None:
         from rocm_lint.output.github import render_github
 
         render_github(report.findings, out, errors=report.errors, root=project_root(config.root))
+    elif fmt == "html":  # the report's header says what was scanned
+        from rocm_lint.output.html import render_html
+        from rocm_lint.output.html_scan import scan_info
+
+        scan = scan_info(args.paths or ["."], report.files_checked,
+                         nvidia_only_reported=bool(config.report_nvidia_only_sources))
+        render_html(report.findings, out, errors=report.errors, scan=scan)
     else:
         render(fmt, report.findings, out, color=use_color(out), errors=report.errors)
 

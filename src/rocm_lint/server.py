@@ -9,10 +9,12 @@ the closest config file above each document (``.rocm-lint.toml``, ``rocm-lint.to
 ``[tool.rocm-lint]`` of a ``pyproject.toml``), re-read when it changes, or from the file the client
 names (``initializationOptions`` or ``workspace/didChangeConfiguration`` settings: ``{"config":
 PATH}``, also under ``"settings"`` or ``"rocm-lint"``).  While a buffer does not parse (half-typed
-code), its last good diagnostics stay, as pyright and ruff keep them.
+code), its last good diagnostics stay, as pyright and ruff keep them.  Hover on a diagnostic
+shows the rule's page, and clients that pull diagnostics (``textDocument/diagnostic``) get them
+that way instead of pushed (``server_features``).
 
-pygls is an optional dependency (``pip install 'rocm-lint[lsp]'``): only this module imports
-it, and only ``rocm-lint server`` imports this module.
+pygls is an optional dependency (``pip install 'rocm-lint[lsp]'``): only this module and
+``server_features`` import it, and only ``rocm-lint server`` imports them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from rocm_lint.discovery import language_of
 from rocm_lint.finding import Applicability, Edit, FileError, Finding
 from rocm_lint.lines import NEWLINE
 from rocm_lint.registry import all_rules, get_rule
+from rocm_lint import server_features
+from rocm_lint.server_features import PullState
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +179,7 @@ class RocmLintServer(LanguageServer):
         # uri -> the diagnostics of its last check that parsed: kept while the buffer does not parse
         self.last_good: Dict[str, List[types.Diagnostic]] = {}
         self.unparsable: set = set()
+        self.pull = PullState()  # a client that pulls diagnostics (server_features)
 
     def set_config_path(self, value: Optional[str]) -> None:
         """The client's "config" setting (relative to the workspace root); None: look it up."""
@@ -270,6 +275,9 @@ class RocmLintServer(LanguageServer):
         return Positions(text, self.workspace.position_codec, language_of(path) == "python")
 
     def publish(self, uri: str) -> None:
+        if self.pull.enabled:  # the client asks (textDocument/diagnostic): nothing is pushed
+            self.pull.changed(self, uri)
+            return
         checked = self.check(uri)
         doc = self.workspace.get_text_document(uri)
         diagnostics: List[types.Diagnostic] = []
@@ -391,6 +399,7 @@ def create_server() -> RocmLintServer:
     @server.feature(types.INITIALIZE)
     def initialize(ls: RocmLintServer, params: types.InitializeParams) -> None:
         ls.set_config_path(config_setting(params.initialization_options))
+        ls.pull.configure(params.capabilities)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: RocmLintServer, params: types.DidChangeConfigurationParams) -> None:
@@ -424,6 +433,9 @@ def create_server() -> RocmLintServer:
         ls.read_by.pop(params.text_document.uri, None)
         ls.last_good.pop(params.text_document.uri, None)
         ls.unparsable.discard(params.text_document.uri)
+        ls.pull.forget(params.text_document.uri)
+        if ls.pull.enabled:
+            return
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=params.text_document.uri, diagnostics=[]))
 
@@ -441,6 +453,14 @@ def create_server() -> RocmLintServer:
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]))
     def code_action(ls: RocmLintServer, params: types.CodeActionParams):
         return ls.code_actions(params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: RocmLintServer, params: types.HoverParams) -> Optional[types.Hover]:
+        return server_features.hover(ls, params, to_diagnostic)
+
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, server_features.DIAGNOSTIC_OPTIONS)
+    def diagnostic(ls: RocmLintServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+        return server_features.pull(ls, params, to_diagnostic)
 
     return server
 

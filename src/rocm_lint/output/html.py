@@ -1,388 +1,261 @@
 """A porting report: one self-contained HTML page (``rocm-lint check --output-format html``).
 
-What a porting lead opens first: the totals, findings by family and by directory (inline SVG bar
-charts drawn here, not by a script), what ``--fix`` would change (safe fixes, unsafe fixes,
-findings that need a person), the hottest files, every finding with a bounded code frame and a
-link to its rule page, and the files that could not be analysed.  Filters by family, fix and
-severity are a few lines of inline JavaScript; the page works without them.
+What a porting lead opens first: what was scanned (paths, the repository's commit, the date, the
+rocm-lint version, files checked and files not analysed, by reason), the totals, findings by
+family, every directory with findings rolled up from the top (an expandable tree: counts, the mix
+of families, and how many sit in sources the ROCm build compiles vs NVIDIA-only sources), what
+``--fix`` would change (safe fixes, unsafe fixes, findings that need a person), the hottest
+files, every finding with a bounded code frame and a link to its rule page, and the files that
+could not be analysed.  Filters by family, fix, severity and source are a few lines of inline
+JavaScript; the page works without them.
 
 Nothing is loaded from the network: styles and script are inline, and a Content-Security-Policy
 forbids any other source (links to the rule pages are plain hyperlinks).  Every piece of text
 from the scanned tree (file names, messages, code) is escaped; control characters and bytes
 that are not UTF-8 are shown as visible escapes, so hostile names cannot break the page.
+
+The page's parts live beside this module: ``html_parts`` (escaping, charts, code frames),
+``html_tree`` (the directory tree), ``html_scan`` (what was scanned), ``html_assets`` (style,
+script, CSP).
 """
 
 from __future__ import annotations
 
-import hashlib
-import html
-import re
+import time
 from collections import Counter
-from typing import Dict, List, Optional, Sequence, TextIO, Tuple
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, TextIO
 
 from rocm_lint import __version__
-from rocm_lint.finding import Applicability, FileError, Finding
-from rocm_lint.output.source import Sources, display_name, name_text, repo_path
-from rocm_lint.registry import get_rule
+from rocm_lint.finding import FileError, Finding
+from rocm_lint.output.html_assets import CSP, SCRIPT, STYLE
+from rocm_lint.output.html_parts import (FIX_KINDS, SOURCE_KINDS, anchor, bar_chart, directory_of, esc, finding_item,
+                                         fix_bar, fix_kind, path_label, severity, source_kind)
+from rocm_lint.output.html_scan import ScanInfo, error_kinds
+from rocm_lint.output.html_tree import render_tree
+from rocm_lint.output.source import Sources
 from rocm_lint.rule import DOCS_URL, FAMILIES
 
-# Bounds: a code frame shows the finding's lines and CONTEXT lines either side, at most
-# FRAME_LINES lines of at most LINE_CHARS characters; frames stop after MAX_FRAMES findings
-# (every finding is still listed).
-CONTEXT = 2
-FRAME_LINES = 9
-LINE_CHARS = 240
+# Frames stop after MAX_FRAMES findings (every finding is still listed).
 MAX_FRAMES = 3000
 TOP_DIRECTORIES = 15
 TOP_FILES = 10
 
-FIX_KINDS = (("safe", "safe fix (--fix)"), ("unsafe", "unsafe fix (--unsafe-fixes)"),
-             ("manual", "needs a person"))
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
-_SURROGATE = re.compile("[\ud800-\udfff]")
+__all__ = ["ScanInfo", "report_html", "render_html", "esc", "fix_kind", "path_label", "severity"]
 
 
-def fix_kind(f: Finding) -> str:
-    """``safe``, ``unsafe`` or ``manual`` (no fix, or one that is only displayed)."""
-    if f.fix is None or f.fix.applicability == Applicability.DISPLAY:
-        return "manual"
-    return "safe" if f.fix.applicability == Applicability.SAFE else "unsafe"
+@dataclass
+class Tally:
+    """The findings of a report, sorted, with every count the page shows."""
+    findings: List[Finding]
+    labels: Dict[str, str]
+    by_family: Counter
+    by_dir: Counter
+    by_file: Counter
+    by_code: Counter
+    by_fix: Counter
+    by_severity: Counter
+    by_source: Counter
+
+    @classmethod
+    def of(cls, findings: Sequence[Finding], root: Optional[str]) -> "Tally":
+        ordered = sorted(findings, key=lambda f: (path_label(f.path, root), f.line, f.col, f.code))
+        labels = {f.path: path_label(f.path, root) for f in ordered}
+        return cls(ordered, labels,
+                   by_family=Counter(f.code[:4] for f in ordered),
+                   by_dir=Counter(directory_of(labels[f.path]) for f in ordered),
+                   by_file=Counter(labels[f.path] for f in ordered),
+                   by_code=Counter(f.code for f in ordered),
+                   by_fix=Counter(fix_kind(f) for f in ordered),
+                   by_severity=Counter(severity(f) for f in ordered),
+                   by_source=Counter(source_kind(f) for f in ordered))
+
+    @property
+    def families(self) -> List[str]:
+        return sorted(self.by_family)
 
 
-def severity(f: Finding) -> str:
-    return f.severity or "error"
+# -- the sections ------------------------------------------------------------------------------------
+def _head() -> str:
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>rocm-lint porting report</title><style>{STYLE}</style></head><body>"
+            f'<h1>ROCm porting report</h1><p class="muted">rocm-lint {esc(__version__)}: NVIDIA-only code '
+            f"that breaks, hangs or silently misbehaves on AMD ROCm GPUs.</p>")
 
 
-def _visible(text: str, keep_tabs: bool = False) -> str:
-    """``text`` with lone surrogates (bytes that were not UTF-8) and control characters as visible
-    escapes (``\\x1b``, ``\\n``); a code line keeps its tabs as spaces."""
-    if _SURROGATE.search(text):
-        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    if keep_tabs:
-        text = text.replace("\t", "    ")
-    if not _CONTROL.search(text):
-        return text
-    return _CONTROL.sub(lambda m: _NAMED.get(m.group()) or (
-        f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"), text)
+def _scan_section(scan: ScanInfo, errors: Sequence[FileError]) -> str:
+    """What was scanned, as a definition list (each value also as a data attribute)."""
+    paths = ", ".join("standard input" if p == "-" else f"<code>{esc(p)}</code>" for p in scan.paths) or '<span class="muted">not recorded</span>'
+    if scan.commit is not None:
+        branch = (f" on branch <code>{esc(scan.commit.branch)}</code>" if scan.commit.branch
+                  else " (detached HEAD)")
+        commit = f'<code id="scan-commit" data-sha="{esc(scan.commit.sha)}">{esc(scan.commit.sha[:12])}</code>{branch}'
+    else:
+        commit = '<span id="scan-commit" class="muted">not a git repository (or no commit checked out)</span>'
+    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(scan.when))
+    checked = ("" if scan.files_checked is None else
+               f'<dt>Files checked</dt><dd id="scan-files" data-count="{scan.files_checked}">{scan.files_checked}</dd>')
+    kinds = error_kinds(errors)
+    reasons = "; ".join(f'<span class="error-kind" data-count="{n}">{esc(kind)}: {n}</span>' for kind, n in kinds)
+    not_analysed = f'{len(errors)}' + (f" ({reasons}, <a href=\"#errors\">listed below</a>)" if kinds else "")
+    nvidia = ("reported and counted apart (<code>--report-nvidia-only-sources</code>)" if scan.nvidia_only_reported
+              else "not reported (sources the ROCm build never compiles are silent; "
+                   "<code>--report-nvidia-only-sources</code> adds them)")
+    return (f'<section id="scan"><dl class="scan">'
+            f"<dt>Scanned</dt><dd id=\"scan-paths\">{paths}</dd>"
+            f"<dt>Commit</dt><dd>{commit}</dd>"
+            f'<dt>Date</dt><dd id="scan-date" data-epoch="{int(scan.when)}">{esc(date)}</dd>'
+            f'<dt>rocm-lint</dt><dd id="scan-version">{esc(scan.version)}</dd>'
+            f"{checked}"
+            f'<dt>Files not analysed</dt><dd id="scan-errors" data-count="{len(errors)}">{not_analysed}</dd>'
+            f'<dt>NVIDIA-only sources</dt><dd id="scan-nvidia-only" data-reported="{str(scan.nvidia_only_reported).lower()}">'
+            f"{nvidia}</dd></dl></section>")
 
 
-def esc(text: object) -> str:
-    """Text (or an attribute value) from the scanned tree, safe anywhere in the page."""
-    return html.escape(_visible(str(text)), quote=True)
-
-
-def path_label(path: str, root: Optional[str] = None) -> str:
-    """A finding's file as the report names it: relative to the working directory, valid Unicode,
-    no control characters (not yet HTML-escaped)."""
-    return display_name(name_text(repo_path(path, root or "")))
-
-
-def directory_of(label: str) -> str:
-    d = label.rsplit("/", 1)[0] if "/" in label else "."
-    return d or "/"
-
-
-# -- the page's parts --------------------------------------------------------------------------------
-def _bar_chart(chart_id: str, title: str, rows: Sequence[Tuple[str, int, str, str]], *,
-               label_width: int = 330, keep_end: bool = False) -> str:
-    """A horizontal bar chart as inline SVG: rows of (label, count, css class, key); the key is the
-    bar's ``data-key`` (a family for the filter script)."""
-    if not rows:
-        return '<p class="empty">No findings.</p>'
-    width, bar_h, gap, count_w = 720, 20, 8, 60
-    top = max(row[1] for row in rows) or 1
-    height = len(rows) * (bar_h + gap) + gap
-    scale = (width - label_width - count_w - 10) / top
-    parts = [f'<svg id="{esc(chart_id)}" class="chart" viewBox="0 0 {width} {height}" width="{width}" '
-             f'height="{height}" role="img" aria-label="{esc(title)}" xmlns="http://www.w3.org/2000/svg">',
-             f"<title>{esc(title)}</title>"]
-    for i, (label, count, css, key) in enumerate(rows):
-        y = gap + i * (bar_h + gap)
-        fits = (label_width - 16) // 7  # characters of a 12px label
-        shown = label if len(label) <= fits else ("\u2026" + label[-fits + 1:] if keep_end else label[:fits - 1] + "\u2026")
-        w = max(2.0, count * scale)
-        parts.append(
-            f'<g class="bar" data-key="{esc(key)}" data-count="{count}"><title>{esc(label)}: {count}</title>'
-            f'<text class="bar-label" x="{label_width - 8}" y="{y + bar_h - 5}" text-anchor="end">{esc(shown)}</text>'
-            f'<rect class="{esc(css)}" x="{label_width}" y="{y}" width="{w:.1f}" height="{bar_h}" rx="3"/>'
-            f'<text class="bar-count" x="{label_width + w + 6:.1f}" y="{y + bar_h - 5}">{count}</text></g>')
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _fix_bar(counts: Dict[str, int]) -> str:
-    """One stacked bar: safe / unsafe / needs a person."""
-    total = sum(counts.values())
-    if not total:
-        return ""
-    width, height, x = 720, 28, 0.0
-    parts = [f'<svg id="fix-chart" class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-             f'role="img" aria-label="What --fix would change" xmlns="http://www.w3.org/2000/svg">'
-             f"<title>What --fix would change</title>"]
-    for kind, label in FIX_KINDS:
-        n = counts.get(kind, 0)
-        if not n:
-            continue
-        w = width * n / total
-        parts.append(f'<rect class="fix-{kind}" x="{x:.1f}" y="0" width="{w:.1f}" height="{height}">'
-                     f"<title>{esc(label)}: {n}</title></rect>")
-        x += w
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _code_frame(sources: Sources, f: Finding) -> str:
-    lines = sources.lines(f.path)
-    if not lines or not 0 < f.line <= len(lines):
-        return ""
-    last = min(max(f.end_line or f.line, f.line), len(lines))
-    first = max(1, f.line - CONTEXT)
-    end = min(len(lines), last + CONTEXT, first + FRAME_LINES - 1)
-    rows = []
-    for n in range(first, end + 1):
-        text = lines[n - 1].rstrip("\r\n")
-        if len(text) > LINE_CHARS:
-            text = text[:LINE_CHARS] + " \u2026"
-        mark = ' class="hit"' if f.line <= n <= last else ""
-        rows.append(f'<tr{mark}><td class="ln">{n}</td><td class="src">{html.escape(_visible(text, keep_tabs=True))}'
-                    f"</td></tr>")
-    return f'<table class="frame">{"".join(rows)}</table>'
-
-
-def _finding_item(f: Finding, sources: Sources, frame: bool) -> str:
-    rule = get_rule(f.code)
-    url = rule.url if rule else DOCS_URL.format(code=f.code)
-    name = rule.name if rule else ""
-    col = sources.char_col(f.path, f.line, f.col) + 1
-    kind = fix_kind(f)
-    title = f' title="{esc(f.fix.message)}"' if f.fix is not None and f.fix.message else ""
-    fix = f'<span class="fix fix-{kind}"{title}>{esc(dict(FIX_KINDS)[kind])}</span>'
-    return (f'<li class="finding" data-family="{esc(f.code[:4])}" data-code="{esc(f.code)}" data-fix="{kind}" '
-            f'data-severity="{esc(severity(f))}">'
-            f'<div class="head"><span class="pos">{f.line}:{col}</span> '
-            f'<a class="code" href="{esc(url)}" rel="noopener noreferrer" title="{esc(name)}">{esc(f.code)}</a> '
-            f'<span class="msg">{esc(f.message)}</span> {fix}</div>'
-            f'{_code_frame(sources, f) if frame else ""}</li>')
-
-
-STYLE = """
-:root{--fg:#1f2328;--bg:#fff;--muted:#59636e;--line:#d1d9e0;--hit:#fff8c5;--card:#f6f8fa;
---safe:#1a7f37;--unsafe:#bf8700;--manual:#cf222e}
-@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--muted:#9198a1;--line:#3d444d;
---hit:#3b2e00;--card:#151b23}}
-*{box-sizing:border-box}body{margin:0 auto;max-width:1100px;padding:16px 24px 48px;color:var(--fg);
-background:var(--bg);font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif}
-h1{font-size:22px;margin:8px 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid var(--line);
-padding-bottom:4px}.muted{color:var(--muted)}a{color:#0969da}
-.totals{display:flex;flex-wrap:wrap;gap:12px;margin:14px 0}.total{background:var(--card);border:1px solid var(--line);
-border-radius:8px;padding:10px 14px;min-width:120px}.total b{display:block;font-size:24px}
-.chart{max-width:100%;height:auto;display:block}.chart text{fill:var(--fg);font-size:12px}
-.bar-count{fill:var(--muted)}
-.fam-ROC0{fill:#8c959f}.fam-ROC1{fill:#0969da}.fam-ROC2{fill:#8250df}.fam-ROC3{fill:#bf3989}
-.fam-ROC4{fill:#cf222e}.fam-ROC5{fill:#bc4c00}.fam-ROC6{fill:#9a6700}.fam-ROC7{fill:#1a7f37}
-.fam-ROC8{fill:#0550ae}.fam-ROC9{fill:#6e7781}.dir{fill:#57606a}
-.fix-safe{fill:var(--safe)}.fix-unsafe{fill:var(--unsafe)}.fix-manual{fill:var(--manual)}
-span.fix{font-size:12px;border-radius:10px;padding:1px 8px;color:#fff;white-space:nowrap}
-span.fix-safe{background:var(--safe)}span.fix-unsafe{background:var(--unsafe)}span.fix-manual{background:var(--manual)}
-.legend span{margin-right:14px}.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px}
-table.list{border-collapse:collapse}table.list td,table.list th{padding:3px 12px 3px 0;text-align:left;
-vertical-align:top}table.list td.n{text-align:right}
-fieldset{border:1px solid var(--line);border-radius:8px;margin:8px 0;padding:6px 12px}
-fieldset label{margin-right:12px;white-space:nowrap}
-details.file{border:1px solid var(--line);border-radius:8px;margin:8px 0;background:var(--card)}
-details.file>summary{cursor:pointer;padding:6px 10px;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;
-overflow-wrap:anywhere}ul.findings{list-style:none;margin:0;padding:0 10px 8px}
-li.finding{border-top:1px solid var(--line);padding:6px 0}.pos{font-family:ui-monospace,monospace;color:var(--muted)}
-a.code{font-weight:600;font-family:ui-monospace,monospace}.msg{overflow-wrap:anywhere}
-table.frame{border-collapse:collapse;margin-top:4px;width:100%;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;
-background:var(--bg);border:1px solid var(--line)}table.frame td{padding:0 8px;white-space:pre-wrap;overflow-wrap:anywhere}
-table.frame td.ln{color:var(--muted);text-align:right;width:1%;white-space:nowrap;overflow-wrap:normal;
-user-select:none}tr.hit{background:var(--hit)}
-.hidden{display:none}.errors li{overflow-wrap:anywhere}
-"""
-
-SCRIPT = """
-(function () {
-  var form = document.getElementById('filters');
-  if (!form) return;
-  var items = Array.prototype.slice.call(document.querySelectorAll('li.finding'));
-  var files = Array.prototype.slice.call(document.querySelectorAll('details.file'));
-  var shown = document.getElementById('shown');
-  function chosen(group) {
-    var out = {};
-    Array.prototype.forEach.call(form.querySelectorAll('input[data-group="' + group + '"]'), function (box) {
-      out[box.value] = box.checked;
-    });
-    return out;
-  }
-  function apply() {
-    var family = chosen('family'), fix = chosen('fix'), sev = chosen('severity'), n = 0;
-    items.forEach(function (li) {
-      var ok = family[li.getAttribute('data-family')] !== false && fix[li.getAttribute('data-fix')] !== false &&
-               sev[li.getAttribute('data-severity')] !== false;
-      li.classList.toggle('hidden', !ok);
-      if (ok) n += 1;
-    });
-    files.forEach(function (d) {
-      d.classList.toggle('hidden', !d.querySelector('li.finding:not(.hidden)'));
-    });
-    if (shown) shown.textContent = String(n);
-  }
-  form.addEventListener('change', apply);
-  var all = document.getElementById('show-all');
-  if (all) all.addEventListener('click', function (e) {
-    e.preventDefault();
-    Array.prototype.forEach.call(form.querySelectorAll('input[type=checkbox]'), function (b) { b.checked = true; });
-    apply();
-  });
-  Array.prototype.forEach.call(document.querySelectorAll('#family-chart g.bar'), function (g) {
-    g.style.cursor = 'pointer';
-    g.addEventListener('click', function () {
-      var fam = g.getAttribute('data-key');
-      Array.prototype.forEach.call(form.querySelectorAll('input[data-group="family"]'), function (b) {
-        b.checked = b.value === fam;
-      });
-      apply();
-      document.getElementById('findings').scrollIntoView();
-    });
-  });
-  apply();
-})();
-"""
-
-CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
-       "base-uri 'none'; form-action 'none'")
-
-
-def report_html(findings: Sequence[Finding], errors: Sequence[FileError] = (), *, root: Optional[str] = None) -> str:
-    sources = Sources()
-    findings = sorted(findings, key=lambda f: (path_label(f.path, root), f.line, f.col, f.code))
-    labels = {f.path: path_label(f.path, root) for f in findings}
-    by_family = Counter(f.code[:4] for f in findings)
-    by_dir = Counter(directory_of(labels[f.path]) for f in findings)
-    by_file = Counter(labels[f.path] for f in findings)
-    by_code = Counter(f.code for f in findings)
-    by_fix = Counter(fix_kind(f) for f in findings)
-    by_severity = Counter(severity(f) for f in findings)
-    families = sorted(by_family)
-
-    out: List[str] = []
-    w = out.append
-    w("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
-    w(f'<meta http-equiv="Content-Security-Policy" content="{CSP}">')
-    w('<meta name="viewport" content="width=device-width, initial-scale=1">')
-    w(f"<title>rocm-lint porting report</title><style>{STYLE}</style></head><body>")
-    w(f'<h1>ROCm porting report</h1><p class="muted">rocm-lint {esc(__version__)}: NVIDIA-only code '
-      f"that breaks, hangs or silently misbehaves on AMD ROCm GPUs.</p>")
-
-    # Totals
-    w('<section id="totals"><div class="totals">')
-    for key, label, value in (("findings", "findings", len(findings)),
-                              ("files", "files with findings", len(by_file)),
-                              ("rules", "rules", len(by_code)),
-                              ("safe", "safe fixes", by_fix["safe"]),
-                              ("unsafe", "unsafe fixes", by_fix["unsafe"]),
-                              ("manual", "need a person", by_fix["manual"]),
+def _totals_section(t: Tally, errors: Sequence[FileError]) -> str:
+    out = ['<section id="totals"><div class="totals">']
+    for key, label, value in (("findings", "findings", len(t.findings)),
+                              ("files", "files with findings", len(t.by_file)),
+                              ("rules", "rules", len(t.by_code)),
+                              ("safe", "safe fixes", t.by_fix["safe"]),
+                              ("unsafe", "unsafe fixes", t.by_fix["unsafe"]),
+                              ("manual", "need a person", t.by_fix["manual"]),
                               ("errors", "files not analysed", len(errors)),
-                              ("nvidia-only", "in sources the ROCm build never compiles",
-                               sum(1 for f in findings if f.scope == "nvidia-only"))):
-        w(f'<div class="total" id="total-{key}" data-count="{value}"><b>{value}</b>{esc(label)}</div>')
-    w("</div></section>")
-
-    # What --fix would change
-    w('<section id="fixes"><h2>What <code>--fix</code> would change</h2>')
-    w(f'<p><b data-count="{by_fix["safe"]}" id="fix-safe">{by_fix["safe"]}</b> findings have a safe fix '
-      f'(<code>rocm-lint check --fix</code>; the NVIDIA path never changes), '
-      f'<b data-count="{by_fix["unsafe"]}" id="fix-unsafe">{by_fix["unsafe"]}</b> an unsafe one '
-      f'(<code>--fix --unsafe-fixes</code>: review it), and '
-      f'<b data-count="{by_fix["manual"]}" id="fix-manual">{by_fix["manual"]}</b> need a person. '
-      f'A fix that cannot be verified is dropped when applied; <code>--diff</code> shows the exact edits.</p>')
-    w(_fix_bar(by_fix))
-    w('<p class="legend">' + "".join(
-        f'<span><i class="swatch" style="background:var(--{kind})"></i>{esc(label)}: {by_fix[kind]}</span>'
-        for kind, label in FIX_KINDS) + "</p></section>")
-
-    # By family
-    w('<section id="families"><h2>Findings by family</h2>')
-    rows = [(f"{fam} {FAMILIES.get(fam, '')}".strip(), by_family[fam], f"fam-{fam}", fam) for fam in families]
-    chart = _bar_chart("family-chart", "Findings by family", rows)
-    w(chart)
-    w('<table class="list" id="family-table"><tr><th>family</th><th></th><th>findings</th><th>rules</th></tr>')
-    for fam in families:
-        codes = sorted(c for c in by_code if c[:4] == fam)
-        code_links = ", ".join(
-            f'<a href="{esc(DOCS_URL.format(code=c))}" rel="noopener noreferrer">{esc(c)}</a>&nbsp;({by_code[c]})'
-            for c in codes)
-        w(f'<tr class="family-row" data-family="{esc(fam)}" data-count="{by_family[fam]}"><td>{esc(fam)}</td>'
-          f'<td>{esc(FAMILIES.get(fam, ""))}</td><td class="n">{by_family[fam]}</td><td>{code_links}</td></tr>')
-    w("</table></section>")
-
-    # By directory
-    w('<section id="directories"><h2>Findings by directory</h2>')
-    top_dirs = by_dir.most_common(TOP_DIRECTORIES)
-    w(_bar_chart("directory-chart", "Findings by directory", [(d, n, "dir", d) for d, n in top_dirs], keep_end=True))
-    if len(by_dir) > TOP_DIRECTORIES:
-        w(f'<p class="muted">{len(by_dir) - TOP_DIRECTORIES} more directories.</p>')
-    w("</section>")
-
-    # Hottest files
-    w('<section id="hot-files"><h2>Hottest files</h2><table class="list"><tr><th>findings</th><th>file</th>'
-      '<th>families</th></tr>')
-    fam_of_file: Dict[str, Counter] = {}
-    for f in findings:
-        fam_of_file.setdefault(labels[f.path], Counter())[f.code[:4]] += 1
-    for label, n in sorted(by_file.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_FILES]:
-        fams = ", ".join(f"{esc(k)}&nbsp;({v})" for k, v in sorted(fam_of_file[label].items()))
-        w(f'<tr class="hot-file" data-count="{n}"><td class="n">{n}</td><td><a href="#{_anchor(label)}">'
-          f"{esc(label)}</a></td><td>{fams}</td></tr>")
-    w("</table></section>")
-
-    # Files that could not be analysed
-    if errors:
-        w(f'<section id="errors"><h2>Files not analysed ({len(errors)})</h2><ul class="errors">')
-        for e in errors:
-            w(f'<li class="file-error"><code>{esc(path_label(e.path, root))}</code>: {esc(e.reason)}</li>')
-        w("</ul></section>")
-
-    # Findings
-    w(f'<section id="findings"><h2>Findings (<span id="shown">{len(findings)}</span> shown of {len(findings)})</h2>')
-    if findings:
-        w('<form id="filters">')
-        for group, title, values in (
-                ("family", "family", [(fam, f"{fam} ({by_family[fam]})") for fam in families]),
-                ("fix", "fix", [(k, f"{label} ({by_fix[k]})") for k, label in FIX_KINDS if by_fix[k]]),
-                ("severity", "severity", [(s, f"{s} ({n})") for s, n in sorted(by_severity.items())])):
-            w(f"<fieldset><legend>{esc(title)}</legend>")
-            for value, text in values:
-                w(f'<label><input type="checkbox" data-group="{group}" value="{esc(value)}" checked> {esc(text)}</label>')
-            w("</fieldset>")
-        w('<a href="#" id="show-all">show all</a></form>')
-    current = None
-    frames = 0
-    for f in findings:
-        label = labels[f.path]
-        if label != current:
-            if current is not None:
-                w("</ul></details>")
-            current = label
-            w(f'<details class="file" open id="{_anchor(label)}"><summary>{esc(label)} '
-              f'<span class="muted">({by_file[label]})</span></summary><ul class="findings">')
-        w(_finding_item(f, sources, frames < MAX_FRAMES))
-        frames += 1
-    if current is not None:
-        w("</ul></details>")
-    if len(findings) > MAX_FRAMES:
-        w(f'<p class="muted">Code frames are shown for the first {MAX_FRAMES} findings.</p>')
-    w("</section>")
-    w(f"<script>{SCRIPT}</script></body></html>\n")
+                              ("rocm", "in sources the ROCm build compiles", t.by_source["rocm"]),
+                              ("nvidia-only", "in sources the ROCm build never compiles", t.by_source["nvidia-only"])):
+        out.append(f'<div class="total" id="total-{key}" data-count="{value}"><b>{value}</b>{esc(label)}</div>')
+    out.append("</div></section>")
     return "".join(out)
 
 
-def _anchor(label: str) -> str:
-    """An id for a file's section: only safe characters, unique enough (a hash of the name)."""
-    return "file-" + hashlib.sha1(label.encode("utf-8", "backslashreplace")).hexdigest()[:12]
+def _fixes_section(t: Tally) -> str:
+    fix = t.by_fix
+    legend = "".join(f'<span><i class="swatch" style="background:var(--{kind})"></i>{esc(label)}: {fix[kind]}</span>'
+                     for kind, label in FIX_KINDS)
+    return ('<section id="fixes"><h2>What <code>--fix</code> would change</h2>'
+            f'<p><b data-count="{fix["safe"]}" id="fix-safe">{fix["safe"]}</b> findings have a safe fix '
+            f'(<code>rocm-lint check --fix</code>; the NVIDIA path never changes), '
+            f'<b data-count="{fix["unsafe"]}" id="fix-unsafe">{fix["unsafe"]}</b> an unsafe one '
+            f'(<code>--fix --unsafe-fixes</code>: review it), and '
+            f'<b data-count="{fix["manual"]}" id="fix-manual">{fix["manual"]}</b> need a person. '
+            f'A fix that cannot be verified is dropped when applied; <code>--diff</code> shows the exact edits.</p>'
+            f'{fix_bar(fix)}<p class="legend">{legend}</p></section>')
 
 
-def render_html(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = ()) -> None:
-    out.write(report_html(findings, errors))
+def _families_section(t: Tally) -> str:
+    rows = [(f"{fam} {FAMILIES.get(fam, '')}".strip(), t.by_family[fam], f"fam-{fam}", fam) for fam in t.families]
+    out = ['<section id="families"><h2>Findings by family</h2>', bar_chart("family-chart", "Findings by family", rows),
+           '<table class="list" id="family-table"><tr><th>family</th><th></th><th>findings</th><th>rules</th></tr>']
+    for fam in t.families:
+        codes = sorted(c for c in t.by_code if c[:4] == fam)
+        links = ", ".join(f'<a href="{esc(DOCS_URL.format(code=c))}" rel="noopener noreferrer">{esc(c)}</a>'
+                          f"&nbsp;({t.by_code[c]})" for c in codes)
+        out.append(f'<tr class="family-row" data-family="{esc(fam)}" data-count="{t.by_family[fam]}">'
+                   f'<td class="fam"><i class="swatch fam-{esc(fam)}"></i>{esc(fam)}</td><td>{esc(FAMILIES.get(fam, ""))}</td>'
+                   f'<td class="n">{t.by_family[fam]}</td><td>{links}</td></tr>')
+    out.append("</table></section>")
+    return "".join(out)
+
+
+def _directories_section(t: Tally, show_split: bool) -> str:
+    """The directories with the most findings as a chart, then every one in the tree."""
+    top = t.by_dir.most_common(TOP_DIRECTORIES)
+    out = ['<section id="directories"><h2>Findings by directory</h2>']
+    if top:
+        out.append(f"<h3>The {len(top)} directories with the most findings</h3>")
+    out.append(bar_chart("directory-chart", "Directories with the most findings",
+                         [(d, n, "dir", d) for d, n in top], keep_end=True))
+    more = len(t.by_dir) - len(top)
+    if more > 0:
+        out.append(f'<p class="muted">{more} more directories with findings of their own: every one is in the '
+                   f"tree below.</p>")
+    tree = render_tree(((t.labels[f.path], f.code[:4], f.scope == "nvidia-only") for f in t.findings),
+                       show_split=show_split)
+    if tree:
+        split = ("; <b>ROCm build</b>: findings in sources the ROCm build compiles, <b>NVIDIA-only</b>: in "
+                 "sources it never compiles" if show_split else "")
+        out.append('<h3>Every directory, rolled up from the top</h3><p class="muted">Each count includes '
+                   f"everything below the directory; the bar shows its mix of families{split}. Open a directory "
+                   f"to see its subdirectories and files.</p>{tree}")
+    out.append("</section>")
+    return "".join(out)
+
+
+def _hot_files_section(t: Tally) -> str:
+    out = ['<section id="hot-files"><h2>Hottest files</h2><table class="list"><tr><th>findings</th><th>file</th>'
+           '<th>families</th></tr>']
+    fam_of_file: Dict[str, Counter] = {}
+    for f in t.findings:
+        fam_of_file.setdefault(t.labels[f.path], Counter())[f.code[:4]] += 1
+    for label, n in sorted(t.by_file.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_FILES]:
+        fams = ", ".join(f"{esc(k)}&nbsp;({v})" for k, v in sorted(fam_of_file[label].items()))
+        out.append(f'<tr class="hot-file" data-count="{n}"><td class="n">{n}</td><td><a href="#{anchor(label)}">'
+                   f"{esc(label)}</a></td><td>{fams}</td></tr>")
+    out.append("</table></section>")
+    return "".join(out)
+
+
+def _errors_section(errors: Sequence[FileError], root: Optional[str]) -> str:
+    if not errors:
+        return ""
+    items = "".join(f'<li class="file-error"><code>{esc(path_label(e.path, root))}</code>: {esc(e.reason)}</li>'
+                    for e in errors)
+    return f'<section id="errors"><h2>Files not analysed ({len(errors)})</h2><ul class="errors">{items}</ul></section>'
+
+
+def _filters(t: Tally) -> str:
+    groups = [("family", "family", [(fam, f"{fam} ({t.by_family[fam]})") for fam in t.families]),
+              ("fix", "fix", [(k, f"{label} ({t.by_fix[k]})") for k, label in FIX_KINDS if t.by_fix[k]]),
+              ("severity", "severity", [(s, f"{s} ({n})") for s, n in sorted(t.by_severity.items())])]
+    if t.by_source["nvidia-only"]:
+        groups.append(("source", "source", [(k, f"{label} ({t.by_source[k]})") for k, label in SOURCE_KINDS]))
+    out = ['<form id="filters">']
+    for group, title, values in groups:
+        out.append(f"<fieldset><legend>{esc(title)}</legend>")
+        out.extend(f'<label><input type="checkbox" data-group="{group}" value="{esc(value)}" checked> {esc(text)}</label>'
+                   for value, text in values)
+        out.append("</fieldset>")
+    out.append('<a href="#" id="show-all">show all</a></form>')
+    return "".join(out)
+
+
+def _findings_section(t: Tally, sources: Sources) -> str:
+    n = len(t.findings)
+    out = [f'<section id="findings"><h2>Findings (<span id="shown">{n}</span> shown of {n})</h2>']
+    if t.findings:
+        out.append(_filters(t))
+    current = None
+    for i, f in enumerate(t.findings):
+        label = t.labels[f.path]
+        if label != current:
+            if current is not None:
+                out.append("</ul></details>")
+            current = label
+            out.append(f'<details class="file" open id="{anchor(label)}"><summary>{esc(label)} '
+                       f'<span class="muted">({t.by_file[label]})</span></summary><ul class="findings">')
+        out.append(finding_item(f, sources, i < MAX_FRAMES))
+    if current is not None:
+        out.append("</ul></details>")
+    if n > MAX_FRAMES:
+        out.append(f'<p class="muted">Code frames are shown for the first {MAX_FRAMES} findings.</p>')
+    out.append("</section>")
+    return "".join(out)
+
+
+# -- the page ------------------------------------------------------------------------------------------
+def report_html(findings: Sequence[Finding], errors: Sequence[FileError] = (), *, root: Optional[str] = None,
+                scan: Optional[ScanInfo] = None) -> str:
+    scan = scan or ScanInfo()
+    t = Tally.of(findings, root)
+    show_split = scan.nvidia_only_reported or bool(t.by_source["nvidia-only"])
+    return "".join((
+        _head(), _scan_section(scan, errors), _totals_section(t, errors), _fixes_section(t), _families_section(t),
+        _directories_section(t, show_split), _hot_files_section(t), _errors_section(errors, root),
+        _findings_section(t, Sources()), f"<script>{SCRIPT}</script></body></html>\n"))
+
+
+def render_html(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = (),
+                scan: Optional[ScanInfo] = None) -> None:
+    out.write(report_html(findings, errors, scan=scan))
