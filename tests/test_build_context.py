@@ -374,3 +374,45 @@ def test_source_globs_as_one_regex_match_part_by_part():
 
     same()
     assert _pattern_regex(("src", "[ab].cu")) is None  # matched part by part
+
+
+SETUP_SOURCE_LISTS = """\
+import glob
+import os
+import torch
+from torch.utils.cpp_extension import CUDA_HOME, ROCM_HOME, CUDAExtension
+
+def get_extensions():
+    use_cuda = torch.version.cuda and CUDA_HOME is not None
+    use_rocm = torch.version.hip and ROCM_HOME is not None
+    extensions_dir = os.path.join("pkg", "csrc")
+    sources = list(glob.glob(os.path.join(extensions_dir, "**/*.cpp"), recursive=True))
+    cuda_dir = os.path.join(extensions_dir, "cuda")
+    cuda_sources = list(glob.glob(os.path.join(cuda_dir, "**/*.cu"), recursive=True))
+    hip_sources = glob.glob(os.path.join(extensions_dir, "hip", "*.hip"))
+    excluded = glob.glob(os.path.join(extensions_dir, "shared", "*.cu"))
+    if use_cuda:
+        sources += cuda_sources
+    if use_rocm:
+        sources.extend(hip_sources)
+    sources = [s for s in sources if s not in excluded]
+    return [CUDAExtension("pkg._C", sources)]
+"""
+
+
+def test_setup_py_source_lists_count_where_they_are_added(tmp_path):
+    """A source list bound unconditionally and added only in one platform's branch is that
+    platform's (torchao: ``if use_cuda: sources += cuda_sources``); a list used only to filter
+    gives no fact."""
+    root = _project(tmp_path, {"setup.py": SETUP_SOURCE_LISTS})
+    assert file_platform(str(root / "pkg/csrc/cuda/mx/k.cu")) == CUDA
+    assert file_platform(str(root / "pkg/csrc/hip/k.hip")) == ROCM
+    assert file_platform(str(root / "pkg/csrc/shared/s.cu")) is None
+    assert file_platform(str(root / "pkg/csrc/ops.cpp")) is None
+
+
+def test_setup_py_source_list_added_for_every_platform_gives_no_fact(tmp_path):
+    text = SETUP_SOURCE_LISTS.replace("    if use_cuda:\n        sources += cuda_sources\n",
+                                      "    sources = sources + cuda_sources\n")
+    root = _project(tmp_path, {"setup.py": text})
+    assert file_platform(str(root / "pkg/csrc/cuda/mx/k.cu")) is None

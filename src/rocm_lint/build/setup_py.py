@@ -6,6 +6,9 @@
   or extended into a name holding ``macro``) and ``-DX[=v]`` strings (``extra_compile_args``'
   ``cxx``/``nvcc`` lists, ``extra_cflags`` of ``torch.utils.cpp_extension.load``), each with the
   builds its branch runs in.
+* **source lists**: a name bound once to paths or globs (``cuda_sources = glob.glob(...)``) counts
+  where it is added to the sources (``if use_cuda: sources += cuda_sources``, ``.extend``, ``+``),
+  with that branch's builds, not where it is bound; one only used to filter gives no fact.
 
 A ROCm test is one the build files use: ``IS_HIP_EXTENSION``, ``torch.version.hip``,
 ``ROCM_HOME is not None``, ``torch.version.cuda``, a name holding ``rocm``/``hip``, or a name the
@@ -82,6 +85,33 @@ def _single_bindings(tree: ast.AST) -> Dict[str, ast.AST]:
 
 
 _SETUP_DIR_CALLS = frozenset({"dirname", "abspath", "realpath", "getcwd"})
+_PASS_THROUGH_CALLS = frozenset({"list", "sorted", "tuple", "set"})
+_SOURCES_NAME = re.compile(r"src|source", re.I)
+
+
+def _source_lists(tree: ast.AST, bindings: Dict[str, ast.AST]) -> frozenset:
+    """Names bound once to source paths or globs that the file reads somewhere
+    (``cuda_sources = glob.glob(os.path.join(cuda_dir, "**/*.cu"))``).  Their paths count where
+    the name is *added* to a source list (``if use_cuda: sources += cuda_sources``), in that
+    branch, and not where they are bound: a list bound unconditionally and added only for one
+    platform is that platform's, and one used only to filter (``[s for s in sources if s not in
+    excluded]``) gives no fact."""
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    names = set()
+    for name, value in bindings.items():
+        if name not in read or not isinstance(value, ast.expr):
+            continue
+        for node in ast.walk(value):
+            if isinstance(node, ast.Call):
+                func = node.func
+                called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                if called in _GLOB_CALLS:
+                    names.add(name)
+                    break
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _source_pattern(node.value):
+                names.add(name)
+                break
+    return frozenset(names)
 
 
 def _path_value(node: ast.AST, bindings: Dict[str, ast.AST], depth: int = 0) -> Optional[str]:
@@ -167,6 +197,7 @@ def setup_file_facts(tree: ast.AST) -> Tuple[Dict[Tuple[str, ...], Optional[str]
     macros: Macros = {}
     evidence = [False]
     bindings = _single_bindings(tree)
+    lists = _source_lists(tree, bindings)
 
     def test(node: ast.AST, state: Worlds) -> Tuple[Worlds, Worlds]:
         cond = py_condition(node, 0, bindings)
@@ -199,6 +230,10 @@ def setup_file_facts(tree: ast.AST) -> Tuple[Dict[Tuple[str, ...], Optional[str]
             return
         if isinstance(node, ast.JoinedStr):
             return  # f"csrc/{x}.cu": computed
+        if isinstance(node, ast.Name) and node.id in lists:
+            if allowed:  # a source list added here: its paths, in this branch
+                strings(bindings[node.id], state, True, depth + 1, in_macros)
+            return
         if allowed and (isinstance(node, ast.Name) or isinstance(node, ast.Call) and isinstance(
                 node.func, ast.Attribute) and node.func.attr == "join"):
             # ``os.path.join(this_dir, "csrc", "k.cu")``, a name bound once to a path
@@ -216,14 +251,21 @@ def setup_file_facts(tree: ast.AST) -> Tuple[Dict[Tuple[str, ...], Optional[str]
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             extends = name in _EXTENDERS and isinstance(func, ast.Attribute) and _holds_macro(func.value)
+            # ``sources.extend(cuda_sources)``, ``list(cuda_sources)``: the arguments are sources too
+            adds = name in _EXTENDERS and isinstance(func, ast.Attribute) and _names_sources(func.value) \
+                or name in _PASS_THROUGH_CALLS and allowed
             for k, arg in enumerate(node.args):
-                strings(arg, state, name in _GLOB_CALLS and k == 0, depth + 1, extends)
+                strings(arg, state, name in _GLOB_CALLS and k == 0 or adds, depth + 1, extends)
             for kw in node.keywords:
                 strings(kw.value, state, kw.arg == "sources", depth + 1, kw.arg == "define_macros")
             return
         if isinstance(node, ast.BinOp):
-            strings(node.left, state, False, depth + 1, in_macros)
-            strings(node.right, state, False, depth + 1, in_macros)
+            joined = allowed and isinstance(node.op, ast.Add)  # ``base_sources + cuda_sources``
+            strings(node.left, state, joined, depth + 1, in_macros)
+            strings(node.right, state, joined, depth + 1, in_macros)
+            return
+        if isinstance(node, ast.Starred):
+            strings(node.value, state, allowed, depth + 1, in_macros)
             return
         if isinstance(node, ast.Dict):
             for value in node.values:
@@ -257,8 +299,10 @@ def setup_file_facts(tree: ast.AST) -> Tuple[Dict[Tuple[str, ...], Optional[str]
                 for handler in getattr(stmt, "handlers", []) or []:
                     block(handler.body, state, depth + 1)
             elif isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id in lists:
+                    continue  # a source list's binding: its paths count where it is added
                 if stmt.value is not None:
-                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                     strings(stmt.value, state, True, 0, any(_holds_macro(t) for t in targets))
             else:
                 strings(stmt, state, False)
@@ -266,6 +310,12 @@ def setup_file_facts(tree: ast.AST) -> Tuple[Dict[Tuple[str, ...], Optional[str]
     block(getattr(tree, "body", []), ALWAYS)
     facts = {p: (ps[0] if len(set(ps)) == 1 else None) for p, ps in seen.items()}
     return facts, evidence[0], macros
+
+
+def _names_sources(node: ast.AST) -> bool:
+    """Is ``node`` a name (or attribute) for a list of sources: ``sources``, ``ext_src``?"""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return bool(_SOURCES_NAME.search(name))
 
 
 def _atoms(node: ast.AST) -> List[Worlds]:
