@@ -86,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="add a suppression comment (# noqa: CODE, // NOLINT(CODE)) to each finding's line")
     check.add_argument("--baseline", metavar="FILE",
                        help="report only findings not recorded in FILE (see --write-baseline)")
+    check.add_argument("--baseline-commit", metavar="REF",
+                       help="report only findings on lines added or changed since `git merge-base REF HEAD` "
+                            "(working tree included; renamed files followed, untracked files wholly new); "
+                            "--fix and --diff fix those findings only")
     check.add_argument("--write-baseline", metavar="FILE",
                        help="record the current findings in FILE and exit 0 (for --baseline)")
     check.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
@@ -177,8 +181,10 @@ def _usage_problem(args: argparse.Namespace) -> Optional[str]:
         return f"--statistics prints a table or JSON: --output-format {args.output_format} has no statistics form"
     if "-" in args.paths and len(args.paths) > 1:
         return "`-` (read stdin) must be the only path"
-    if _reads_stdin(args) and (args.write_baseline or args.baseline):
-        return "--baseline and --write-baseline work on files, not on stdin"
+    if _reads_stdin(args) and (args.write_baseline or args.baseline or args.baseline_commit):
+        return "--baseline, --baseline-commit and --write-baseline work on files, not on stdin"
+    if args.write_baseline and args.baseline_commit:
+        return "--write-baseline records every finding: it cannot be combined with --baseline-commit"
     if args.output_file and not os.path.isdir(os.path.dirname(os.path.abspath(args.output_file))):
         return f"{args.output_file}: cannot write the report: no such directory"
     if args.add_noqa and (args.fix or args.diff or args.write_baseline or _reads_stdin(args)):
@@ -275,13 +281,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     if stdin:
         return _check_stdin(config, args)
 
-    report = _check(paths, config, args)
+    changed = None
+    if args.baseline_commit:  # the lines added since REF (diffbase): findings elsewhere are not reported
+        from rocm_lint.diffbase import DiffBaseError, changed_since
+
+        try:
+            changed = changed_since(args.baseline_commit, paths)
+        except DiffBaseError as exc:
+            _error(str(exc))
+            return EXIT_ERROR
+    report = _check(paths, config, args, changed)
     if args.write_baseline:
         return _record_baseline(report, args)
     fixed = 0
     shown = {}
     if args.fix or args.diff or args.show_fixes:
-        fixed, would_fix, shown = _apply_fixes(report, config, args, sys.stdout, write=args.fix and not args.diff)
+        fixed, would_fix, shown = _apply_fixes(report, config, args, sys.stdout, write=args.fix and not args.diff,
+                                               keep=changed.keeps if changed else None)
         if args.diff:
             if not args.quiet:
                 sys.stderr.write(f"Would fix {would_fix} finding{'s' if would_fix != 1 else ''}.\n")
@@ -292,7 +308,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_ERROR if report.errors else (EXIT_FINDINGS if would_fix else EXIT_CLEAN)
         if fixed:
             errors = report.errors
-            report = _check(paths, config, args)  # what remains after the fixes
+            report = _check(paths, config, args, changed)  # what remains after the fixes
             report.errors = errors
     baselined = 0
     if args.baseline:
@@ -506,8 +522,17 @@ def use_color(stream) -> bool:
     return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
-def _check(paths, config, args):
-    """check_paths with a progress bar on stderr when it is a terminal."""
+def _check(paths, config, args, changed=None):
+    """check_paths with a progress bar on stderr when it is a terminal; with ``changed``
+    (--baseline-commit) only the findings and errors of what changed since the commit."""
+    report = _check_all(paths, config, args)
+    if changed is not None:
+        report.findings = changed.filter(report.findings)
+        report.errors = [e for e in report.errors if changed.file_counts(e.path)]
+    return report
+
+
+def _check_all(paths, config, args):
     from rocm_lint.engine import check_paths
     from rocm_lint.output.progress import ProgressBar, wants_progress
 
@@ -525,7 +550,7 @@ def _check(paths, config, args):
         bar.close()
 
 
-def _apply_fixes(report, config, args, out, *, write: bool):
+def _apply_fixes(report, config, args, out, *, write: bool, keep=None):
     """Fix (``write``), or with --diff show, every file with fixable findings; with neither, only
     count what --fix would do (``--show-fixes``).  Returns (fixed, would_fix, {path: Counter(code)})."""
     from collections import Counter
@@ -541,7 +566,8 @@ def _apply_fixes(report, config, args, out, *, write: bool):
     paths = sorted({f.path for f in report.findings if f.fix is not None and f.fix.applicability in wanted})
     fixed = would_fix = 0
     shown = {}
-    for path, outcome in zip(paths, fix_files(paths, config, unsafe=args.unsafe_fixes, write=write, jobs=args.jobs)):
+    for path, outcome in zip(paths, fix_files(paths, config, unsafe=args.unsafe_fixes, write=write, jobs=args.jobs,
+                                                  keep=keep)):
         if outcome.error:
             report.errors.append(FileError(path, outcome.error))
             continue
