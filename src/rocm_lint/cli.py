@@ -35,6 +35,14 @@ def _globs(value: str) -> List[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+def _extra_output(value: str):
+    """``--extra-output sarif=out.sarif``: (format, file)."""
+    fmt, sep, file = value.partition("=")
+    if not sep or not file or fmt not in FORMATS:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected FORMAT=FILE, FORMAT one of {', '.join(FORMATS)}")
+    return fmt, file
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rocm-lint",
@@ -93,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--write-baseline", metavar="FILE",
                        help="record the current findings in FILE and exit 0 (for --baseline)")
     check.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    check.add_argument("--extra-output", type=_extra_output, action="append", default=[], metavar="FORMAT=FILE",
+                       help="also write the report in FORMAT to FILE, from the same run (repeatable; like "
+                            "Semgrep's --sarif-output): --output-format github --extra-output sarif=out.sarif")
     check.add_argument("--show-fixes", action="store_true",
                        help="list the fixes applied (with --fix) or that --fix would apply, per file and code")
     check.add_argument("--show-settings", action="store_true",
@@ -185,8 +196,13 @@ def _usage_problem(args: argparse.Namespace) -> Optional[str]:
         return "--baseline, --baseline-commit and --write-baseline work on files, not on stdin"
     if args.write_baseline and args.baseline_commit:
         return "--write-baseline records every finding: it cannot be combined with --baseline-commit"
-    if args.output_file and not os.path.isdir(os.path.dirname(os.path.abspath(args.output_file))):
-        return f"{args.output_file}: cannot write the report: no such directory"
+    for file in [args.output_file] + [file for _, file in args.extra_output]:
+        if file and not os.path.isdir(os.path.dirname(os.path.abspath(file))):
+            return f"{file}: cannot write the report: no such directory"
+    if args.extra_output and (args.statistics or args.diff or args.add_noqa or args.write_baseline
+                              or args.show_settings):
+        return ("--extra-output writes the findings' report: it cannot be combined with --statistics, --diff, "
+                "--add-noqa, --write-baseline or --show-settings")
     if args.add_noqa and (args.fix or args.diff or args.write_baseline or _reads_stdin(args)):
         return "--add-noqa writes comments into files: it cannot be combined with --fix, --diff, --write-baseline or stdin"
     if args.write_baseline and (args.fix or args.diff or args.baseline):
@@ -347,6 +363,15 @@ def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselin
     finally:
         if args.output_file:
             target.close()
+    for extra_fmt, file in args.extra_output:  # the same findings, in more formats (--extra-output)
+        try:
+            with open(file, "w", encoding="utf-8", newline="") as extra:
+                _render(extra_fmt, report, config, args, extra)
+        except OSError as exc:
+            from rocm_lint.output.source import display_name
+
+            _error(f"{display_name(file)}: cannot write the report: {(exc.strerror or str(exc)).lower()}")
+            return EXIT_ERROR
     for err in report.errors:
         _file_error(err)
     if not args.quiet and (fmt not in MACHINE_FORMATS or args.output_file) and not (
@@ -377,6 +402,11 @@ def _render(fmt: str, report, config, args: argparse.Namespace, out) -> None:
         from rocm_lint.output.github import render_github
 
         render_github(report.findings, out, errors=report.errors, root=project_root(config.root))
+    elif fmt == "summary":
+        from rocm_lint.output.summary import render_summary
+
+        render_summary(report.findings, out, errors=report.errors, root=project_root(config.root),
+                       files_checked=report.files_checked)
     else:
         render(fmt, report.findings, out, color=use_color(out), errors=report.errors)
 
