@@ -102,8 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="record the current findings in FILE and exit 0 (for --baseline)")
     check.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     check.add_argument("--extra-output", type=_extra_output, action="append", default=[], metavar="FORMAT=FILE",
-                       help="also write the report in FORMAT to FILE, from the same run (repeatable; like "
-                            "Semgrep's --sarif-output): --output-format github --extra-output sarif=out.sarif")
+                       help="also write the report in FORMAT to FILE, from the same run (repeatable; "
+                            "for example sarif=rocm-lint.sarif beside annotations on stdout)")
     check.add_argument("--show-fixes", action="store_true",
                        help="list the fixes applied (with --fix) or that --fix would apply, per file and code")
     check.add_argument("--show-settings", action="store_true",
