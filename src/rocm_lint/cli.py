@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", metavar="FILE",
                        help="read settings from FILE (its [tool.rocm-lint] table, or its top-level keys) instead "
                             "of the closest .rocm-lint.toml, rocm-lint.toml or pyproject.toml; globs are relative "
-                            "to FILE's directory")
+                            "to FILE's directory; the rocm-lint options of flake8's [flake8] section (setup.cfg, "
+                            "tox.ini, .flake8) still add their names")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check.add_argument("--exclude", type=_globs, action="extend", metavar="GLOBS",
                        help="comma-separated globs of files and directories to skip (replaces the configured "
