@@ -190,3 +190,23 @@ def test_with_a_baseline_file_both_filters_apply(repo):
     proc = run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", "main",
                    "--baseline", "bl.json", cwd=repo)
     assert findings(proc) == [("edited.py", 3, "ROC101")]  # pkg_renamed.py's new line is in bl.json
+
+
+def _notebook(*cells):
+    return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                  "source": source} for source in cells],
+                       "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                       "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+
+
+@needs_git
+@pytest.mark.integration
+def test_a_notebook_counts_whole_when_git_says_it_changed(repo):
+    (repo / "proto.ipynb").write_text(_notebook("import torch\n" + TF32))
+    git(repo, "add", "proto.ipynb")
+    git(repo, "commit", "-qm", "notebook")
+    check = lambda: run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", "HEAD",
+                            "proto.ipynb", cwd=repo)
+    assert findings(check()) == []  # untouched
+    (repo / "proto.ipynb").write_text(_notebook("import torch\n" + TF32, "x = 1\n"))
+    assert [(c["cell"], c["location"]["row"]) for c in json.loads(check().stdout)] == [(1, 2)]

@@ -6,7 +6,8 @@ or rewritten lines, in the new file's numbering.  A file renamed since the base 
 ``-M``): only the lines its rename changed count, a pure rename counts none.  A file git does not
 track (untracked, or ignored and named on the command line) is wholly new.  A deleted file holds
 nothing to report.  A finding is kept when its file and line are in that set; files that could not
-be analysed are kept when their file is new or changed (or outside the repository).
+be analysed are kept when their file is new or changed (or outside the repository), and so are
+a notebook's findings (rows in cells, not lines of its JSON) when git says the notebook changed.
 
 git runs as a subprocess with a time limit, no pager, no external diff or text conversion, and
 its output read bounded; a directory outside a git work tree, an unknown REF, or a REF with no
@@ -158,6 +159,8 @@ class ChangedLines:
         lines = self.lines_of(f.path)
         if lines is None:
             return True
+        if f.cell is not None:  # a notebook's rows count in cells, git's lines in its JSON: the whole
+            return bool(lines)  # notebook counts when git says it changed
         line = f.line if text is None or original is None or text == original else _map_back(text, original, f.line)
         return line in lines if isinstance(line, int) else any(n in lines for n in line)
 
