@@ -210,3 +210,16 @@ def test_a_notebook_counts_whole_when_git_says_it_changed(repo):
     assert findings(check()) == []  # untouched
     (repo / "proto.ipynb").write_text(_notebook("import torch\n" + TF32, "x = 1\n"))
     assert [(c["cell"], c["location"]["row"]) for c in json.loads(check().stdout)] == [(1, 2)]
+
+
+@needs_git
+@pytest.mark.integration
+def test_after_fix_the_remaining_findings_are_read_against_the_fixed_file(repo):
+    """The fix inserts lines above main's TF32 line, moving it onto a line number the branch had
+    added before the fix: what remains is asked of git again, so it stays quiet."""
+    (repo / "edited.py").write_text("import torch\n" + CUDNN + TF32 + "".join(f"v{i} = {i}\n" for i in range(9)))
+    proc = run_cli("check", "--no-cache", "--fix", "--baseline-commit", "main", "edited.py", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Fixed 1 finding, 0 remaining" in proc.stderr
+    text = (repo / "edited.py").read_text()
+    assert "\n" + TF32 in text and "    " + CUDNN in text

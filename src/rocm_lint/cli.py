@@ -325,6 +325,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_ERROR if report.errors else (EXIT_FINDINGS if would_fix else EXIT_CLEAN)
         if fixed:
             errors = report.errors
+            if changed is not None:  # the fixes moved lines: ask git again
+                try:
+                    changed = changed_since(args.baseline_commit, paths)
+                except DiffBaseError as exc:
+                    _error(str(exc))
+                    return EXIT_ERROR
             report = _check(paths, config, args, changed)  # what remains after the fixes
             report.errors = errors
     baselined = 0
