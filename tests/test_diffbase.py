@@ -132,6 +132,7 @@ def test_clean_when_the_branch_adds_nothing_and_summary(repo):
     proc = run_cli("check", "--no-cache", "--baseline-commit", "HEAD", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout == "" and "All checks passed" in proc.stderr
+    assert "3 more on lines not changed since HEAD." in proc.stderr  # main's three findings
     # a commit id works as well as a branch name
     sha = git(repo, "rev-parse", "HEAD~1").strip()
     assert findings(run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", sha,

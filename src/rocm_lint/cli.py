@@ -247,7 +247,7 @@ def _fix_counts(findings, args: argparse.Namespace):
     return (safe + unsafe, 0) if args.unsafe_fixes else (safe, unsafe)
 
 
-def _summary(report, fixed: int, baselined: int, args: argparse.Namespace) -> str:
+def _summary(report, fixed: int, baselined: int, args: argparse.Namespace, unchanged: int = 0) -> str:
     n = len(report.findings)
     files = report.files_checked
     with_findings = len({f.path for f in report.findings})
@@ -267,6 +267,8 @@ def _summary(report, fixed: int, baselined: int, args: argparse.Namespace) -> st
         summary += f" {fixable} fixable with --fix" + (f" ({hidden_note})." if hidden else ".")
     elif hidden:
         summary += f" No fixes available ({hidden_note})."
+    if unchanged:  # --baseline-commit
+        summary += f" {unchanged} more on lines not changed since {args.baseline_commit}."
     if baselined:
         summary += f" {baselined} more in the baseline."
     if report.errors:
@@ -344,11 +346,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         from rocm_lint.output.noqa import add_noqa
 
         return add_noqa(report, config, quiet=args.quiet)
-    return _report(report, config, args, fixed=fixed, baselined=baselined, shown=shown)
+    return _report(report, config, args, fixed=fixed, baselined=baselined, shown=shown,
+                   unchanged=changed.hidden if changed else 0)
 
 
 def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselined: int = 0, shown=None,
-            out=None) -> int:
+            out=None, unchanged: int = 0) -> int:
     """Render the findings (to ``out``, ``--output-file`` or stdout), the error lines and the summary."""
     if args.output_file:
         try:
@@ -383,7 +386,7 @@ def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselin
         _file_error(err)
     if not args.quiet and (fmt not in MACHINE_FORMATS or args.output_file) and not (
             args.statistics and fmt == "json" and not args.output_file):
-        sys.stderr.write(_summary(report, fixed, baselined, args) + "\n")
+        sys.stderr.write(_summary(report, fixed, baselined, args, unchanged) + "\n")
     if report.errors:
         return EXIT_ERROR
     if report.findings and not args.exit_zero:

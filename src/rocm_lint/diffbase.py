@@ -131,6 +131,7 @@ class ChangedLines:
     base: str  # the merge-base commit
     changed: Dict[str, Optional[FrozenSet[int]]] = field(default_factory=dict)
     tracked: FrozenSet[str] = frozenset()  # real paths git tracks (in the index)
+    hidden: int = 0  # findings the last filter() left out
     _real: Dict[str, str] = field(default_factory=dict, repr=False)
 
     def real(self, path: str) -> str:
@@ -165,7 +166,10 @@ class ChangedLines:
         return line in lines if isinstance(line, int) else any(n in lines for n in line)
 
     def filter(self, findings: Sequence[Finding]) -> List[Finding]:
-        return [f for f in findings if self.keeps(f)]
+        """The findings on added lines; ``hidden`` counts the others (the summary line says it)."""
+        kept = [f for f in findings if self.keeps(f)]
+        self.hidden = len(findings) - len(kept)
+        return kept
 
     def file_counts(self, path: str) -> bool:
         """Whether a file that could not be analysed belongs to the changes (new or changed)."""
