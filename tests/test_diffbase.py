@@ -90,6 +90,13 @@ def test_only_the_lines_the_branch_added_are_reported(repo):
     proc = run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", "main", cwd=repo)
     assert findings(proc) == [("edited.py", 3, "ROC101")]
     assert proc.returncode == 1
+    # a user's git settings do not change what is read (prefixes, colour, external diff, context)
+    for settings in ([("diff.mnemonicPrefix", "true"), ("color.diff", "always"), ("diff.external", "false"),
+                      ("diff.context", "9")], [("diff.noprefix", "true")]):
+        for key, value in settings:
+            git(repo, "config", key, value)
+        proc = run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", "main", cwd=repo)
+        assert findings(proc) == [("edited.py", 3, "ROC101")], settings
     # the working tree counts: an unstaged edit, a staged one, an untracked file
     (repo / "pkg_renamed.py").write_text((repo / "pkg_renamed.py").read_text() + "    " + CUDNN)
     # (unlike any deleted file, or git's -M would read it as that file renamed)

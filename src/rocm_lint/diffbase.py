@@ -9,8 +9,9 @@ nothing to report.  A finding is kept when its file and line are in that set; fi
 be analysed are kept when their file is new or changed (or outside the repository), and so are
 a notebook's findings (rows in cells, not lines of its JSON) when git says the notebook changed.
 
-git runs as a subprocess with a time limit, no pager, no external diff or text conversion, and
-its output read bounded; a directory outside a git work tree, an unknown REF, or a REF with no
+git runs as a subprocess with a time limit, no pager, no external diff or text conversion, fixed
+``a/``/``b/`` prefixes (whatever ``diff.noprefix`` or ``diff.mnemonicPrefix`` say), and its output
+read bounded; a directory outside a git work tree, an unknown REF, or a REF with no
 common history with HEAD is a :class:`DiffBaseError` (the CLI exits 2 with its message).
 """
 
@@ -218,7 +219,7 @@ def changed_since(ref: str, paths: Sequence[str]) -> ChangedLines:
     except DiffBaseError as exc:
         raise DiffBaseError(f"{what}: no common ancestor with HEAD ({str(exc).split(': ', 1)[-1]})") from None
     patch = _git(["-c", "core.quotePath=true", "diff", "--unified=0", "-M", "--no-color", "--no-ext-diff",
-                  "--no-textconv", "--ignore-submodules", base, "--"], top, what=what)
+                  "--no-textconv", "--ignore-submodules", "--src-prefix=a/", "--dst-prefix=b/", base, "--"], top, what=what)
     tracked = _git(["ls-files", "-z", "--cached"], top, what=what)
     join = lambda rel: os.path.realpath(os.path.join(top, os.fsdecode(rel)))
     changed = {join(rel): frozenset(lines) for rel, lines in parse_diff(patch).items()}
