@@ -32,9 +32,9 @@ LAYERS = [
     ("registry", ["rocm_lint.registry", "rocm_lint.docgen"]),
     ("engine", ["rocm_lint.engine", "rocm_lint.cache"]),
     ("fix", ["rocm_lint.fix", "rocm_lint.fix.*"]),
-    ("front ends", ["rocm_lint.output", "rocm_lint.output.*", "rocm_lint.baseline", "rocm_lint.cli",
-                    "rocm_lint.server", "rocm_lint.server_features", "rocm_lint.flake8_plugin", "rocm_lint.semgrep",
-                    "rocm_lint.runtime", "rocm_lint.__main__"]),
+    ("front ends", ["rocm_lint.output", "rocm_lint.output.*", "rocm_lint.baseline", "rocm_lint.diffbase",
+                    "rocm_lint.cli", "rocm_lint.server", "rocm_lint.server_features", "rocm_lint.flake8_plugin",
+                    "rocm_lint.semgrep", "rocm_lint.runtime", "rocm_lint.__main__"]),
 ]
 
 

@@ -364,7 +364,7 @@ def test_bash_completion_completes_commands_options_choices_and_rules(tmp_path):
 
     assert complete("ch") == ["check"]
     assert complete("check", "--add") == ["--add-noqa"]
-    assert complete("check", "--ext") == ["--extend-select", "--extend-exclude"]
+    assert complete("check", "--exte") == ["--extend-select", "--extend-exclude"]
     assert complete("check", "--output-format", "j") == ["json", "junit"]
     assert complete("check", "--select", "ROC10") == [f"ROC10{i}" for i in range(1, 8)]
     assert complete("rule", "ungated-t") == ["ungated-tf32-switch"]
@@ -392,7 +392,7 @@ def test_fish_completion(tmp_path):
     add, formats, rule = [[line.split("\t")[0] for line in part.strip().splitlines()]
                           for part in proc.stdout.split("---")]
     assert add == ["--add-noqa"]
-    assert sorted(formats) == sorted(["concise", "full", "json", "sarif", "github", "junit", "html"])
+    assert sorted(formats) == sorted(["concise", "full", "json", "sarif", "github", "junit", "html", "summary"])
     assert rule == ["ungated-tf32-switch"]
 
 

@@ -35,6 +35,14 @@ def _globs(value: str) -> List[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+def _extra_output(value: str):
+    """``--extra-output sarif=out.sarif``: (format, file)."""
+    fmt, sep, file = value.partition("=")
+    if not sep or not file or fmt not in FORMATS:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected FORMAT=FILE, FORMAT one of {', '.join(FORMATS)}")
+    return fmt, file
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rocm-lint",
@@ -63,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", metavar="FILE",
                        help="read settings from FILE (its [tool.rocm-lint] table, or its top-level keys) instead "
                             "of the closest .rocm-lint.toml, rocm-lint.toml or pyproject.toml; globs are relative "
-                            "to FILE's directory")
+                            "to FILE's directory; the rocm-lint options of flake8's [flake8] section (setup.cfg, "
+                            "tox.ini, .flake8) still add their names")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check.add_argument("--exclude", type=_globs, action="extend", metavar="GLOBS",
                        help="comma-separated globs of files and directories to skip (replaces the configured "
@@ -86,9 +95,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="add a suppression comment (# noqa: CODE, // NOLINT(CODE)) to each finding's line")
     check.add_argument("--baseline", metavar="FILE",
                        help="report only findings not recorded in FILE (see --write-baseline)")
+    check.add_argument("--baseline-commit", metavar="REF",
+                       help="report only findings on lines added or changed since `git merge-base REF HEAD` "
+                            "(working tree included; renamed files followed, untracked files wholly new); "
+                            "--fix and --diff fix those findings only")
     check.add_argument("--write-baseline", metavar="FILE",
                        help="record the current findings in FILE and exit 0 (for --baseline)")
     check.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    check.add_argument("--extra-output", type=_extra_output, action="append", default=[], metavar="FORMAT=FILE",
+                       help="also write the report in FORMAT to FILE, from the same run (repeatable; "
+                            "for example sarif=rocm-lint.sarif beside annotations on stdout)")
     check.add_argument("--show-fixes", action="store_true",
                        help="list the fixes applied (with --fix) or that --fix would apply, per file and code")
     check.add_argument("--show-settings", action="store_true",
@@ -177,10 +193,17 @@ def _usage_problem(args: argparse.Namespace) -> Optional[str]:
         return f"--statistics prints a table or JSON: --output-format {args.output_format} has no statistics form"
     if "-" in args.paths and len(args.paths) > 1:
         return "`-` (read stdin) must be the only path"
-    if _reads_stdin(args) and (args.write_baseline or args.baseline):
-        return "--baseline and --write-baseline work on files, not on stdin"
-    if args.output_file and not os.path.isdir(os.path.dirname(os.path.abspath(args.output_file))):
-        return f"{args.output_file}: cannot write the report: no such directory"
+    if _reads_stdin(args) and (args.write_baseline or args.baseline or args.baseline_commit):
+        return "--baseline, --baseline-commit and --write-baseline work on files, not on stdin"
+    if args.write_baseline and args.baseline_commit:
+        return "--write-baseline records every finding: it cannot be combined with --baseline-commit"
+    for file in [args.output_file] + [file for _, file in args.extra_output]:
+        if file and not os.path.isdir(os.path.dirname(os.path.abspath(file))):
+            return f"{file}: cannot write the report: no such directory"
+    if args.extra_output and (args.statistics or args.diff or args.add_noqa or args.write_baseline
+                              or args.show_settings):
+        return ("--extra-output writes the findings' report: it cannot be combined with --statistics, --diff, "
+                "--add-noqa, --write-baseline or --show-settings")
     if args.add_noqa and (args.fix or args.diff or args.write_baseline or _reads_stdin(args)):
         return "--add-noqa writes comments into files: it cannot be combined with --fix, --diff, --write-baseline or stdin"
     if args.write_baseline and (args.fix or args.diff or args.baseline):
@@ -224,7 +247,7 @@ def _fix_counts(findings, args: argparse.Namespace):
     return (safe + unsafe, 0) if args.unsafe_fixes else (safe, unsafe)
 
 
-def _summary(report, fixed: int, baselined: int, args: argparse.Namespace) -> str:
+def _summary(report, fixed: int, baselined: int, args: argparse.Namespace, unchanged: int = 0) -> str:
     n = len(report.findings)
     files = report.files_checked
     with_findings = len({f.path for f in report.findings})
@@ -244,6 +267,8 @@ def _summary(report, fixed: int, baselined: int, args: argparse.Namespace) -> st
         summary += f" {fixable} fixable with --fix" + (f" ({hidden_note})." if hidden else ".")
     elif hidden:
         summary += f" No fixes available ({hidden_note})."
+    if unchanged:  # --baseline-commit
+        summary += f" {unchanged} more on lines not changed since {args.baseline_commit}."
     if baselined:
         summary += f" {baselined} more in the baseline."
     if report.errors:
@@ -275,13 +300,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     if stdin:
         return _check_stdin(config, args)
 
-    report = _check(paths, config, args)
+    changed = None
+    if args.baseline_commit:  # the lines added since REF (diffbase): findings elsewhere are not reported
+        from rocm_lint.diffbase import DiffBaseError, changed_since
+
+        try:
+            changed = changed_since(args.baseline_commit, paths)
+        except DiffBaseError as exc:
+            _error(str(exc))
+            return EXIT_ERROR
+    report = _check(paths, config, args, changed)
     if args.write_baseline:
         return _record_baseline(report, args)
     fixed = 0
     shown = {}
     if args.fix or args.diff or args.show_fixes:
-        fixed, would_fix, shown = _apply_fixes(report, config, args, sys.stdout, write=args.fix and not args.diff)
+        fixed, would_fix, shown = _apply_fixes(report, config, args, sys.stdout, write=args.fix and not args.diff,
+                                               keep=changed.keeps if changed else None)
         if args.diff:
             if not args.quiet:
                 sys.stderr.write(f"Would fix {would_fix} finding{'s' if would_fix != 1 else ''}.\n")
@@ -292,7 +327,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_ERROR if report.errors else (EXIT_FINDINGS if would_fix else EXIT_CLEAN)
         if fixed:
             errors = report.errors
-            report = _check(paths, config, args)  # what remains after the fixes
+            if changed is not None:  # the fixes moved lines: ask git again
+                try:
+                    changed = changed_since(args.baseline_commit, paths)
+                except DiffBaseError as exc:
+                    _error(str(exc))
+                    return EXIT_ERROR
+            report = _check(paths, config, args, changed)  # what remains after the fixes
             report.errors = errors
     baselined = 0
     if args.baseline:
@@ -305,11 +346,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         from rocm_lint.output.noqa import add_noqa
 
         return add_noqa(report, config, quiet=args.quiet)
-    return _report(report, config, args, fixed=fixed, baselined=baselined, shown=shown)
+    return _report(report, config, args, fixed=fixed, baselined=baselined, shown=shown,
+                   unchanged=changed.hidden if changed else 0)
 
 
 def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselined: int = 0, shown=None,
-            out=None) -> int:
+            out=None, unchanged: int = 0) -> int:
     """Render the findings (to ``out``, ``--output-file`` or stdout), the error lines and the summary."""
     if args.output_file:
         try:
@@ -331,11 +373,20 @@ def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselin
     finally:
         if args.output_file:
             target.close()
+    for extra_fmt, file in args.extra_output:  # the same findings, in more formats (--extra-output)
+        try:
+            with open(file, "w", encoding="utf-8", newline="") as extra:
+                _render(extra_fmt, report, config, args, extra)
+        except OSError as exc:
+            from rocm_lint.output.source import display_name
+
+            _error(f"{display_name(file)}: cannot write the report: {(exc.strerror or str(exc)).lower()}")
+            return EXIT_ERROR
     for err in report.errors:
         _file_error(err)
     if not args.quiet and (fmt not in MACHINE_FORMATS or args.output_file) and not (
             args.statistics and fmt == "json" and not args.output_file):
-        sys.stderr.write(_summary(report, fixed, baselined, args) + "\n")
+        sys.stderr.write(_summary(report, fixed, baselined, args, unchanged) + "\n")
     if report.errors:
         return EXIT_ERROR
     if report.findings and not args.exit_zero:
@@ -368,6 +419,11 @@ def _render(fmt: str, report, config, args: argparse.Namespace, out) -> None:
         scan = scan_info(args.paths or ["."], report.files_checked,
                          nvidia_only_reported=bool(config.report_nvidia_only_sources))
         render_html(report.findings, out, errors=report.errors, scan=scan)
+    elif fmt == "summary":
+        from rocm_lint.output.summary import render_summary
+
+        render_summary(report.findings, out, errors=report.errors, root=project_root(config.root),
+                       files_checked=report.files_checked)
     else:
         render(fmt, report.findings, out, color=use_color(out), errors=report.errors)
 
@@ -513,8 +569,17 @@ def use_color(stream) -> bool:
     return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
-def _check(paths, config, args):
-    """check_paths with a progress bar on stderr when it is a terminal."""
+def _check(paths, config, args, changed=None):
+    """check_paths with a progress bar on stderr when it is a terminal; with ``changed``
+    (--baseline-commit) only the findings and errors of what changed since the commit."""
+    report = _check_all(paths, config, args)
+    if changed is not None:
+        report.findings = changed.filter(report.findings)
+        report.errors = [e for e in report.errors if changed.file_counts(e.path)]
+    return report
+
+
+def _check_all(paths, config, args):
     from rocm_lint.engine import check_paths
     from rocm_lint.output.progress import ProgressBar, wants_progress
 
@@ -532,7 +597,7 @@ def _check(paths, config, args):
         bar.close()
 
 
-def _apply_fixes(report, config, args, out, *, write: bool):
+def _apply_fixes(report, config, args, out, *, write: bool, keep=None):
     """Fix (``write``), or with --diff show, every file with fixable findings; with neither, only
     count what --fix would do (``--show-fixes``).  Returns (fixed, would_fix, {path: Counter(code)})."""
     from collections import Counter
@@ -548,7 +613,8 @@ def _apply_fixes(report, config, args, out, *, write: bool):
     paths = sorted({f.path for f in report.findings if f.fix is not None and f.fix.applicability in wanted})
     fixed = would_fix = 0
     shown = {}
-    for path, outcome in zip(paths, fix_files(paths, config, unsafe=args.unsafe_fixes, write=write, jobs=args.jobs)):
+    for path, outcome in zip(paths, fix_files(paths, config, unsafe=args.unsafe_fixes, write=write, jobs=args.jobs,
+                                                  keep=keep)):
         if outcome.error:
             report.errors.append(FileError(path, outcome.error))
             continue

@@ -41,10 +41,12 @@ def _fix_once(path: str, text: str, findings: Sequence[Finding], language: str, 
 
 
 def fix_text(path: str, text: str, config: Config, *, unsafe: bool = False, language: Optional[str] = None,
-             findings: Optional[Sequence[Finding]] = None) -> Union[FixResult, FileError]:
+             findings: Optional[Sequence[Finding]] = None, keep=None) -> Union[FixResult, FileError]:
     """``text`` with every allowed fix applied (safe ones; unsafe ones too with ``unsafe``).
 
     ``findings``: the file's findings when the caller has them (else the file is checked here).
+    ``keep(finding, text, original)``: fix only the findings it accepts (``--baseline-commit``:
+    those on lines the diff added; a later pass's lines are mapped back to ``original``'s).
     Findings whose fix overlaps another are fixed in later passes; each pass is verified.
     """
     from rocm_lint.discovery import language_of
@@ -58,6 +60,8 @@ def fix_text(path: str, text: str, config: Config, *, unsafe: bool = False, lang
         if isinstance(checked, FileError):
             return checked
         findings = checked
+    if keep is not None:
+        findings = [f for f in findings if keep(f, text, text)]
     result = _fix_once(path, text, findings, language, unsafe, config)
     for _ in range(MAX_PASSES):
         if not result.applied or not result.overlapped:
@@ -65,6 +69,8 @@ def fix_text(path: str, text: str, config: Config, *, unsafe: bool = False, lang
         again = check_source(path, result.text, config, language)
         if isinstance(again, FileError):
             break
+        if keep is not None:
+            again = [f for f in again if keep(f, result.text, text)]
         more = _fix_once(path, result.text, again, language, unsafe, config)
         if not more.applied:
             break

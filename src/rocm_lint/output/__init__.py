@@ -7,11 +7,11 @@ from typing import List, Sequence, TextIO
 
 from rocm_lint.finding import FileError, Finding
 
-FORMATS = ("concise", "full", "json", "sarif", "github", "junit", "html")
+FORMATS = ("concise", "full", "json", "sarif", "github", "junit", "html", "summary")
 # Formats whose fixes need their edits computed (Python fixes are built on demand).
 FORMATS_WITH_EDITS = ("json", "sarif")
 # Machine formats: the CLI prints no summary line with them.
-MACHINE_FORMATS = ("json", "sarif", "junit")
+MACHINE_FORMATS = ("json", "sarif", "junit", "summary")
 
 
 def render(fmt: str, findings: List[Finding], out: TextIO, *, color: bool = False,
@@ -36,6 +36,10 @@ def render(fmt: str, findings: List[Finding], out: TextIO, *, color: bool = Fals
         from rocm_lint.output.html import render_html
 
         render_html(findings, out, errors=errors)
+    elif fmt == "summary":
+        from rocm_lint.output.summary import render_summary
+
+        render_summary(findings, out, errors=errors)
     elif fmt == "full":
         from rocm_lint.output.text import render_full
 
