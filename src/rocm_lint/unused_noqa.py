@@ -139,6 +139,12 @@ def markers(text: str, language: str) -> Optional[List[Marker]]:
     return out
 
 
+def _maybe(text: str) -> bool:
+    """Could ``text`` hold a suppression with a ROC code? (Files that cannot are not tokenized.)"""
+    low = text.lower()
+    return "roc" in low and any(w in low for w in ("noqa", "nolint", "rocm-lint"))
+
+
 def _ours(code: str) -> bool:
     return code.startswith("ROC")
 
@@ -146,7 +152,7 @@ def _ours(code: str) -> bool:
 def neutralized(text: str, language: str) -> Optional[str]:
     """``text`` with every suppression that names a ROC code disabled (its marker word
     misspelt, same length); None when there is none (or the file cannot be read for comments)."""
-    if language == "notebook" or not any(w in text for w in ("noqa", "NOLINT", "rocm-lint")):
+    if language == "notebook" or not _maybe(text):
         return None
     found = markers(text, language)
     if not found:
@@ -177,7 +183,7 @@ def unused_suppressions(path: str, text: str, language: str, unsuppressed: Seque
     """The ROC001 findings of one file: ``unsuppressed`` are its findings with the ROC-code
     suppressions disabled (the check of :func:`neutralized`'s text), ``enabled`` the codes
     enabled for it, ``known`` every code rocm-lint has."""
-    if CODE not in enabled or language == "notebook":
+    if CODE not in enabled or language == "notebook" or not _maybe(text):
         return []
     if language == "python":
         skip, exempt = file_exemption(text)
