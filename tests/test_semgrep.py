@@ -1,11 +1,14 @@
 """The Semgrep rules in semgrep-rules/ (shipped in the package as rocm_lint/semgrep/rocm-lint.yaml).
 
-`semgrep --test` cannot be used: CUDA syntax (`__global__`, `__device__`) makes Semgrep's C++ parser
-report PartialParsing, which `--test` counts as an error. So this harness runs
-`semgrep --json` once over annotated fixtures (`// ruleid: rocm-lint.ROC601` or
-`// ok: rocm-lint.ROC601` on the line before the code, Semgrep's own convention) and compares.
-The parity test checks that every Semgrep finding on the shared C++ fixtures is also a finding
-of the built-in scanner, except the differences by design listed in docs/semgrep.md.
+The rules match text (`languages: [generic]`, `pattern-regex`): Semgrep's C++ parser stops at
+CUDA syntax, and a generic rule never parses, so Semgrep reports no parse error on CUDA files.
+`semgrep --test semgrep-rules/` checks the annotated files of semgrep-rules/tests/rocm-lint/
+(`// ruleid: rocm-lint.ROC702-hipblas` or `// ok: ...` on the line before the code, Semgrep's
+convention, with the exact rule id); a test here runs it. This harness reads the same
+annotations by rocm-lint code (plus semgrep-rules/tests/no-findings/, files where a rule finds
+nothing at all, which `semgrep --test` cannot hold), and checks that every Semgrep finding on the
+shared C++ fixtures is also a finding of the built-in scanner, except the differences by design
+listed in docs/semgrep.md.
 """
 
 import json
@@ -34,7 +37,8 @@ from rocm_lint.semgrep import RULES, semgrep_command
 pytestmark = pytest.mark.integration  # the integration tier: make test / --all-tiers
 
 SEMGREP_DIR = ROOT / "semgrep-rules"
-SEMGREP_FIXTURES = SEMGREP_DIR / "tests"
+SEMGREP_TESTS = SEMGREP_DIR / "tests"
+SEMGREP_FIXTURES = SEMGREP_TESTS / "rocm-lint"  # what `semgrep --test semgrep-rules/` reads
 ANNOTATION = re.compile(r"(?://|/\*)\s*(ruleid|ok):\s*([\w.,\s-]+?)\s*(?:\*/)?\s*$")
 CPP_CODES = [r.code for r in all_rules() if r.code[:4] in ("ROC6", "ROC7")]
 SUPPRESSED_COMMENT = re.compile(r"//\s*(?:rocm-lint:\s*ignore\[[^\]]*\]|NOLINT(?:NEXTLINE)?(?:\([^)]*\))?)")
@@ -75,7 +79,8 @@ FIX_VARIANTS = {code for code, n in Counter(r["metadata"]["rocm-lint-code"] for 
 
 
 def fixture_files():
-    return sorted(SEMGREP_FIXTURES.glob("*.cu"))
+    # (`X.fixed.cu`: what `semgrep --test` expects `--autofix` to make of `X.cu`)
+    return sorted(p for p in SEMGREP_TESTS.rglob("*.cu") if not p.name.endswith(".fixed.cu"))
 
 
 def shared_files():
@@ -95,7 +100,8 @@ def annotations(path: Path):
     for lineno, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
         m = ANNOTATION.search(line)
         if m and line.strip().startswith(("//", "/*")):
-            codes = {c.strip().rsplit(".", 1)[-1] for c in m.group(2).split(",") if c.strip()}
+            # `rocm-lint.ROC702-hipblas` is rocm-lint's ROC702
+            codes = {c.strip().rsplit(".", 1)[-1].split("-")[0] for c in m.group(2).split(",") if c.strip()}
             pending.append((m.group(1), codes))
             continue
         for kind, codes in pending:
@@ -118,7 +124,8 @@ def test_rules_mirror_the_cpp_catalogue():
         assert r["id"] == f"rocm-lint.{code}" or r["id"].startswith(f"rocm-lint.{code}-")
         assert meta["category"] == "portability" and meta["confidence"] in ("HIGH", "MEDIUM", "LOW")
         assert any(ref.endswith(f"/docs/rules/{code}.md") for ref in meta["references"])
-        assert r["severity"] in ("ERROR", "WARNING") and r["languages"] == ["cpp"] and r["message"].strip()
+        assert r["severity"] in ("ERROR", "WARNING") and r["languages"] == ["generic"] and r["message"].strip()
+        assert {"*.cu", "*.cuh", "*.hip", "*.cpp", "*.h"} <= set(r["paths"]["include"]), r["id"]
     # A code has several entries only to give its safe fix one template each (ROC702 per HIP
     # header, ROC703 per ROCm value of the condition); at most one of them reports without a fix.
     # Each also has a `-by-value` entry: the same findings, without a fix, in files that test
@@ -382,16 +389,41 @@ def test_roc702_fixes_follow_the_builtin_header_table(tmp_path):
 
 
 # -- Semgrep's limits on CUDA, as verified on the pinned version ---------------------------------------
-def test_cuda_files_need_explicit_paths_and_unknown_extensions(tmp_path):
+def test_directories_and_named_files_are_scanned_python_is_not(tmp_path):
+    """Generic rules limited to C/C++/CUDA names: Semgrep scans `.cu` files in a directory and named
+    ones without --scan-unknown-extensions (a `languages: [cpp]` rule skipped both), and never a
+    Python file that holds the same text."""
     shutil.copy(SEMGREP_FIXTURES / "ROC701.cu", tmp_path / "k.cu")
+    shutil.copy(SEMGREP_FIXTURES / "ROC701.cu", tmp_path / "k.py")
     base = [*semgrep_command(), "scan", "--config", str(RULES), "--json", "--metrics=off",
             "--disable-version-check"]
-    count = lambda args: len(json.loads(subprocess.run(
-        base + args, capture_output=True, text=True, timeout=300, cwd=tmp_path).stdout)["results"])
-    assert count(["."]) == 0  # a directory: .cu is not a C++ extension to Semgrep
-    assert count(["--scan-unknown-extensions", "."]) == 0  # still not: only named files
-    assert count(["k.cu"]) == 0  # named, but an unknown extension
-    assert count(["--scan-unknown-extensions", "k.cu"]) == 2
+    run = lambda args: json.loads(subprocess.run(
+        base + args, capture_output=True, text=True, timeout=300, cwd=tmp_path).stdout)
+    for args in (["."], ["k.cu"], ["--scan-unknown-extensions", "k.cu"]):
+        data = run(args)
+        assert {r["path"] for r in data["results"]} == {"k.cu"}, args
+        assert len(data["results"]) == 2 and data["errors"] == [], args
+    assert run(["k.py"])["results"] == []
+
+
+def test_no_parse_errors_on_cuda(semgrep_findings):
+    """No rule parses C++ (every one is `generic`): Semgrep reports no PartialParsing on CUDA files,
+    where `languages: [cpp]` rules gave one per file with `__global__` or `<<<...>>>`."""
+    files = fixture_files() + shared_files()
+    proc = subprocess.run(
+        [*semgrep_command(), "scan", "--config", str(RULES), "--json", "--metrics=off", "--disable-version-check",
+         *map(str, files)], capture_output=True, text=True, timeout=600)
+    data = json.loads(proc.stdout)
+    assert data["errors"] == []
+    assert len(data["paths"]["scanned"]) == len([f for f in files if f.suffix != ".py"])  # (ROC701's .py: never)
+
+
+def test_semgrep_test_passes():
+    """`semgrep --test semgrep-rules/` (the annotated files of tests/rocm-lint/, exact rule ids)."""
+    proc = subprocess.run([*semgrep_command(), "--test", "--metrics=off", "--disable-version-check", str(SEMGREP_DIR)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert "0/0" not in proc.stdout and "passed" in proc.stdout.lower(), proc.stdout[-2000:]
 
 
 # -- the pre-commit hook wrapper -------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
-from rocm_lint import noqa
+from rocm_lint import noqa, unused_noqa
 from rocm_lint.config import Config
 from rocm_lint.discovery import iter_files, language_of, read_bounded
 from rocm_lint.finding import FileError, Finding
@@ -99,7 +99,9 @@ def worth_parsing(text: str, codes: FrozenSet[str], language: str = "python") ->
 
 @lru_cache(maxsize=16)
 def _selected_codes(config: Config) -> FrozenSet[str]:
-    return config.enabled_codes([r.code for r in all_rules()])
+    codes = config.enabled_codes([r.code for r in all_rules()])
+    # ROC001 (unused suppressions) is off by default: only a selector naming it turns it on.
+    return codes if unused_noqa.explicitly_selected(config) else codes - {unused_noqa.CODE}
 
 
 def enabled_codes(config: Config, path: Optional[str] = None) -> FrozenSet[str]:
@@ -223,7 +225,16 @@ def check_source(path: str, text: str, config: Config, language: Optional[str] =
     """Check one file's text with the analyser of its language.  A defect of rocm-lint on one
     file (an exception in a rule) is that file's error line, never the end of the run."""
     try:
-        return _check_source(path, text, config, language, codes, project)
+        found = _check_source(path, text, config, language, codes, project)
+        codes = enabled_codes(config, path) if codes is None else codes
+        if unused_noqa.CODE in codes and isinstance(found, list):  # ROC001: the file once more, unsuppressed
+            language = language or language_of(path)
+            plain = unused_noqa.neutralized(text, language or "")
+            raw = found if plain is None else _check_source(path, plain, config, language, codes, project)
+            if isinstance(raw, list):
+                found = found + unused_noqa.unused_suppressions(path, text, language or "", raw, codes,
+                                                                (r.code for r in all_rules()))
+        return found
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
     except RecursionError:

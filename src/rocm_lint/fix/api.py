@@ -30,12 +30,25 @@ OVERLAPS = "overlaps another fix; run --fix again"
 
 def _fix_once(path: str, text: str, findings: Sequence[Finding], language: str, unsafe: bool,
               config: Config) -> FixResult:
+    from rocm_lint.fix.text_edits import apply_text_fixes
+
     if language == "python":
         from rocm_lint.fix.engine import fix_source
 
-        return fix_source(path, text, findings, unsafe=unsafe, rocm_names=learned_rocm_names(path, text, config),
-                          config=config)
-    from rocm_lint.fix.text_edits import apply_text_fixes
+        # ROC001's fixes are text edits in comments, not recipes: applied to the text the
+        # recipes leave unchanged, else in the next pass (its findings are checked again).
+        comments = [f for f in findings if f.fix is not None and f.fix.edits and f.recipe is None]
+        others = [f for f in findings if not (f.fix is not None and f.fix.edits and f.recipe is None)]
+        result = fix_source(path, text, others, unsafe=unsafe, rocm_names=learned_rocm_names(path, text, config),
+                            config=config)
+        if comments and result.text != text:
+            result.overlapped = list(result.overlapped) + comments
+        elif comments:
+            more = apply_text_fixes(path, text, comments, language, unsafe=unsafe)
+            result.text, result.applied = more.text, list(result.applied) + list(more.applied)
+            result.dropped = list(result.dropped) + list(more.dropped)
+            result.overlapped = list(result.overlapped) + list(more.overlapped)
+        return result
 
     return apply_text_fixes(path, text, findings, language, unsafe=unsafe)
 

@@ -74,7 +74,11 @@ def _same_on_nvidia(language: str, old: str, new: str) -> bool:
         from rocm_lint.cpp.preproc import same_on_nvidia
 
         return same_on_nvidia(old, new, lines=True)
-    return False  # config files have no safe fixes: never claim one is safe
+    # Python and config files: only a fix that changes comments alone (ROC001's) is the same
+    # program; config files have no other safe fixes.
+    from rocm_lint.unused_noqa import only_comments_changed
+
+    return only_comments_changed(language, old, new)
 
 
 def apply_text_fixes(path: str, text: str, findings: Sequence[Finding], language: str, *,

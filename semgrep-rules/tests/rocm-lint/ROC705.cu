@@ -56,3 +56,13 @@ __device__ float old_arch_checked(float x) {
   return x * 2.f;
 #endif
 }
+
+// An arch gate around a nested conditional (no ROCm branch in it).
+__device__ void nested() {
+// ruleid: rocm-lint.ROC705
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#ifdef DEBUG_MODE
+  printf("sm80\n");
+#endif
+#endif
+}

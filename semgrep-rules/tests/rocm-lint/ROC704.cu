@@ -22,3 +22,19 @@ int printed() {
   // ok: rocm-lint.ROC704
   return v;
 }
+
+int elsewhere(int version) {
+  // ok: rocm-lint.ROC704
+  return version >= 11000;  // not the one cudaRuntimeGetVersion wrote
+}
+
+bool two_numbers() {
+  int v = 0, n = 0;
+  cudaRuntimeGetVersion(&v);
+  // ok: rocm-lint.ROC704
+  if (n >= 3) {
+    // ruleid: rocm-lint.ROC704
+    return v / 1000 >= 12;
+  }
+  return false;
+}

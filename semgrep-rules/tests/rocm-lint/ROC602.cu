@@ -21,3 +21,18 @@ __device__ float bcast(float v) { return __shfl(v, 0); }
 // ok: rocm-lint.ROC602
 __device__ float bcast(float v) { return __shfl_sync(0xffffffff, v, 0); }
 #endif
+
+// The other spellings of a 32-bit full mask, and a mask macro the file defines.
+#define FINAL_MASK 0xffffffff
+#define HALF_MASK 0x0000ffff
+__device__ float spellings(float v) {
+  // ruleid: rocm-lint.ROC602
+  v += __shfl_xor_sync(uint32_t(-1), v, 1);
+  // ruleid: rocm-lint.ROC602
+  v += __shfl_down_sync((unsigned)-1, v, 1);
+  // ruleid: rocm-lint.ROC602
+  v += __shfl_xor_sync(FINAL_MASK, v, 2);
+  // ok: rocm-lint.ROC602
+  v += __shfl_xor_sync(HALF_MASK, v, 4);
+  return v;
+}

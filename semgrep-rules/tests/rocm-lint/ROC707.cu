@@ -3,6 +3,8 @@
 // ruleid: rocm-lint.ROC707
 #include <cuda/std/atomic>
 // ok: rocm-lint.ROC707
+#include <cuda/std/type_traits>
+// ok: rocm-lint.ROC707
 #include "my_cutlass_helpers.h"
 
 #ifndef USE_ROCM
