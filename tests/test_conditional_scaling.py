@@ -52,3 +52,35 @@ def test_check_is_linear_in_nested_conditionals():
 
 def test_fix_is_linear_in_conditionals():
     assert_linear_steps(_fix, nested, 60)
+
+
+def _fixed_pair(n: int):
+    """A file of ``n`` conditionals and its fixed form (a line changed at each end): two
+    near-identical texts whose lines repeat (each ``#if`` line too rare for difflib's junk
+    heuristic), where difflib's alignment is quadratic."""
+    body = [line for i in range(n) for line in (f"#if FOO_{i % 60}\n", "#endif\n")]
+    old = ["#include <cuda_runtime.h>\n"] + body + ["  m = 0xffffffff;\n"]
+    new = ["#include <hip/hip_runtime.h>\n"] + body + ["  m = ~0ull;\n"]
+    return old, new
+
+
+def test_the_diff_of_a_large_fixed_file_is_linear_and_difflibs(monkeypatch):
+    """``--diff`` of a file of a million ``#if`` lines spent minutes in difflib: large files are
+    aligned by Myers' algorithm (linear for few changes), printed in difflib's format."""
+    import difflib
+
+    from rocm_lint.fix import diff
+
+    old, new = _fixed_pair(50)
+    expected = "".join(difflib.unified_diff(old, new, fromfile="a/k.cu", tofile="b/k.cu"))
+    assert "".join(diff.unified_diff(old, new, "a/k.cu", "b/k.cu")) == expected  # small: difflib itself
+    monkeypatch.setattr(diff, "LINEAR_FROM", 0)
+    assert "".join(diff.unified_diff(old, new, "a/k.cu", "b/k.cu")) == expected  # the linear path agrees
+    assert_linear_steps(lambda pair: "".join(diff.unified_diff(*pair, "a/k.cu", "b/k.cu")), _fixed_pair, 300)
+    monkeypatch.setattr(diff, "LINEAR_FROM", 10 ** 9)
+    try:
+        assert_linear_steps(lambda pair: "".join(diff.unified_diff(*pair, "a/k.cu", "b/k.cu")), _fixed_pair, 300)
+    except AssertionError as exc:
+        assert "steps" in str(exc)  # difflib alone is what the linear path replaces
+    else:
+        raise AssertionError("difflib was linear on this input: the test no longer shows the difference")
