@@ -50,3 +50,27 @@ def test_a_python_check_loads_no_cpp_or_config_file_reader(tmp_path):
     assert "LOADED:\n" in proc.stderr, proc.stderr
     assert "ROC601" in proc.stdout, proc.stdout + proc.stderr
     assert "REAL:True" in proc.stderr, proc.stderr
+
+
+def test_a_one_file_python_check_imports_only_what_python_needs(tmp_path):
+    """Start-up of a one-file check (an editor, pre-commit) is mostly imports: a Python file in a
+    project without config files loads no reader of another language, no fixer, no output format
+    it does not print, no TOML or INI reader (there is no config file to read) and no JSON
+    module.  The list is held here, not the time (``python -X importtime`` measures it)."""
+    py = tmp_path / "train.py"
+    py.write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
+    code = (
+        "import sys\n"
+        "from rocm_lint.cli import main\n"
+        f"main(['check', '--exit-zero', '--no-cache', '--output-format', 'concise', {str(py)!r}])\n"
+        "sys.stderr.write('LOADED:' + ','.join(sorted(sys.modules)) + '\\n')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert "ROC101" in proc.stdout, proc.stdout + proc.stderr
+    loaded = set(proc.stderr.split("LOADED:")[1].split("\n")[0].split(","))
+    assert "rocm_lint.python.analyzer" in loaded  # the list is read from a real check
+    unwanted = {"tomllib", "tomli", "configparser", "json", "libcst", "torch", "rocm_lint.fix",
+                "rocm_lint.cache", "rocm_lint.notebook", "rocm_lint.semgrep", "rocm_lint.build"}
+    prefixes = ("rocm_lint.cpp", "rocm_lint.configfiles", "rocm_lint.build.", "rocm_lint.fix.",
+                "rocm_lint.output.json", "rocm_lint.output.sarif", "rocm_lint.output.html")
+    assert not sorted(m for m in loaded if m in unwanted or m.startswith(prefixes))

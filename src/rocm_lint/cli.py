@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from dataclasses import replace
@@ -678,6 +677,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
     rules = all_rules()
     if args.json:
+        import json
+
         json.dump([r.as_dict() for r in rules], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return EXIT_CLEAN
@@ -706,6 +707,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     else:
         verdict = f"ROCm: {len(findings)} finding{'s' if len(findings) != 1 else ''}"
     if args.json:
+        import json
+
         rule_url = lambda code: get_rule(code).url if get_rule(code) else None
         json.dump({
             "environment": env,

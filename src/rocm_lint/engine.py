@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import io
 import os
-import re
 import tokenize
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -19,6 +18,7 @@ from rocm_lint import noqa, unused_noqa
 from rocm_lint.config import Config
 from rocm_lint.discovery import iter_files, language_of, read_bounded
 from rocm_lint.finding import FileError, Finding
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.words import find_words
 from rocm_lint.registry import (all_rules, exported_facts, python_checkers, python_observers, source_checkers,
                                 superseding_rules)
@@ -47,14 +47,14 @@ def _triggers(codes: FrozenSet[str], language: str) -> Tuple[str, ...]:
 @lru_cache(maxsize=64)
 def _prefilters(codes: FrozenSet[str], language: str):
     """Per rule: (trigger words, precheck regex or None)."""
-    return tuple((r.triggers, re.compile(r.precheck) if r.precheck else None)
+    return tuple((r.triggers, LazyPattern(r.precheck) if r.precheck else None)
                  for r in all_rules() if r.code in codes and language in r.languages and r.triggers)
 
 
 @lru_cache(maxsize=64)
 def _rule_filters(codes: FrozenSet[str], language: str):
     """Per rule: (code, trigger words, precheck regex or None); rules without triggers always run."""
-    return tuple((r.code, r.triggers, re.compile(r.precheck) if r.precheck else None)
+    return tuple((r.code, r.triggers, LazyPattern(r.precheck) if r.precheck else None)
                  for r in all_rules() if r.code in codes and language in r.languages)
 
 

@@ -59,15 +59,28 @@ MAX_CONSTANTS = 32
 
 class LogicalWarps:
     def __init__(self, unit: "CppUnit") -> None:
+        # Nothing is computed here: a file without a candidate finding pays for none of it.
         self.unit = unit
         self._constants: Dict[str, bool] = {}
-        self._tree = brace_tree(unit.code)
-        # the file's own hardware-width code (offsets); a function holding some is mixed without
-        # further ado, the call graph and the helpers of other files (the project's headers, read
-        # on demand) are computed only for a function that would be consistent without them
-        self._hardware = self._hardware_offsets()
+        self._brace_tree: Optional[tuple] = None
+        self._hardware_at: Optional[List[int]] = None
         self._functions: Optional[Functions] = None
         self._mixed: Optional[List[bool]] = None
+
+    @property
+    def _tree(self) -> tuple:
+        if self._brace_tree is None:
+            self._brace_tree = brace_tree(self.unit.code)
+        return self._brace_tree
+
+    @property
+    def _hardware(self) -> List[int]:
+        """The file's own hardware-width code (offsets); a function holding some is mixed without
+        further ado, the call graph and the helpers of other files (the project's headers, read
+        on demand) are computed only for a function that would be consistent without them."""
+        if self._hardware_at is None:
+            self._hardware_at = self._hardware_offsets()
+        return self._hardware_at
 
     @property
     def functions(self) -> Functions:
@@ -251,12 +264,15 @@ def hardware_indexed_arrays(unit: "CppUnit", warps: LogicalWarps):
     code = unit.code
     if "[" not in code or ("warpSize" not in code and "C10_WARP_SIZE" not in code):
         return
+    found_ids = [(m, init) for m in _HARDWARE_ID.finditer(code)
+                 for init in (" ".join(m.group(2).split()),) if re.search(r"[/%&]|>>", init)]
+    if not found_ids:
+        return  # the functions of the file are not needed
     fns = warps.functions
     ids: Dict[int, Dict[str, str]] = {}  # function -> {id name: its initializer}
-    for m in _HARDWARE_ID.finditer(code):
+    for m, init in found_ids:
         i = fns.at(m.start())
-        init = " ".join(m.group(2).split())
-        if i >= 0 and re.search(r"[/%&]|>>", init):
+        if i >= 0:
             ids.setdefault(i, {})[m.group(1)] = init
     if not ids:
         return

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import combinations
 from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -129,13 +130,18 @@ class _Parser:
         return cond
 
     def binary(self, level: int) -> Node:
-        if level == len(self.BINARY):
-            return self.unary()
-        left = self.binary(level + 1)
-        while self.peek()[0] == "op" and self.peek()[1] in self.BINARY[level]:
-            op = self.take()[1]
-            left = Node("binary", op, (left, self.binary(level + 1)))
-        return left
+        """Precedence climbing over ``BINARY`` (left-associative): the tree recursive descent
+        through the ten levels gives, without eleven calls per operand."""
+        left = self.unary()
+        while True:
+            kind, op = self.peek()
+            if kind != "op":
+                return left
+            op_level = _LEVEL.get(op)
+            if op_level is None or op_level < level:
+                return left
+            self.i += 1
+            left = Node("binary", op, (left, self.binary(op_level + 1)))
 
     def unary(self) -> Node:
         kind, text = self.peek()
@@ -185,11 +191,32 @@ class _Parser:
         raise ValueError(f"unexpected {text!r}")
 
 
+_LEVEL = {op: level for level, ops in enumerate(_Parser.BINARY) for op in ops}
+_PLAIN_NAME = re.compile(r"\s*([A-Za-z_]\w*)\s*")
+
+
 def parse_condition(text: str) -> Optional[Node]:
+    """The expression tree of an ``#if`` condition, or None when it does not parse.  Nodes are
+    immutable: a condition met again (``#ifdef USE_ROCM`` in every file) is parsed once."""
+    if len(text) > 256:
+        return _parse_condition(text)
+    return _parse_condition_cached(text)
+
+
+def _parse_condition(text: str) -> Optional[Node]:
+    m = _PLAIN_NAME.fullmatch(text)
+    if m is not None:  # the common `#if NAME`
+        name = m.group(1)
+        if name in ("true", "false"):
+            return Node("num", int(name == "true"))
+        return None if name == "defined" else Node("name", name)
     try:
         return _Parser(text).parse()
     except (ValueError, RecursionError, IndexError):
         return None
+
+
+_parse_condition_cached = lru_cache(maxsize=8192)(_parse_condition)
 
 
 def names_in(node: Optional[Node]) -> List[str]:
@@ -297,7 +324,8 @@ class Platform:
 
 
 # -- the file model ---------------------------------------------------------------------------
-_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*([A-Za-z_]\w*)?", re.M)
+_HASH = re.compile(r"#[ \t]*([A-Za-z_]\w*)?")
+_NAMES = re.compile(r"[A-Za-z_]\w*")
 _CONDITIONALS = {"if", "ifdef", "ifndef", "elif", "else", "endif", "elifdef", "elifndef"}
 
 
@@ -411,19 +439,31 @@ class Preprocessed:
 
 
 def _directive_spans(code: str) -> Iterable[Tuple[re.Match, int, int]]:
-    """Each directive with its extent; lines continued with a backslash belong to it (a
-    ``#x`` stringification on a continuation line is not a directive)."""
+    """Each directive with its extent: (the match of ``#`` and its name, the offset of its line's
+    start, the end of its last line); lines continued with a backslash belong to it (a ``#x``
+    stringification on a continuation line is not a directive).  The ``#`` is found by a literal
+    search and its line checked for nothing but blanks before it (a ``^``-anchored pattern tried
+    every position of the text)."""
     last_end = -1
-    for m in _DIRECTIVE.finditer(code):
-        if m.start() < last_end:
+    find, rfind = code.find, code.rfind
+    start = scanned = 0  # the start of the line of the last `#` met, and where that search stopped
+    for m in _HASH.finditer(code):
+        at = m.start()
+        if at < last_end:
             continue
-        end = code.find("\n", m.end())
+        newline = rfind("\n", scanned, at)  # only the text since the last `#`: linear
+        if newline != -1:
+            start = newline + 1
+        scanned = at
+        if start != at and code[start:at].strip(" \t"):
+            continue  # not the first thing on its line
+        end = find("\n", m.end())
         while end != -1 and (code[end - 1:end] == "\\" or code[end - 2:end] == "\\\r"):
-            end = code.find("\n", end + 1)
+            end = find("\n", end + 1)
         if end == -1:
             end = len(code)
         last_end = end
-        yield m, m.start(), end
+        yield m, start, end
 
 
 _GUARD_TEST = re.compile(r"\s*(?:!\s*defined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*)))\s*$")
@@ -484,6 +524,7 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
     regions: List[Region] = [Region(1, base[0], base[1], None)]
     macros: Dict[str, List[MacroDef]] = {}
     stack: List[_Frame] = []
+    expandable: set = set()  # the object-like macros with a body, as _expand_names reads them
     current = base
     wave: Optional[int] = None
     groups = 0
@@ -520,17 +561,22 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
                         node = Node("defined", word.group(1))
                         d.condition = Node("unary", "!", (node,)) if name.endswith("ndef") else node
                 if name == "else":
-                    taken = (True, True)
+                    taken0 = taken1 = True
                 elif d.condition is None:
-                    taken = (None, None)
+                    taken0 = taken1 = None
                 else:
-                    taken = tuple(truth(w.evaluate(d.condition)) for w in worlds)
-                d.reached = tuple(tri_and(o, tri_not(t0)) for o, t0 in zip(frame.outer, frame.taken))
-                new_state = tuple(tri_and(o, tri_and(tri_not(t0), t)) for o, t0, t in zip(frame.outer, frame.taken, taken))
-                frame.taken = tuple(tri_or(t0, t) for t0, t in zip(frame.taken, taken))
+                    taken0 = truth(worlds[0].evaluate(d.condition))
+                    taken1 = truth(worlds[1].evaluate(d.condition))
+                (outer0, outer1), (before0, before1) = frame.outer, frame.taken
+                d.reached = (tri_and(outer0, tri_not(before0)), tri_and(outer1, tri_not(before1)))
+                new_state = (tri_and(outer0, tri_and(tri_not(before0), taken0)),
+                             tri_and(outer1, tri_and(tri_not(before1), taken1)))
+                frame.taken = (tri_or(before0, taken0), tri_or(before1, taken1))
                 wave = frame.wave_outer
                 if name not in ("else", "ifndef", "elifndef"):
-                    text = _expand_names(arg, macros)
+                    # object-like macros are spliced in only where the condition names one
+                    text = _expand_names(arg, macros) if expandable and not expandable.isdisjoint(
+                        _NAMES.findall(arg)) else arg
                     if WAVE64_CONDITION.search(text):
                         wave = frame.branch_wave = 64
                     elif WAVE32_CONDITION.search(text):
@@ -551,6 +597,10 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
                 body = arg[mm.end():].strip()
                 md = MacroDef(macro, line, body, mm.group(2), current[0], current[1])
                 macros.setdefault(macro, []).append(md)
+                if md.params is None and md.body:
+                    expandable.add(macro)
+                else:
+                    expandable.discard(macro)
                 if md.params is None:
                     node = parse_condition(body) if body else Node("num", 1)
                     for w, state in zip(worlds, current):

@@ -342,5 +342,8 @@ def line_edits(old: List[str], hunks: Sequence[Tuple[int, int, List[str]]]) -> T
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
-    return "".join(difflib.unified_diff(split_lines(old, keepends=True), split_lines(new, keepends=True),
-                                        fromfile=f"a/{path.lstrip('/')}", tofile=f"b/{path.lstrip('/')}"))
+    """difflib's unified diff; for large files an alignment linear in their size (fix.diff)."""
+    from rocm_lint.fix.diff import unified_diff as diff_lines
+
+    return "".join(diff_lines(split_lines(old, keepends=True), split_lines(new, keepends=True),
+                              fromfile=f"a/{path.lstrip('/')}", tofile=f"b/{path.lstrip('/')}"))

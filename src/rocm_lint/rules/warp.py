@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
@@ -521,10 +521,13 @@ _LANE_OPERAND = r"(?:threadIdx\s*\.\s*[xyz]|\b(?:tid|tidx|tid_x|thread_id|thread
 
 
 def _size_patterns(size: int):
-    """Literal-first patterns (the number, then the operand looked up behind it: fast)."""
+    """Operator-led patterns: an operator character of lane math, then the number (``& 31``,
+    ``>> 5``, ``% 32``, ``/ 32``; a plain ``>`` too, rejected by the operator check after); the
+    operand is looked up behind it.  (The number alone matched every
+    ``5``/``31``/``32`` in the text, each then looked at in Python.)"""
     mask, shift = size - 1, size.bit_length() - 1
-    # the number first (a literal search), then the operator behind it
-    math = re.compile(r"(?:%d|%s|%d|%d)[uU]?(?![\w.])" % (mask, hex(mask).replace("0x", "0[xX]"), size, shift))
+    math = re.compile(r"[>&%%/]\s*((?:%d|%s|%d|%d)[uU]?)(?![\w.])"
+                      % (mask, hex(mask).replace("0x", "0[xX]"), size, shift))
     named = re.compile(r"%d[uU]?(?=\s*(?:\)\s*)?[;,}>)])" % size)  # the number first: a fast literal search
     return math, named
 
@@ -555,7 +558,8 @@ _SHFL_WIDTH = LazyPattern(r"__shfl(?:_up|_down|_xor)?(_sync)?\b")
 _REDUCTION_LOOP = LazyPattern(
     r"for\s*\(\s*(?:(?:const\s+)?(?:unsigned\s+int|unsigned|int|uint32_t|size_t|auto|int32_t|uint)\s+)?([A-Za-z_]\w*)\s*="
     r"\s*(\d+)[uU]?\s*;")
-_CUB_WARP = LazyPattern(r"\bWarp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\s*<[^<>;{}]*?,\s*(\d+)\s*[,>]")
+# literal-first (no leading \b: the regex engine's literal search), a word start checked after
+_CUB_WARP = LazyPattern(r"Warp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\s*<[^<>;{}]*?,\s*(\d+)\s*[,>]")
 
 
 def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
@@ -577,18 +581,19 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
             yield name[0], m.end(), f"`{name[1]} = {size}`"
     mask, shift = size - 1, size.bit_length() - 1
     ops = {str(mask): "&", hex(mask): "&", str(size): "%/", str(shift): ">>"}
-    for m in math.finditer(code):
-        number = m.group(0).rstrip("uU").lower()
-        if m.start() and (code[m.start() - 1].isalnum() or code[m.start() - 1] in "_."):
-            continue
-        op = _OPERATOR_BEHIND.search(code, max(0, m.start() - 8), m.start())
+    for found in math.finditer(code):
+        # the number as a match of its own: what follows is the check of each number met
+        # (the operator within 8 characters before it, the operand within 40 before that)
+        start, end = found.span(1)
+        number = found.group(1).rstrip("uU").lower()
+        op = _OPERATOR_BEHIND.search(code, max(0, start - 8), start)
         if op is None or op.group(1) not in ops.get(number, ()) or (op.group(1) == ">>") != (number == str(shift)):
             continue
         operand = _LANE_OPERAND_BEHIND.search(code, max(0, op.start() - 40), op.start())
         if operand is None and op.group(1) in (">>", "/") and "blockDim" in code:
             operand = _BLOCK_DIM_BEHIND.search(code, max(0, op.start() - 40), op.start())  # warps per block
         if operand:
-            yield operand.start(), m.end(), f"lane/warp math `{' '.join(code[operand.start():m.end()].split())}`"
+            yield operand.start(), end, f"lane/warp math `{' '.join(code[operand.start():end].split())}`"
     for m, paren in (calls(unit, _SHFL_WIDTH) if "__shfl" in code else ()):
         args = unit.args(paren)
         i = 3 if m.group(1) else 2
@@ -625,6 +630,8 @@ def _wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
         yield number, number + len(m.group(2)), what
     if size == 32 and "Warp" in code:
         for m in _CUB_WARP.finditer(code):
+            if m.start() and (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+                continue
             if int(m.group(1)) == 32:
                 yield m.start(), m.end(), f"`{' '.join(m.group(0).rstrip(',>').split())}>` (a 32-lane logical warp)"
     if size == 32 and ("tiled_partition" in code or "thread_block_tile" in code):
@@ -750,13 +757,25 @@ def _tests_unknown_macros(unit: CppUnit) -> bool:
 
 
 def _defines_in(unit: CppUnit, first: int, last: int, value: int) -> Set[str]:
-    """Names ``#define``d to ``value`` on lines ``first..last``."""
+    """Names ``#define``d to ``value`` on lines ``first..last``.  The file's numeric defines are
+    indexed by line once (a scan of every directive per branch was quadratic in the number of
+    conditionals: 31 s for a file of a million ``#if`` lines)."""
+    index = unit.memo.get("numeric_defines")
+    if index is None:
+        lines: List[int] = []
+        entries: List[Tuple[str, int]] = []
+        for d in unit.pre.directives:
+            if d.name == "define":
+                m = _DEFINE_NUMBER.match(d.arg)
+                if m:
+                    lines.append(d.line)
+                    entries.append((m.group(1), int(m.group(2))))
+        index = unit.memo["numeric_defines"] = (lines, entries)
+    lines, entries = index  # type: ignore[misc]
     out: Set[str] = set()
-    for d in unit.pre.directives:
-        if d.name == "define" and first <= d.line <= last:
-            m = _DEFINE_NUMBER.match(d.arg)
-            if m and int(m.group(2)) == value:
-                out.add(m.group(1))
+    for i in range(bisect_left(lines, first), bisect_right(lines, last)):
+        if entries[i][1] == value:
+            out.add(entries[i][0])
     return out
 
 
