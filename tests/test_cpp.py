@@ -490,7 +490,9 @@ def test_no_fix_in_a_file_with_an_unterminated_string_literal():
             '__device__ int highest(bool p) {\n  uint32_t m = __ballot(p);\n  return 31 - __clz(m);\n}\n')
     result = fix_text("k.cu", text, Config(), unsafe=True, language="cuda")
     once = result.text
-    assert once == text and result.dropped and all("line 3 holds an unterminated" in why for _, why in result.dropped)
+    # (ROC601 itself no longer offers a fix for a ballot call that does not close before its
+    # statement ends; any other fix in such a file is dropped with the literal's reason)
+    assert once == text and all("line 3 holds an unterminated" in why for _, why in result.dropped)
     directive = "#ifndef __CUDACC__\n#error This won't build without nvcc\n#endif\n" + text.replace('"__activemask(), p', "__activemask(), p")
     assert fix_text("k.cu", directive, Config(), unsafe=True, language="cuda").text != directive
     assert fix_text("k.cu", once, Config(), unsafe=True, language="cuda").text == once
