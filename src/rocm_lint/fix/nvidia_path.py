@@ -89,7 +89,20 @@ class Scopes:
         self.bindings: Dict[Tuple[int, str], List[ast.AST]] = {}  # (scope, name) -> binding nodes
         self.declared_global: Dict[int, Set[str]] = {}
         self.all_bindings: Dict[str, int] = {}  # name -> number of bindings anywhere
+        self._globals(tree, [])
         self._visit(tree, tree)
+
+    def _globals(self, node: ast.AST, owners: List[ast.AST]) -> None:
+        """Every function or class gets the names a ``global`` statement anywhere inside it
+        declares (nested ones included), in one walk of the module."""
+        if isinstance(node, ast.Global):
+            for owner in owners:
+                self.declared_global.setdefault(id(owner), set()).update(node.names)
+            return
+        if isinstance(node, _FUNCTIONS + (ast.ClassDef,)):
+            owners = owners + [node]
+        for child in ast.iter_child_nodes(node):
+            self._globals(child, owners)
 
     def _bind(self, scope: ast.AST, name: str, node: ast.AST) -> None:
         if name in self.declared_global.get(id(scope), ()):
@@ -98,11 +111,8 @@ class Scopes:
         self.all_bindings[name] = self.all_bindings.get(name, 0) + 1
 
     def _visit(self, node: ast.AST, scope: ast.AST) -> None:
-        # `global`/`nonlocal` first: they decide where the scope's assignments go
-        if isinstance(node, _FUNCTIONS + (ast.ClassDef,)):
-            for sub in ast.walk(node):
-                if isinstance(sub, ast.Global):
-                    self.declared_global.setdefault(id(node), set()).update(sub.names)
+        # `global` declarations were gathered first (``_globals``): they decide where the
+        # scope's assignments go
         for child in ast.iter_child_nodes(node):
             self.parent[id(child)] = node
             inner = scope
@@ -354,11 +364,14 @@ class _Module:
         stmt = self.flags.get(name_node.id)
         return stmt is not None and self.scopes.sound_read(name_node, name_node.id, lambda s: s is stmt) is not None
 
-    def decide(self) -> None:
-        """What folds, decided on the whole unmodified tree (folding rewrites blocks)."""
+    def decide(self, statements: Optional[List[ast.stmt]] = None) -> None:
+        """What folds in ``statements`` (top-level ones; all by default), decided on the whole
+        unmodified tree (folding rewrites blocks): the scopes and bindings are the whole
+        module's either way."""
         self.false_names: Set[int] = set()
         self.versions: Dict[int, object] = {}
-        for node in ast.walk(self.tree):
+        nodes = [n for s in statements for n in ast.walk(s)] if statements is not None else list(ast.walk(self.tree))
+        for node in nodes:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in self.flags \
                     and self.flag_at(node):
                 self.false_names.add(id(node))
@@ -366,7 +379,7 @@ class _Module:
                     and isinstance(node.value, ast.Attribute) and node.value.attr == "version" \
                     and isinstance(node.value.value, ast.Name) and self.torch_at(node.value.value):
                 self.versions[id(node)] = None if node.attr == "hip" else CUDA_VERSION
-        self.builtin_bool = {id(n) for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == "bool"
+        self.builtin_bool = {id(n) for n in nodes if isinstance(n, ast.Name) and n.id == "bool"
                              and self.scopes.resolving_scope(n, "bool") is None}
 
 
@@ -580,10 +593,44 @@ def fold(tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, objec
     return ast.fix_missing_locations(folded), module.reasons
 
 
+def fold_regions(tree: ast.Module, regions: List[Tuple[int, int]], original_names: Set[str],
+                 rocm_names: Dict[str, object], path: Optional[str] = None, assume_imports_succeed: bool = False,
+                 notes: Optional[List[str]] = None, source: Optional[str] = None) -> Tuple[List[str], List[str]]:
+    """:func:`fold` of the top-level statements ``tree.body[i:j]`` of each region only, analysed
+    in the whole module (its scopes, bindings and flags): (the dump of each folded region, the
+    reasons found on the way)."""
+    module = _Module(tree, original_names, rocm_names, _PackageExports(path), path, source)
+    if notes is not None:
+        notes.extend(module.notes)
+    module.decide([s for i, j in regions for s in tree.body[i:j]])
+    folder = _Fold(module, assume_imports_succeed)
+    dumps = []
+    for i, j in regions:
+        part = folder.visit(ast.Module(body=tree.body[i:j], type_ignores=[]))
+        dumps.append(ast.dump(part))
+    return dumps, module.reasons
+
+
+def changed_regions(old: ast.Module, new: ast.Module) -> List[Tuple[int, int, int, int]]:
+    """(i1, i2, j1, j2): ``old.body[i1:i2]`` became ``new.body[j1:j2]``; every top-level
+    statement outside these regions is the same statement (equal ASTs) in both, in order."""
+    from difflib import SequenceMatcher
+
+    a = [ast.dump(s) for s in old.body]
+    b = [ast.dump(s) for s in new.body]
+    matcher = SequenceMatcher(a=a, b=b, autojunk=False)
+    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
 def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
                       rocm_names: Optional[Dict[str, object]] = None,
                       assume_imports_succeed: bool = False) -> Optional[str]:
-    """None when ``fixed`` runs on NVIDIA exactly as ``original`` does; else why not."""
+    """None when ``fixed`` runs on NVIDIA exactly as ``original`` does; else why not.
+
+    Only the top-level statements that differ are folded and compared (each run of them, old
+    against new); the analysis that decides what folds (scopes, bindings, flags, what the fix
+    added, what code can see of the namespace) is the whole module's.  Why that is enough:
+    ``docs/fixes.md``, "Only what changed is folded"."""
     rocm_names = rocm_names or {}
     try:
         old_tree = ast.parse(original)
@@ -592,11 +639,14 @@ def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
         return f"cannot read the module ({type(exc).__name__})"
     names = _identifiers(old_tree)
     try:
+        regions = changed_regions(old_tree, new_tree)
         # Both trees were parsed here for this check alone: folded in place, no copy.
-        a, _ = fold(old_tree, names, rocm_names, path, assume_imports_succeed, source=original)
+        a, _ = fold_regions(old_tree, [(i1, i2) for i1, i2, _, _ in regions], names, rocm_names, path,
+                            assume_imports_succeed, source=original)
         notes: List[str] = []
-        b, reasons = fold(new_tree, names, rocm_names, path, assume_imports_succeed, notes, source=fixed)
-        same = ast.dump(a) == ast.dump(b)
+        b, reasons = fold_regions(new_tree, [(j1, j2) for _, _, j1, j2 in regions], names, rocm_names, path,
+                                  assume_imports_succeed, notes, source=fixed)
+        same = a == b
     except RecursionError:
         return "the module is too deeply nested to verify a fix"
     if same and not reasons:
