@@ -49,8 +49,10 @@ def test_the_right_fix_passes_and_only_its_statements_are_compared():
 
     assert check_nvidia_path(ORIGINAL, GOOD) is None
     regions = changed_regions(ast.parse(ORIGINAL), ast.parse(GOOD))
-    # the flag's insertion and the gated function; `other` and the calls are not folded
-    assert [(i1, i2, j1, j2) for i1, i2, j1, j2 in regions] == [(1, 2, 1, 3)]
+    # the flag's insertion, and inside `setup` (same signature) the gated statement; `other`
+    # and the calls are not folded
+    shapes = [([type(s).__name__ for s in old], [type(s).__name__ for s in new]) for old, new in regions]
+    assert shapes == [([], ["Assign"]), (["Assign"], ["If"])]
 
 
 BAD = {
@@ -92,8 +94,45 @@ def test_far_apart_changes_are_each_compared():
     far = ORIGINAL + "".join(f"x{i} = {i}\n" for i in range(50)) + "torch.backends.cudnn.allow_tf32 = True\n"
     fixed = GOOD + "".join(f"x{i} = {i}\n" for i in range(50)) + \
         "if not is_rocm:\n    torch.backends.cudnn.allow_tf32 = True\n"
-    assert len(changed_regions(ast.parse(far), ast.parse(fixed))) == 2
+    assert len(changed_regions(ast.parse(far), ast.parse(fixed))) == 3
     assert check_nvidia_path(far, fixed) is None
     assert check_nvidia_path(far, fixed.replace("x7 = 7", "x7 = 8")) is not None
     assert check_nvidia_path(far, fixed.replace("if not is_rocm:\n    torch.backends.cudnn",
                                                 "if is_rocm:\n    torch.backends.cudnn")) is not None
+
+
+def test_blocks_of_a_statement_with_the_same_header_are_compared_one_by_one():
+    import ast
+
+    original = textwrap.dedent("""\
+        import torch
+
+
+        def main(args):
+            x = 1
+            try:
+                torch.backends.cuda.matmul.allow_tf32 = True
+            except ValueError as e:
+                print(e)
+            for i in range(3):
+                pass
+            else:
+                torch.backends.cudnn.allow_tf32 = True
+            return x
+    """)
+    fixed = original.replace("import torch\n", "import torch\n\nis_rocm = torch.version.hip is not None\n") \
+        .replace("        torch.backends.cuda.matmul.allow_tf32 = True",
+                 "        if not is_rocm:\n            torch.backends.cuda.matmul.allow_tf32 = True") \
+        .replace("    else:\n        torch.backends.cudnn.allow_tf32 = True",
+                 "    else:\n        if not is_rocm:\n            torch.backends.cudnn.allow_tf32 = True")
+    regions = changed_regions(ast.parse(original), ast.parse(fixed))
+    assert [len(old) for old, _ in regions] == [0, 1, 1]  # the flag, then one statement per block
+    assert check_nvidia_path(original, fixed) is None
+    for wrong in (fixed.replace("except ValueError as e", "except TypeError as e"),
+                  fixed.replace("def main(args)", "def main(args, y=0)"),
+                  fixed.replace("    x = 1\n", "    x = 2\n"),
+                  fixed.replace("        if not is_rocm:\n            torch.backends.cudnn",
+                                "        if is_rocm:\n            torch.backends.cudnn"),
+                  fixed.replace("    return x", "    return is_rocm")):
+        assert wrong != fixed
+        assert check_nvidia_path(original, wrong) is not None

@@ -593,33 +593,104 @@ def fold(tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, objec
     return ast.fix_missing_locations(folded), module.reasons
 
 
-def fold_regions(tree: ast.Module, regions: List[Tuple[int, int]], original_names: Set[str],
+def fold_regions(tree: ast.Module, regions: List[List[ast.stmt]], original_names: Set[str],
                  rocm_names: Dict[str, object], path: Optional[str] = None, assume_imports_succeed: bool = False,
                  notes: Optional[List[str]] = None, source: Optional[str] = None) -> Tuple[List[str], List[str]]:
-    """:func:`fold` of the top-level statements ``tree.body[i:j]`` of each region only, analysed
-    in the whole module (its scopes, bindings and flags): (the dump of each folded region, the
-    reasons found on the way)."""
+    """:func:`fold` of the statements of each region only (runs of statements of one block of
+    ``tree``), analysed in the whole module (its scopes, bindings and flags): (the dump of each
+    folded region, the reasons found on the way)."""
     module = _Module(tree, original_names, rocm_names, _PackageExports(path), path, source)
     if notes is not None:
         notes.extend(module.notes)
-    module.decide([s for i, j in regions for s in tree.body[i:j]])
+    module.decide([s for region in regions for s in region])
     folder = _Fold(module, assume_imports_succeed)
-    dumps = []
-    for i, j in regions:
-        part = folder.visit(ast.Module(body=tree.body[i:j], type_ignores=[]))
-        dumps.append(ast.dump(part))
-    return dumps, module.reasons
+    return [ast.dump(folder.visit(ast.Module(body=list(region), type_ignores=[]))) for region in regions], \
+        module.reasons
 
 
-def changed_regions(old: ast.Module, new: ast.Module) -> List[Tuple[int, int, int, int]]:
-    """(i1, i2, j1, j2): ``old.body[i1:i2]`` became ``new.body[j1:j2]``; every top-level
-    statement outside these regions is the same statement (equal ASTs) in both, in order."""
+_NESTED = ("body", "orelse", "finalbody")
+
+
+def _same_header(a: ast.stmt, b: ast.stmt) -> bool:
+    """Two statements of one kind that differ only inside their blocks (the same decorators,
+    signature, test, loop target, context managers, exception handlers' types and names)."""
+    if type(a) is not type(b) or isinstance(a, getattr(ast, "Match", ())):
+        return False
+    for name, value in ast.iter_fields(a):
+        other = getattr(b, name, None)
+        if name in _NESTED:
+            continue
+        if name == "handlers":
+            if len(value) != len(other):
+                return False
+            for h, g in zip(value, other):
+                if h.name != g.name or (h.type is None) != (g.type is None) or \
+                        (h.type is not None and ast.dump(h.type) != ast.dump(g.type)):
+                    return False
+            continue
+        if _dump_field(value) != _dump_field(other):
+            return False
+    return True
+
+
+def _dump_field(value: object) -> object:
+    if isinstance(value, list):
+        return [_dump_field(v) for v in value]
+    return ast.dump(value) if isinstance(value, ast.AST) else repr(value)
+
+
+def changed_regions(old: ast.Module, new: ast.Module) -> List[Tuple[List[ast.stmt], List[ast.stmt]]]:
+    """(old statements, new statements): runs of statements of one block that the fix changed;
+    every statement outside them is the same statement (equal ASTs) in both, in the same place.
+    A statement changed only inside its blocks (a ``def`` whose body gained an ``if``) is
+    compared block by block."""
+    out: List[Tuple[List[ast.stmt], List[ast.stmt]]] = []
+    _align(old.body, new.body, out)
+    return out
+
+
+def _header(stmt: ast.stmt) -> str:
+    """A statement without its blocks (a simple statement whole)."""
+    parts: List[object] = [type(stmt).__name__]
+    for name, value in ast.iter_fields(stmt):
+        if name in _NESTED:
+            continue
+        if name == "handlers":
+            parts.append([(h.name, _dump_field(h.type)) for h in value])
+        else:
+            parts.append(_dump_field(value))
+    return repr(parts)
+
+
+def _align(a_body: List[ast.stmt], b_body: List[ast.stmt], out: List[Tuple[List[ast.stmt], List[ast.stmt]]],
+           by_header: bool = False) -> None:
+    """Align two blocks statement by statement (equal ASTs), then the runs that differ by their
+    statements' headers: a pair with the same header is compared block by block."""
     from difflib import SequenceMatcher
 
-    a = [ast.dump(s) for s in old.body]
-    b = [ast.dump(s) for s in new.body]
-    matcher = SequenceMatcher(a=a, b=b, autojunk=False)
-    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    key = _header if by_header else ast.dump
+    a = [key(s) for s in a_body]
+    b = [key(s) for s in b_body]
+    for tag, i1, i2, j1, j2 in SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal" and not by_header:
+            continue
+        if tag != "equal":
+            if not by_header and i1 < i2 and j1 < j2:
+                _align(a_body[i1:i2], b_body[j1:j2], out, by_header=True)
+            else:
+                out.append((a_body[i1:i2], b_body[j1:j2]))
+            continue
+        for x, y in zip(a_body[i1:i2], b_body[j1:j2]):
+            if ast.dump(x) == ast.dump(y):
+                continue
+            if not _same_header(x, y):
+                out.append(([x], [y]))
+                continue
+            for name in _NESTED:
+                if isinstance(getattr(x, name, None), list):
+                    _align(getattr(x, name), getattr(y, name), out)
+            for h, g in zip(getattr(x, "handlers", None) or (), getattr(y, "handlers", None) or ()):
+                _align(h.body, g.body, out)
 
 
 def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
@@ -627,8 +698,8 @@ def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
                       assume_imports_succeed: bool = False) -> Optional[str]:
     """None when ``fixed`` runs on NVIDIA exactly as ``original`` does; else why not.
 
-    Only the top-level statements that differ are folded and compared (each run of them, old
-    against new); the analysis that decides what folds (scopes, bindings, flags, what the fix
+    Only the statements that differ are folded and compared (each run of them, old against new,
+    block by block inside a statement whose header is unchanged); the analysis that decides what folds (scopes, bindings, flags, what the fix
     added, what code can see of the namespace) is the whole module's.  Why that is enough:
     ``docs/fixes.md``, "Only what changed is folded"."""
     rocm_names = rocm_names or {}
@@ -641,10 +712,10 @@ def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
     try:
         regions = changed_regions(old_tree, new_tree)
         # Both trees were parsed here for this check alone: folded in place, no copy.
-        a, _ = fold_regions(old_tree, [(i1, i2) for i1, i2, _, _ in regions], names, rocm_names, path,
+        a, _ = fold_regions(old_tree, [x for x, _ in regions], names, rocm_names, path,
                             assume_imports_succeed, source=original)
         notes: List[str] = []
-        b, reasons = fold_regions(new_tree, [(j1, j2) for _, _, j1, j2 in regions], names, rocm_names, path,
+        b, reasons = fold_regions(new_tree, [y for _, y in regions], names, rocm_names, path,
                                   assume_imports_succeed, notes, source=fixed)
         same = a == b
     except RecursionError:
