@@ -301,15 +301,16 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
             new_text, applied, uses_flag = _transform(text, subset, flag, path, skeleton)
         except Exception as exc:  # LibCST could not represent it: never guess
             return None, f"cannot build the fix: {type(exc).__name__}"
-        try:
-            ast.parse(new_text)
-        except SyntaxError as exc:
-            return None, f"the fixed file would not parse ({exc.msg})"
-        # The independent check: it is given the two sources, never this plan.
+        # The independent check: it is given the two sources, never this plan (it parses both:
+        # a fixed text that does not parse is said so, as the fixer's own parse would).
         unsafe_used = any(f.fix.applicability != Applicability.SAFE for f in subset if id(f) in applied)
         why = check_nvidia_path(text, new_text, path=path, rocm_names=rocm_names,
                                 assume_imports_succeed=unsafe_used)
         if why is not None:
+            try:
+                ast.parse(new_text)
+            except SyntaxError as exc:
+                return None, f"the fixed file would not parse ({exc.msg})"
             return None, why
         return (new_text, applied, uses_flag), None
 

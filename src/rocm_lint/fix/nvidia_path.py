@@ -113,24 +113,25 @@ class Scopes:
     def _visit(self, node: ast.AST, scope: ast.AST) -> None:
         # `global` declarations were gathered first (``_globals``): they decide where the
         # scope's assignments go
+        outer: Set[int] = set()
+        is_scope = isinstance(node, _SCOPES)
+        if is_scope:
+            # decorators, defaults, bases and the first iterable run in the enclosing scope
+            outer_parts = list(getattr(node, "decorator_list", [])) + list(getattr(node, "bases", []))
+            outer_parts += [k.value for k in getattr(node, "keywords", [])]
+            if isinstance(node, _FUNCTIONS):
+                outer_parts += list(node.args.defaults) + [d for d in node.args.kw_defaults if d]
+                if not isinstance(node, ast.Lambda):
+                    outer_parts += [a.annotation for a in _all_args(node.args) if a.annotation]
+                    outer_parts += [node.returns] if node.returns else []
+            if hasattr(node, "generators") and node.generators:
+                outer_parts.append(node.generators[0].iter)
+            outer = {id(p) for p in outer_parts}
+        parent, scope_of = self.parent, self.scope_of
         for child in ast.iter_child_nodes(node):
-            self.parent[id(child)] = node
-            inner = scope
-            if isinstance(node, _SCOPES):
-                inner = node
-                # decorators, defaults, bases and the first iterable run in the enclosing scope
-                outer_parts = list(getattr(node, "decorator_list", [])) + list(getattr(node, "bases", []))
-                outer_parts += [k.value for k in getattr(node, "keywords", [])]
-                if isinstance(node, _FUNCTIONS):
-                    outer_parts += list(node.args.defaults) + [d for d in node.args.kw_defaults if d]
-                    if not isinstance(node, ast.Lambda):
-                        outer_parts += [a.annotation for a in _all_args(node.args) if a.annotation]
-                        outer_parts += [node.returns] if node.returns else []
-                if hasattr(node, "generators") and node.generators:
-                    outer_parts.append(node.generators[0].iter)
-                if any(child is p for p in outer_parts):
-                    inner = scope
-            self.scope_of[id(child)] = inner
+            parent[id(child)] = node
+            inner = node if is_scope and id(child) not in outer else scope
+            scope_of[id(child)] = inner
             self._binds(child, inner, scope)
             self._visit(child, inner)
 
@@ -639,14 +640,36 @@ def _dump_field(value: object) -> object:
     return ast.dump(value) if isinstance(value, ast.AST) else repr(value)
 
 
-def changed_regions(old: ast.Module, new: ast.Module) -> List[Tuple[List[ast.stmt], List[ast.stmt]]]:
+def changed_regions(old: ast.Module, new: ast.Module, old_text: Optional[str] = None,
+                    new_text: Optional[str] = None) -> List[Tuple[List[ast.stmt], List[ast.stmt]]]:
     """(old statements, new statements): runs of statements of one block that the fix changed;
     every statement outside them is the same statement (equal ASTs) in both, in the same place.
     A statement changed only inside its blocks (a ``def`` whose body gained an ``if``) is
-    compared block by block."""
+    compared block by block.  With the two sources, statements are told equal by their text
+    (the same lines and offsets parse to the same AST when both modules have the same
+    ``__future__`` imports), which spares dumping every statement."""
     out: List[Tuple[List[ast.stmt], List[ast.stmt]]] = []
-    _align(old.body, new.body, out)
+    keys = None
+    if old_text is not None and new_text is not None and _futures(old) == _futures(new):
+        keys = (_TextKeys(old_text), _TextKeys(new_text))
+    _align(old.body, new.body, out, keys=keys)
     return out
+
+
+def _futures(tree: ast.Module) -> List[str]:
+    return [a.name for s in tree.body if isinstance(s, ast.ImportFrom) and s.module == "__future__" for a in s.names]
+
+
+class _TextKeys:
+    """A statement's text: its lines as written and its offsets in them."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = re.split(r"\r\n|\r|\n", text)  # as Python counts lines (not str.splitlines)
+
+    def __call__(self, stmt: ast.stmt) -> object:
+        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", None) or ()])
+        last = getattr(stmt, "end_lineno", None) or stmt.lineno
+        return (stmt.col_offset, getattr(stmt, "end_col_offset", None), "\n".join(self.lines[first - 1:last]))
 
 
 def _header(stmt: ast.stmt) -> str:
@@ -663,34 +686,35 @@ def _header(stmt: ast.stmt) -> str:
 
 
 def _align(a_body: List[ast.stmt], b_body: List[ast.stmt], out: List[Tuple[List[ast.stmt], List[ast.stmt]]],
-           by_header: bool = False) -> None:
+           by_header: bool = False, keys=None) -> None:
     """Align two blocks statement by statement (equal ASTs), then the runs that differ by their
     statements' headers: a pair with the same header is compared block by block."""
     from difflib import SequenceMatcher
 
-    key = _header if by_header else ast.dump
-    a = [key(s) for s in a_body]
-    b = [key(s) for s in b_body]
+    if by_header:
+        a, b = [_header(s) for s in a_body], [_header(s) for s in b_body]
+    elif keys is not None:
+        a, b = [keys[0](s) for s in a_body], [keys[1](s) for s in b_body]
+    else:
+        a, b = [ast.dump(s) for s in a_body], [ast.dump(s) for s in b_body]
     for tag, i1, i2, j1, j2 in SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if tag == "equal" and not by_header:
             continue
         if tag != "equal":
             if not by_header and i1 < i2 and j1 < j2:
-                _align(a_body[i1:i2], b_body[j1:j2], out, by_header=True)
+                _align(a_body[i1:i2], b_body[j1:j2], out, by_header=True, keys=keys)
             else:
                 out.append((a_body[i1:i2], b_body[j1:j2]))
             continue
         for x, y in zip(a_body[i1:i2], b_body[j1:j2]):
-            if ast.dump(x) == ast.dump(y):
-                continue
             if not _same_header(x, y):
                 out.append(([x], [y]))
                 continue
             for name in _NESTED:
                 if isinstance(getattr(x, name, None), list):
-                    _align(getattr(x, name), getattr(y, name), out)
+                    _align(getattr(x, name), getattr(y, name), out, keys=keys)
             for h, g in zip(getattr(x, "handlers", None) or (), getattr(y, "handlers", None) or ()):
-                _align(h.body, g.body, out)
+                _align(h.body, g.body, out, keys=keys)
 
 
 def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
@@ -710,7 +734,7 @@ def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
         return f"cannot read the module ({type(exc).__name__})"
     names = _identifiers(old_tree)
     try:
-        regions = changed_regions(old_tree, new_tree)
+        regions = changed_regions(old_tree, new_tree, original, fixed)
         # Both trees were parsed here for this check alone: folded in place, no copy.
         a, _ = fold_regions(old_tree, [x for x, _ in regions], names, rocm_names, path,
                             assume_imports_succeed, source=original)
