@@ -563,13 +563,14 @@ def _with_edits(findings, config, args=None):
     """Fill in each Python fix's edits (``fix.api.with_edits``; kept in the content cache unless
     --no-cache)."""
     from rocm_lint.fix.api import with_edits
+    from rocm_lint.output.source import source_text
 
     cache_dir = None
     if args is not None and not getattr(args, "no_cache", True) and not _reads_stdin(args):
         from rocm_lint.cache import default_dir
 
         cache_dir = args.cache_dir or default_dir(config)
-    return with_edits(findings, config, cache_dir)
+    return with_edits(findings, config, cache_dir, read=source_text)
 
 
 def cmd_rule(args: argparse.Namespace) -> int:

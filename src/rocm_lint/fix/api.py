@@ -289,7 +289,8 @@ _STYLE_FILES = (".ruff.toml", "ruff.toml", "pyproject.toml", ".flake8", "setup.c
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
-def with_edits(findings: Sequence[Finding], config: Config, cache_dir: Optional[str] = None) -> List[Finding]:
+def with_edits(findings: Sequence[Finding], config: Config, cache_dir: Optional[str] = None,
+               read=None) -> List[Finding]:
     """``findings`` with each Python fix's edits filled in (ruff's JSON carries them), computed
     once per file (:func:`edits_by_finding`); only files with fixes are read.  C++ and
     config-file findings carry their edits from the check.  With ``cache_dir`` the edits are
@@ -313,9 +314,10 @@ def with_edits(findings: Sequence[Finding], config: Config, cache_dir: Optional[
         wanted = [findings[i] for i in indexes]
         all_edits = _cached_edits(cache, path, wanted, config) if cache is not None else None
         if all_edits is None:
-            from rocm_lint.output.source import source_text
+            if read is None:
+                from rocm_lint.engine import read_source as read
 
-            text = source_text(path)
+            text = read(path)
             all_edits = edits_by_finding(path, text, wanted, config) if isinstance(text, str) else [()] * len(wanted)
         for i, f, edits in zip(indexes, wanted, all_edits):
             out[i] = dc_replace(f, fix=Fix(f.fix.applicability, f.fix.message, edits) if edits else None)

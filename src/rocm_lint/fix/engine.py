@@ -298,7 +298,8 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
     def attempt(subset: Sequence[Finding]):
         """((new text, ids applied, flag used), None) when the subset's fixes verify, else (None, why)."""
         try:
-            new_text, applied, uses_flag = _transform(text, subset, flag, path, skeleton)
+            new_text, applied, uses_flag = (_transform(text, subset, flag, path) if skeleton is None
+                                            else _transform(text, subset, flag, path, skeleton))
         except Exception as exc:  # LibCST could not represent it: never guess
             return None, f"cannot build the fix: {type(exc).__name__}"
         # The independent check: it is given the two sources, never this plan (it parses both:

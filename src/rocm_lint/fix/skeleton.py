@@ -58,7 +58,22 @@ def _placeholdable(stmt: ast.stmt, lines: List[str]) -> bool:
 
 
 def _ranges(body: Sequence[ast.stmt], touched: Set[int], lines: List[str], out: List[Tuple[int, int]],
-            elif_chain: bool = False) -> None:
+            elif_chain: bool = False, alone: int = -1) -> None:
+    """The line ranges of ``body`` to replace: each run of consecutive statements that can go
+    becomes one placeholder (the statement starting on line ``alone`` stays a run of its own)."""
+    mine: List[Tuple[int, int, int]] = []  # (index, first line, last line)
+    _candidates(body, touched, lines, out, elif_chain, mine)  # nested blocks' ranges go to ``out``
+    merged: List[Tuple[int, int, int]] = []  # (first line, last line, index of the last statement)
+    for i, a, b in mine:
+        if merged and merged[-1][2] == i - 1 and a != alone and merged[-1][0] != alone:
+            merged[-1] = (merged[-1][0], b, i)
+        else:
+            merged.append((a, b, i))
+    out.extend((a, b) for a, b, _ in merged)
+
+
+def _candidates(body: Sequence[ast.stmt], touched: Set[int], lines: List[str], out: list, elif_chain: bool,
+                mine: List[Tuple[int, int, int]]) -> None:
     spans = [(_start(s), _end(s)) for s in body]
     hit = [any(a <= t <= b for t in touched) for a, b in spans]
     for i, stmt in enumerate(body):
@@ -78,7 +93,7 @@ def _ranges(body: Sequence[ast.stmt], touched: Set[int], lines: List[str], out: 
         if (i > 0 and spans[i - 1][1] >= a) or (i + 1 < len(body) and spans[i + 1][0] <= b):
             continue  # shares a line with a neighbour
         if _placeholdable(stmt, lines):
-            out.append((a, b))
+            mine.append((i, a, b))
 
 
 def _first_block(tree: ast.Module) -> Optional[Tuple[int, Optional[int]]]:
@@ -100,13 +115,13 @@ def build(text: str, tree: ast.Module, touched: Iterable[int], minimum: int = 20
     lines = split_lines(text, keepends=True)
     touched = set(touched)
     ranges: List[Tuple[int, int]] = []
-    _ranges(tree.body, touched, lines, ranges)
+    first_block = _first_block(tree)
+    _ranges(tree.body, touched, lines, ranges, alone=first_block[0] if first_block else -1)
     if sum(b - a + 1 for a, b in ranges) < minimum:
         return None
     marker = "rocm-lint-kept-" + os.urandom(6).hex()
     if marker in text:
         return None
-    first_block = _first_block(tree)
     out = list(lines)
     for a, b in ranges:
         indent = re.match(r"[ \t]*", lines[a - 1]).group(0)
