@@ -82,14 +82,16 @@ def _identifiers(tree: ast.AST) -> Set[str]:
 class Scopes:
     """Which scope binds which name, and where (a small, conservative ``symtable``)."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, source: Optional[str] = None) -> None:
+        """``source``: the module's text, when known (no ``global`` in it: no walk for one)."""
         self.tree = tree
         self.parent: Dict[int, ast.AST] = {}
         self.scope_of: Dict[int, ast.AST] = {}  # node -> the scope node it is evaluated in
         self.bindings: Dict[Tuple[int, str], List[ast.AST]] = {}  # (scope, name) -> binding nodes
         self.declared_global: Dict[int, Set[str]] = {}
         self.all_bindings: Dict[str, int] = {}  # name -> number of bindings anywhere
-        self._globals(tree, [])
+        if source is None or "global" in source:
+            self._globals(tree, [])
         self._visit(tree, tree)
 
     def _globals(self, node: ast.AST, owners: List[ast.AST]) -> None:
@@ -128,11 +130,12 @@ class Scopes:
                 outer_parts.append(node.generators[0].iter)
             outer = {id(p) for p in outer_parts}
         parent, scope_of = self.parent, self.scope_of
-        for child in ast.iter_child_nodes(node):
+        for child in _children(node):
             parent[id(child)] = node
             inner = node if is_scope and id(child) not in outer else scope
             scope_of[id(child)] = inner
-            self._binds(child, inner, scope)
+            if type(child) in _BINDERS:
+                self._binds(child, inner, scope)
             self._visit(child, inner)
 
     def _binds(self, node: ast.AST, scope: ast.AST, outer: ast.AST) -> None:
@@ -227,6 +230,25 @@ class Scopes:
         return scope
 
 
+# The node types ``Scopes._binds`` looks at (every other node binds nothing).
+_BINDERS = frozenset(t for t in (ast.Name, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias,
+                                 ast.ExceptHandler, getattr(ast, "MatchAs", None), getattr(ast, "MatchStar", None),
+                                 getattr(ast, "MatchMapping", None)) if t is not None)
+
+
+def _children(node: ast.AST) -> List[ast.AST]:
+    """``ast.iter_child_nodes(node)`` as a list (the same nodes in the same order, without the
+    generators: the scope pass visits every node of both modules)."""
+    out: List[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(item for item in value if isinstance(item, ast.AST))
+    return out
+
+
 def _all_args(args: ast.arguments) -> List[ast.arg]:
     out = list(getattr(args, "posonlyargs", [])) + list(args.args) + list(args.kwonlyargs)
     return out + [a for a in (args.vararg, args.kwarg) if a]
@@ -277,7 +299,7 @@ class _Module:
                  exports: "_PackageExports", path: Optional[str] = None, source: Optional[str] = None) -> None:
         self.tree = tree
         self.path = path
-        self.scopes = Scopes(tree)
+        self.scopes = Scopes(tree, source)
         self.reasons: List[str] = []
         self.flags: Dict[str, ast.stmt] = {}  # flag name -> its binding statement
         self.drop: Set[int] = set()  # ids of module-level statements proven inert
