@@ -213,6 +213,8 @@ class Cache:
         return digest, data
 
     def hash_of(self, path: str) -> Optional[str]:
+        if path in self._hashes:  # dependencies are kept as absolute paths: no abspath per entry
+            return self._hashes[path]
         if path.startswith(TREE):
             if path not in self._hashes:
                 self._hashes[path] = tree_signature(path[len(TREE):])
