@@ -53,6 +53,12 @@ def test_the_right_fix_passes_and_only_its_statements_are_compared():
     # and the calls are not folded
     shapes = [([type(s).__name__ for s in old], [type(s).__name__ for s in new]) for old, new in regions]
     assert shapes == [([], ["Assign"]), (["Assign"], ["If"])]
+    # told apart by their text (what check_nvidia_path does), the same regions
+    by_text = changed_regions(ast.parse(ORIGINAL), ast.parse(GOOD), ORIGINAL, GOOD)
+    assert [([type(s).__name__ for s in old], [type(s).__name__ for s in new]) for old, new in by_text] == shapes
+    # a different __future__ import set: statements are compared by their ASTs
+    future = "from __future__ import annotations\n"
+    assert len(changed_regions(ast.parse(ORIGINAL), ast.parse(future + GOOD), ORIGINAL, future + GOOD)) >= 2
 
 
 BAD = {
