@@ -42,9 +42,11 @@ fuzz: $(TEST_STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m rocm_lint.docgen docs/rules
 
-## make bench: rocm-lint against ruff, ast.parse, flake8 (with/without the plugin) and TorchFix on the torch and diffusers wheels
+## make bench: rocm-lint against ruff, ast.parse, flake8 (with/without the plugin) and TorchFix on the torch and diffusers wheels;
+## then what fixes cost (bench_fix.py: JSON/concise warm, --fix/check, quick-fix latency; BENCH_FIX_TREE=<project> picks the tree)
 bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/bench_python.py
+	$(BIN)/python benchmarks/bench_fix.py $(if $(BENCH_FIX_TREE),--tree $(BENCH_FIX_TREE))
 
 ## make bench-cpp: the C++ scanner on FBGEMM, apex and flash-attention (cloned outside the repo)
 bench-cpp: $(TEST_STAMP)

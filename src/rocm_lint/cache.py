@@ -15,6 +15,14 @@ holds one JSON file per rocm-lint version and effective settings.  An entry is r
 * the project's exported trigger names are the same (a wrapper defined or removed anywhere can
   change which lines of any file matter).
 
+An entry also keeps the verified edits of its findings' fixes once an output that carries them
+(JSON, SARIF) has computed them (:meth:`Cache.lookup_edits`, :meth:`Cache.store_edits`): they
+are reused while the entry's findings are, and while every further input of the fix is
+unchanged — the files the fix step read (recorded like a check's), the formatter settings of
+the directories above the file (present or not), and a signature of the project's Python files
+(:func:`tree_signature`: every path, size and modification time under the roots whose star
+imports the fix reads, so a module added anywhere that star-imports the file is seen).
+
 Entries hold findings (with their fix recipes) or the file's error as plain JSON: loading a
 cache never runs code.  Writes are atomic (a temporary file then ``os.replace``), so concurrent
 runs never see half a file; the last one to finish wins.  The cache keeps at most
@@ -40,6 +48,7 @@ CACHE_DIR_NAME = ".rocm_lint_cache"
 MAX_ENTRIES = 200_000
 MAX_CACHE_BYTES = 256 * 1024 * 1024  # a larger cache file is ignored (and rewritten)
 _FORMAT = 1
+TREE = "tree:"  # a dependency on a directory tree's Python files (see tree_signature)
 RACY_NS = 2_000_000_000  # a file younger than this when read gets no recorded stat
 
 Result = Union[List[Finding], FileError]
@@ -147,7 +156,22 @@ class Cache:
         self.now = int(time.time())
         self._hashes: Dict[str, Optional[str]] = {}
         self._stats: Dict[str, List[int]] = {}  # path -> the stat recorded with this run's hash
+        self._valid: Dict[str, str] = {}  # path -> its hash, for entries looked up or stored this run
         self._load()
+        self.config = config
+        if len(_OPEN) > 8:
+            _OPEN.clear()
+        _OPEN[os.path.abspath(directory)] = self
+
+    @classmethod
+    def open(cls, directory: str, config) -> "Cache":
+        """This process's cache for ``directory`` and ``config``: the one the check used (its
+        entries and this run's hashes), else a new one."""
+        cache = _OPEN.get(os.path.abspath(directory))
+        if cache is not None and (cache.config is config or cache.file == os.path.join(
+                directory, __version__, settings_key(config) + ".json")):
+            return cache
+        return cls(directory, config)
 
     def _load(self) -> None:
         try:
@@ -189,6 +213,12 @@ class Cache:
         return digest, data
 
     def hash_of(self, path: str) -> Optional[str]:
+        if path in self._hashes:  # dependencies are kept as absolute paths: no abspath per entry
+            return self._hashes[path]
+        if path.startswith(TREE):
+            if path not in self._hashes:
+                self._hashes[path] = tree_signature(path[len(TREE):])
+            return self._hashes[path]
         path = os.path.abspath(path)
         if path not in self._hashes:
             from rocm_lint.discovery import read_bounded
@@ -219,6 +249,7 @@ class Cache:
         if signature is not None and entry.get("stat") != signature:
             entry["stat"] = signature  # read this time: the next run need not
             self.dirty = True
+        self._valid[os.path.abspath(path)] = digest
         return result
 
     def store(self, path: str, digest: str, triggers: str, deps: Iterable[str], result: Result) -> None:
@@ -228,6 +259,42 @@ class Cache:
             "deps": [[d, self.hash_of(d)] for d in sorted(set(deps)) if d != key],
             "result": encode_result(result),
         }
+        self._valid[key] = digest
+        self.dirty = True
+
+    # -- the verified edits of an entry's findings ---------------------------------------------------
+    def digest_of(self, path: str) -> Optional[str]:
+        """The content hash this run found for ``path`` when its entry holds this run's findings
+        (looked up or stored), else None."""
+        return self._valid.get(os.path.abspath(path))
+
+    def lookup_edits(self, path: str) -> Optional[Dict[str, Optional[list]]]:
+        """{finding key: edits (plain data) or None (no fix)} computed earlier for the findings of
+        ``path``'s entry, when the entry is this run's and no input of the fix changed."""
+        key = os.path.abspath(path)
+        entry = self.entries.get(key)
+        if key not in self._valid or not entry or entry.get("hash") != self._valid[key]:
+            return None
+        edits = entry.get("edits")
+        if not isinstance(edits, dict) or not isinstance(edits.get("by_finding"), dict):
+            return None
+        for dep, dep_hash in edits.get("deps", ()):
+            if self.hash_of(dep) != dep_hash:
+                return None
+        return edits["by_finding"]
+
+    def store_edits(self, path: str, digest: str, deps: Iterable[str], by_finding: Dict[str, Optional[list]]) -> None:
+        """Keep ``by_finding`` (see :meth:`lookup_edits`) with the entry of ``path``, computed from
+        the content ``digest``, reading ``deps`` (paths, or ``TREE + root``)."""
+        key = os.path.abspath(path)
+        entry = self.entries.get(key)
+        if entry is None or self._valid.get(key) != digest or entry.get("hash") != digest:
+            return  # the file changed since its check: nothing to attach the edits to
+        old = entry.get("edits") if isinstance(entry.get("edits"), dict) else {}
+        known = dict(old.get("by_finding", {})) if self.lookup_edits(path) is not None else {}
+        known.update(by_finding)
+        entry["edits"] = {"deps": [[d, self.hash_of(d)] for d in sorted(set(deps)) if d != key],
+                          "by_finding": known}
         self.dirty = True
 
     def save(self) -> None:
@@ -241,8 +308,50 @@ class Cache:
             os.makedirs(os.path.dirname(self.file), exist_ok=True)
             write_text_atomic(self.file, json.dumps({"format": _FORMAT, "entries": self.entries},
                                                     separators=(",", ":")))
+            self.dirty = False
         except OSError:
             pass  # a read-only tree: run without a cache, never fail the run for it
+
+
+_OPEN: Dict[str, Cache] = {}
+
+
+def finding_key(f: Finding) -> str:
+    """A finding's identity within its file's entry (where it is, what it says)."""
+    return json.dumps([f.line, f.col, f.end_line, f.end_col, f.code, f.message, f.cell])
+
+
+def edits_to(edits) -> list:
+    return [[e.content, list(e.start), list(e.end)] for e in edits]
+
+
+def edits_from(data: list) -> tuple:
+    return tuple(Edit(c, tuple(s), tuple(e)) for c, s, e in data)
+
+
+_SKIP_DIRS = ("__pycache__", "node_modules", "site-packages")
+
+
+def tree_signature(root: str) -> Optional[str]:
+    """Every Python file under ``root`` (the folders a project scan walks: no hidden folder, no
+    ``__pycache__``, ``node_modules``, ``site-packages`` or virtual environment) as (path, size,
+    modification time), hashed: a file added, removed or edited there changes it."""
+    if not os.path.isdir(root):
+        return None
+    h = hashlib.blake2b(digest_size=16)
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d[:1] != "." and d not in _SKIP_DIRS
+                         and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg")))
+        for name in sorted(names):
+            if not name.endswith(".py"):
+                continue
+            full = os.path.join(folder, name)
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue
+            h.update(f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
 
 
 def _prepare(directory: str) -> None:

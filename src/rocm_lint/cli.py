@@ -402,7 +402,7 @@ def _render(fmt: str, report, config, args: argparse.Namespace, out) -> None:
         render_statistics(report.findings, out, fmt=fmt, unsafe_fixes=args.unsafe_fixes)
         return
     if fmt in FORMATS_WITH_EDITS:
-        report.findings = _with_edits(report.findings, config)
+        report.findings = _with_edits(report.findings, config, args)
     if fmt == "sarif":
         from rocm_lint.output.sarif import render_sarif
 
@@ -631,28 +631,18 @@ def _apply_fixes(report, config, args, out, *, write: bool, keep=None):
     return fixed, would_fix, shown
 
 
-def _with_edits(findings, config):
-    """Fill in each Python fix's edits (ruff's JSON carries them), computed once per file (one
-    fix of the file's findings, split per finding); only files with fixes are re-read.  C++ and
-    config-file findings carry their edits from the check."""
-    from dataclasses import replace as dc_replace
+def _with_edits(findings, config, args=None):
+    """Fill in each Python fix's edits (``fix.api.with_edits``; kept in the content cache unless
+    --no-cache)."""
+    from rocm_lint.fix.api import with_edits
+    from rocm_lint.output.source import source_text
 
-    from rocm_lint.finding import Fix
-    from rocm_lint.fix.api import edits_by_finding
-    from rocm_lint.output.source import source_text as read_source
+    cache_dir = None
+    if args is not None and not getattr(args, "no_cache", True) and not _reads_stdin(args):
+        from rocm_lint.cache import default_dir
 
-    by_file = {}
-    for i, f in enumerate(findings):
-        if f.fix is not None and f.recipe is not None:
-            by_file.setdefault(f.path, []).append(i)
-    out = list(findings)
-    for path, indexes in by_file.items():
-        text = read_source(path)
-        wanted = [findings[i] for i in indexes]
-        all_edits = edits_by_finding(path, text, wanted, config) if isinstance(text, str) else [()] * len(wanted)
-        for i, f, edits in zip(indexes, wanted, all_edits):
-            out[i] = dc_replace(f, fix=Fix(f.fix.applicability, f.fix.message, edits) if edits else None)
-    return out
+        cache_dir = args.cache_dir or default_dir(config)
+    return with_edits(findings, config, cache_dir, read=source_text)
 
 
 def cmd_rule(args: argparse.Namespace) -> int:

@@ -319,7 +319,7 @@ class RocmLintServer(LanguageServer):
                 rng = where.finding_range(f)
                 if not _overlaps(rng, wanted):
                     continue
-                edits = fix_edits(path, text, f, config)
+                edits = fix_edits(path, text, f, config, findings)
                 if not edits:
                     continue
                 unsafe = f.fix.applicability == Applicability.UNSAFE
@@ -374,23 +374,52 @@ def to_diagnostic(f: Finding, where: Positions) -> types.Diagnostic:
     )
 
 
-def fix_edits(path: str, text: str, f: Finding, config: Config) -> Tuple[Edit, ...]:
-    """The edits of one finding's fix, verified the way ``--fix`` verifies them."""
+# The verified fixes of the last check's findings: an editor asks for code actions again on every
+# move of the cursor, and a fix is worked out once per check of a text (a new text, a new
+# configuration or a re-check after an imported module changed start afresh).
+_FIXES: "Dict[str, Tuple[str, Config, object, Dict[object, Tuple[Edit, ...]]]]" = {}
+_FIXES_KEPT = 8
+
+
+def _fixes_of(path: str, text: str, config: Config, checked: object) -> Dict[object, Tuple[Edit, ...]]:
+    known = _FIXES.get(path)
+    if known is not None and known[0] == text and known[1] is config and known[2] is checked:
+        return known[3]
+    if len(_FIXES) >= _FIXES_KEPT and path not in _FIXES:
+        _FIXES.pop(next(iter(_FIXES)))
+    memo: Dict[object, Tuple[Edit, ...]] = {}
+    _FIXES[path] = (text, config, checked, memo)
+    return memo
+
+
+def fix_edits(path: str, text: str, f: Finding, config: Config, checked: object = None) -> Tuple[Edit, ...]:
+    """The edits of one finding's fix, verified the way ``--fix`` verifies them (``fix.api.edits_for``
+    fixes the finding alone, so LibCST reads its statement).  ``checked``: the findings list of
+    the check ``f`` comes from; the edits are kept while it is the current one."""
     from rocm_lint.fix.api import edits_for
 
-    return edits_for(path, text, f, config)
+    if checked is None:
+        return edits_for(path, text, f, config)
+    memo = _fixes_of(path, text, config, checked)
+    if f not in memo:
+        memo[f] = edits_for(path, text, f, config)
+    return memo[f]
 
 
 def fix_all(path: str, text: str, findings: Sequence[Finding], config: Config) -> Optional[str]:
     """The text with every safe fix applied: what ``rocm-lint check --fix`` would write (the same
-    passes: fixes that overlap land in a later pass)."""
+    passes: fixes that overlap land in a later pass); worked out once per text."""
     from rocm_lint.fix.api import fix_text
 
-    try:
-        result = fix_text(path, text, config, findings=findings)
-    except SyntaxError:
-        return None
-    return None if isinstance(result, FileError) else result.text
+    memo = _fixes_of(path, text, config, findings)
+    key = "fix-all"
+    if key not in memo:
+        try:
+            result = fix_text(path, text, config, findings=findings)
+        except SyntaxError:
+            result = None
+        memo[key] = None if result is None or isinstance(result, FileError) else result.text  # type: ignore[assignment]
+    return memo[key]  # type: ignore[return-value]
 
 
 def create_server() -> RocmLintServer:

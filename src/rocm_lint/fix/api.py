@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import bisect
 import difflib
+import os
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint.config import Config
@@ -300,3 +301,114 @@ def _split(old: List[str], new: List[str], result: FixResult,
 def _last_line(f: Finding) -> int:
     span = getattr(f.recipe, "span", None)
     return max(f.line, f.end_line or f.line, span[2] if span else f.line)
+
+
+# -- the edits a report carries (JSON, SARIF), kept in the content cache -----------------------------
+_STYLE_FILES = (".ruff.toml", "ruff.toml", "pyproject.toml", ".flake8", "setup.cfg", "tox.ini")
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def with_edits(findings: Sequence[Finding], config: Config, cache_dir: Optional[str] = None,
+               read=None) -> List[Finding]:
+    """``findings`` with each Python fix's edits filled in (ruff's JSON carries them), computed
+    once per file (:func:`edits_by_finding`); only files with fixes are read.  C++ and
+    config-file findings carry their edits from the check.  With ``cache_dir`` the edits are
+    kept with the file's entry in the content cache and reused while nothing the fix read
+    changed (:meth:`rocm_lint.cache.Cache.lookup_edits`)."""
+    from dataclasses import replace as dc_replace
+
+    from rocm_lint.finding import Fix
+
+    cache = None
+    if cache_dir is not None:
+        from rocm_lint.cache import Cache
+
+        cache = Cache.open(cache_dir, config)
+    by_file: Dict[str, List[int]] = {}
+    for i, f in enumerate(findings):
+        if f.fix is not None and f.recipe is not None:
+            by_file.setdefault(f.path, []).append(i)
+    out = list(findings)
+    for path, indexes in by_file.items():
+        wanted = [findings[i] for i in indexes]
+        all_edits = _cached_edits(cache, path, wanted, config) if cache is not None else None
+        if all_edits is None:
+            if read is None:
+                from rocm_lint.engine import read_source as read
+
+            text = read(path)
+            all_edits = edits_by_finding(path, text, wanted, config) if isinstance(text, str) else [()] * len(wanted)
+        for i, f, edits in zip(indexes, wanted, all_edits):
+            out[i] = dc_replace(f, fix=Fix(f.fix.applicability, f.fix.message, edits) if edits else None)
+    if cache is not None:
+        cache.save()
+    return out
+
+
+def _cached_edits(cache, path: str, wanted: Sequence[Finding], config: Config) -> Optional[List[Tuple[Edit, ...]]]:
+    """The edits of ``wanted`` from the cache, or computed and stored; None where the cache
+    cannot answer for the file (no entry of this run: the caller computes them)."""
+    from rocm_lint.cache import TREE, content_hash, edits_from, edits_to, finding_key
+    from rocm_lint.discovery import read_bounded, recording_reads
+    from rocm_lint.engine import MAX_FILE_BYTES, decode_source
+
+    digest = cache.digest_of(path)
+    if digest is None:
+        return None
+    keys = [finding_key(f) for f in wanted]
+    known = cache.lookup_edits(path)
+    if known is not None and all(k in known for k in keys):
+        return [edits_from(known[k]) if known[k] else () for k in keys]
+    try:
+        data = read_bounded(path, MAX_FILE_BYTES)
+    except OSError:
+        return None
+    if not isinstance(data, bytes) or content_hash(data) != digest:
+        return None  # changed since the check: computed, not kept
+    text = decode_source(path, data)
+    if not isinstance(text, str):
+        return None
+    with recording_reads() as reads:
+        all_edits = edits_by_finding(path, text, wanted, config)
+    reads.discard(os.path.abspath(path))
+    deps = set(reads) | set(_style_files(path)) | {TREE + root for root in _project_roots(path, config)}
+    cache.store_edits(path, digest, deps, {k: edits_to(e) if e else None for k, e in zip(keys, all_edits)})
+    return all_edits
+
+
+def _style_files(path: str) -> List[str]:
+    """The formatter settings files the fix may read for ``path`` (present or not)."""
+    out = []
+    directory = os.path.dirname(os.path.abspath(path))
+    for _ in range(64):
+        out.extend(os.path.join(directory, name) for name in _STYLE_FILES)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return out
+
+
+def _project_roots(path: str, config: Config) -> List[str]:
+    """The outermost folders whose Python files the fix's star-import scans may read for
+    ``path``: the folder above its top package, the nearest one above it holding a project
+    marker, and the project's roots."""
+    from rocm_lint.python.project import project_for
+
+    folder = os.path.dirname(os.path.abspath(path))
+    top = folder
+    for _ in range(64):
+        if not os.path.isfile(os.path.join(top, "__init__.py")) or os.path.dirname(top) == top:
+            break
+        top = os.path.dirname(top)
+    marked, probe = top, folder
+    for _ in range(64):
+        if any(os.path.exists(os.path.join(probe, m)) for m in _MARKERS):
+            marked = probe if len(probe) < len(top) else top
+            break
+        if os.path.dirname(probe) == probe:
+            break
+        probe = os.path.dirname(probe)
+    roots = [os.path.realpath(r) for r in [top, marked, *project_for(config).roots] if os.path.isdir(r)]
+    roots = list(dict.fromkeys(roots))
+    return [r for r in roots if not any(o != r and r.startswith(o.rstrip(os.sep) + os.sep) for o in roots)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -210,16 +211,51 @@ def _positions(wrapper, provider):
     return wrapper.resolve(provider)
 
 
-def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan, path: str = ""):
+def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan, path: str = "", skeleton=None):
     """Apply the recipes of ``findings`` with LibCST: (new text, ids of the applied findings,
     whether the ROCm flag is used); lines the fix makes too long are wrapped to the line length
-    of ``path``'s project, and its isort setting of blank lines after imports is kept."""
+    of ``path``'s project, and its isort setting of blank lines after imports is kept.  With a
+    ``skeleton`` (``fix.skeleton``) LibCST reads only the statements the fixes touch."""
     from rocm_lint.fix.layout import style_for
     from rocm_lint.fix.transform import apply_recipes
 
-    wrapper, positions = _parsed(text)
     line_length, blank_after_imports = style_for(path)
+    if skeleton is not None:
+        from rocm_lint.fix.skeleton import restore
+
+        wrapper, positions = _parsed(skeleton.skeleton)
+        new, applied, uses_flag = apply_recipes(wrapper, positions, split_lines(skeleton.skeleton), findings, flag,
+                                                line_length, blank_after_imports)
+        restored = restore(skeleton, new)
+        if restored is not None:
+            if not VERIFY_SKELETON:
+                return restored, applied, uses_flag
+            whole = _transform(text, findings, flag, path)
+            assert whole[0] == restored, f"skeleton fix differs from the whole module's: {path}"
+            return whole
+    wrapper, positions = _parsed(text)
     return apply_recipes(wrapper, positions, split_lines(text), findings, flag, line_length, blank_after_imports)
+
+
+# A development check: every skeleton transform is compared with the whole module's.
+VERIFY_SKELETON = bool(os.environ.get("ROCM_LINT_VERIFY_SKELETON"))
+
+
+def _skeleton(text: str, tree: ast.Module, candidates: Sequence[Finding], flag: FlagPlan):
+    """The module with only what ``candidates``' fixes and the flag's insertion touch."""
+    from rocm_lint.fix.skeleton import build
+
+    touched = set()
+    for f in candidates:
+        span = getattr(f.recipe, "span", None)
+        last = max(f.line, f.end_line or f.line, span[2] if span else f.line)
+        touched.update(range(f.line, last + 1))
+    if flag.insert_after_line is not None:
+        touched.update((flag.insert_after_line, flag.insert_after_line + 1))
+    try:
+        return build(text, tree, touched)
+    except (ValueError, IndexError, RecursionError):
+        return None
 
 
 # -- the public entry points ----------------------------------------------------------------------
@@ -257,21 +293,25 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
         result.dropped = unplaced
         return result
 
+    skeleton = _skeleton(text, tree, candidates, flag)
+
     def attempt(subset: Sequence[Finding]):
         """((new text, ids applied, flag used), None) when the subset's fixes verify, else (None, why)."""
         try:
-            new_text, applied, uses_flag = _transform(text, subset, flag, path)
+            new_text, applied, uses_flag = (_transform(text, subset, flag, path) if skeleton is None
+                                            else _transform(text, subset, flag, path, skeleton))
         except Exception as exc:  # LibCST could not represent it: never guess
             return None, f"cannot build the fix: {type(exc).__name__}"
-        try:
-            ast.parse(new_text)
-        except SyntaxError as exc:
-            return None, f"the fixed file would not parse ({exc.msg})"
-        # The independent check: it is given the two sources, never this plan.
+        # The independent check: it is given the two sources, never this plan (it parses both:
+        # a fixed text that does not parse is said so, as the fixer's own parse would).
         unsafe_used = any(f.fix.applicability != Applicability.SAFE for f in subset if id(f) in applied)
         why = check_nvidia_path(text, new_text, path=path, rocm_names=rocm_names,
                                 assume_imports_succeed=unsafe_used)
         if why is not None:
+            try:
+                ast.parse(new_text)
+            except SyntaxError as exc:
+                return None, f"the fixed file would not parse ({exc.msg})"
             return None, why
         return (new_text, applied, uses_flag), None
 

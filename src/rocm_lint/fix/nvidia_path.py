@@ -82,14 +82,29 @@ def _identifiers(tree: ast.AST) -> Set[str]:
 class Scopes:
     """Which scope binds which name, and where (a small, conservative ``symtable``)."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, source: Optional[str] = None) -> None:
+        """``source``: the module's text, when known (no ``global`` in it: no walk for one)."""
         self.tree = tree
         self.parent: Dict[int, ast.AST] = {}
         self.scope_of: Dict[int, ast.AST] = {}  # node -> the scope node it is evaluated in
         self.bindings: Dict[Tuple[int, str], List[ast.AST]] = {}  # (scope, name) -> binding nodes
         self.declared_global: Dict[int, Set[str]] = {}
         self.all_bindings: Dict[str, int] = {}  # name -> number of bindings anywhere
+        if source is None or "global" in source:
+            self._globals(tree, [])
         self._visit(tree, tree)
+
+    def _globals(self, node: ast.AST, owners: List[ast.AST]) -> None:
+        """Every function or class gets the names a ``global`` statement anywhere inside it
+        declares (nested ones included), in one walk of the module."""
+        if isinstance(node, ast.Global):
+            for owner in owners:
+                self.declared_global.setdefault(id(owner), set()).update(node.names)
+            return
+        if isinstance(node, _FUNCTIONS + (ast.ClassDef,)):
+            owners = owners + [node]
+        for child in ast.iter_child_nodes(node):
+            self._globals(child, owners)
 
     def _bind(self, scope: ast.AST, name: str, node: ast.AST) -> None:
         if name in self.declared_global.get(id(scope), ()):
@@ -98,30 +113,29 @@ class Scopes:
         self.all_bindings[name] = self.all_bindings.get(name, 0) + 1
 
     def _visit(self, node: ast.AST, scope: ast.AST) -> None:
-        # `global`/`nonlocal` first: they decide where the scope's assignments go
-        if isinstance(node, _FUNCTIONS + (ast.ClassDef,)):
-            for sub in ast.walk(node):
-                if isinstance(sub, ast.Global):
-                    self.declared_global.setdefault(id(node), set()).update(sub.names)
-        for child in ast.iter_child_nodes(node):
-            self.parent[id(child)] = node
-            inner = scope
-            if isinstance(node, _SCOPES):
-                inner = node
-                # decorators, defaults, bases and the first iterable run in the enclosing scope
-                outer_parts = list(getattr(node, "decorator_list", [])) + list(getattr(node, "bases", []))
-                outer_parts += [k.value for k in getattr(node, "keywords", [])]
-                if isinstance(node, _FUNCTIONS):
-                    outer_parts += list(node.args.defaults) + [d for d in node.args.kw_defaults if d]
-                    if not isinstance(node, ast.Lambda):
-                        outer_parts += [a.annotation for a in _all_args(node.args) if a.annotation]
-                        outer_parts += [node.returns] if node.returns else []
-                if hasattr(node, "generators") and node.generators:
-                    outer_parts.append(node.generators[0].iter)
-                if any(child is p for p in outer_parts):
-                    inner = scope
-            self.scope_of[id(child)] = inner
-            self._binds(child, inner, scope)
+        # `global` declarations were gathered first (``_globals``): they decide where the
+        # scope's assignments go
+        outer: Set[int] = set()
+        is_scope = isinstance(node, _SCOPES)
+        if is_scope:
+            # decorators, defaults, bases and the first iterable run in the enclosing scope
+            outer_parts = list(getattr(node, "decorator_list", [])) + list(getattr(node, "bases", []))
+            outer_parts += [k.value for k in getattr(node, "keywords", [])]
+            if isinstance(node, _FUNCTIONS):
+                outer_parts += list(node.args.defaults) + [d for d in node.args.kw_defaults if d]
+                if not isinstance(node, ast.Lambda):
+                    outer_parts += [a.annotation for a in _all_args(node.args) if a.annotation]
+                    outer_parts += [node.returns] if node.returns else []
+            if hasattr(node, "generators") and node.generators:
+                outer_parts.append(node.generators[0].iter)
+            outer = {id(p) for p in outer_parts}
+        parent, scope_of = self.parent, self.scope_of
+        for child in _children(node):
+            parent[id(child)] = node
+            inner = node if is_scope and id(child) not in outer else scope
+            scope_of[id(child)] = inner
+            if type(child) in _BINDERS:
+                self._binds(child, inner, scope)
             self._visit(child, inner)
 
     def _binds(self, node: ast.AST, scope: ast.AST, outer: ast.AST) -> None:
@@ -216,6 +230,25 @@ class Scopes:
         return scope
 
 
+# The node types ``Scopes._binds`` looks at (every other node binds nothing).
+_BINDERS = frozenset(t for t in (ast.Name, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias,
+                                 ast.ExceptHandler, getattr(ast, "MatchAs", None), getattr(ast, "MatchStar", None),
+                                 getattr(ast, "MatchMapping", None)) if t is not None)
+
+
+def _children(node: ast.AST) -> List[ast.AST]:
+    """``ast.iter_child_nodes(node)`` as a list (the same nodes in the same order, without the
+    generators: the scope pass visits every node of both modules)."""
+    out: List[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(item for item in value if isinstance(item, ast.AST))
+    return out
+
+
 def _all_args(args: ast.arguments) -> List[ast.arg]:
     out = list(getattr(args, "posonlyargs", [])) + list(args.args) + list(args.kwonlyargs)
     return out + [a for a in (args.vararg, args.kwarg) if a]
@@ -266,7 +299,7 @@ class _Module:
                  exports: "_PackageExports", path: Optional[str] = None, source: Optional[str] = None) -> None:
         self.tree = tree
         self.path = path
-        self.scopes = Scopes(tree)
+        self.scopes = Scopes(tree, source)
         self.reasons: List[str] = []
         self.flags: Dict[str, ast.stmt] = {}  # flag name -> its binding statement
         self.drop: Set[int] = set()  # ids of module-level statements proven inert
@@ -354,11 +387,14 @@ class _Module:
         stmt = self.flags.get(name_node.id)
         return stmt is not None and self.scopes.sound_read(name_node, name_node.id, lambda s: s is stmt) is not None
 
-    def decide(self) -> None:
-        """What folds, decided on the whole unmodified tree (folding rewrites blocks)."""
+    def decide(self, statements: Optional[List[ast.stmt]] = None) -> None:
+        """What folds in ``statements`` (top-level ones; all by default), decided on the whole
+        unmodified tree (folding rewrites blocks): the scopes and bindings are the whole
+        module's either way."""
         self.false_names: Set[int] = set()
         self.versions: Dict[int, object] = {}
-        for node in ast.walk(self.tree):
+        nodes = [n for s in statements for n in ast.walk(s)] if statements is not None else list(ast.walk(self.tree))
+        for node in nodes:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in self.flags \
                     and self.flag_at(node):
                 self.false_names.add(id(node))
@@ -366,7 +402,7 @@ class _Module:
                     and isinstance(node.value, ast.Attribute) and node.value.attr == "version" \
                     and isinstance(node.value.value, ast.Name) and self.torch_at(node.value.value):
                 self.versions[id(node)] = None if node.attr == "hip" else CUDA_VERSION
-        self.builtin_bool = {id(n) for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == "bool"
+        self.builtin_bool = {id(n) for n in nodes if isinstance(n, ast.Name) and n.id == "bool"
                              and self.scopes.resolving_scope(n, "bool") is None}
 
 
@@ -580,10 +616,138 @@ def fold(tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, objec
     return ast.fix_missing_locations(folded), module.reasons
 
 
+def fold_regions(tree: ast.Module, regions: List[List[ast.stmt]], original_names: Set[str],
+                 rocm_names: Dict[str, object], path: Optional[str] = None, assume_imports_succeed: bool = False,
+                 notes: Optional[List[str]] = None, source: Optional[str] = None) -> Tuple[List[str], List[str]]:
+    """:func:`fold` of the statements of each region only (runs of statements of one block of
+    ``tree``), analysed in the whole module (its scopes, bindings and flags): (the dump of each
+    folded region, the reasons found on the way)."""
+    module = _Module(tree, original_names, rocm_names, _PackageExports(path), path, source)
+    if notes is not None:
+        notes.extend(module.notes)
+    module.decide([s for region in regions for s in region])
+    folder = _Fold(module, assume_imports_succeed)
+    return [ast.dump(folder.visit(ast.Module(body=list(region), type_ignores=[]))) for region in regions], \
+        module.reasons
+
+
+_NESTED = ("body", "orelse", "finalbody")
+
+
+def _same_header(a: ast.stmt, b: ast.stmt) -> bool:
+    """Two statements of one kind that differ only inside their blocks (the same decorators,
+    signature, test, loop target, context managers, exception handlers' types and names)."""
+    if type(a) is not type(b) or isinstance(a, getattr(ast, "Match", ())):
+        return False
+    for name, value in ast.iter_fields(a):
+        other = getattr(b, name, None)
+        if name in _NESTED:
+            continue
+        if name == "handlers":
+            if len(value) != len(other):
+                return False
+            for h, g in zip(value, other):
+                if h.name != g.name or (h.type is None) != (g.type is None) or \
+                        (h.type is not None and ast.dump(h.type) != ast.dump(g.type)):
+                    return False
+            continue
+        if _dump_field(value) != _dump_field(other):
+            return False
+    return True
+
+
+def _dump_field(value: object) -> object:
+    if isinstance(value, list):
+        return [_dump_field(v) for v in value]
+    return ast.dump(value) if isinstance(value, ast.AST) else repr(value)
+
+
+def changed_regions(old: ast.Module, new: ast.Module, old_text: Optional[str] = None,
+                    new_text: Optional[str] = None) -> List[Tuple[List[ast.stmt], List[ast.stmt]]]:
+    """(old statements, new statements): runs of statements of one block that the fix changed;
+    every statement outside them is the same statement (equal ASTs) in both, in the same place.
+    A statement changed only inside its blocks (a ``def`` whose body gained an ``if``) is
+    compared block by block.  With the two sources, statements are told equal by their text
+    (the same lines and offsets parse to the same AST when both modules have the same
+    ``__future__`` imports), which spares dumping every statement."""
+    out: List[Tuple[List[ast.stmt], List[ast.stmt]]] = []
+    keys = None
+    if old_text is not None and new_text is not None and _futures(old) == _futures(new):
+        keys = (_TextKeys(old_text), _TextKeys(new_text))
+    _align(old.body, new.body, out, keys=keys)
+    return out
+
+
+def _futures(tree: ast.Module) -> List[str]:
+    return [a.name for s in tree.body if isinstance(s, ast.ImportFrom) and s.module == "__future__" for a in s.names]
+
+
+class _TextKeys:
+    """A statement's text: its lines as written and its offsets in them."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = re.split(r"\r\n|\r|\n", text)  # as Python counts lines (not str.splitlines)
+
+    def __call__(self, stmt: ast.stmt) -> object:
+        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", None) or ()])
+        last = getattr(stmt, "end_lineno", None) or stmt.lineno
+        return (stmt.col_offset, getattr(stmt, "end_col_offset", None), "\n".join(self.lines[first - 1:last]))
+
+
+def _header(stmt: ast.stmt) -> str:
+    """A statement without its blocks (a simple statement whole)."""
+    parts: List[object] = [type(stmt).__name__]
+    for name, value in ast.iter_fields(stmt):
+        if name in _NESTED:
+            continue
+        if name == "handlers":
+            parts.append([(h.name, _dump_field(h.type)) for h in value])
+        else:
+            parts.append(_dump_field(value))
+    return repr(parts)
+
+
+def _align(a_body: List[ast.stmt], b_body: List[ast.stmt], out: List[Tuple[List[ast.stmt], List[ast.stmt]]],
+           by_header: bool = False, keys=None) -> None:
+    """Align two blocks statement by statement (equal ASTs), then the runs that differ by their
+    statements' headers: a pair with the same header is compared block by block."""
+    from difflib import SequenceMatcher
+
+    if by_header:
+        a, b = [_header(s) for s in a_body], [_header(s) for s in b_body]
+    elif keys is not None:
+        a, b = [keys[0](s) for s in a_body], [keys[1](s) for s in b_body]
+    else:
+        a, b = [ast.dump(s) for s in a_body], [ast.dump(s) for s in b_body]
+    for tag, i1, i2, j1, j2 in SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal" and not by_header:
+            continue
+        if tag != "equal":
+            if not by_header and i1 < i2 and j1 < j2:
+                _align(a_body[i1:i2], b_body[j1:j2], out, by_header=True, keys=keys)
+            else:
+                out.append((a_body[i1:i2], b_body[j1:j2]))
+            continue
+        for x, y in zip(a_body[i1:i2], b_body[j1:j2]):
+            if not _same_header(x, y):
+                out.append(([x], [y]))
+                continue
+            for name in _NESTED:
+                if isinstance(getattr(x, name, None), list):
+                    _align(getattr(x, name), getattr(y, name), out, keys=keys)
+            for h, g in zip(getattr(x, "handlers", None) or (), getattr(y, "handlers", None) or ()):
+                _align(h.body, g.body, out, keys=keys)
+
+
 def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
                       rocm_names: Optional[Dict[str, object]] = None,
                       assume_imports_succeed: bool = False) -> Optional[str]:
-    """None when ``fixed`` runs on NVIDIA exactly as ``original`` does; else why not."""
+    """None when ``fixed`` runs on NVIDIA exactly as ``original`` does; else why not.
+
+    Only the statements that differ are folded and compared (each run of them, old against new,
+    block by block inside a statement whose header is unchanged); the analysis that decides what folds (scopes, bindings, flags, what the fix
+    added, what code can see of the namespace) is the whole module's.  Why that is enough:
+    ``docs/fixes.md``, "Only what changed is folded"."""
     rocm_names = rocm_names or {}
     try:
         old_tree = ast.parse(original)
@@ -592,11 +756,14 @@ def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
         return f"cannot read the module ({type(exc).__name__})"
     names = _identifiers(old_tree)
     try:
+        regions = changed_regions(old_tree, new_tree, original, fixed)
         # Both trees were parsed here for this check alone: folded in place, no copy.
-        a, _ = fold(old_tree, names, rocm_names, path, assume_imports_succeed, source=original)
+        a, _ = fold_regions(old_tree, [x for x, _ in regions], names, rocm_names, path,
+                            assume_imports_succeed, source=original)
         notes: List[str] = []
-        b, reasons = fold(new_tree, names, rocm_names, path, assume_imports_succeed, notes, source=fixed)
-        same = ast.dump(a) == ast.dump(b)
+        b, reasons = fold_regions(new_tree, [y for _, y in regions], names, rocm_names, path,
+                                  assume_imports_succeed, notes, source=fixed)
+        same = a == b
     except RecursionError:
         return "the module is too deeply nested to verify a fix"
     if same and not reasons:
