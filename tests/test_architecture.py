@@ -24,7 +24,7 @@ LAYERS = [
     ("data", ["rocm_lint", "rocm_lint.lines", "rocm_lint.finding", "rocm_lint.domain", "rocm_lint.lazy", "rocm_lint.words",
               "rocm_lint.requirements"]),
     ("settings and the rule unit", ["rocm_lint.config", "rocm_lint.rule", "rocm_lint.noqa",
-                                    "rocm_lint.discovery"]),
+                                    "rocm_lint.discovery", "rocm_lint.workspace"]),
     ("readers", ["rocm_lint.python", "rocm_lint.python.*", "rocm_lint.cpp", "rocm_lint.cpp.*",
                  "rocm_lint.build", "rocm_lint.build.*",
                  "rocm_lint.configfiles", "rocm_lint.configfiles.*", "rocm_lint.notebook"]),

@@ -11,7 +11,7 @@ holds one JSON file per rocm-lint version and effective settings.  An entry is r
   was read (git's answer to "racy" timestamps: an edit after the read leaves a later time, on
   any file system whose timestamps are finer than two seconds),
 * every other file its check read is unchanged (the project modules it imported facts from, the
-  C++ headers it followed: recorded by :func:`rocm_lint.discovery.recording_reads`), and
+  C++ headers it followed: recorded by :meth:`rocm_lint.workspace.Workspace.recording_reads`), and
 * the project's exported trigger names are the same (a wrapper defined or removed anywhere can
   change which lines of any file matter).
 

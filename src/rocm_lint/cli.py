@@ -275,13 +275,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     if stdin:
         return _check_stdin(config, args)
 
-    report = _check(paths, config, args)
+    from rocm_lint.workspace import Workspace
+
+    workspace = Workspace()  # every cache of this run (rocm_lint.workspace)
+    report = _check(paths, config, args, workspace)
     if args.write_baseline:
         return _record_baseline(report, args)
     fixed = 0
     shown = {}
     if args.fix or args.diff or args.show_fixes:
-        fixed, would_fix, shown = _apply_fixes(report, config, args, sys.stdout, write=args.fix and not args.diff)
+        fixed, would_fix, shown = _apply_fixes(report, config, args, sys.stdout, write=args.fix and not args.diff,
+                                                workspace=workspace)
         if args.diff:
             if not args.quiet:
                 sys.stderr.write(f"Would fix {would_fix} finding{'s' if would_fix != 1 else ''}.\n")
@@ -292,7 +296,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_ERROR if report.errors else (EXIT_FINDINGS if would_fix else EXIT_CLEAN)
         if fixed:
             errors = report.errors
-            report = _check(paths, config, args)  # what remains after the fixes
+            workspace.revalidate()  # a fixed header is read again
+            report = _check(paths, config, args, workspace)  # what remains after the fixes
             report.errors = errors
     baselined = 0
     if args.baseline:
@@ -309,7 +314,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselined: int = 0, shown=None,
-            out=None) -> int:
+            out=None, sources=None) -> int:
     """Render the findings (to ``out``, ``--output-file`` or stdout), the error lines and the summary."""
     if args.output_file:
         try:
@@ -323,7 +328,7 @@ def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselin
         target = out or sys.stdout
     try:
         fmt = args.output_format or ("full" if target.isatty() else "concise")
-        _render(fmt, report, config, args, target)
+        _render(fmt, report, config, args, target, sources)
         if args.show_fixes and shown is not None:
             _render_shown(shown, sys.stderr if fmt in MACHINE_FORMATS or args.statistics else target,
                           applied=bool(args.fix))
@@ -343,7 +348,7 @@ def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselin
     return EXIT_CLEAN
 
 
-def _render(fmt: str, report, config, args: argparse.Namespace, out) -> None:
+def _render(fmt: str, report, config, args: argparse.Namespace, out, sources=None) -> None:
     from rocm_lint.output import render
     from rocm_lint.output.source import project_root
     from rocm_lint.output.text import render_statistics
@@ -352,17 +357,17 @@ def _render(fmt: str, report, config, args: argparse.Namespace, out) -> None:
         render_statistics(report.findings, out, fmt=fmt, unsafe_fixes=args.unsafe_fixes)
         return
     if fmt in FORMATS_WITH_EDITS:
-        report.findings = _with_edits(report.findings, config)
+        report.findings = _with_edits(report.findings, config, sources)
     if fmt == "sarif":
         from rocm_lint.output.sarif import render_sarif
 
-        render_sarif(report.findings, out, errors=report.errors, root=project_root(config.root))
+        render_sarif(report.findings, out, errors=report.errors, root=project_root(config.root), sources=sources)
     elif fmt == "github":
         from rocm_lint.output.github import render_github
 
-        render_github(report.findings, out, errors=report.errors, root=project_root(config.root))
+        render_github(report.findings, out, errors=report.errors, root=project_root(config.root), sources=sources)
     else:
-        render(fmt, report.findings, out, color=use_color(out), errors=report.errors)
+        render(fmt, report.findings, out, color=use_color(out), errors=report.errors, sources=sources)
 
 
 def _render_shown(shown, out, *, applied: bool) -> None:
@@ -403,7 +408,7 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
     from rocm_lint.discovery import language_of
     from rocm_lint.engine import Report, check_source, decode_source
     from rocm_lint.finding import FileError
-    from rocm_lint.output.source import set_overlay
+    from rocm_lint.output.source import Sources
 
     name = args.stdin_filename or "-"
     language = language_of(name) if args.stdin_filename else "python"
@@ -441,8 +446,12 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
         if echo:
             emit(text)
         return EXIT_CLEAN
-    set_overlay(name, text, language)
-    result = check_source(name, text, config, language)
+    sources = Sources()  # the renderers read the buffer, not the file on disk
+    sources.set_overlay(name, text, language)
+    from rocm_lint.workspace import Workspace
+
+    workspace = Workspace()
+    result = check_source(name, text, config, language, workspace=workspace)
     if isinstance(result, FileError):
         report.errors.append(result)
     else:
@@ -455,7 +464,7 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
         from rocm_lint.fix.api import fix_text
 
         outcome = fix_text(name, text, config, unsafe=args.unsafe_fixes, language=language,
-                           findings=report.findings)
+                           findings=report.findings, workspace=workspace)
         new = text if isinstance(outcome, FileError) else outcome.text
         applied = [] if isinstance(outcome, FileError) else outcome.applied
         shown = {name: Counter(f.code for f in applied)}
@@ -473,13 +482,14 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
             emit(new)
             if new != text:
                 fixed = len(applied)
-                set_overlay(name, new, language)
-                again = check_source(name, new, config, language)
+                sources.set_overlay(name, new, language)
+                again = check_source(name, new, config, language, workspace=workspace)
                 report.findings = [] if isinstance(again, FileError) else sorted(again)
     elif echo:
         emit(text)
     # with --fix, stdout carries the text: the findings that remain go to stderr
-    return _report(report, config, args, fixed=fixed, shown=shown, out=sys.stderr if echo else None)
+    return _report(report, config, args, fixed=fixed, shown=shown, out=sys.stderr if echo else None,
+                   sources=sources)
 
 
 def _stdin_excluded(name: str, config) -> bool:
@@ -506,7 +516,7 @@ def use_color(stream) -> bool:
     return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
-def _check(paths, config, args):
+def _check(paths, config, args, workspace=None):
     """check_paths with a progress bar on stderr when it is a terminal."""
     from rocm_lint.engine import check_paths
     from rocm_lint.output.progress import ProgressBar, wants_progress
@@ -517,15 +527,15 @@ def _check(paths, config, args):
 
         cache_dir = args.cache_dir or default_dir(config)
     if not wants_progress(sys.stderr, args.quiet):
-        return check_paths(paths, config, jobs=args.jobs, cache_dir=cache_dir)
+        return check_paths(paths, config, jobs=args.jobs, cache_dir=cache_dir, workspace=workspace)
     bar = ProgressBar(sys.stderr)
     try:
-        return check_paths(paths, config, jobs=args.jobs, progress=bar, cache_dir=cache_dir)
+        return check_paths(paths, config, jobs=args.jobs, progress=bar, cache_dir=cache_dir, workspace=workspace)
     finally:
         bar.close()
 
 
-def _apply_fixes(report, config, args, out, *, write: bool):
+def _apply_fixes(report, config, args, out, *, write: bool, workspace=None):
     """Fix (``write``), or with --diff show, every file with fixable findings; with neither, only
     count what --fix would do (``--show-fixes``).  Returns (fixed, would_fix, {path: Counter(code)})."""
     from collections import Counter
@@ -541,7 +551,8 @@ def _apply_fixes(report, config, args, out, *, write: bool):
     paths = sorted({f.path for f in report.findings if f.fix is not None and f.fix.applicability in wanted})
     fixed = would_fix = 0
     shown = {}
-    for path, outcome in zip(paths, fix_files(paths, config, unsafe=args.unsafe_fixes, write=write, jobs=args.jobs)):
+    for path, outcome in zip(paths, fix_files(paths, config, unsafe=args.unsafe_fixes, write=write, jobs=args.jobs,
+                                                    workspace=workspace)):
         if outcome.error:
             report.errors.append(FileError(path, outcome.error))
             continue
@@ -559,7 +570,7 @@ def _apply_fixes(report, config, args, out, *, write: bool):
     return fixed, would_fix, shown
 
 
-def _with_edits(findings, config):
+def _with_edits(findings, config, sources=None):
     """Fill in each Python fix's edits (ruff's JSON carries them), computed once per file (one
     fix of the file's findings, split per finding); only files with fixes are re-read.  C++ and
     config-file findings carry their edits from the check."""
@@ -567,7 +578,9 @@ def _with_edits(findings, config):
 
     from rocm_lint.finding import Fix
     from rocm_lint.fix.api import edits_by_finding
-    from rocm_lint.output.source import source_text as read_source
+    from rocm_lint.output.source import Sources
+
+    sources = sources or Sources()
 
     by_file = {}
     for i, f in enumerate(findings):
@@ -575,7 +588,7 @@ def _with_edits(findings, config):
             by_file.setdefault(f.path, []).append(i)
     out = list(findings)
     for path, indexes in by_file.items():
-        text = read_source(path)
+        text = sources.text(path)
         wanted = [findings[i] for i in indexes]
         all_edits = edits_by_finding(path, text, wanted, config) if isinstance(text, str) else [()] * len(wanted)
         for i, f, edits in zip(indexes, wanted, all_edits):

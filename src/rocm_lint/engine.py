@@ -25,6 +25,7 @@ from rocm_lint.registry import (all_rules, exported_facts, python_checkers, pyth
 
 if TYPE_CHECKING:  # pragma: no cover
     from rocm_lint.python.project import Project
+    from rocm_lint.workspace import Workspace
 
 _FOLLOW_IMPORTS = 64  # runs of at most this many files also read the project modules they import
 MAX_FILE_BYTES = 16 * 1024 * 1024  # larger files are reported and skipped
@@ -58,25 +59,15 @@ def _rule_filters(codes: FrozenSet[str], language: str):
                  for r in all_rules() if r.code in codes and language in r.languages)
 
 
-# The trigger words a text holds, for the last text asked about: the pre-filter, the rule
-# narrowing and the lines of interest all ask, and each search of every word cost a pass.
-# (One tuple, read and replaced whole: safe with the language server's threads.)
-_PRESENT: List[Tuple[object, object, FrozenSet[str]]] = [(None, None, frozenset())]
-
-
 def present_words(text: str, codes: FrozenSet[str], language: str = "python") -> FrozenSet[str]:
-    """The trigger words of the enabled rules that occur in ``text`` (substrings)."""
-    last_text, key, found = _PRESENT[0]
-    if last_text is text and key == (codes, language):
-        return found
-    found = find_words(text, _triggers(codes, language))
-    _PRESENT[0] = (text, (codes, language), found)
-    return found
+    """The trigger words of the enabled rules that occur in ``text`` (substrings).  One pass
+    over the text: the pre-filter, the rule narrowing and the lines of interest are handed its
+    answer (``found``) instead of searching again."""
+    return find_words(text, _triggers(codes, language))
 
 
-def _rules_in(text: str, codes: FrozenSet[str], language: str) -> FrozenSet[str]:
+def _rules_in(text: str, codes: FrozenSet[str], language: str, found: FrozenSet[str]) -> FrozenSet[str]:
     """The enabled rules that could fire in ``text`` (the per-rule form of :func:`worth_parsing`)."""
-    found = present_words(text, codes, language)
     return frozenset(code for code, words, precheck in _rule_filters(codes, language)
                      if not words or any(w in found for w in words) and (precheck is None or precheck.search(text)))
 
@@ -86,9 +77,12 @@ def _exporting_rules(codes: FrozenSet[str]) -> FrozenSet[str]:
     return frozenset(r.code for r in all_rules() if r.code in codes and any(f.triggers for f in r.exports))
 
 
-def worth_parsing(text: str, codes: FrozenSet[str], language: str = "python") -> bool:
-    """Could any enabled rule fire in ``text``? (Most files are answered here, unparsed.)"""
-    found = present_words(text, codes, language)
+def worth_parsing(text: str, codes: FrozenSet[str], language: str = "python",
+                  found: Optional[FrozenSet[str]] = None) -> bool:
+    """Could any enabled rule fire in ``text``? (Most files are answered here, unparsed.)
+    ``found``: :func:`present_words` of the text, when the caller has it."""
+    if found is None:
+        found = present_words(text, codes, language)
     if not found:
         return False
     for words, precheck in _prefilters(codes, language):
@@ -160,29 +154,32 @@ def decode_source(path: str, data: bytes) -> Union[str, FileError]:
 
 # -- Python ------------------------------------------------------------------------------
 def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
-                        codes: FrozenSet[str], project: Optional["Project"] = None) -> List[Finding]:
+                        codes: FrozenSet[str], project: Optional["Project"] = None,
+                        found: Optional[FrozenSet[str]] = None) -> List[Finding]:
     """Run the enabled Python rules on an already parsed module (flake8 calls this).
 
     Phase 0 is the project model (``project``: what other modules export, see
-    :mod:`rocm_lint.python.project`; lazily filled when not given).  Phase 1 builds the module's context (imports, bindings, ROCm/NVIDIA predicates); the module
+    :mod:`rocm_lint.python.project`; the project of a fresh ``Workspace`` when not given: a
+    front end passes the one its workspace holds, ``project_for(ws, config)``).  Phase 1 builds the module's context (imports, bindings, ROCm/NVIDIA predicates); the module
     facts rules declare (``Rule.facts``) belong to it too, computed once on first use, as they
     never depend on the walk's state (computing them up front cost 5% of a run on files where no
     checker needed them).  Phase 2 walks the module once, gated, running observers then checkers;
     the caller applies suppressions."""
     from rocm_lint.python.analyzer import Analyzer, extend_with_bound_names, trigger_lines
     from rocm_lint.python.context import ModuleContext
-    from rocm_lint.python.project import project_for
+    from rocm_lint.python.project import Project
 
-    project = project if project is not None else project_for(config)
+    project = project if project is not None else Project(config)
     codes = frozenset(codes)
-    found = present_words(text, codes, "python")
+    if found is None:
+        found = present_words(text, codes, "python")
     exported = project.words_for(path, text, exported_facts(codes))  # wrappers other modules define
-    if not exported and not (found and worth_parsing(text, codes)):
+    if not exported and not (found and worth_parsing(text, codes, found=found)):
         return []  # the CLI's pre-filter, for flake8 and the language server too (they parse first)
     # Only the rules whose trigger (and precheck) the file holds run; with an exported name in
     # it, the rules that read exports too.  The walk visits the lines of those rules' trigger
     # words only (a rule whose precheck failed adds no lines: `graph` in torch.fx is not ROC206's).
-    codes = _rules_in(text, codes, "python") | (_exporting_rules(codes) if exported else frozenset())
+    codes = _rules_in(text, codes, "python", found) | (_exporting_rules(codes) if exported else frozenset())
     present = [w for w in _triggers(codes, "python") if w in found]
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -196,11 +193,12 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
 def check_python_source(path: str, text: str, config: Config,
                         codes: Optional[FrozenSet[str]] = None,
                         project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
-    from rocm_lint.python.project import project_for
+    from rocm_lint.python.project import Project
 
     codes = enabled_codes(config, path) if codes is None else codes
-    project = project if project is not None else project_for(config)
-    if not worth_parsing(text, codes) and not project.words_for(path, text, exported_facts(codes)):
+    project = project if project is not None else Project(config)
+    found = present_words(text, codes, "python")
+    if not worth_parsing(text, codes, found=found) and not project.words_for(path, text, exported_facts(codes)):
         return []  # the fast path: most files never reach the parser
     try:
         tree = ast.parse(text, filename=path)
@@ -210,7 +208,7 @@ def check_python_source(path: str, text: str, config: Config,
     except (ValueError, RecursionError, MemoryError) as exc:
         return FileError(path, f"cannot parse: {type(exc).__name__}: {exc}")
     try:
-        findings = analyse_python_tree(path, text, tree, config, codes, project)
+        findings = analyse_python_tree(path, text, tree, config, codes, project, found)
     except RecursionError:
         return FileError(path, "cannot analyse: nesting too deep")
     return noqa.filter_findings(findings, text, tree)
@@ -219,9 +217,19 @@ def check_python_source(path: str, text: str, config: Config,
 # -- C++ and config files ------------------------------------------------------------------
 def check_source(path: str, text: str, config: Config, language: Optional[str] = None,
                  codes: Optional[FrozenSet[str]] = None,
-                 project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
+                 project: Optional["Project"] = None,
+                 workspace: Optional["Workspace"] = None) -> Union[List[Finding], FileError]:
     """Check one file's text with the analyser of its language.  A defect of rocm-lint on one
-    file (an exception in a rule) is that file's error line, never the end of the run."""
+    file (an exception in a rule) is that file's error line, never the end of the run.
+
+    ``workspace``: the front end's caches (``rocm_lint.workspace``); ``project``: the project
+    model to use (a pre-pass's), else the one the workspace holds for ``config``.  Neither given:
+    a fresh workspace, as a fresh run."""
+    if project is None:
+        from rocm_lint.python.project import project_for
+        from rocm_lint.workspace import Workspace
+
+        project = project_for(workspace if workspace is not None else Workspace(), config)
     try:
         return _check_source(path, text, config, language, codes, project)
     except (KeyboardInterrupt, SystemExit, MemoryError):
@@ -234,7 +242,7 @@ def check_source(path: str, text: str, config: Config, language: Optional[str] =
 
 
 def _check_source(path: str, text: str, config: Config, language: Optional[str],
-                  codes: Optional[FrozenSet[str]], project: Optional["Project"]) -> Union[List[Finding], FileError]:
+                  codes: Optional[FrozenSet[str]], project: "Project") -> Union[List[Finding], FileError]:
     language = language or language_of(path)
     if language == "python":
         return check_python_source(path, text, config, codes, project)
@@ -247,13 +255,14 @@ def _check_source(path: str, text: str, config: Config, language: Optional[str],
         from rocm_lint.cpp.scanner import check_cpp_source
 
         return check_cpp_source(path, text, config, source_checkers("cuda", codes), language,
-                                superseding_rules("cuda"))
+                                superseding_rules("cuda"), project.workspace)
     if language is not None:
         if not worth_parsing(text, codes, language):
             return []
         from rocm_lint.configfiles.scanner import check_config_source
 
-        return check_config_source(path, text, config, source_checkers(language, codes), language)
+        return check_config_source(path, text, config, source_checkers(language, codes), language,
+                                   project.workspace)
     return []
 
 
@@ -272,13 +281,16 @@ def _check_notebook(path: str, text: str, config: Config, codes: Optional[Frozen
 
 
 # -- files -------------------------------------------------------------------------------
-def check_file(path: str, config: Config, project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
+def check_file(path: str, config: Config, project: Optional["Project"] = None,
+               workspace: Optional["Workspace"] = None) -> Union[List[Finding], FileError]:
     text = read_source(path)
     if isinstance(text, FileError):
         return text
-    return check_source(path, text, config, project=project)
+    return check_source(path, text, config, project=project, workspace=workspace)
 
 
+# The worker process's own front end: the pool's workers are processes of their own, and each
+# keeps one workspace and project model for the chunks it is handed (the key says for which run).
 _WORKER_PROJECT: List[object] = []  # (key, Project) of this worker process
 
 
@@ -290,7 +302,7 @@ def _worker_project(config: Config, seed: dict) -> "Project":
     key = (id(config), repr(config), tuple(seed.get("roots", ())), tuple(seed.get("trigger_words", ())))
     if _WORKER_PROJECT and _WORKER_PROJECT[0] == key:
         return _WORKER_PROJECT[1]  # type: ignore[return-value]
-    project = Project.from_seed(config, seed)
+    project = Project.from_seed(config, seed)  # a fresh Workspace: this process's
     _WORKER_PROJECT[:] = [key, project]
     return project
 
@@ -330,11 +342,13 @@ def _roots(paths: Sequence[str]) -> List[str]:
 
 def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
                 progress: Optional[Callable[[int, int], None]] = None,
-                cache_dir: Optional[str] = None) -> Report:
+                cache_dir: Optional[str] = None, workspace: Optional["Workspace"] = None) -> Report:
     """Check every file under ``paths``; ``progress(done, total)`` is called as files finish.
 
     With ``cache_dir`` the content cache (:mod:`rocm_lint.cache`) answers for every file whose
-    content, dependencies and project trigger names are unchanged; only the others are checked."""
+    content, dependencies and project trigger names are unchanged; only the others are checked.
+    ``workspace``: the front end's caches (a fresh one when None); the pre-pass's project model
+    becomes the one it holds for ``config`` (``--fix`` reads the same facts)."""
     report = Report()
     files: List[str] = []
     for item in iter_files(paths, config):
@@ -345,9 +359,11 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
     report.files_checked = len(files)
     jobs = jobs or os.cpu_count() or 1
     from rocm_lint.python.project import Project, use_project
+    from rocm_lint.workspace import Workspace
 
-    project = Project(config, _roots(paths))
-    use_project(config, project)
+    workspace = workspace if workspace is not None else Workspace()
+    project = Project(config, _roots(paths), workspace=workspace)
+    use_project(workspace, config, project)
     facts = exported_facts(_selected_codes(config))
     cache = None
     digests: Dict[str, str] = {}
@@ -461,24 +477,8 @@ def _check_recorded(path: str, config: Config, project: "Project", record: bool)
     """(result, files the check read besides ``path``)."""
     if not record:
         return check_file(path, config, project), ()
-    from rocm_lint.discovery import recording_reads
-
-    with recording_reads() as reads:
+    with project.workspace.recording_reads() as reads:
         result = check_file(path, config, project)
     reads.discard(os.path.abspath(path))
     return result, sorted(reads)
 
-
-def forget_read_files() -> None:
-    """Drop what the readers cached of files other than the one checked (project headers and
-    their facts, build files, requirement includes): a long-lived front end (the language server)
-    calls it when one of those files may have changed, so its answer equals a fresh run."""
-    from rocm_lint.build import context as build_context
-    from rocm_lint.configfiles import manifests
-    from rocm_lint.cpp import facts, includes, scanner
-
-    build_context.cache_clear()
-    facts.cache_clear()
-    includes.cache_clear()
-    scanner.cache_clear()
-    manifests.cache_clear()

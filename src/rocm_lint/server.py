@@ -33,6 +33,7 @@ from rocm_lint.discovery import language_of
 from rocm_lint.finding import Applicability, Edit, FileError, Finding
 from rocm_lint.lines import NEWLINE
 from rocm_lint.registry import all_rules, get_rule
+from rocm_lint.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -170,8 +171,9 @@ class RocmLintServer(LanguageServer):
         self.configs = ConfigCache()
         # uri -> (document version, text, findings) of the last check: code actions reuse it.
         self.results: Dict[str, Tuple[Optional[int], str, List[Finding]]] = {}
-        # per document, the other files its last check read, with their (mtime, size) then
-        self.read_by: Dict[str, Dict[str, Optional[Tuple[int, int]]]] = {}
+        # every cache of the analysis (project headers, build files, imported modules ...): the
+        # files it read are stamped (mtime, size); a change drops it all (``Workspace.revalidate``)
+        self.lint_workspace = Workspace()
         # uri -> the diagnostics of its last check that parsed: kept while the buffer does not parse
         self.last_good: Dict[str, List[types.Diagnostic]] = {}
         self.unparsable: set = set()
@@ -204,8 +206,8 @@ class RocmLintServer(LanguageServer):
 
     def check(self, uri: str) -> Optional[Tuple[str, str, List[Finding]]]:
         """Check the open document's text; (engine path, text, findings) or None if not ours."""
-        from rocm_lint.discovery import recording_reads
-        from rocm_lint.engine import check_source, forget_read_files
+        from rocm_lint.engine import check_source
+        from rocm_lint.python.project import project_for
 
         doc = self.workspace.get_text_document(uri)
         real, path = self.document_path(doc)
@@ -220,11 +222,10 @@ class RocmLintServer(LanguageServer):
         if real is not None and self.excluded(real, config):
             return path, doc.source, []
         text = doc.source
-        if self.dependencies_changed(uri):
-            forget_read_files()  # a header or build file changed on disk: read them again
-        with recording_reads() as reads:
-            result = check_source(path, text, config, language)
-        self.read_by[uri] = {p: _stamp(p) for p in reads if p != real}
+        # a header, build file or imported module changed on disk (no save, no watcher event):
+        # read them all again, so the answer equals a fresh run's
+        self.lint_workspace.revalidate()
+        result = check_source(path, text, config, language, project=project_for(self.lint_workspace, config))
         if isinstance(result, FileError):
             # Half-typed code does not parse: say why in the log, not as a diagnostic (the
             # editor's own language support reports syntax errors); publish keeps the last good
@@ -238,18 +239,10 @@ class RocmLintServer(LanguageServer):
         self.results[uri] = (doc.version, text, result)
         return path, text, result
 
-    def dependencies_changed(self, uri: str) -> bool:
-        """Has a file the last check of ``uri`` read (a project header, a build file, present
-        or not) changed on disk since?  The readers cache those files by path."""
-        return any(_stamp(p) != stamp for p, stamp in self.read_by.get(uri, {}).items())
-
     def forget_and_recheck(self) -> None:
         """A file changed on disk (saved, or reported by the client's watcher): every open
         document may read it (a header, a build file), so each is checked again from disk."""
-        from rocm_lint.engine import forget_read_files
-
-        forget_read_files()
-        self.read_by.clear()
+        self.lint_workspace.forget()
         for uri in list(self.workspace.text_documents):
             self.publish(uri)
 
@@ -324,7 +317,7 @@ class RocmLintServer(LanguageServer):
                         types.TextEdit(range=where.edit_range(e), new_text=e.content) for e in edits]),
                 ))
         if want_all and any(f.fix.applicability == Applicability.SAFE for f in fixable):
-            new_text = fix_all(path, text, findings, config)
+            new_text = fix_all(path, text, findings, config, self.lint_workspace)
             if new_text is not None and new_text != text:
                 actions.append(types.CodeAction(
                     title="rocm-lint: apply every safe fix",
@@ -332,15 +325,6 @@ class RocmLintServer(LanguageServer):
                     edit=_workspace_edit(uri, [types.TextEdit(range=where.whole(), new_text=new_text)]),
                 ))
         return actions
-
-
-def _stamp(path: str) -> Optional[Tuple[int, int]]:
-    """What says a file changed: (modification time, size), or None when it is absent."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:
@@ -373,13 +357,14 @@ def fix_edits(path: str, text: str, f: Finding, config: Config) -> Tuple[Edit, .
     return edits_for(path, text, f, config)
 
 
-def fix_all(path: str, text: str, findings: Sequence[Finding], config: Config) -> Optional[str]:
+def fix_all(path: str, text: str, findings: Sequence[Finding], config: Config,
+            workspace: Optional[Workspace] = None) -> Optional[str]:
     """The text with every safe fix applied: what ``rocm-lint check --fix`` would write (the same
     passes: fixes that overlap land in a later pass)."""
     from rocm_lint.fix.api import fix_text
 
     try:
-        result = fix_text(path, text, config, findings=findings)
+        result = fix_text(path, text, config, findings=findings, workspace=workspace)
     except SyntaxError:
         return None
     return None if isinstance(result, FileError) else result.text
@@ -421,7 +406,6 @@ def create_server() -> RocmLintServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: RocmLintServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.results.pop(params.text_document.uri, None)
-        ls.read_by.pop(params.text_document.uri, None)
         ls.last_good.pop(params.text_document.uri, None)
         ls.unparsable.discard(params.text_document.uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(

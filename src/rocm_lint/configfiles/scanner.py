@@ -27,7 +27,7 @@ file to its reader, turns the rules' hits into findings and applies ``# rocm-lin
 
 from __future__ import annotations
 
-from typing import List, Sequence, Union
+from typing import List, Optional, Sequence, Union
 
 from rocm_lint import noqa
 from rocm_lint.config import Config
@@ -46,9 +46,11 @@ from rocm_lint.build import context as build_context
 from rocm_lint.finding import FileError, Finding
 from rocm_lint.lines import LineIndex
 from rocm_lint.rule import SourceChecker, findings_from_hits
+from rocm_lint.workspace import Workspace
 
 
-def read_unit(path: str, text: str, config: Config, language: str) -> ConfigUnit:
+def read_unit(path: str, text: str, config: Config, language: str,
+              workspace: Optional[Workspace] = None) -> ConfigUnit:
     code = matching_copy(text)
     b = UnitBuilder(code, bom=text.startswith("\ufeff"))
     if language == "shell":
@@ -64,18 +66,19 @@ def read_unit(path: str, text: str, config: Config, language: str) -> ConfigUnit
     b.alternatives()
     b.defines()
     # a CMake subproject the project's ROCm build never enters (build.context)
-    platform = build_context.file_platform(path) if language == "cmake" else None
+    ws = workspace if workspace is not None else Workspace()
+    platform = build_context.file_platform(ws, path) if language == "cmake" else None
     return ConfigUnit(path, text, language, config, code, b.settings, b.args, build_platform=platform,
-                      commands=b.commands)
+                      commands=b.commands, workspace=ws)
 
 
 def check_config_source(path: str, text: str, config: Config, checkers: Sequence[SourceChecker],
-                        language: str) -> Union[List[Finding], FileError]:
+                        language: str, workspace: Optional[Workspace] = None) -> Union[List[Finding], FileError]:
     """Run ``checkers`` (the enabled rules' checkers of ``language``) on one config file."""
     if not checkers:
         return []
     try:
-        unit = read_unit(path, text, config, language)
+        unit = read_unit(path, text, config, language, workspace)
         seen = set()
         hits = []
         for checker in checkers:

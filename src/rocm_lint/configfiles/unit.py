@@ -9,6 +9,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from rocm_lint.config import Config
 from rocm_lint.configfiles.shell import NVIDIA, Command, ShellReader, Word, shell_facts
+from rocm_lint.workspace import Workspace
 
 @dataclass(frozen=True)
 class Setting:
@@ -52,6 +53,8 @@ class ConfigUnit:
     # every simple command of the file's shell (scripts, RUN, run:/script:), TEXT_COMMANDS included:
     # the dependency rules read `pip install ...` here (``configfiles/manifests.py``)
     commands: List[Command] = field(default_factory=list)
+    # the front end's caches (``rocm_lint.workspace``): build files, requirement includes, listings
+    workspace: Workspace = field(default_factory=Workspace)
 
     def settings_of(self, names: Iterable[str]) -> List[Setting]:
         names = set(names)

@@ -14,7 +14,6 @@ import os
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace, field
-from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from rocm_lint import noqa
@@ -22,7 +21,6 @@ from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
 from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts
-from rocm_lint.discovery import note_read, read_bounded
 from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.cpp.preproc import (CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, macro_tests, names_in,
@@ -30,6 +28,7 @@ from rocm_lint.cpp.preproc import (CUDA_ONLY, ROCM, Preprocessed, analyse, is_ro
 from rocm_lint.finding import FileError, Finding
 from rocm_lint.lines import LineIndex
 from rocm_lint.rule import Hit, Rule, SourceChecker, findings_from_hits
+from rocm_lint.workspace import Workspace, memoized
 
 # A .cpp/.h file is scanned only if it holds device code (plain substring tests: fast).
 DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__shfl", "__ballot", "__activemask",
@@ -57,26 +56,26 @@ _CUTLASS_USE = re.compile(r"\b(?:cute|cutlass)\s*::")
 MAX_BUILD_FILE_BYTES = 4 * 1024 * 1024
 
 
-def hipify_build_above(directory: str) -> bool:
+def hipify_build_above(ws: Workspace, directory: str) -> bool:
     """Does a build file in ``directory`` or above (up to the repository root) hipify sources?
     Build files are read bounded (``read_bounded``: regular files only, at most
     ``MAX_BUILD_FILE_BYTES``); one that cannot be read says nothing.  The build files read are
     noted as the checked file's dependencies (the content cache) even when the answer is cached."""
-    answer, read = _hipify_build_above(directory)
+    answer, read = _hipify_build_above(ws, directory)
     for path in read:
-        note_read(path)
+        ws.note_read(path)
     return answer
 
 
-@lru_cache(maxsize=1024)
-def _hipify_build_above(directory: str) -> Tuple[bool, Tuple[str, ...]]:
+@memoized(maxsize=1024)
+def _hipify_build_above(ws: Workspace, directory: str) -> Tuple[bool, Tuple[str, ...]]:
     here = directory
     read: List[str] = []
     for _ in range(12):
         for name in _BUILD_FILES:
             path = os.path.join(here, name)
             try:
-                data = read_bounded(path, MAX_BUILD_FILE_BYTES)
+                data = ws.read_bounded(path, MAX_BUILD_FILE_BYTES)
             except OSError:
                 data = ""  # unreadable (or absent): no fact
             if isinstance(data, bytes):
@@ -102,6 +101,7 @@ class CppUnit:
     lexed: Lexed
     pre: Preprocessed
     index: LineIndex
+    workspace: Workspace  # the front end's caches: project headers, build files
     memo: Dict[str, object] = field(default_factory=dict)
 
     @property
@@ -124,7 +124,7 @@ class CppUnit:
         cached = self.memo.get("hipified")
         if cached is None:
             cached = bool(_TORCH_INCLUDE.search(self.text)) or hipify_build_above(
-                os.path.dirname(os.path.abspath(self.path)))
+                self.workspace, os.path.dirname(os.path.abspath(self.path)))
             self.memo["hipified"] = cached
         return cached  # type: ignore[return-value]
 
@@ -316,7 +316,7 @@ class CppUnit:
         ballot and shuffle wrappers the file itself defines."""
         cached = self.memo.get("project")
         if cached is None:
-            headers = unit_facts(self.path, self.text)
+            headers = unit_facts(self.workspace, self.path, self.text)
             ballots, shuffles = wrappers_in(self.code, self.pre, self.path)
             aliases, links = int_aliases_in(self.code, self.pre)
             if ballots or shuffles or aliases or links:
@@ -383,11 +383,11 @@ def _statement_bounds(code: str) -> List[int]:
 _STATEMENT_END = re.compile(r"[;{}]")
 
 
-def build_base(path: str) -> Tuple[Optional[bool], Optional[bool]]:
+def build_base(ws: Workspace, path: str) -> Tuple[Optional[bool], Optional[bool]]:
     """Whether (NVIDIA, ROCm) compile the file at all, as the project's build decides
     (``build_context.file_platform``): a ROCm-only directory reads as if every line were under
     ``#ifdef USE_ROCM``, a directory the ROCm build never compiles as if under ``#ifndef USE_ROCM``."""
-    platform = build_context.file_platform(path)
+    platform = build_context.file_platform(ws, path)
     if platform == build_context.ROCM:
         return False, True
     if platform == build_context.CUDA:
@@ -396,9 +396,11 @@ def build_base(path: str) -> Tuple[Optional[bool], Optional[bool]]:
 
 
 def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[SourceChecker],
-                     language: str = "cuda", superseders: Sequence[Rule] = ()) -> Union[List[Finding], FileError]:
+                     language: str = "cuda", superseders: Sequence[Rule] = (),
+                     workspace: Optional[Workspace] = None) -> Union[List[Finding], FileError]:
     """Run ``checkers`` (the enabled rules' C++ checkers) on one C++/CUDA file; ``superseders``
-    are the C++ rules with a ``supersedes`` predicate (enabled or not)."""
+    are the C++ rules with a ``supersedes`` predicate (enabled or not); ``workspace`` holds what
+    was read of other files (a fresh one when None)."""
     if language != "cuda" and not holds_device_code(text):
         return []
     if not checkers:
@@ -411,7 +413,8 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
         # a UTF-8 byte-order mark is no character of the program (compilers skip it): the
         # lexer and the #if model read a space there, so `#include` on line 1 is a directive
         scanned = " " + scanned[1:]
-    base = build_base(path)
+    ws = workspace if workspace is not None else Workspace()
+    base = build_base(ws, path)
     nvidia_only_source = base == (True, False) and config.report_nvidia_only_sources
     if nvidia_only_source:
         base = (True, True)  # the whole port: analysed as if ROCm compiled it, reported apart
@@ -422,14 +425,14 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
         if _tests_foreign_macros(pre):
             # the build's per-platform macros first, then what the headers define, and the
             # macros the file's own includes tie to a platform (cpp.vocabulary)
-            seed = build_context.macro_facts(path) + included_macro_facts(path, text)
+            seed = build_context.macro_facts(ws, path) + included_macro_facts(ws, path, text)
             rocm_extra, cuda_extra = learned_macros(pre, frozenset(config.rocm_macros), frozenset(config.cuda_macros))
             if seed or rocm_extra or cuda_extra:
                 pre = analyse(scanned, lexed, set(config.rocm_macros) | rocm_extra, set(config.cuda_macros) | cuda_extra,
                               seed, base)
     except RecursionError:
         return FileError(path, "cannot analyse: preprocessor nesting too deep")
-    unit = CppUnit(path, text, config, lexed, pre, LineIndex(text))
+    unit = CppUnit(path, text, config, lexed, pre, LineIndex(text), ws)
     hits: List[Tuple[Rule, Hit]] = []
     for checker in checkers:
         for hit in checker.fn(unit):
@@ -754,8 +757,3 @@ def whole_statement_lines(unit: CppUnit, start: int, end: int) -> Optional[Tuple
     if any(code[unit.line_span(n)[1] - 1:unit.line_span(n)[1]] == "\\" for n in range(first, last + 1)):
         return None  # inside a macro definition
     return first, last
-
-
-def cache_clear() -> None:
-    """Forget the build files read for the hipify question (rocm_lint.engine.forget_read_files)."""
-    _hipify_build_above.cache_clear()

@@ -23,6 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 from rocm_lint.config import Config
 from rocm_lint.finding import Applicability, Edit, FileError, Finding, GateStatement, RocmValue
 from rocm_lint.fix.engine import FixResult, learned_rocm_names, line_edits
+from rocm_lint.workspace import Workspace
 
 MAX_PASSES = 8
 OVERLAPS = "overlaps another fix; run --fix again"
@@ -41,8 +42,11 @@ def _fix_once(path: str, text: str, findings: Sequence[Finding], language: str, 
 
 
 def fix_text(path: str, text: str, config: Config, *, unsafe: bool = False, language: Optional[str] = None,
-             findings: Optional[Sequence[Finding]] = None) -> Union[FixResult, FileError]:
+             findings: Optional[Sequence[Finding]] = None,
+             workspace: Optional[Workspace] = None) -> Union[FixResult, FileError]:
     """``text`` with every allowed fix applied (safe ones; unsafe ones too with ``unsafe``).
+
+    ``workspace``: the front end's caches (its project model is the check's); fresh when None.
 
     ``findings``: the file's findings when the caller has them (else the file is checked here).
     Findings whose fix overlaps another are fixed in later passes; each pass is verified.
@@ -53,8 +57,10 @@ def fix_text(path: str, text: str, config: Config, *, unsafe: bool = False, lang
     language = language or language_of(path)
     if language is None:
         return FixResult(text)
+    if workspace is None:
+        workspace = Workspace()
     if findings is None:
-        checked = check_source(path, text, config, language)
+        checked = check_source(path, text, config, language, workspace=workspace)
         if isinstance(checked, FileError):
             return checked
         findings = checked
@@ -62,7 +68,7 @@ def fix_text(path: str, text: str, config: Config, *, unsafe: bool = False, lang
     for _ in range(MAX_PASSES):
         if not result.applied or not result.overlapped:
             break
-        again = check_source(path, result.text, config, language)
+        again = check_source(path, result.text, config, language, workspace=workspace)
         if isinstance(again, FileError):
             break
         more = _fix_once(path, result.text, again, language, unsafe, config)

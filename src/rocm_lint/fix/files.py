@@ -30,7 +30,10 @@ import tempfile
 import time
 import tokenize
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rocm_lint.workspace import Workspace
 
 from rocm_lint.config import Config
 from rocm_lint.finding import FileError, Finding
@@ -162,7 +165,8 @@ def write_back(path: str, source: Source, new_text: str) -> Optional[str]:
     return None
 
 
-def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix:
+def fix_file(path: str, config: Config, *, unsafe: bool, write: bool,
+             workspace: Optional["Workspace"] = None) -> FileFix:
     from rocm_lint.discovery import language_of
     from rocm_lint.fix.api import fix_text
 
@@ -171,7 +175,7 @@ def fix_file(path: str, config: Config, *, unsafe: bool, write: bool) -> FileFix
     except Refused as exc:
         return FileFix(path, "", "", error=str(exc))
     text = source.text
-    result = fix_text(path, text, config, unsafe=unsafe, language=language_of(path))
+    result = fix_text(path, text, config, unsafe=unsafe, language=language_of(path), workspace=workspace)
     if isinstance(result, FileError):
         return FileFix(path, text, text, error=result.reason)
     outcome = FileFix(path, text, result.text, result.applied, result.dropped)
@@ -286,7 +290,7 @@ PARALLEL_FIX_FILES = 8
 
 
 def fix_files(paths: List[str], config: Config, *, unsafe: bool, write: bool,
-              jobs: Optional[int] = None) -> List[FileFix]:
+              jobs: Optional[int] = None, workspace: Optional["Workspace"] = None) -> List[FileFix]:
     """:func:`fix_file` for each of ``paths`` (results in the same order), in ``jobs`` worker
     processes on bigger sets.  Workers read the project facts of this process (the check's
     pre-pass), so a file is fixed as a serial run fixes it.  Paths that lead to one real file
@@ -300,24 +304,28 @@ def fix_files(paths: List[str], config: Config, *, unsafe: bool, write: bool,
             first[real] = path
             parallel.append(path)
     if jobs < 2 or len(parallel) < PARALLEL_FIX_FILES:
-        return [fix_file(p, config, unsafe=unsafe, write=write) for p in paths]
+        return [fix_file(p, config, unsafe=unsafe, write=write, workspace=workspace) for p in paths]
     from concurrent.futures import ProcessPoolExecutor
 
     from rocm_lint.python.project import project_for
+    from rocm_lint.workspace import Workspace
 
-    seed = project_for(config).seed()
+    seed = project_for(workspace if workspace is not None else Workspace(), config).seed()
     n = jobs * 4
     chunks = [parallel[i::n] for i in range(n)]
     results = {}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for chunk, outcomes in zip(chunks, pool.map(_fix_many, [(c, config, seed, unsafe, write) for c in chunks])):
             results.update(zip(chunk, outcomes))
-    return [results[p] if p in results else fix_file(p, config, unsafe=unsafe, write=write) for p in paths]
+    return [results[p] if p in results else fix_file(p, config, unsafe=unsafe, write=write, workspace=workspace)
+            for p in paths]
 
 
 def _fix_many(args) -> List[FileFix]:
     paths, config, seed, unsafe, write = args
     from rocm_lint.python.project import Project, use_project
+    from rocm_lint.workspace import Workspace
 
-    use_project(config, Project.from_seed(config, seed))
-    return [fix_file(p, config, unsafe=unsafe, write=write) for p in paths]
+    workspace = Workspace()  # the worker process's own, seeded with the check's project facts
+    use_project(workspace, config, Project.from_seed(config, seed, workspace))
+    return [fix_file(p, config, unsafe=unsafe, write=write, workspace=workspace) for p in paths]

@@ -255,8 +255,9 @@ CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline
        "base-uri 'none'; form-action 'none'")
 
 
-def report_html(findings: Sequence[Finding], errors: Sequence[FileError] = (), *, root: Optional[str] = None) -> str:
-    sources = Sources()
+def report_html(findings: Sequence[Finding], errors: Sequence[FileError] = (), *, root: Optional[str] = None,
+                sources: Optional[Sources] = None) -> str:
+    sources = sources or Sources()
     findings = sorted(findings, key=lambda f: (path_label(f.path, root), f.line, f.col, f.code))
     labels = {f.path: path_label(f.path, root) for f in findings}
     by_family = Counter(f.code[:4] for f in findings)
@@ -384,5 +385,6 @@ def _anchor(label: str) -> str:
     return "file-" + hashlib.sha1(label.encode("utf-8", "backslashreplace")).hexdigest()[:12]
 
 
-def render_html(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = ()) -> None:
-    out.write(report_html(findings, errors))
+def render_html(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = (),
+                sources: Optional[Sources] = None) -> None:
+    out.write(report_html(findings, errors, sources=sources))

@@ -27,7 +27,7 @@ from rocm_lint.lines import split_lines
 from rocm_lint.python import predicates
 from rocm_lint.python.gates import NVIDIA, ROCM, Fact, GateAnalysis
 from rocm_lint.python.names import ImportMap
-from rocm_lint.python.project import PREDICATES, ExportedFacts, Project, project_for, register_context
+from rocm_lint.python.project import PREDICATES, ExportedFacts, Project, register_context
 
 T = TypeVar("T")
 
@@ -72,7 +72,7 @@ class ModuleContext:
                  project: Optional["Project"] = None) -> None:
         self.path = path
         # The project model (phase 0): facts other modules export; lazily filled.
-        self.project: "Project" = project if project is not None else project_for(config)
+        self.project: "Project" = project if project is not None else Project(config)
         self.tree = tree
         self.text = text  # the module's source, for file-level questions
         self._lines: Optional[List[str]] = None
@@ -294,6 +294,11 @@ class ModuleContext:
         if key not in self._memo:
             self._memo[key] = facts.compute(self)
         return self._memo[key]  # type: ignore[return-value]
+
+    @property
+    def workspace(self):
+        """The front end's caches (``rocm_lint.workspace.Workspace``), through the project model."""
+        return self.project.workspace
 
     def memo(self, key: str, factory: Callable[[], T]) -> T:
         """A value computed once per module for the rules (``factory()`` on first use);

@@ -27,7 +27,7 @@ before any rule runs: only files whose text holds a ``words`` entry of a trigger
 parsed, and the exported names become trigger words (:attr:`Project.trigger_words`).  The
 seed it returns is handed to worker processes (:meth:`Project.from_seed`).  Everything else is
 lazy: a module is summarised the first time a rule asks about a name imported from it, then
-cached for the process.  Front ends with no pre-pass (flake8, the language server) use
+cached in the project (which the front end's ``Workspace`` holds).  Front ends with no pre-pass (flake8, the language server) use
 :func:`project_for` and get the same answers for the names a parsed file imports.
 
 Rules read the model through ``ModuleContext.exported(fact, node)`` (a name defined in the
@@ -45,7 +45,7 @@ import re
 from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Dict, FrozenSet, Generic, Iterable, List, Optional, Sequence, Set, \
     Tuple, TypeVar
 
-from rocm_lint.discovery import note_read, read_bounded
+from rocm_lint.workspace import Workspace
 
 if TYPE_CHECKING:  # pragma: no cover
     from rocm_lint.config import Config
@@ -167,8 +167,11 @@ class _Module:
 class Project:
     """The project's modules as rules see them (see the module docstring)."""
 
-    def __init__(self, config: "Config", roots: Iterable[str] = (), seed: Optional[dict] = None) -> None:
+    def __init__(self, config: "Config", roots: Iterable[str] = (), seed: Optional[dict] = None,
+                 workspace: Optional[Workspace] = None) -> None:
         self.config = config
+        # the front end's caches (``rocm_lint.workspace``): the readers of every language use it
+        self.workspace = workspace if workspace is not None else Workspace()
         extra: List[str] = []
         if config.root is not None:
             extra += [str(config.root), os.path.join(str(config.root), "src")]
@@ -184,8 +187,8 @@ class Project:
 
     # -- the pre-pass ----------------------------------------------------------------------
     @classmethod
-    def from_seed(cls, config: "Config", seed: dict) -> "Project":
-        return cls(config, seed.get("roots", ()), seed)
+    def from_seed(cls, config: "Config", seed: dict, workspace: Optional[Workspace] = None) -> "Project":
+        return cls(config, seed.get("roots", ()), seed, workspace)
 
     def trigger_key(self) -> str:
         """A digest of the trigger names (the cache's key for "the same project facts")."""
@@ -364,9 +367,9 @@ class Project:
     def _load(self, path: str) -> Optional[_Module]:
         module = self._modules.get(path)
         if module is not None:
-            note_read(path)  # read earlier for another file: this file's check depends on it too
+            self.workspace.note_read(path)  # read earlier for another file: this file's check depends on it too
         if module is None:
-            module = _Module(path, _read_module(path))
+            module = _Module(path, _read_module(self.workspace, path))
             self._store(path, module)
         return module
 
@@ -571,9 +574,9 @@ def _module_file(root: str, parts: List[str]) -> Optional[str]:
     return None
 
 
-def _read_module(path: str) -> Optional[str]:
+def _read_module(ws: Workspace, path: str) -> Optional[str]:
     try:
-        data = read_bounded(path, MAX_MODULE_BYTES)
+        data = ws.read_bounded(path, MAX_MODULE_BYTES)
     except OSError:
         return None
     if isinstance(data, str) or b"\0" in data:
@@ -584,26 +587,18 @@ def _read_module(path: str) -> Optional[str]:
         return None
 
 
-_DEFAULT: Dict[int, Tuple["Config", Project]] = {}
-
-
 def _usable_trigger(word: str) -> bool:
     """A candidate name worth a trigger: not short, not a test or ``main`` (every project has them)."""
     return word.isidentifier() and len(word) > 2 and not word.startswith(("test", "Test")) and word != "main"
 
 
-def project_for(config: "Config") -> Project:
-    """The lazily-filled project of front ends that run no pre-pass (one per configuration)."""
-    entry = _DEFAULT.get(id(config))
-    if entry is None or entry[0] is not config:
-        if len(_DEFAULT) > 8:
-            _DEFAULT.clear()
-        entry = _DEFAULT[id(config)] = (config, Project(config))
-    return entry[1]
+def project_for(ws: Workspace, config: "Config") -> Project:
+    """The lazily-filled project of front ends that run no pre-pass: one per configuration in
+    the workspace (``Workspace.per_config``)."""
+    return ws.per_config("project", config, lambda: Project(config, workspace=ws))
 
 
-def use_project(config: "Config", project: Project) -> None:
+def use_project(ws: Workspace, config: "Config", project: Project) -> None:
     """Make ``project`` (filled by a pre-pass) the one :func:`project_for` answers for ``config``
-    in this process: ``--fix`` after a check then reads the same facts the check read."""
-    project_for(config)
-    _DEFAULT[id(config)] = (config, project)
+    in ``ws``: ``--fix`` after a check then reads the same facts the check read."""
+    ws.set_per_config("project", config, project)

@@ -74,16 +74,14 @@ def _capability_bindings(ctx: ModuleContext) -> Dict[BindingKey, str]:
     not recorded and comparisons of it elsewhere stay silent.  While a module's exports are
     computed (:func:`_exported_capabilities`) the bindings of that computation are used.
     """
-    for owner, bindings in reversed(_EXPORT_BINDINGS):
-        if owner is ctx:
-            return bindings
-    return ctx.memo("ROC106.bindings", dict)
+    exporting = _exporting(ctx)
+    return exporting[-1][0] if exporting else ctx.memo("ROC106.bindings", dict)
 
 
-# (context, bindings) of the export computations in progress (nested: one module's exports
-# may read another's).
-_EXPORT_BINDINGS: List[Tuple[ModuleContext, Dict[BindingKey, str]]] = []
-_EXPORT_FOUND: List[Tuple[ModuleContext, Dict[str, str]]] = []  # the wrappers found so far, likewise
+def _exporting(ctx: ModuleContext) -> List[Tuple[Dict[BindingKey, str], Dict[str, str]]]:
+    """(bindings, wrappers found so far) of the export computations of ``ctx``'s module in
+    progress, innermost last (another module's are on its own context)."""
+    return ctx.memo("ROC106.exporting", list)
 
 
 def _exported_capabilities(ctx: ModuleContext) -> Dict[str, str]:
@@ -94,8 +92,7 @@ def _exported_capabilities(ctx: ModuleContext) -> Dict[str, str]:
     (``if torch.version.hip: return (0, 0)``) exports nothing."""
     bindings: Dict[BindingKey, str] = {}
     found: Dict[str, str] = {}
-    _EXPORT_BINDINGS.append((ctx, bindings))
-    _EXPORT_FOUND.append((ctx, found))
+    _exporting(ctx).append((bindings, found))
     saved = ctx.function
     try:
         words = list(CAPABILITY_EXPORTS.words)
@@ -128,8 +125,7 @@ def _exported_capabilities(ctx: ModuleContext) -> Dict[str, str]:
         return found
     finally:
         ctx.function = saved
-        _EXPORT_BINDINGS.pop()
-        _EXPORT_FOUND.pop()
+        _exporting(ctx).pop()
 
 
 def _returns(body: List[ast.stmt], ctx: ModuleContext, bindings: Dict[BindingKey, str],
@@ -197,10 +193,9 @@ def _capability_kind(node: Optional[ast.AST], ctx: ModuleContext, depth: int = 0
             return "props"
         exported = None
         if isinstance(node.func, ast.Name):  # a wrapper of the module whose exports are being computed
-            for owner, found in reversed(_EXPORT_FOUND):
-                if owner is ctx:
-                    exported = found.get(node.func.id)
-                    break
+            exporting = _exporting(ctx)
+            if exporting:
+                exported = exporting[-1][1].get(node.func.id)
         exported = exported or ctx.exported(CAPABILITY_EXPORTS, node.func)  # a project wrapper: get_cc()
         if exported is not None and exported.startswith("call:"):
             return exported[5:]
