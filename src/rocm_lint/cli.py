@@ -406,7 +406,7 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
     the text goes back to stdout, fixed (unchanged when nothing can be fixed or it is excluded),
     and the remaining findings go to stderr; ``--diff`` prints the diff."""
     from rocm_lint.discovery import language_of
-    from rocm_lint.engine import Report, check_source, decode_source
+    from rocm_lint.engine import Report, check_source, decode
     from rocm_lint.finding import FileError
     from rocm_lint.output.source import Sources
 
@@ -416,15 +416,9 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
     if isinstance(data, str):
         _error(data)
         return EXIT_ERROR
-    text = decode_source(name if args.stdin_filename else "stdin.py", data)
-    encoding = "utf-8"
-    if not isinstance(text, FileError):
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            from rocm_lint.fix.files import python_encoding
-
-            encoding = "latin-1" if language != "python" else python_encoding(data)
+    decoded = decode(name if args.stdin_filename else "stdin.py", data, language)
+    text = decoded if isinstance(decoded, FileError) else decoded.text
+    encoding = "utf-8" if isinstance(decoded, FileError) else decoded.encoding  # written back in it
     echo = args.fix and not args.diff
 
     def emit(new_text: str) -> None:

@@ -11,7 +11,7 @@ import io
 import os
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
@@ -19,6 +19,7 @@ from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.discovery import iter_files, language_of, read_bounded
 from rocm_lint.finding import FileError, Finding
+from rocm_lint.rule import Hit, Rule, SourceChecker, findings_from_hits
 from rocm_lint.words import find_words
 from rocm_lint.registry import (all_rules, exported_facts, python_checkers, python_observers, source_checkers,
                                 superseding_rules)
@@ -112,6 +113,13 @@ def python_codes() -> FrozenSet[str]:
 
 
 # -- reading -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Decoded:
+    """A file's text and the encoding it was decoded with (a fix writes it back in the same)."""
+    text: str
+    encoding: str
+
+
 def read_source(path: str) -> Union[str, FileError]:
     """Decode a source file the way Python would (PEP 263 cookie, BOM), or say why not."""
     try:
@@ -123,21 +131,18 @@ def read_source(path: str) -> Union[str, FileError]:
     return decode_source(path, data)
 
 
-def source_encoding(path: str, data: bytes) -> str:
-    """How a non-Python file is decoded: UTF-8, or Latin-1 for legacy bytes (C++ comments
-    in old code bases), which round-trips every byte so a fix never corrupts the file."""
-    try:
-        data.decode("utf-8")
-        return "utf-8"
-    except UnicodeDecodeError:
-        return "latin-1"
-
-
-def decode_source(path: str, data: bytes) -> Union[str, FileError]:
+def decode(path: str, data: bytes, language: Optional[str] = None) -> Union[Decoded, FileError]:
+    """The one decoder (the check, ``--fix``'s writer and stdin go through it): a Python file
+    (``language``, else by ``path``) as Python would (PEP 263 cookie, BOM); another file as
+    UTF-8, or Latin-1 for legacy bytes (C++ comments in old code bases), which round-trips every
+    byte so a fix never corrupts the file.  Binary data (NUL bytes) is a FileError."""
     if b"\0" in data:
         return FileError(path, "binary file (contains NUL bytes); skipped")
-    if language_of(path) not in (None, "python"):
-        return data.decode(source_encoding(path, data))
+    if (language or language_of(path)) not in (None, "python"):
+        try:
+            return Decoded(data.decode("utf-8"), "utf-8")
+        except UnicodeDecodeError:
+            return Decoded(data.decode("latin-1"), "latin-1")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
@@ -145,11 +150,17 @@ def decode_source(path: str, data: bytes) -> Union[str, FileError]:
             return FileError(path, f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}")
         encoding = "utf-8"  # undecodable first lines: let the decoder say where
     try:
-        return data.decode(encoding)
+        return Decoded(data.decode(encoding), encoding)
     except (UnicodeDecodeError, LookupError) as exc:
         reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
         where = f" at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
         return FileError(path, f"cannot decode as {encoding}{where}: {reason}")
+
+
+def decode_source(path: str, data: bytes) -> Union[str, FileError]:
+    """The text of :func:`decode`."""
+    decoded = decode(path, data)
+    return decoded if isinstance(decoded, FileError) else decoded.text
 
 
 # -- Python ------------------------------------------------------------------------------
@@ -211,7 +222,7 @@ def check_python_source(path: str, text: str, config: Config,
         findings = analyse_python_tree(path, text, tree, config, codes, project, found)
     except RecursionError:
         return FileError(path, "cannot analyse: nesting too deep")
-    return noqa.filter_findings(findings, text, tree)
+    return apply_suppressions(findings, text, "python", tree)
 
 
 # -- C++ and config files ------------------------------------------------------------------
@@ -249,21 +260,64 @@ def _check_source(path: str, text: str, config: Config, language: Optional[str],
     if language == "notebook":
         return _check_notebook(path, text, config, codes, project)
     codes = enabled_codes(config, path) if codes is None else codes
-    if language in ("cuda", "cpp"):
-        if not worth_parsing(text, codes, "cuda"):
-            return []
-        from rocm_lint.cpp.scanner import check_cpp_source
+    if language is None:
+        return []
+    family = "cuda" if language in ("cuda", "cpp") else language
+    checkers = source_checkers(family, codes)
+    if not checkers or not worth_parsing(text, codes, family):
+        return []
+    if family == "cuda":
+        from rocm_lint.cpp.scanner import read_cpp_unit
 
-        return check_cpp_source(path, text, config, source_checkers("cuda", codes), language,
-                                superseding_rules("cuda"), project.workspace)
-    if language is not None:
-        if not worth_parsing(text, codes, language):
-            return []
-        from rocm_lint.configfiles.scanner import check_config_source
+        unit = read_cpp_unit(path, text, config, language, project.workspace)
+    else:
+        from rocm_lint.configfiles.scanner import read_unit
 
-        return check_config_source(path, text, config, source_checkers(language, codes), language,
-                                   project.workspace)
-    return []
+        unit = read_unit(path, text, config, language, project.workspace)
+    if unit is None or isinstance(unit, FileError):
+        return unit or []
+    return unit_findings(unit, checkers, superseding_rules(family))
+
+
+# -- a unit's findings: one loop for the C++ and config readers ----------------------------------------
+def unit_findings(unit, checkers: Sequence[SourceChecker], superseders: Sequence[Rule] = ()) -> List[Finding]:
+    """Run ``checkers`` on a reader's unit (``CppUnit``, ``ConfigUnit``) and make its findings:
+    hits where the unit says the code never runs on ROCm are dropped (``unit.drops``: C++'s
+    NVIDIA-only branches), a config unit keeps one hit per offset and rule, a rule whose
+    ``supersedes`` predicate holds replaces the file's other findings (ROC707 on CUTLASS-bound
+    files: the port is a rewrite, its line-level findings are noise), and the suppression
+    comments apply (:func:`apply_suppressions`)."""
+    hits: List[Tuple[Rule, Hit]] = []
+    seen = set()
+    for checker in checkers:
+        for hit in checker.fn(unit):
+            if unit.drops(hit.start):
+                continue
+            if unit.unique_hits:
+                key = (hit.start, checker.rule.code)
+                if key in seen:
+                    continue
+                seen.add(key)
+            hits.append((checker.rule, hit))
+    for superseder in superseders:
+        if hits and superseder.supersedes is not None and superseder.supersedes(unit):
+            hits = [(rule, hit) for rule, hit in hits if rule is superseder]
+    findings = findings_from_hits(unit.path, hits, unit.index)
+    if unit.scope is not None:
+        findings = [replace(f, scope=unit.scope) for f in findings]
+    if not unit.keeps_fixes:
+        findings = [replace(f, fix=None) if f.fix is not None else f for f in findings]
+    return apply_suppressions(findings, unit.text, unit.comment_style)
+
+
+def apply_suppressions(findings: List[Finding], text: str, style: str,
+                       tree: Optional[ast.Module] = None) -> List[Finding]:
+    """The findings no suppression comment of ``text`` covers (``rocm_lint.noqa``), the one place
+    every language's suppressions apply: ``style`` ``"python"`` (``# noqa`` in the logical line,
+    ``tree`` limiting the tokenizing), ``"//"`` (C++ comments) or ``"#"`` (config files)."""
+    if style == "python":
+        return noqa.filter_findings(findings, text, tree)
+    return noqa.filter_comment_findings(findings, text, hash_comments=style == "#")
 
 
 def _check_notebook(path: str, text: str, config: Config, codes: Optional[FrozenSet[str]],

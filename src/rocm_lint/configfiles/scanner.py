@@ -27,9 +27,8 @@ file to its reader, turns the rules' hits into findings and applies ``# rocm-lin
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Union
+from typing import Optional
 
-from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.configfiles.cmake import read_cmake_unit
 from rocm_lint.configfiles.dockerfile import read_dockerfile
@@ -39,13 +38,10 @@ from rocm_lint.configfiles.unit import (ConfigUnit, Setting, ToolArgs, UnitBuild
                                         matching_copy, truthy)
 
 # What the rules read, from the package's entry module.
-__all__ = ["NVIDIA", "ROCM", "ConfigUnit", "Setting", "ToolArgs", "check_config_source", "default_of",
+__all__ = ["NVIDIA", "ROCM", "ConfigUnit", "Setting", "ToolArgs", "default_of",
            "read_unit", "truthy"]
 from rocm_lint.configfiles.yamlish import read_yaml_unit
 from rocm_lint.build import context as build_context
-from rocm_lint.finding import FileError, Finding
-from rocm_lint.lines import LineIndex
-from rocm_lint.rule import SourceChecker, findings_from_hits
 from rocm_lint.workspace import Workspace
 
 
@@ -70,24 +66,3 @@ def read_unit(path: str, text: str, config: Config, language: str,
     platform = build_context.file_platform(ws, path) if language == "cmake" else None
     return ConfigUnit(path, text, language, config, code, b.settings, b.args, build_platform=platform,
                       commands=b.commands, workspace=ws)
-
-
-def check_config_source(path: str, text: str, config: Config, checkers: Sequence[SourceChecker],
-                        language: str, workspace: Optional[Workspace] = None) -> Union[List[Finding], FileError]:
-    """Run ``checkers`` (the enabled rules' checkers of ``language``) on one config file."""
-    if not checkers:
-        return []
-    try:
-        unit = read_unit(path, text, config, language, workspace)
-        seen = set()
-        hits = []
-        for checker in checkers:
-            for hit in checker.fn(unit):
-                key = (hit.start, checker.rule.code)
-                if key not in seen:
-                    seen.add(key)
-                    hits.append((checker.rule, hit))
-    except RecursionError:
-        return FileError(path, "cannot analyse: nesting too deep")
-    findings = findings_from_hits(path, hits, LineIndex(text))
-    return noqa.filter_comment_findings(findings, text, hash_comments=True)

@@ -3,9 +3,10 @@
 Rules (``rocm_lint.rules.warp``, ``rocm_lint.rules.cuda_cpp``) are functions of a
 :class:`CppUnit` that yield :class:`rocm_lint.rule.Hit` objects (made with ``Rule.hit``).  They match on
 ``unit.code`` (comments and literals blanked, offsets intact), so comments and strings
-never fire.  The scanner then drops hits on lines that are never compiled on ROCm
-(NVIDIA-only branches, ``#if 0``) and hits suppressed by a ``rocm-lint: ignore`` or
-``NOLINT`` comment.  Code in ROCm-only branches is checked: hazards there are real.
+never fire.  The engine (``rocm_lint.engine.unit_findings``) then drops hits on lines that are
+never compiled on ROCm (``CppUnit.drops``: NVIDIA-only branches, ``#if 0``) and hits suppressed by
+a ``rocm-lint: ignore`` or ``NOLINT`` comment.  Code in ROCm-only branches is checked: hazards
+there are real.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, replace, field
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Tuple, Union
 
-from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
 from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
@@ -25,9 +25,8 @@ from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.cpp.preproc import (CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, macro_tests, names_in,
                                    parse_condition)
-from rocm_lint.finding import FileError, Finding
+from rocm_lint.finding import FileError
 from rocm_lint.lines import LineIndex
-from rocm_lint.rule import Hit, Rule, SourceChecker, findings_from_hits
 from rocm_lint.workspace import Workspace, memoized
 
 # A .cpp/.h file is scanned only if it holds device code (plain substring tests: fast).
@@ -101,8 +100,16 @@ class CppUnit:
     lexed: Lexed
     pre: Preprocessed
     index: LineIndex
-    workspace: Workspace  # the front end's caches: project headers, build files
+    workspace: Workspace = field(default_factory=Workspace)  # the front end's caches: headers, build files
+    scope: Optional[str] = None  # "nvidia-only": a source the ROCm build never compiles, reported apart
+    keeps_fixes: bool = True  # False: the findings come without fixes (lone CRs)
     memo: Dict[str, object] = field(default_factory=dict)
+    comment_style = "//"  # what a suppression comment starts with (rocm_lint.noqa)
+    unique_hits = False  # every hit counts (the config readers keep one per offset and rule)
+
+    def drops(self, offset: int) -> bool:
+        """Is a hit at ``offset`` in code the ROCm build never compiles (NVIDIA-only branches)?"""
+        return self.nvidia_only(offset)
 
     @property
     def code(self) -> str:
@@ -395,16 +402,14 @@ def build_base(ws: Workspace, path: str) -> Tuple[Optional[bool], Optional[bool]
     return True, True
 
 
-def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[SourceChecker],
-                     language: str = "cuda", superseders: Sequence[Rule] = (),
-                     workspace: Optional[Workspace] = None) -> Union[List[Finding], FileError]:
-    """Run ``checkers`` (the enabled rules' C++ checkers) on one C++/CUDA file; ``superseders``
-    are the C++ rules with a ``supersedes`` predicate (enabled or not); ``workspace`` holds what
-    was read of other files (a fresh one when None)."""
+def read_cpp_unit(path: str, text: str, config: Config, language: str = "cuda",
+                  workspace: Optional[Workspace] = None) -> Union[CppUnit, FileError, None]:
+    """The :class:`CppUnit` of one C++/CUDA file (None: a C++ file without device code);
+    ``workspace`` holds what was read of other files (a fresh one when None).  The engine runs
+    the checkers on it, drops what NVIDIA-only code yields (``CppUnit.drops``), applies
+    ``supersedes`` and the suppressions (``rocm_lint.engine.unit_findings``)."""
     if language != "cuda" and not holds_device_code(text):
-        return []
-    if not checkers:
-        return []
+        return None
     # A lone CR ends a line for C/C++ compilers (and for LineIndex, noqa and the fixes): the
     # lexer and the #if model read a copy where it is an LF, same length, so offsets and the
     # text the fixes copy stay the original's.
@@ -432,25 +437,13 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
                               seed, base)
     except RecursionError:
         return FileError(path, "cannot analyse: preprocessor nesting too deep")
-    unit = CppUnit(path, text, config, lexed, pre, LineIndex(text), ws)
-    hits: List[Tuple[Rule, Hit]] = []
-    for checker in checkers:
-        for hit in checker.fn(unit):
-            if not unit.nvidia_only(hit.start):
-                hits.append((checker.rule, hit))
-    for superseder in superseders:
-        if hits and superseder.supersedes is not None and superseder.supersedes(unit):
-            # ROC707: a CUTLASS/CuTe kernel cannot be built for AMD at all (the port is a
-            # rewrite): its findings replace the file's line-level ones, which are noise.
-            hits = [(rule, hit) for rule, hit in hits if rule is superseder]
-    findings = findings_from_hits(path, hits, unit.index)
-    if nvidia_only_source:
-        findings = [replace(f, scope="nvidia-only") for f in findings]
-    if scanned is not text:
-        # Fixes copy and count lines as LF-ended text (the #line numbers they write, the lines
-        # they gate): a file with lone CRs gets its findings without fixes, never a wrong one.
-        findings = [replace(f, fix=None) if f.fix is not None else f for f in findings]
-    return noqa.filter_comment_findings(findings, text, hash_comments=False)
+    return CppUnit(path, text, config, lexed, pre, LineIndex(text), ws,
+                   scope="nvidia-only" if nvidia_only_source else None,
+                   # Fixes copy and count lines as LF-ended text (the #line numbers they write, the
+                   # lines they gate): a file with lone CRs gets its findings without fixes, never a
+                   # wrong one.
+                   keeps_fixes=scanned is text)
+
 
 
 def calls(unit: CppUnit, pattern: "re.Pattern[str]") -> Iterator[Tuple[re.Match, int]]:

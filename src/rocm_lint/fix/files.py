@@ -22,13 +22,11 @@ What is refused, with an error line and nothing written:
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import stat
 import tempfile
 import time
-import tokenize
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
@@ -66,14 +64,6 @@ class ChangedOnDisk(Exception):
 
 class Refused(Exception):
     """A write rocm-lint will not make (the message says why)."""
-
-
-def python_encoding(data: bytes) -> str:
-    """The encoding a Python file's bytes declare (PEP 263, BOM), UTF-8 where they cannot say."""
-    try:
-        return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-    except SyntaxError:
-        return "utf-8"
 
 
 def _inside(path: str, root: str) -> bool:
@@ -119,13 +109,14 @@ class Source:
     before: os.stat_result
     data: bytes
     text: str
+    encoding: str = "utf-8"  # what the text was decoded with (engine.decode): written back in it
 
 
 def read_for_write(path: str, config: Config, *, write: bool) -> Source:
     """Read ``path`` as a rewrite (``--fix``, ``--add-noqa``) needs it; :class:`Refused` (with the
     reason) for a file that cannot be read or, with ``write``, must not be written."""
     from rocm_lint.discovery import read_bounded
-    from rocm_lint.engine import MAX_FILE_BYTES, decode_source
+    from rocm_lint.engine import MAX_FILE_BYTES, decode
 
     try:
         real = write_target(path, config) if write else os.path.realpath(path)
@@ -137,19 +128,16 @@ def read_for_write(path: str, config: Config, *, write: bool) -> Source:
         raise Refused(f"cannot read: {exc.strerror or exc}") from None
     if isinstance(data, str):
         raise Refused(data)
-    text = decode_source(path, data)
-    if isinstance(text, FileError):
-        raise Refused(text.reason)
-    return Source(real, before, data, text)
+    decoded = decode(path, data)
+    if isinstance(decoded, FileError):
+        raise Refused(decoded.reason)
+    return Source(real, before, data, decoded.text, decoded.encoding)
 
 
 def write_back(path: str, source: Source, new_text: str) -> Optional[str]:
     """Write ``new_text`` over ``source`` atomically, in the file's encoding, keeping its mode and
     owner (the text keeps its line endings); None, or why it was not written."""
-    from rocm_lint.discovery import language_of
-    from rocm_lint.engine import source_encoding
-
-    encoding = python_encoding(source.data) if language_of(path) == "python" else source_encoding(path, source.data)
+    encoding = source.encoding
     try:
         directory = os.path.dirname(source.real)
         if directory not in _swept:
