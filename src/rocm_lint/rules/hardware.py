@@ -38,6 +38,7 @@ ROC801 = Rule(
                 "(gfx12) use OCP `float8_e4m3fn`/`float8_e5m2`: choose by `gcnArchName` (or vLLM's "
                 "`current_platform.fp8_dtype()`) instead of by ROCm alone",
     },
+    runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
 ROC802 = Rule(
     "ROC802", "hard-coded-warp-size",
@@ -65,6 +66,7 @@ ROC802 = Rule(
                            "releases skip the config as `OutOfResources`; build the list from "
                            "`get_current_target().warp_size`",
     },
+    runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
 
 
