@@ -9,7 +9,8 @@ from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from rocm_lint.config import Config
 from rocm_lint.lines import LineIndex
-from rocm_lint.configfiles.shell import NVIDIA, Command, ShellReader, Word, shell_facts
+from rocm_lint.configfiles.shell import NVIDIA, Command, ShellReader, Word
+from rocm_lint.configfiles.shell_facts import shell_facts
 from rocm_lint.workspace import Workspace
 
 @dataclass(frozen=True)
