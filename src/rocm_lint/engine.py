@@ -356,7 +356,10 @@ def _worker_project(config: Config, seed: dict) -> "Project":
     key = (id(config), repr(config), tuple(seed.get("roots", ())), tuple(seed.get("trigger_words", ())))
     if _WORKER_PROJECT and _WORKER_PROJECT[0] == key:
         return _WORKER_PROJECT[1]  # type: ignore[return-value]
-    project = Project.from_seed(config, seed)  # a fresh Workspace: this process's
+    # the worker's workspace serves every chunk it is handed (headers, build files: what the
+    # process-wide caches did before); the key's id(config) differs per chunk (unpickled copies)
+    workspace = _WORKER_PROJECT[1].workspace if _WORKER_PROJECT else None  # type: ignore[attr-defined]
+    project = Project.from_seed(config, seed, workspace)
     _WORKER_PROJECT[:] = [key, project]
     return project
 
