@@ -53,11 +53,13 @@ CPP_MODULE = '''"""{code}: {summary}."""
 
 from __future__ import annotations
 
-import re
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from rocm_lint.cpp.scanner import CppUnit
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import CPP_LANGUAGES, Hit, Rule
+
+if TYPE_CHECKING:  # the C++ reader loads only when a C++ file is checked (tests/test_import_hygiene.py)
+    from rocm_lint.cpp.scanner import CppUnit
 
 {code} = Rule(
     "{code}", "{name}",
@@ -65,9 +67,12 @@ from rocm_lint.rule import CPP_LANGUAGES, Hit, Rule
     triggers=({trigger!r},),
     languages=CPP_LANGUAGES,
     messages={{"default": "`{{text}}` outside an NVIDIA-only branch: {message}; keep it under `#ifndef USE_ROCM`"}},
+    # No Semgrep twin yet: write its entries in semgrep-rules/rocm-lint.yaml (id rocm-lint.{code})
+    # and annotated fixtures in semgrep-rules/tests/{code}.cu, then drop this line.
+    semgrep=False,
 )
 
-_PATTERN = re.compile({pattern!r})
+_PATTERN = LazyPattern({pattern!r})  # compiled when a C++ file is first checked
 
 
 @{code}.source_checker()

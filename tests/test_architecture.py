@@ -24,7 +24,7 @@ LAYERS = [
     ("data", ["rocm_lint", "rocm_lint.lines", "rocm_lint.finding", "rocm_lint.domain", "rocm_lint.lazy", "rocm_lint.words",
               "rocm_lint.requirements"]),
     ("settings and the rule unit", ["rocm_lint.config", "rocm_lint.rule", "rocm_lint.noqa",
-                                    "rocm_lint.discovery"]),
+                                    "rocm_lint.discovery", "rocm_lint.workspace"]),
     ("readers", ["rocm_lint.python", "rocm_lint.python.*", "rocm_lint.cpp", "rocm_lint.cpp.*",
                  "rocm_lint.build", "rocm_lint.build.*",
                  "rocm_lint.configfiles", "rocm_lint.configfiles.*", "rocm_lint.notebook"]),
@@ -50,12 +50,28 @@ def _modules() -> Dict[str, Path]:
 MODULES = _modules()
 
 
+def _lazy_import(node: ast.AST):
+    """(module, names) of a deferred import written as a string, ``lazy_functions(globals(),
+    "rocm_lint.cpp.scanner", "calls", ...)`` (``rocm_lint.lazy``): an import like any other for
+    the layer, cycle and private-name rules.  None for anything else."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))):
+        return None
+    if (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) != "lazy_functions":
+        return None
+    strings = [a.value for a in node.args[1:] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    assert len(strings) == len(node.args) - 1 and strings, f"lazy_functions with a computed name: {ast.dump(node)}"
+    return strings[0], strings[1:]
+
+
 def _imports(name: str, path: Path) -> Dict[str, List[str]]:
     """{imported rocm_lint module: [names taken from it]} for one module."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     out: Dict[str, List[str]] = {}
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-        if isinstance(node, ast.Import):
+        lazy = _lazy_import(node)
+        if lazy is not None:  # lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls", ...)
+            out.setdefault(lazy[0], []).extend(lazy[1])
+        elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("rocm_lint"):
                     out.setdefault(alias.name, [])
@@ -121,6 +137,15 @@ def test_no_import_cycle():
         if node not in state:
             visit(node)
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_string_imports_are_imports():
+    """The rule families that reach a reader through ``lazy_functions`` strings import it, for
+    these tests, as a plain import would (a layer break written as a string is still one)."""
+    assert "rocm_lint.cpp.scanner" in IMPORTS["rocm_lint.rules.warp"]
+    assert "calls" in IMPORTS["rocm_lint.rules.warp"]["rocm_lint.cpp.scanner"]
+    node = ast.parse('lazy_functions(globals(), "rocm_lint.engine", "check_paths")').body[0].value
+    assert _lazy_import(node) == ("rocm_lint.engine", ["check_paths"])
 
 
 def test_no_private_names_across_modules():

@@ -9,19 +9,10 @@ import pytest
 
 from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
-from rocm_lint.cpp import facts, includes
 from rocm_lint.build.context import CUDA, ROCM, file_platform
 from rocm_lint.engine import check_file
+from rocm_lint.workspace import Workspace
 from test_cpp_project import _project  # a repository (.git) holding ``files``
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    build_context.cache_clear()
-    facts.cache_clear()
-    includes.cache_clear()
-    yield
-    build_context.cache_clear()
 
 
 def _codes(path):
@@ -50,10 +41,10 @@ add_subdirectory(csrc/common)
 def test_cmake_if_else_subdirectories(tmp_path):
     root = _project(tmp_path, {"CMakeLists.txt": CMAKE_SPLIT, "csrc/rocm/k.cu": KERNEL, "csrc/cuda/k.cu": KERNEL,
                                "csrc/common/k.cu": KERNEL, "csrc/rocm/sub/deep.cu": KERNEL})
-    assert file_platform(str(root / "csrc/rocm/k.cu")) == ROCM
-    assert file_platform(str(root / "csrc/rocm/sub/deep.cu")) == ROCM
-    assert file_platform(str(root / "csrc/cuda/k.cu")) == CUDA
-    assert file_platform(str(root / "csrc/common/k.cu")) is None
+    assert file_platform(Workspace(), str(root / "csrc/rocm/k.cu")) == ROCM
+    assert file_platform(Workspace(), str(root / "csrc/rocm/sub/deep.cu")) == ROCM
+    assert file_platform(Workspace(), str(root / "csrc/cuda/k.cu")) == CUDA
+    assert file_platform(Workspace(), str(root / "csrc/common/k.cu")) is None
     # unconstrained: inline PTX reported, the 64 is no ROCm-side fact
     assert _codes(root / "csrc/common/k.cu") == [(3, "ROC701")]
     # never built for ROCm: silent
@@ -95,7 +86,7 @@ def test_cmake_conditions(tmp_path, condition, rocm_dir, cuda_dir):
         "CMakeLists.txt": f"if({condition})\n  add_subdirectory(a)\nelse()\n  add_subdirectory(b)\nendif()\n"
                           "# builds for ROCm too: USE_ROCM\nif(USE_ROCM)\nendif()\n",
         "a/k.cu": KERNEL, "b/k.cu": KERNEL})
-    got = {d: file_platform(str(root / d / "k.cu")) for d in "ab"}
+    got = {d: file_platform(Workspace(), str(root / d / "k.cu")) for d in "ab"}
     want = {d: (ROCM if d == rocm_dir else CUDA if d == cuda_dir else None) for d in "ab"}
     assert got == want
 
@@ -105,16 +96,16 @@ def test_cmake_elseif_chain(tmp_path):
         "CMakeLists.txt": "if(USE_CUDA)\n add_subdirectory(nv)\nelseif(USE_ROCM)\n add_subdirectory(amd)\n"
                           "else()\n add_subdirectory(cpu)\nendif()\n",
         "nv/k.cu": KERNEL, "amd/k.cu": KERNEL, "cpu/k.cu": KERNEL})
-    assert file_platform(str(root / "nv/k.cu")) == CUDA
-    assert file_platform(str(root / "amd/k.cu")) == ROCM
-    assert file_platform(str(root / "cpu/k.cu")) is None  # a CPU-only build: neither NVIDIA nor ROCm
+    assert file_platform(Workspace(), str(root / "nv/k.cu")) == CUDA
+    assert file_platform(Workspace(), str(root / "amd/k.cu")) == ROCM
+    assert file_platform(Workspace(), str(root / "cpu/k.cu")) is None  # a CPU-only build: neither NVIDIA nor ROCm
 
 
 def test_a_subdirectory_on_both_branches_gives_no_fact(tmp_path):
     root = _project(tmp_path, {
         "CMakeLists.txt": "if(USE_ROCM)\n add_subdirectory(kernels)\nelse()\n add_subdirectory(kernels)\nendif()\n",
         "kernels/k.cu": KERNEL})
-    assert file_platform(str(root / "kernels/k.cu")) is None
+    assert file_platform(Workspace(), str(root / "kernels/k.cu")) is None
     assert _codes(root / "kernels/k.cu") == [(3, "ROC701")]
 
 
@@ -122,7 +113,7 @@ def test_add_subdirectory_in_a_function_is_not_read(tmp_path):
     root = _project(tmp_path, {
         "CMakeLists.txt": "function(f)\n if(USE_ROCM)\n  add_subdirectory(a)\n endif()\nendfunction()\n",
         "a/k.cu": KERNEL})
-    assert file_platform(str(root / "a/k.cu")) is None
+    assert file_platform(Workspace(), str(root / "a/k.cu")) is None
 
 
 CUDA_SUBPROJECT = """cmake_minimum_required(VERSION 3.18)
@@ -141,10 +132,10 @@ def test_a_cuda_subproject_of_a_rocm_aware_project_is_silent(tmp_path):
                                         "endif()\nset(CMAKE_CUDA_ARCHITECTURES 80)\n",
         "contrib/fatal/k.cu": KERNEL})
     for d in ("contrib/nv", "contrib/fatal"):
-        assert file_platform(str(root / d / "k.cu")) == CUDA, d
+        assert file_platform(Workspace(), str(root / d / "k.cu")) == CUDA, d
         assert _codes(root / d / "k.cu") == []
         assert _codes(root / d / "CMakeLists.txt") == []  # its NVIDIA arch list: never a ROCm build
-    assert file_platform(str(root / "csrc/k.cu")) == ROCM
+    assert file_platform(Workspace(), str(root / "csrc/k.cu")) == ROCM
 
 
 def test_a_project_that_never_builds_for_rocm_is_not_silenced(tmp_path):
@@ -152,8 +143,8 @@ def test_a_project_that_never_builds_for_rocm_is_not_silenced(tmp_path):
     root = _project(tmp_path, {"CMakeLists.txt": CUDA_SUBPROJECT, "k.cu": KERNEL,
                                "sub/CMakeLists.txt": "if(USE_CUDA)\nadd_subdirectory(x)\nendif()\n",
                                "sub/x/k.cu": KERNEL})
-    assert file_platform(str(root / "k.cu")) is None
-    assert file_platform(str(root / "sub/x/k.cu")) is None
+    assert file_platform(Workspace(), str(root / "k.cu")) is None
+    assert file_platform(Workspace(), str(root / "sub/x/k.cu")) is None
     assert _codes(root / "k.cu") == [(3, "ROC701")]
     assert [code for _, code in _codes(root / "CMakeLists.txt")] == ["ROC502"]
 
@@ -163,7 +154,7 @@ def test_project_languages_cuda_with_hip_in_the_file_is_no_fact(tmp_path):
         "CMakeLists.txt": "if(USE_ROCM)\nadd_subdirectory(a)\nendif()\n",
         "b/CMakeLists.txt": "project(x LANGUAGES CXX CUDA)\nif(GPU_LANG STREQUAL \"HIP\")\nendif()\n",
         "b/k.cu": KERNEL})
-    assert file_platform(str(root / "b/k.cu")) is None
+    assert file_platform(Workspace(), str(root / "b/k.cu")) is None
 
 
 SETUP = '''import glob
@@ -190,7 +181,7 @@ def test_setup_py_source_lists(tmp_path):
     for name in expect:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(KERNEL)
-    assert {name: file_platform(str(root / name)) for name in expect} == expect
+    assert {name: file_platform(Workspace(), str(root / name)) for name in expect} == expect
     assert _codes(root / "csrc/hip/k.cu") == [(1, "ROC605"), (3, "ROC701")]
     assert _codes(root / "csrc/cuda/k.cu") == []
     assert _codes(root / "csrc/shared/both.cu") == [(3, "ROC701")]
@@ -213,8 +204,8 @@ def test_setup_py_tests(tmp_path, test, platform):
                     "    srcs = ['kernels/k.cu']\nelse:\n    srcs = []\n"
                     "hip = ['x.cu'] if IS_ROCM else ['y.cu']\n",
         "kernels/k.cu": KERNEL, "x.cu": KERNEL, "y.cu": KERNEL})
-    assert file_platform(str(root / "kernels/k.cu")) == platform
-    assert (file_platform(str(root / "x.cu")), file_platform(str(root / "y.cu"))) == (ROCM, CUDA)
+    assert file_platform(Workspace(), str(root / "kernels/k.cu")) == platform
+    assert (file_platform(Workspace(), str(root / "x.cu")), file_platform(Workspace(), str(root / "y.cu"))) == (ROCM, CUDA)
 
 
 @pytest.mark.parametrize("content", [
@@ -226,7 +217,7 @@ def test_setup_py_tests(tmp_path, test, platform):
 def test_a_hostile_setup_py_gives_no_fact(tmp_path, content):
     root = _project(tmp_path, {"k.cu": KERNEL})
     (root / "setup.py").write_bytes(content)
-    assert file_platform(str(root / "k.cu")) is None
+    assert file_platform(Workspace(), str(root / "k.cu")) is None
     assert _codes(root / "k.cu") == [(3, "ROC701")]
 
 
@@ -238,7 +229,7 @@ def test_a_hostile_setup_py_gives_no_fact(tmp_path, content):
 ])
 def test_cmake_files_that_give_no_fact(tmp_path, content):
     root = _project(tmp_path, {"CMakeLists.txt": content, "a/k.cu": KERNEL})
-    got = file_platform(str(root / "a/k.cu"))
+    got = file_platform(Workspace(), str(root / "a/k.cu"))
     assert got in (None, ROCM)
     if "#[[" in content or "${X}" in content:
         assert got is None
@@ -247,24 +238,23 @@ def test_cmake_files_that_give_no_fact(tmp_path, content):
 def test_nothing_above_the_repository_root_is_read(tmp_path):
     (tmp_path / "CMakeLists.txt").write_text("if(USE_ROCM)\n add_subdirectory(repo)\nendif()\n")
     root = _project(tmp_path / "repo", {"k.cu": KERNEL})
-    assert file_platform(str(root / "k.cu")) is None
+    assert file_platform(Workspace(), str(root / "k.cu")) is None
 
 
 def test_build_files_are_read_once_and_noted(tmp_path, monkeypatch):
-    from rocm_lint import discovery
-
     root = _project(tmp_path, {"CMakeLists.txt": CMAKE_SPLIT, "csrc/rocm/a.cu": KERNEL, "csrc/rocm/b.cu": KERNEL})
     reads = []
-    real = build_context.read_bounded
+    workspace = Workspace()
+    real = workspace.read_bounded
 
-    def spy(path, limit):
+    def spy(path, limit, note=True):
         reads.append(path)
-        return real(path, limit)
+        return real(path, limit, note)
 
-    monkeypatch.setattr(build_context, "read_bounded", spy)
+    monkeypatch.setattr(workspace, "read_bounded", spy)
     for name in ("a.cu", "b.cu"):
-        with discovery.recording_reads() as noted:
-            assert file_platform(str(root / "csrc/rocm" / name)) == ROCM
+        with workspace.recording_reads() as noted:
+            assert file_platform(workspace, str(root / "csrc/rocm" / name)) == ROCM
         assert str(root / "CMakeLists.txt") in noted
         assert str(root / "csrc" / "rocm" / "CMakeLists.txt") in noted  # absent: its creation matters too
     assert reads.count(str(root / "CMakeLists.txt")) == 1
@@ -281,11 +271,10 @@ def test_a_directory_whose_sources_another_build_file_names_gets_no_fact(tmp_pat
         "src/ggml-cuda/k.cu": KERNEL,
         "src/ggml-hip/CMakeLists.txt": "file(GLOB SRCS \"../ggml-cuda/*.cu\")\nadd_library(h ${SRCS})\n",
         "src/other/CMakeLists.txt": "enable_language(CUDA)\n", "src/other/k.cu": KERNEL})
-    assert file_platform(str(root / "src/ggml-cuda/k.cu")) is None
-    assert file_platform(str(root / "src/other/k.cu")) == CUDA
+    assert file_platform(Workspace(), str(root / "src/ggml-cuda/k.cu")) is None
+    assert file_platform(Workspace(), str(root / "src/other/k.cu")) == CUDA
     (root / "src/ggml-hip/CMakeLists.txt").write_text("add_library(h hip.cu)\n")
-    build_context.cache_clear()
-    assert file_platform(str(root / "src/ggml-cuda/k.cu")) == CUDA
+    assert file_platform(Workspace(), str(root / "src/ggml-cuda/k.cu")) == CUDA
 
 
 def test_fixes_in_a_rocm_only_directory_keep_the_nvidia_program(tmp_path):
@@ -339,9 +328,9 @@ def test_setup_py_paths_joined_from_names_and_tests_through_names(tmp_path):
     """``os.path.join(this_dir, ...)`` with names bound once, and ``if use_cuda:`` where
     ``use_cuda = torch.version.cuda and CUDA_HOME is not None`` (torchao's setup.py shape)."""
     root = _project(tmp_path, {"setup.py": SETUP_JOINED})
-    assert file_platform(str(root / "csrc/kernels/nv/mma.cu")) == CUDA
-    assert file_platform(str(root / "csrc/kernels/amd/mfma.cu")) == ROCM
-    assert file_platform(str(root / "csrc/kernels/common.cu")) is None
+    assert file_platform(Workspace(), str(root / "csrc/kernels/nv/mma.cu")) == CUDA
+    assert file_platform(Workspace(), str(root / "csrc/kernels/amd/mfma.cu")) == ROCM
+    assert file_platform(Workspace(), str(root / "csrc/kernels/common.cu")) is None
 
 
 def test_setup_py_names_bound_twice_or_parent_paths_give_no_fact(tmp_path):
@@ -350,8 +339,8 @@ def test_setup_py_names_bound_twice_or_parent_paths_give_no_fact(tmp_path):
     text = text.replace('os.path.join(kernels, "amd", "mfma.cu")',
                         'os.path.join(os.path.dirname(this_dir), "amd", "mfma.cu")')
     root = _project(tmp_path, {"setup.py": text})
-    assert file_platform(str(root / "csrc/kernels/nv/mma.cu")) is None
-    assert file_platform(str(root / "amd/mfma.cu")) is None
+    assert file_platform(Workspace(), str(root / "csrc/kernels/nv/mma.cu")) is None
+    assert file_platform(Workspace(), str(root / "amd/mfma.cu")) is None
 
 
 def test_source_globs_as_one_regex_match_part_by_part():
@@ -405,14 +394,14 @@ def test_setup_py_source_lists_count_where_they_are_added(tmp_path):
     platform's (torchao: ``if use_cuda: sources += cuda_sources``); a list used only to filter
     gives no fact."""
     root = _project(tmp_path, {"setup.py": SETUP_SOURCE_LISTS})
-    assert file_platform(str(root / "pkg/csrc/cuda/mx/k.cu")) == CUDA
-    assert file_platform(str(root / "pkg/csrc/hip/k.hip")) == ROCM
-    assert file_platform(str(root / "pkg/csrc/shared/s.cu")) is None
-    assert file_platform(str(root / "pkg/csrc/ops.cpp")) is None
+    assert file_platform(Workspace(), str(root / "pkg/csrc/cuda/mx/k.cu")) == CUDA
+    assert file_platform(Workspace(), str(root / "pkg/csrc/hip/k.hip")) == ROCM
+    assert file_platform(Workspace(), str(root / "pkg/csrc/shared/s.cu")) is None
+    assert file_platform(Workspace(), str(root / "pkg/csrc/ops.cpp")) is None
 
 
 def test_setup_py_source_list_added_for_every_platform_gives_no_fact(tmp_path):
     text = SETUP_SOURCE_LISTS.replace("    if use_cuda:\n        sources += cuda_sources\n",
                                       "    sources = sources + cuda_sources\n")
     root = _project(tmp_path, {"setup.py": text})
-    assert file_platform(str(root / "pkg/csrc/cuda/mx/k.cu")) is None
+    assert file_platform(Workspace(), str(root / "pkg/csrc/cuda/mx/k.cu")) is None

@@ -8,14 +8,14 @@ import os
 
 import pytest
 
-from rocm_lint.build import context as build_context
 from rocm_lint.build.cmake import cmake_facts, learn_options
 from rocm_lint.build.context import CUDA, file_platform, macro_facts
+from rocm_lint.workspace import Workspace
 from rocm_lint.build.logic import ROCM_ATOM, negate
 from rocm_lint.build.setup_py import setup_file_facts
 from rocm_lint.config import Config
 from rocm_lint.engine import check_file
-from test_build_context import _codes, _fresh_caches  # noqa: F401 (the autouse fixture: fresh reader caches)
+from test_build_context import _codes
 from test_cpp_project import _project  # a repository (.git) holding ``files``
 
 NOT_ROCM = negate(ROCM_ATOM)  # an else(): the NVIDIA and the CPU-only build
@@ -91,7 +91,7 @@ execute_process(COMMAND cmake -DNOT_A_MACRO=1)
 def test_a_macro_the_build_defines_for_rocm_gates_the_kernels(tmp_path):
     root = _project(tmp_path, {"CMakeLists.txt": CMAKE_OPTION, "kernels/CMakeLists.txt": "add_library(k k.cu)\n",
                                "kernels/k.cu": GATED_KERNEL, "kernels/v.cu": VALUE_KERNEL})
-    [fact] = macro_facts(str(root / "kernels/k.cu"))
+    [fact] = macro_facts(Workspace(), str(root / "kernels/k.cu"))
     assert fact[0] == "FASTOPS_ON_AMD" and fact[1] == (False, None) and fact[2][0] is True
     assert _codes(root / "kernels/k.cu") == []
     assert _codes(root / "kernels/v.cu") == []  # `#if FASTOPS_ON_AMD`: 1 on ROCm, undefined (0) on NVIDIA
@@ -107,7 +107,7 @@ def test_a_macro_the_build_defines_for_rocm_gates_the_kernels(tmp_path):
 ])
 def test_no_macro_fact_without_a_platform_difference(tmp_path, cmake):
     root = _project(tmp_path, {"CMakeLists.txt": cmake, "kernels/k.cu": GATED_KERNEL})
-    assert macro_facts(str(root / "kernels/k.cu")) == ()
+    assert macro_facts(Workspace(), str(root / "kernels/k.cu")) == ()
     assert _codes(root / "kernels/k.cu") == [(4, "ROC701")]
 
 
@@ -115,7 +115,7 @@ def test_build_systems_that_disagree_give_no_macro_fact(tmp_path):
     setup = ("from torch.utils.cpp_extension import IS_HIP_EXTENSION\n"
              "setup(name='x', extra_compile_args=['-DROCM_EXT'] if IS_HIP_EXTENSION else [])\n")
     root = _project(tmp_path, {"CMakeLists.txt": CMAKE_OPTION, "setup.py": setup, "kernels/k.cu": GATED_KERNEL})
-    assert macro_facts(str(root / "kernels/k.cu")) == ()
+    assert macro_facts(Workspace(), str(root / "kernels/k.cu")) == ()
     assert _codes(root / "kernels/k.cu") == [(4, "ROC701")]
 
 
@@ -150,7 +150,6 @@ def test_setup_py_macro_gates_the_extension_sources(tmp_path):
     # an unconditional define_macros entry is no platform fact
     plain = SETUP.replace("define_macros = []", "define_macros = [('FASTOPS_ON_AMD', None)]")
     root2 = _project(tmp_path / "b", {"setup.py": plain, "csrc/k.cu": GATED_KERNEL})
-    build_context.cache_clear()
     assert _codes(root2 / "csrc/k.cu") == [(4, "ROC701")]
 
 
@@ -173,35 +172,34 @@ def test_cmake_source_lists_chosen_per_platform(tmp_path):
     for name in ("common", "marlin/marlin", "cutlass_mm", "nv_only", "rocm/skinny"):
         files[f"csrc/{name}.cu"] = PTX
     root = _project(tmp_path, files)
-    assert file_platform(str(root / "csrc/common.cu")) is None
+    assert file_platform(Workspace(), str(root / "csrc/common.cu")) is None
     for name in ("marlin/marlin", "cutlass_mm", "nv_only"):  # through ${MARLIN_SRC} too
-        assert file_platform(str(root / f"csrc/{name}.cu")) == CUDA, name
+        assert file_platform(Workspace(), str(root / f"csrc/{name}.cu")) == CUDA, name
         assert _codes(root / f"csrc/{name}.cu") == []
-    assert file_platform(str(root / "csrc/rocm/skinny.cu")) == "rocm"
+    assert file_platform(Workspace(), str(root / "csrc/rocm/skinny.cu")) == "rocm"
     assert _codes(root / "csrc/common.cu") == [(2, "ROC701")]
 
 
 def test_a_source_listed_for_both_platforms_keeps_its_findings(tmp_path):
     cmake = CMAKE_SOURCES.replace('"csrc/rocm/skinny.cu"', '"csrc/rocm/skinny.cu" "csrc/nv_only.cu"')
     root = _project(tmp_path, {"CMakeLists.txt": cmake, "csrc/nv_only.cu": PTX})
-    assert file_platform(str(root / "csrc/nv_only.cu")) is None
+    assert file_platform(Workspace(), str(root / "csrc/nv_only.cu")) is None
     assert _codes(root / "csrc/nv_only.cu") == [(2, "ROC701")]
 
 
 def test_a_pure_cuda_project_keeps_its_cuda_only_sources(tmp_path):
     cmake = "project(p LANGUAGES CXX CUDA)\nif(WITH_CUDA)\n  add_library(k nv_only.cu)\nendif()\n"
     root = _project(tmp_path, {"CMakeLists.txt": cmake, "nv_only.cu": PTX})
-    assert file_platform(str(root / "nv_only.cu")) is None
+    assert file_platform(Workspace(), str(root / "nv_only.cu")) is None
     assert _codes(root / "nv_only.cu") == [(2, "ROC701")]
 
 
 def test_editing_the_cmakelists_re_checks_the_kernels(tmp_path):
     """The build files are dependencies of the check (the content cache re-checks on an edit)."""
-    from rocm_lint.discovery import recording_reads
-
     root = _project(tmp_path, {"CMakeLists.txt": CMAKE_OPTION, "kernels/k.cu": GATED_KERNEL})
-    with recording_reads() as reads:
-        check_file(str(root / "kernels/k.cu"), Config())
+    workspace = Workspace()
+    with workspace.recording_reads() as reads:
+        check_file(str(root / "kernels/k.cu"), Config(), workspace=workspace)
     assert str(root / "CMakeLists.txt") in {str(p) for p in reads}
 
 
@@ -217,13 +215,12 @@ _ext = load(name="fastops", sources=[os.path.join(_here, "csrc", "k.cu")], extra
 
 def test_cpp_extension_load_flags_per_branch(tmp_path):
     root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/ops.py": JIT, "pkg/csrc/k.cu": GATED_KERNEL})
-    [fact] = macro_facts(str(root / "pkg/csrc/k.cu"))
+    [fact] = macro_facts(Workspace(), str(root / "pkg/csrc/k.cu"))
     assert fact[0] == "FASTOPS_ON_AMD" and fact[1] == (False, None)
     assert _codes(root / "pkg/csrc/k.cu") == []
     # the same flag for both platforms: no fact, the PTX is reported
     root2 = _project(tmp_path / "b", {"pkg/ops.py": JIT.replace('["-O3"]\n', '["-O3", "-DFASTOPS_ON_AMD"]\n'),
                                       "pkg/csrc/k.cu": GATED_KERNEL})
-    build_context.cache_clear()
     assert _codes(root2 / "pkg/csrc/k.cu") == [(4, "ROC701")]
 
 
@@ -238,21 +235,20 @@ def test_a_rocm_compile_database_lists_what_the_rocm_build_compiles(tmp_path):
     files = {"build/compile_commands.json": db, "csrc/common.cu": PTX, "csrc/k.cu": PTX, "csrc/nv_only.cu": PTX,
              "csrc/lanes.cuh": PTX}
     root = _project(tmp_path, files)
-    assert file_platform(str(root / "csrc/common.cu")) is None  # hipified to common.hip
-    assert file_platform(str(root / "csrc/k.cu")) is None  # k_hip.cpp
-    assert file_platform(str(root / "csrc/nv_only.cu")) == CUDA
+    assert file_platform(Workspace(), str(root / "csrc/common.cu")) is None  # hipified to common.hip
+    assert file_platform(Workspace(), str(root / "csrc/k.cu")) is None  # k_hip.cpp
+    assert file_platform(Workspace(), str(root / "csrc/nv_only.cu")) == CUDA
     assert _codes(root / "csrc/nv_only.cu") == []
-    assert file_platform(str(root / "csrc/lanes.cuh")) is None  # headers are never listed
+    assert file_platform(Workspace(), str(root / "csrc/lanes.cuh")) is None  # headers are never listed
     assert _codes(root / "csrc/common.cu") == [(2, "ROC701")]
 
 
 def test_an_nvidia_compile_database_says_nothing(tmp_path):
     db = _db([("/src/csrc/common.cu", "/usr/local/cuda/bin/nvcc -arch=sm_90 -c common.cu")])
     root = _project(tmp_path, {"compile_commands.json": db, "csrc/nv_only.cu": PTX})
-    assert file_platform(str(root / "csrc/nv_only.cu")) is None
+    assert file_platform(Workspace(), str(root / "csrc/nv_only.cu")) is None
     assert _codes(root / "csrc/nv_only.cu") == [(2, "ROC701")]
     root2 = _project(tmp_path / "b", {"compile_commands.json": "{not json", "csrc/nv_only.cu": PTX})
-    build_context.cache_clear()
     assert _codes(root2 / "csrc/nv_only.cu") == [(2, "ROC701")]
 
 

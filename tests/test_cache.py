@@ -239,7 +239,6 @@ def test_an_edited_header_rechecks_the_kernels_that_include_it(tmp_path, checked
     cold, first = _run(src, cache, checked)
     assert [f.code for f in cold.findings] == ["ROC602", "ROC602"]
     (src / "mask.h").write_text("#pragma once\n#define FULL_MASK 0xffffffffffffffffull\n")
-    _forget_headers()  # a new run is a new process: nothing read before is remembered
     warm, again = _run(src, cache, checked)
     assert again == ["k1.cu", "k2.cu", "mask.h"]
     assert warm.findings == []
@@ -257,31 +256,17 @@ def test_an_edited_build_file_rechecks_the_kernels_it_decides(tmp_path, checked)
     cache = tmp_path / "cache"
     cold, first = _run(root, cache, checked)
     assert [f.code for f in cold.findings] == ["ROC605"]  # ROCm-only: a wave64 constant there
-    _forget_headers()
     warm, again = _run(root, cache, checked)
     assert again == [] and warm.findings == cold.findings
     (root / "CMakeLists.txt").write_text(cmake.format(rocm="nv", cuda="amd"))
-    _forget_headers()
     edited, rechecked = _run(root, cache, checked)
     assert os.path.join("csrc", "amd", "k.cu") in rechecked
     assert edited.findings == []  # never built for ROCm now
     # a build file that appears where none was looked at re-checks too
     (root / "CMakeLists.txt").write_text("")
-    _forget_headers()
     _run(root, cache, checked)
     (root / "csrc" / "CMakeLists.txt").write_text("if(USE_ROCM)\n  add_subdirectory(amd)\nendif()\n")
-    _forget_headers()
     created, rechecked = _run(root, cache, checked)
     assert os.path.join("csrc", "amd", "k.cu") in rechecked
     assert [f.code for f in created.findings] == ["ROC605"]
 
-
-def _forget_headers():
-    from rocm_lint.build import context as build_context
-    from rocm_lint.cpp import facts, includes, scanner
-
-    build_context.cache_clear()
-    facts.cache_clear()
-    for fn in (includes.read_header, includes.quoted_includes, includes._header_facts, includes._resolve,
-               scanner._hipify_build_above):
-        fn.cache_clear()

@@ -121,9 +121,9 @@ def test_a_file_changed_after_its_check_is_not_kept(project, capsys, computed, m
     # the edits are worked out from the text the check hashed, or not kept at all
     real = api._cached_edits
 
-    def racing(cache, path, wanted, config):
+    def racing(cache, path, wanted, config, workspace=None):
         _touch(project / "pkg" / "train.py", TRAIN + "x = 1\n")
-        return real(cache, path, wanted, config)
+        return real(cache, path, wanted, config, workspace)
 
     monkeypatch.setattr(api, "_cached_edits", racing)
     _run(project, capsys, computed)

@@ -15,7 +15,8 @@ from rocm_lint.discovery import language_of
 from rocm_lint.engine import check_file, check_source
 from rocm_lint.registry import get_rule
 from rocm_lint.configfiles.scanner import NVIDIA, ROCM, read_unit
-from rocm_lint.configfiles.shell import ShellReader, branch_gates
+from rocm_lint.configfiles.platform_tests import branch_gates
+from rocm_lint.configfiles.shell import ShellReader
 
 CONFIG = FIXTURES / "config"
 FILES = sorted(p for p in CONFIG.rglob("*") if p.is_file() and not is_snapshot(p))

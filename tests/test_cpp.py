@@ -378,9 +378,10 @@ def test_build_files_and_headers_are_read_bounded(tmp_path):
     (tmp_path / "k.cu").write_text(code)
     script = ("import sys, os; from rocm_lint.config import Config; from rocm_lint.engine import check_file; "
               "from rocm_lint.cpp.includes import read_header; from rocm_lint.cpp.scanner import hipify_build_above; "
+              "from rocm_lint.workspace import Workspace; ws = Workspace(); "
               "d = os.path.dirname(sys.argv[1]); "
-              "print([(f.line, f.code) for f in check_file(sys.argv[1], Config())], hipify_build_above(d), "
-              "[read_header(os.path.join(d, h)) for h in ('zero.h', 'big.h', 'pipe.h', 'missing.h')])")
+              "print([(f.line, f.code) for f in check_file(sys.argv[1], Config())], hipify_build_above(ws, d), "
+              "[read_header(ws, os.path.join(d, h)) for h in ('zero.h', 'big.h', 'pipe.h', 'missing.h')])")
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
     proc = subprocess.run([__import__("sys").executable, "-c", script, str(tmp_path / "k.cu")],
                           capture_output=True, text=True, timeout=60, env=env)  # used to block on the FIFO
@@ -391,9 +392,6 @@ def test_build_files_and_headers_are_read_bounded(tmp_path):
 
 def test_feature_macros_of_project_headers_gate(tmp_path):
     """DeepSpeed's idiom: a project header defines PTX_AVAILABLE under __CUDA_ARCH__ only."""
-    from rocm_lint.cpp.includes import cache_clear
-
-    cache_clear()
     (tmp_path / "includes").mkdir()
     (tmp_path / "includes" / "utils.h").write_text(
         "#pragma once\n#ifdef __HIP_PLATFORM_AMD__\n#define HALF_OK 1\n#else\n"
@@ -413,9 +411,6 @@ def test_feature_macros_of_project_headers_gate(tmp_path):
 
 def test_platform_values_of_project_headers(tmp_path):
     """bitsandbytes' idiom: compat.cuh defines BNB_HIP 1 on ROCm and 0 elsewhere."""
-    from rocm_lint.cpp.includes import cache_clear
-
-    cache_clear()
     (tmp_path / "compat.cuh").write_text(
         "#pragma once\n#if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)\n#define BNB_HIP 1\n"
         "#else\n#define BNB_HIP 0\n#endif\n#define IS_CDNA (defined(__gfx90a__) || defined(__gfx942__))\n")

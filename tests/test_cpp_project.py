@@ -10,17 +10,8 @@ import pytest
 
 from conftest import expected_findings
 from rocm_lint.config import Config
-from rocm_lint.cpp import facts, includes
 from rocm_lint.engine import check_file, check_paths
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    facts.cache_clear()
-    includes.cache_clear()
-    yield
-    facts.cache_clear()
-    includes.cache_clear()
+from rocm_lint.workspace import Workspace
 
 
 def _project(tmp_path, files):
@@ -161,9 +152,11 @@ def test_a_shared_header_is_read_once(tmp_path, monkeypatch):
                                  "__device__ float f(float v) { return __shfl_xor_sync(WARP_MASK, v, 1); }\n")
     root = _project(tmp_path, files)
     reads = []
-    real = includes.read_bounded
-    monkeypatch.setattr(includes, "read_bounded", lambda path, limit: reads.append(path) or real(path, limit))
-    report = check_paths([str(root / "src")], Config(), jobs=1)
+    workspace = Workspace()
+    real = workspace.read_bounded
+    monkeypatch.setattr(workspace, "read_bounded",
+                        lambda path, limit, note=True: reads.append(path) or real(path, limit, note))
+    report = check_paths([str(root / "src")], Config(), jobs=1, workspace=workspace)
     assert len(report.findings) == 30 and not report.errors
     header = os.path.realpath(root / "include" / "common.cuh")
     assert reads.count(header) == 1

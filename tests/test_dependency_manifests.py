@@ -6,6 +6,7 @@ pin the findings; these tests pin the decisions underneath."""
 import pytest
 
 from rocm_lint.config import Config
+from rocm_lint.workspace import Workspace
 from rocm_lint.configfiles.manifests import names_other_platform, nvidia_variant, only_nvidia_images_use, read_manifest
 from rocm_lint.configfiles.scanner import read_unit
 from rocm_lint.discovery import language_of
@@ -22,8 +23,8 @@ def proj(tmp_path):
     return folder
 
 
-def codes(path, text, language=None):
-    result = check_source(str(path), text, Config(), language or language_of(path))
+def codes(path, text, language=None, workspace=None):
+    result = check_source(str(path), text, Config(), language or language_of(path), workspace=workspace)
     assert isinstance(result, list), result
     return sorted((f.line, f.code) for f in result if f.code in ("ROC405", "ROC406", "ROC407"))
 
@@ -263,25 +264,24 @@ def test_a_file_with_a_rocm_twin_is_the_nvidia_variant(proj):
     (proj / "requirements_linux.txt").write_text("torch==2.4.0\n")
     (proj / "requirements_amd.txt").write_text("torch==2.4.0+rocm6.1\n")
     (proj / "requirements_linux_amd64.txt").write_text("torch==2.4.0\n")  # amd64 is an architecture
-    assert nvidia_variant(str(proj / "requirements.txt"))
-    assert not nvidia_variant(str(proj / "requirements_linux.txt"))
-    assert not nvidia_variant(str(proj / "requirements_amd.txt"))
+    assert nvidia_variant(Workspace(), str(proj / "requirements.txt"))
+    assert not nvidia_variant(Workspace(), str(proj / "requirements_linux.txt"))
+    assert not nvidia_variant(Workspace(), str(proj / "requirements_amd.txt"))
     shared = proj / "shared"
     shared.mkdir()
     (shared / "requirements.txt").write_text("torch==2.4.0\n")
     (shared / "requirements-rocm.txt").write_text("-r requirements.txt\n")  # the twin installs it too
-    assert not nvidia_variant(str(shared / "requirements.txt"))
+    assert not nvidia_variant(Workspace(), str(shared / "requirements.txt"))
 
 
 def test_a_twin_created_later_is_a_cache_dependency(proj):
     """The twin decides the file's findings, so the check records it (present or not): a cached
     result is not reused once `requirements_rocm.txt` appears beside `requirements.txt`."""
-    from rocm_lint.discovery import recording_reads
-
     text = "--extra-index-url https://download.pytorch.org/whl/cu121\n"
     (proj / "requirements.txt").write_text(text)
-    with recording_reads() as reads:
-        assert codes(proj / "requirements.txt", text) == [(1, "ROC405")]
+    workspace = Workspace()
+    with workspace.recording_reads() as reads:
+        assert codes(proj / "requirements.txt", text, workspace=workspace) == [(1, "ROC405")]
     assert str(proj / "requirements_rocm.txt") in reads and str(proj / "requirements-amd.txt") in reads
     (proj / "requirements_rocm.txt").write_text("torch==2.4.0+rocm6.1\n")
     assert codes(proj / "requirements.txt", text) == []
@@ -301,11 +301,11 @@ def test_container_files_only_nvidia_images_use(proj):
     (proj / "requirements.txt").write_text("torch==2.1.0\n")
     (proj / "Dockerfile").write_text("ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-base-ubuntu22.04\n"
                                          "COPY requirements_docker.txt requirements.txt /tmp/\n")
-    assert only_nvidia_images_use(str(proj / "requirements_docker.txt"))
-    assert not only_nvidia_images_use(str(proj / "requirements.txt"))  # not a container-build file
+    assert only_nvidia_images_use(Workspace(), str(proj / "requirements_docker.txt"))
+    assert not only_nvidia_images_use(Workspace(), str(proj / "requirements.txt"))  # not a container-build file
     assert codes(proj / "requirements_docker.txt", "torch==2.1.0\n") == []
     (proj / "Dockerfile.rocm").write_text("FROM rocm/pytorch:latest\nCOPY requirements_docker.txt /tmp/\n")
-    assert not only_nvidia_images_use(str(proj / "requirements_docker.txt"))  # a new file: a new listing
+    assert not only_nvidia_images_use(Workspace(), str(proj / "requirements_docker.txt"))  # a new file: a new listing
 
 
 def test_nvidia_branches_stages_and_ci(proj):

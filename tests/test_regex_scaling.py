@@ -49,10 +49,10 @@ def test_the_hang_check_flags_super_linear_patterns(bad, where):
 def test_the_reader_patterns_are_all_found():
     """The search finds the patterns of the readers (a refactor must not hide them)."""
     from rocm_lint import noqa
-    from rocm_lint.configfiles import shell
+    from rocm_lint.configfiles import platform_tests
     from rocm_lint.cpp import lexer
 
     found = {(p.pattern, p.flags) for p in PATTERNS.values()}
-    for pattern in (lexer._TOKEN, lexer._FAST_TOKEN, shell.SETTING_NAMES, noqa.NOQA_INLINE, noqa.NOQA_FILE):
+    for pattern in (lexer._TOKEN, lexer._FAST_TOKEN, platform_tests.SETTING_NAMES, noqa.NOQA_INLINE, noqa.NOQA_FILE):
         assert (pattern.pattern, pattern.flags) in found, pattern.pattern
     assert len(PATTERNS) > 100

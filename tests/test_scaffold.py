@@ -23,8 +23,8 @@ def _git(repo, *args):
 def repo(tmp_path_factory):
     copy = tmp_path_factory.mktemp("scaffold") / "repo"
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis")
-    for d in ("src", "fixtures", "docs", "tests", "scripts", "benchmarks"):
-        shutil.copytree(ROOT / d, copy / d, ignore=ignore)
+    for d in ("src", "fixtures", "docs", "tests", "scripts", "benchmarks", "semgrep-rules"):
+        shutil.copytree(ROOT / d, copy / d, ignore=ignore, symlinks=True)  # rocm-lint.yaml is a link
     for f in ("mkdocs.yml", "README.md", "pyproject.toml", "Makefile"):
         shutil.copy(ROOT / f, copy / f)
     _git(copy, "init", "-q")
@@ -62,6 +62,20 @@ def test_the_new_rules_pass_the_repositorys_own_tests(repo):
          "tests/test_rule_fixtures.py", "tests/test_docs_site.py"],
         cwd=copy, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+@pytest.mark.integration  # Semgrep on the fixtures, and subprocess checks: minutes
+def test_the_new_rules_pass_the_import_hygiene_and_semgrep_tests(repo):
+    """The C++ template loads no reader at import (the family's checks run lazily) and declares
+    that it has no Semgrep twin yet (Rule.semgrep), so the Semgrep harness holds it to that."""
+    copy, env = repo
+    proc = subprocess.run(
+        # (the pre-commit hook test needs the repository's own hook files: it runs on the repository)
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", "--all-tiers", "-k", "not precommit",
+         "tests/test_import_hygiene.py", "tests/test_semgrep.py", "tests/test_rule_unit.py"],
+        cwd=copy, env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout and " failed" not in proc.stdout, proc.stdout[-2000:]
 
 
 def test_every_front_end_sees_the_new_rules(repo):

@@ -40,7 +40,8 @@ SEMGREP_DIR = ROOT / "semgrep-rules"
 SEMGREP_TESTS = SEMGREP_DIR / "tests"
 SEMGREP_FIXTURES = SEMGREP_TESTS / "rocm-lint"  # what `semgrep --test semgrep-rules/` reads
 ANNOTATION = re.compile(r"(?://|/\*)\s*(ruleid|ok):\s*([\w.,\s-]+?)\s*(?:\*/)?\s*$")
-CPP_CODES = [r.code for r in all_rules() if r.code[:4] in ("ROC6", "ROC7")]
+# The rules with a Semgrep twin, as each Rule declares (Rule.semgrep; C++ rules by default).
+CPP_CODES = [r.code for r in all_rules() if r.has_semgrep_twin]
 SUPPRESSED_COMMENT = re.compile(r"//\s*(?:rocm-lint:\s*ignore\[[^\]]*\]|NOLINT(?:NEXTLINE)?(?:\([^)]*\))?)")
 SUPPRESSED = re.compile(r"\bNOLINT(?:NEXTLINE)?\b|rocm-lint:\s*ignore")
 

@@ -515,3 +515,77 @@ async def test_pull_client_is_asked_to_refresh_when_a_header_changes(pull_client
     doc.replace(REDUCE_CU + "// edited\n")
     await pull(doc)
     assert pull_client.diagnostic_refresh_count == 2
+GATED_KERNEL = """\
+#include <cstdint>
+__global__ void k(unsigned* out) {
+#ifndef FASTOPS_ON_AMD
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(out[0]));
+#endif
+}
+"""
+PLAIN_CMAKE = "cmake_minimum_required(VERSION 3.21)\nproject(fastops LANGUAGES CXX)\nadd_subdirectory(kernels)\n"
+ROCM_MACRO_CMAKE = PLAIN_CMAKE.replace("add_subdirectory", """option(FASTOPS_ENABLE_ROCM "AMD" OFF)
+if(FASTOPS_ENABLE_ROCM)
+  enable_language(HIP)
+  add_compile_definitions(FASTOPS_ON_AMD=1)
+else()
+  enable_language(CUDA)
+endif()
+add_subdirectory""")
+SETUP_PY = """\
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension, BuildExtension
+
+define_macros = []
+if torch.version.hip is not None:
+    define_macros += [("FASTOPS_ON_AMD", None)]
+setup(name="x", ext_modules=[CUDAExtension("x", ["kernels/k.cu"], define_macros=define_macros)],
+      cmdclass={"build_ext": BuildExtension})
+"""
+
+
+async def test_a_build_file_edited_on_disk_is_read_again(client: LanguageClient):
+    """The build files decide a C++ file's macros per platform (build.context): the CMakeLists
+    changes on disk to define FASTOPS_ON_AMD for the ROCm build alone, and the next edit of the
+    kernel (no save, no watcher event) drops the PTX finding under `#ifndef FASTOPS_ON_AMD`, as a
+    fresh run does; then a setup.py that defines it the same way, beside a plain CMakeLists."""
+    (client.root / ".git").mkdir()
+    (client.root / "CMakeLists.txt").write_text(PLAIN_CMAKE)
+    (client.root / "kernels").mkdir()
+    doc = Doc(client, "kernels/k.cu", "cuda-cpp", GATED_KERNEL)
+    assert ("ROC701", 3) in await doc.found()
+    (client.root / "CMakeLists.txt").write_text(ROCM_MACRO_CMAKE)
+    doc.replace(GATED_KERNEL + "\n")
+    assert ("ROC701", 3) not in await doc.found()
+    (client.root / "CMakeLists.txt").write_text(PLAIN_CMAKE)
+    doc.replace(GATED_KERNEL)
+    assert ("ROC701", 3) in await doc.found()
+    (client.root / "setup.py").write_text(SETUP_PY)
+    doc.replace(GATED_KERNEL + "\n")
+    assert ("ROC701", 3) not in await doc.found()
+
+
+PLATFORM_PY = "import torch\n\n\ndef on_amd():\n    return torch.version.hip is not None\n"
+GATED_TRAIN_PY = """\
+import torch
+from plat import on_amd
+
+if not on_amd():
+    torch.backends.cuda.matmul.allow_tf32 = True
+"""
+
+
+async def test_an_imported_module_edited_on_disk_is_read_again(client: LanguageClient):
+    """`train.py` gates a TF32 switch on `on_amd()` imported from the project's `plat.py`; when
+    `plat.py` changes on disk so that `on_amd` is no predicate any more (it returns a constant),
+    the next edit of `train.py` reports the switch, as a fresh run does; and back."""
+    (client.root / "plat.py").write_text(PLATFORM_PY)
+    doc = Doc(client, "train.py", "python", GATED_TRAIN_PY)
+    assert await doc.found() == []
+    (client.root / "plat.py").write_text("import torch\n\n\ndef on_amd():\n    return False\n")
+    doc.replace(GATED_TRAIN_PY + "\n")
+    assert await doc.found() == [("ROC101", 4)]
+    (client.root / "plat.py").write_text(PLATFORM_PY)
+    doc.replace(GATED_TRAIN_PY)
+    assert await doc.found() == []

@@ -11,7 +11,7 @@ holds one JSON file per rocm-lint version and effective settings.  An entry is r
   was read (git's answer to "racy" timestamps: an edit after the read leaves a later time, on
   any file system whose timestamps are finer than two seconds),
 * every other file its check read is unchanged (the project modules it imported facts from, the
-  C++ headers it followed: recorded by :func:`rocm_lint.discovery.recording_reads`), and
+  C++ headers it followed: recorded by :meth:`rocm_lint.workspace.Workspace.recording_reads`), and
 * the project's exported trigger names are the same (a wrapper defined or removed anywhere can
   change which lines of any file matter).
 
@@ -148,7 +148,7 @@ class Cache:
     """One run's view of the cache: ``lookup`` before checking a file, ``store`` after, ``save``
     once at the end."""
 
-    def __init__(self, directory: str, config) -> None:
+    def __init__(self, directory: str, config, workspace=None) -> None:
         self.directory = directory
         self.file = os.path.join(directory, __version__, settings_key(config) + ".json")
         self.entries: Dict[str, dict] = {}
@@ -159,15 +159,14 @@ class Cache:
         self._valid: Dict[str, str] = {}  # path -> its hash, for entries looked up or stored this run
         self._load()
         self.config = config
-        if len(_OPEN) > 8:
-            _OPEN.clear()
-        _OPEN[os.path.abspath(directory)] = self
+        if workspace is not None:  # the run's open cache, for the renderers (``Cache.open``)
+            workspace.store("content-cache")[os.path.abspath(directory)] = self
 
     @classmethod
-    def open(cls, directory: str, config) -> "Cache":
-        """This process's cache for ``directory`` and ``config``: the one the check used (its
-        entries and this run's hashes), else a new one."""
-        cache = _OPEN.get(os.path.abspath(directory))
+    def open(cls, directory: str, config, workspace=None) -> "Cache":
+        """The run's cache for ``directory`` and ``config``: the one the check used in this
+        ``workspace`` (its entries and this run's hashes), else a new one."""
+        cache = workspace.store("content-cache").get(os.path.abspath(directory)) if workspace is not None else None
         if cache is not None and (cache.config is config or cache.file == os.path.join(
                 directory, __version__, settings_key(config) + ".json")):
             return cache
@@ -311,9 +310,6 @@ class Cache:
             self.dirty = False
         except OSError:
             pass  # a read-only tree: run without a cache, never fail the run for it
-
-
-_OPEN: Dict[str, Cache] = {}
 
 
 def finding_key(f: Finding) -> str:

@@ -299,6 +299,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     if stdin:
         return _check_stdin(config, args)
 
+    from rocm_lint.workspace import Workspace
+
+    workspace = Workspace()  # every cache of this run (rocm_lint.workspace)
     changed = None
     if args.baseline_commit:  # the lines added since REF (diffbase): findings elsewhere are not reported
         from rocm_lint.diffbase import DiffBaseError, changed_since
@@ -308,14 +311,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         except DiffBaseError as exc:
             _error(str(exc))
             return EXIT_ERROR
-    report = _check(paths, config, args, changed)
+    report = _check(paths, config, args, changed, workspace)
     if args.write_baseline:
         return _record_baseline(report, args)
     fixed = 0
     shown = {}
     if args.fix or args.diff or args.show_fixes:
         fixed, would_fix, shown = _apply_fixes(report, config, args, sys.stdout, write=args.fix and not args.diff,
-                                               keep=changed.keeps if changed else None)
+                                               keep=changed.keeps if changed else None, workspace=workspace)
         if args.diff:
             if not args.quiet:
                 sys.stderr.write(f"Would fix {would_fix} finding{'s' if would_fix != 1 else ''}.\n")
@@ -326,13 +329,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_ERROR if report.errors else (EXIT_FINDINGS if would_fix else EXIT_CLEAN)
         if fixed:
             errors = report.errors
+            workspace.revalidate()  # a fixed header is read again
             if changed is not None:  # the fixes moved lines: ask git again
                 try:
                     changed = changed_since(args.baseline_commit, paths)
                 except DiffBaseError as exc:
                     _error(str(exc))
                     return EXIT_ERROR
-            report = _check(paths, config, args, changed)  # what remains after the fixes
+            report = _check(paths, config, args, changed, workspace)  # what remains after the fixes
             report.errors = errors
     baselined = 0
     if args.baseline:
@@ -346,11 +350,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         return add_noqa(report, config, quiet=args.quiet)
     return _report(report, config, args, fixed=fixed, baselined=baselined, shown=shown,
-                   unchanged=changed.hidden if changed else 0)
+                   unchanged=changed.hidden if changed else 0, workspace=workspace)
 
 
 def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselined: int = 0, shown=None,
-            out=None, unchanged: int = 0) -> int:
+            out=None, unchanged: int = 0, sources=None, workspace=None) -> int:
     """Render the findings (to ``out``, ``--output-file`` or stdout), the error lines and the summary."""
     if args.output_file:
         try:
@@ -364,7 +368,7 @@ def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselin
         target = out or sys.stdout
     try:
         fmt = args.output_format or ("full" if target.isatty() else "concise")
-        _render(fmt, report, config, args, target)
+        _render(fmt, report, config, args, target, sources, workspace)
         if args.show_fixes and shown is not None:
             _render_shown(shown, sys.stderr if fmt in MACHINE_FORMATS or args.statistics else target,
                           applied=bool(args.fix))
@@ -375,7 +379,7 @@ def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselin
     for extra_fmt, file in args.extra_output:  # the same findings, in more formats (--extra-output)
         try:
             with open(file, "w", encoding="utf-8", newline="") as extra:
-                _render(extra_fmt, report, config, args, extra)
+                _render(extra_fmt, report, config, args, extra, sources, workspace)
         except OSError as exc:
             from rocm_lint.output.source import display_name
 
@@ -393,7 +397,7 @@ def _report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselin
     return EXIT_CLEAN
 
 
-def _render(fmt: str, report, config, args: argparse.Namespace, out) -> None:
+def _render(fmt: str, report, config, args: argparse.Namespace, out, sources=None, workspace=None) -> None:
     from rocm_lint.output import render
     from rocm_lint.output.source import project_root
     from rocm_lint.output.text import render_statistics
@@ -402,29 +406,29 @@ def _render(fmt: str, report, config, args: argparse.Namespace, out) -> None:
         render_statistics(report.findings, out, fmt=fmt, unsafe_fixes=args.unsafe_fixes)
         return
     if fmt in FORMATS_WITH_EDITS:
-        report.findings = _with_edits(report.findings, config, args)
+        report.findings = _with_edits(report.findings, config, args, sources, workspace)
     if fmt == "sarif":
         from rocm_lint.output.sarif import render_sarif
 
-        render_sarif(report.findings, out, errors=report.errors, root=project_root(config.root))
+        render_sarif(report.findings, out, errors=report.errors, root=project_root(config.root), sources=sources)
     elif fmt == "github":
         from rocm_lint.output.github import render_github
 
-        render_github(report.findings, out, errors=report.errors, root=project_root(config.root))
+        render_github(report.findings, out, errors=report.errors, root=project_root(config.root), sources=sources)
     elif fmt == "html":  # the report's header says what was scanned
         from rocm_lint.output.html import render_html
         from rocm_lint.output.html_scan import scan_info
 
         scan = scan_info(args.paths or ["."], report.files_checked,
                          nvidia_only_reported=bool(config.report_nvidia_only_sources))
-        render_html(report.findings, out, errors=report.errors, scan=scan)
+        render_html(report.findings, out, errors=report.errors, scan=scan, sources=sources)
     elif fmt == "summary":
         from rocm_lint.output.summary import render_summary
 
         render_summary(report.findings, out, errors=report.errors, root=project_root(config.root),
                        files_checked=report.files_checked)
     else:
-        render(fmt, report.findings, out, color=use_color(out), errors=report.errors)
+        render(fmt, report.findings, out, color=use_color(out), errors=report.errors, sources=sources)
 
 
 def _render_shown(shown, out, *, applied: bool) -> None:
@@ -463,9 +467,9 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
     the text goes back to stdout, fixed (unchanged when nothing can be fixed or it is excluded),
     and the remaining findings go to stderr; ``--diff`` prints the diff."""
     from rocm_lint.discovery import language_of
-    from rocm_lint.engine import Report, check_source, decode_source
+    from rocm_lint.engine import Report, check_source, decode
     from rocm_lint.finding import FileError
-    from rocm_lint.output.source import set_overlay
+    from rocm_lint.output.source import Sources
 
     name = args.stdin_filename or "-"
     language = language_of(name) if args.stdin_filename else "python"
@@ -473,15 +477,9 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
     if isinstance(data, str):
         _error(data)
         return EXIT_ERROR
-    text = decode_source(name if args.stdin_filename else "stdin.py", data)
-    encoding = "utf-8"
-    if not isinstance(text, FileError):
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            from rocm_lint.fix.files import python_encoding
-
-            encoding = "latin-1" if language != "python" else python_encoding(data)
+    decoded = decode(name if args.stdin_filename else "stdin.py", data, language)
+    text = decoded if isinstance(decoded, FileError) else decoded.text
+    encoding = "utf-8" if isinstance(decoded, FileError) else decoded.encoding  # written back in it
     echo = args.fix and not args.diff
 
     def emit(new_text: str) -> None:
@@ -503,8 +501,12 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
         if echo:
             emit(text)
         return EXIT_CLEAN
-    set_overlay(name, text, language)
-    result = check_source(name, text, config, language)
+    sources = Sources()  # the renderers read the buffer, not the file on disk
+    sources.set_overlay(name, text, language)
+    from rocm_lint.workspace import Workspace
+
+    workspace = Workspace()
+    result = check_source(name, text, config, language, workspace=workspace)
     if isinstance(result, FileError):
         report.errors.append(result)
     else:
@@ -517,7 +519,7 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
         from rocm_lint.fix.api import fix_text
 
         outcome = fix_text(name, text, config, unsafe=args.unsafe_fixes, language=language,
-                           findings=report.findings)
+                           findings=report.findings, workspace=workspace)
         new = text if isinstance(outcome, FileError) else outcome.text
         applied = [] if isinstance(outcome, FileError) else outcome.applied
         shown = {name: Counter(f.code for f in applied)}
@@ -535,13 +537,14 @@ def _check_stdin(config, args: argparse.Namespace) -> int:
             emit(new)
             if new != text:
                 fixed = len(applied)
-                set_overlay(name, new, language)
-                again = check_source(name, new, config, language)
+                sources.set_overlay(name, new, language)
+                again = check_source(name, new, config, language, workspace=workspace)
                 report.findings = [] if isinstance(again, FileError) else sorted(again)
     elif echo:
         emit(text)
     # with --fix, stdout carries the text: the findings that remain go to stderr
-    return _report(report, config, args, fixed=fixed, shown=shown, out=sys.stderr if echo else None)
+    return _report(report, config, args, fixed=fixed, shown=shown, out=sys.stderr if echo else None,
+                   sources=sources, workspace=workspace)
 
 
 def _stdin_excluded(name: str, config) -> bool:
@@ -568,17 +571,17 @@ def use_color(stream) -> bool:
     return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
-def _check(paths, config, args, changed=None):
+def _check(paths, config, args, changed=None, workspace=None):
     """check_paths with a progress bar on stderr when it is a terminal; with ``changed``
     (--baseline-commit) only the findings and errors of what changed since the commit."""
-    report = _check_all(paths, config, args)
+    report = _check_all(paths, config, args, workspace)
     if changed is not None:
         report.findings = changed.filter(report.findings)
         report.errors = [e for e in report.errors if changed.file_counts(e.path)]
     return report
 
 
-def _check_all(paths, config, args):
+def _check_all(paths, config, args, workspace=None):
     from rocm_lint.engine import check_paths
     from rocm_lint.output.progress import ProgressBar, wants_progress
 
@@ -588,15 +591,15 @@ def _check_all(paths, config, args):
 
         cache_dir = args.cache_dir or default_dir(config)
     if not wants_progress(sys.stderr, args.quiet):
-        return check_paths(paths, config, jobs=args.jobs, cache_dir=cache_dir)
+        return check_paths(paths, config, jobs=args.jobs, cache_dir=cache_dir, workspace=workspace)
     bar = ProgressBar(sys.stderr)
     try:
-        return check_paths(paths, config, jobs=args.jobs, progress=bar, cache_dir=cache_dir)
+        return check_paths(paths, config, jobs=args.jobs, progress=bar, cache_dir=cache_dir, workspace=workspace)
     finally:
         bar.close()
 
 
-def _apply_fixes(report, config, args, out, *, write: bool, keep=None):
+def _apply_fixes(report, config, args, out, *, write: bool, keep=None, workspace=None):
     """Fix (``write``), or with --diff show, every file with fixable findings; with neither, only
     count what --fix would do (``--show-fixes``).  Returns (fixed, would_fix, {path: Counter(code)})."""
     from collections import Counter
@@ -613,7 +616,7 @@ def _apply_fixes(report, config, args, out, *, write: bool, keep=None):
     fixed = would_fix = 0
     shown = {}
     for path, outcome in zip(paths, fix_files(paths, config, unsafe=args.unsafe_fixes, write=write, jobs=args.jobs,
-                                                  keep=keep)):
+                                                  keep=keep, workspace=workspace)):
         if outcome.error:
             report.errors.append(FileError(path, outcome.error))
             continue
@@ -631,18 +634,19 @@ def _apply_fixes(report, config, args, out, *, write: bool, keep=None):
     return fixed, would_fix, shown
 
 
-def _with_edits(findings, config, args=None):
+def _with_edits(findings, config, args=None, sources=None, workspace=None):
     """Fill in each Python fix's edits (``fix.api.with_edits``; kept in the content cache unless
-    --no-cache)."""
+    --no-cache); ``sources``: what the renderers read (a stdin buffer's overlay)."""
     from rocm_lint.fix.api import with_edits
-    from rocm_lint.output.source import source_text
+    from rocm_lint.output.source import Sources
 
+    sources = sources or Sources()
     cache_dir = None
     if args is not None and not getattr(args, "no_cache", True) and not _reads_stdin(args):
         from rocm_lint.cache import default_dir
 
         cache_dir = args.cache_dir or default_dir(config)
-    return with_edits(findings, config, cache_dir, read=source_text)
+    return with_edits(findings, config, cache_dir, read=sources.text, workspace=workspace)
 
 
 def cmd_rule(args: argparse.Namespace) -> int:

@@ -17,10 +17,9 @@ import fnmatch
 import os
 import re
 import stat
-from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Protocol, Sequence, Set, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Protocol, Sequence, Tuple, Union
 
 from rocm_lint.finding import FileError
 
@@ -94,34 +93,7 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-# -- what a check read (the content cache's dependencies) ------------------------------------------
-_RECORDERS: List[Set[str]] = []
-
-
-def note_read(path: str) -> None:
-    """Record that the check in progress depends on ``path`` (read now, or read earlier and
-    cached in memory by the reader)."""
-    if _RECORDERS:
-        _RECORDERS[-1].add(os.path.abspath(path))
-
-
-def recording() -> bool:
-    """Is a check recording what it reads (see :func:`recording_reads`)?"""
-    return bool(_RECORDERS)
-
-
-@contextmanager
-def recording_reads() -> Iterator[Set[str]]:
-    """Collect every file read through :func:`read_bounded` (or noted) inside the block."""
-    reads: Set[str] = set()
-    _RECORDERS.append(reads)
-    try:
-        yield reads
-    finally:
-        _RECORDERS.pop()
-
-
-def read_bounded(path: str, limit: int, note: bool = True) -> Union[bytes, str]:
+def read_bounded(path: str, limit: int) -> Union[bytes, str]:
     """The bytes of the regular file at ``path`` (links followed), or why not, in words.
 
     Nothing that could block or never end is read: the file is opened non-blocking (a FIFO
@@ -129,8 +101,6 @@ def read_bounded(path: str, limit: int, note: bool = True) -> Union[bytes, str]:
     checked before reading, and at most ``limit + 1`` bytes are read (a file that grew past
     the limit meanwhile is refused too).  ``OSError`` is left to the caller."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    if _RECORDERS and note:
-        note_read(path)
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
         return f"not a regular file ({file_kind(st.st_mode)}); skipped"

@@ -10,7 +10,7 @@ import ast
 import io
 import os
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
@@ -19,12 +19,14 @@ from rocm_lint.config import Config
 from rocm_lint.discovery import iter_files, language_of, read_bounded
 from rocm_lint.finding import FileError, Finding
 from rocm_lint.lazy import LazyPattern
+from rocm_lint.rule import Hit, Rule, SourceChecker, findings_from_hits
 from rocm_lint.words import find_words
 from rocm_lint.registry import (all_rules, exported_facts, python_checkers, python_observers, source_checkers,
                                 superseding_rules)
 
 if TYPE_CHECKING:  # pragma: no cover
     from rocm_lint.python.project import Project
+    from rocm_lint.workspace import Workspace
 
 _FOLLOW_IMPORTS = 64  # runs of at most this many files also read the project modules they import
 MAX_FILE_BYTES = 16 * 1024 * 1024  # larger files are reported and skipped
@@ -58,25 +60,15 @@ def _rule_filters(codes: FrozenSet[str], language: str):
                  for r in all_rules() if r.code in codes and language in r.languages)
 
 
-# The trigger words a text holds, for the last text asked about: the pre-filter, the rule
-# narrowing and the lines of interest all ask, and each search of every word cost a pass.
-# (One tuple, read and replaced whole: safe with the language server's threads.)
-_PRESENT: List[Tuple[object, object, FrozenSet[str]]] = [(None, None, frozenset())]
-
-
 def present_words(text: str, codes: FrozenSet[str], language: str = "python") -> FrozenSet[str]:
-    """The trigger words of the enabled rules that occur in ``text`` (substrings)."""
-    last_text, key, found = _PRESENT[0]
-    if last_text is text and key == (codes, language):
-        return found
-    found = find_words(text, _triggers(codes, language))
-    _PRESENT[0] = (text, (codes, language), found)
-    return found
+    """The trigger words of the enabled rules that occur in ``text`` (substrings).  One pass
+    over the text: the pre-filter, the rule narrowing and the lines of interest are handed its
+    answer (``found``) instead of searching again."""
+    return find_words(text, _triggers(codes, language))
 
 
-def _rules_in(text: str, codes: FrozenSet[str], language: str) -> FrozenSet[str]:
+def _rules_in(text: str, codes: FrozenSet[str], language: str, found: FrozenSet[str]) -> FrozenSet[str]:
     """The enabled rules that could fire in ``text`` (the per-rule form of :func:`worth_parsing`)."""
-    found = present_words(text, codes, language)
     return frozenset(code for code, words, precheck in _rule_filters(codes, language)
                      if not words or any(w in found for w in words) and (precheck is None or precheck.search(text)))
 
@@ -86,9 +78,12 @@ def _exporting_rules(codes: FrozenSet[str]) -> FrozenSet[str]:
     return frozenset(r.code for r in all_rules() if r.code in codes and any(f.triggers for f in r.exports))
 
 
-def worth_parsing(text: str, codes: FrozenSet[str], language: str = "python") -> bool:
-    """Could any enabled rule fire in ``text``? (Most files are answered here, unparsed.)"""
-    found = present_words(text, codes, language)
+def worth_parsing(text: str, codes: FrozenSet[str], language: str = "python",
+                  found: Optional[FrozenSet[str]] = None) -> bool:
+    """Could any enabled rule fire in ``text``? (Most files are answered here, unparsed.)
+    ``found``: :func:`present_words` of the text, when the caller has it."""
+    if found is None:
+        found = present_words(text, codes, language)
     if not found:
         return False
     for words, precheck in _prefilters(codes, language):
@@ -120,6 +115,13 @@ def python_codes() -> FrozenSet[str]:
 
 
 # -- reading -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Decoded:
+    """A file's text and the encoding it was decoded with (a fix writes it back in the same)."""
+    text: str
+    encoding: str
+
+
 def read_source(path: str) -> Union[str, FileError]:
     """Decode a source file the way Python would (PEP 263 cookie, BOM), or say why not."""
     try:
@@ -131,21 +133,18 @@ def read_source(path: str) -> Union[str, FileError]:
     return decode_source(path, data)
 
 
-def source_encoding(path: str, data: bytes) -> str:
-    """How a non-Python file is decoded: UTF-8, or Latin-1 for legacy bytes (C++ comments
-    in old code bases), which round-trips every byte so a fix never corrupts the file."""
-    try:
-        data.decode("utf-8")
-        return "utf-8"
-    except UnicodeDecodeError:
-        return "latin-1"
-
-
-def decode_source(path: str, data: bytes) -> Union[str, FileError]:
+def decode(path: str, data: bytes, language: Optional[str] = None) -> Union[Decoded, FileError]:
+    """The one decoder (the check, ``--fix``'s writer and stdin go through it): a Python file
+    (``language``, else by ``path``) as Python would (PEP 263 cookie, BOM); another file as
+    UTF-8, or Latin-1 for legacy bytes (C++ comments in old code bases), which round-trips every
+    byte so a fix never corrupts the file.  Binary data (NUL bytes) is a FileError."""
     if b"\0" in data:
         return FileError(path, "binary file (contains NUL bytes); skipped")
-    if language_of(path) not in (None, "python"):
-        return data.decode(source_encoding(path, data))
+    if (language or language_of(path)) not in (None, "python"):
+        try:
+            return Decoded(data.decode("utf-8"), "utf-8")
+        except UnicodeDecodeError:
+            return Decoded(data.decode("latin-1"), "latin-1")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
@@ -153,38 +152,47 @@ def decode_source(path: str, data: bytes) -> Union[str, FileError]:
             return FileError(path, f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}")
         encoding = "utf-8"  # undecodable first lines: let the decoder say where
     try:
-        return data.decode(encoding)
+        return Decoded(data.decode(encoding), encoding)
     except (UnicodeDecodeError, LookupError) as exc:
         reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
         where = f" at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
         return FileError(path, f"cannot decode as {encoding}{where}: {reason}")
 
 
+def decode_source(path: str, data: bytes) -> Union[str, FileError]:
+    """The text of :func:`decode`."""
+    decoded = decode(path, data)
+    return decoded if isinstance(decoded, FileError) else decoded.text
+
+
 # -- Python ------------------------------------------------------------------------------
 def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
-                        codes: FrozenSet[str], project: Optional["Project"] = None) -> List[Finding]:
+                        codes: FrozenSet[str], project: Optional["Project"] = None,
+                        found: Optional[FrozenSet[str]] = None) -> List[Finding]:
     """Run the enabled Python rules on an already parsed module (flake8 calls this).
 
     Phase 0 is the project model (``project``: what other modules export, see
-    :mod:`rocm_lint.python.project`; lazily filled when not given).  Phase 1 builds the module's context (imports, bindings, ROCm/NVIDIA predicates); the module
+    :mod:`rocm_lint.python.project`; the project of a fresh ``Workspace`` when not given: a
+    front end passes the one its workspace holds, ``project_for(ws, config)``).  Phase 1 builds the module's context (imports, bindings, ROCm/NVIDIA predicates); the module
     facts rules declare (``Rule.facts``) belong to it too, computed once on first use, as they
     never depend on the walk's state (computing them up front cost 5% of a run on files where no
     checker needed them).  Phase 2 walks the module once, gated, running observers then checkers;
     the caller applies suppressions."""
     from rocm_lint.python.analyzer import Analyzer, extend_with_bound_names, trigger_lines
     from rocm_lint.python.context import ModuleContext
-    from rocm_lint.python.project import project_for
+    from rocm_lint.python.project import Project
 
-    project = project if project is not None else project_for(config)
+    project = project if project is not None else Project(config)
     codes = frozenset(codes)
-    found = present_words(text, codes, "python")
+    if found is None:
+        found = present_words(text, codes, "python")
     exported = project.words_for(path, text, exported_facts(codes))  # wrappers other modules define
-    if not exported and not (found and worth_parsing(text, codes)):
+    if not exported and not (found and worth_parsing(text, codes, found=found)):
         return []  # the CLI's pre-filter, for flake8 and the language server too (they parse first)
     # Only the rules whose trigger (and precheck) the file holds run; with an exported name in
     # it, the rules that read exports too.  The walk visits the lines of those rules' trigger
     # words only (a rule whose precheck failed adds no lines: `graph` in torch.fx is not ROC206's).
-    codes = _rules_in(text, codes, "python") | (_exporting_rules(codes) if exported else frozenset())
+    codes = _rules_in(text, codes, "python", found) | (_exporting_rules(codes) if exported else frozenset())
     present = [w for w in _triggers(codes, "python") if w in found]
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -198,11 +206,12 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
 def check_python_source(path: str, text: str, config: Config,
                         codes: Optional[FrozenSet[str]] = None,
                         project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
-    from rocm_lint.python.project import project_for
+    from rocm_lint.python.project import Project
 
     codes = enabled_codes(config, path) if codes is None else codes
-    project = project if project is not None else project_for(config)
-    if not worth_parsing(text, codes) and not project.words_for(path, text, exported_facts(codes)):
+    project = project if project is not None else Project(config)
+    found = present_words(text, codes, "python")
+    if not worth_parsing(text, codes, found=found) and not project.words_for(path, text, exported_facts(codes)):
         return []  # the fast path: most files never reach the parser
     try:
         tree = ast.parse(text, filename=path)
@@ -212,18 +221,28 @@ def check_python_source(path: str, text: str, config: Config,
     except (ValueError, RecursionError, MemoryError) as exc:
         return FileError(path, f"cannot parse: {type(exc).__name__}: {exc}")
     try:
-        findings = analyse_python_tree(path, text, tree, config, codes, project)
+        findings = analyse_python_tree(path, text, tree, config, codes, project, found)
     except RecursionError:
         return FileError(path, "cannot analyse: nesting too deep")
-    return noqa.filter_findings(findings, text, tree)
+    return apply_suppressions(findings, text, "python", tree)
 
 
 # -- C++ and config files ------------------------------------------------------------------
 def check_source(path: str, text: str, config: Config, language: Optional[str] = None,
                  codes: Optional[FrozenSet[str]] = None,
-                 project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
+                 project: Optional["Project"] = None,
+                 workspace: Optional["Workspace"] = None) -> Union[List[Finding], FileError]:
     """Check one file's text with the analyser of its language.  A defect of rocm-lint on one
-    file (an exception in a rule) is that file's error line, never the end of the run."""
+    file (an exception in a rule) is that file's error line, never the end of the run.
+
+    ``workspace``: the front end's caches (``rocm_lint.workspace``); ``project``: the project
+    model to use (a pre-pass's), else the one the workspace holds for ``config``.  Neither given:
+    a fresh workspace, as a fresh run."""
+    if project is None:
+        from rocm_lint.python.project import project_for
+        from rocm_lint.workspace import Workspace
+
+        project = project_for(workspace if workspace is not None else Workspace(), config)
     try:
         found = _check_source(path, text, config, language, codes, project)
         codes = enabled_codes(config, path) if codes is None else codes
@@ -245,27 +264,71 @@ def check_source(path: str, text: str, config: Config, language: Optional[str] =
 
 
 def _check_source(path: str, text: str, config: Config, language: Optional[str],
-                  codes: Optional[FrozenSet[str]], project: Optional["Project"]) -> Union[List[Finding], FileError]:
+                  codes: Optional[FrozenSet[str]], project: "Project") -> Union[List[Finding], FileError]:
     language = language or language_of(path)
     if language == "python":
         return check_python_source(path, text, config, codes, project)
     if language == "notebook":
         return _check_notebook(path, text, config, codes, project)
     codes = enabled_codes(config, path) if codes is None else codes
-    if language in ("cuda", "cpp"):
-        if not worth_parsing(text, codes, "cuda"):
-            return []
-        from rocm_lint.cpp.scanner import check_cpp_source
+    if language is None:
+        return []
+    family = "cuda" if language in ("cuda", "cpp") else language
+    checkers = source_checkers(family, codes)
+    if not checkers or not worth_parsing(text, codes, family):
+        return []
+    if family == "cuda":
+        from rocm_lint.cpp.scanner import read_cpp_unit
 
-        return check_cpp_source(path, text, config, source_checkers("cuda", codes), language,
-                                superseding_rules("cuda"))
-    if language is not None:
-        if not worth_parsing(text, codes, language):
-            return []
-        from rocm_lint.configfiles.scanner import check_config_source
+        unit = read_cpp_unit(path, text, config, language, project.workspace)
+    else:
+        from rocm_lint.configfiles.scanner import read_unit
 
-        return check_config_source(path, text, config, source_checkers(language, codes), language)
-    return []
+        unit = read_unit(path, text, config, language, project.workspace)
+    if unit is None or isinstance(unit, FileError):
+        return unit or []
+    return unit_findings(unit, checkers, superseding_rules(family))
+
+
+# -- a unit's findings: one loop for the C++ and config readers ----------------------------------------
+def unit_findings(unit, checkers: Sequence[SourceChecker], superseders: Sequence[Rule] = ()) -> List[Finding]:
+    """Run ``checkers`` on a reader's unit (``CppUnit``, ``ConfigUnit``) and make its findings:
+    hits where the unit says the code never runs on ROCm are dropped (``unit.drops``: C++'s
+    NVIDIA-only branches), a config unit keeps one hit per offset and rule, a rule whose
+    ``supersedes`` predicate holds replaces the file's other findings (ROC707 on CUTLASS-bound
+    files: the port is a rewrite, its line-level findings are noise), and the suppression
+    comments apply (:func:`apply_suppressions`)."""
+    hits: List[Tuple[Rule, Hit]] = []
+    seen = set()
+    for checker in checkers:
+        for hit in checker.fn(unit):
+            if unit.drops(hit.start):
+                continue
+            if unit.unique_hits:
+                key = (hit.start, checker.rule.code)
+                if key in seen:
+                    continue
+                seen.add(key)
+            hits.append((checker.rule, hit))
+    for superseder in superseders:
+        if hits and superseder.supersedes is not None and superseder.supersedes(unit):
+            hits = [(rule, hit) for rule, hit in hits if rule is superseder]
+    findings = findings_from_hits(unit.path, hits, unit.index)
+    if unit.scope is not None:
+        findings = [replace(f, scope=unit.scope) for f in findings]
+    if not unit.keeps_fixes:
+        findings = [replace(f, fix=None) if f.fix is not None else f for f in findings]
+    return apply_suppressions(findings, unit.text, unit.comment_style)
+
+
+def apply_suppressions(findings: List[Finding], text: str, style: str,
+                       tree: Optional[ast.Module] = None) -> List[Finding]:
+    """The findings no suppression comment of ``text`` covers (``rocm_lint.noqa``), the one place
+    every language's suppressions apply: ``style`` ``"python"`` (``# noqa`` in the logical line,
+    ``tree`` limiting the tokenizing), ``"//"`` (C++ comments) or ``"#"`` (config files)."""
+    if style == "python":
+        return noqa.filter_findings(findings, text, tree)
+    return noqa.filter_comment_findings(findings, text, hash_comments=style == "#")
 
 
 def _check_notebook(path: str, text: str, config: Config, codes: Optional[FrozenSet[str]],
@@ -283,13 +346,16 @@ def _check_notebook(path: str, text: str, config: Config, codes: Optional[Frozen
 
 
 # -- files -------------------------------------------------------------------------------
-def check_file(path: str, config: Config, project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
+def check_file(path: str, config: Config, project: Optional["Project"] = None,
+               workspace: Optional["Workspace"] = None) -> Union[List[Finding], FileError]:
     text = read_source(path)
     if isinstance(text, FileError):
         return text
-    return check_source(path, text, config, project=project)
+    return check_source(path, text, config, project=project, workspace=workspace)
 
 
+# The worker process's own front end: the pool's workers are processes of their own, and each
+# keeps one workspace and project model for the chunks it is handed (the key says for which run).
 _WORKER_PROJECT: List[object] = []  # (key, Project) of this worker process
 
 
@@ -301,7 +367,10 @@ def _worker_project(config: Config, seed: dict) -> "Project":
     key = (id(config), repr(config), tuple(seed.get("roots", ())), tuple(seed.get("trigger_words", ())))
     if _WORKER_PROJECT and _WORKER_PROJECT[0] == key:
         return _WORKER_PROJECT[1]  # type: ignore[return-value]
-    project = Project.from_seed(config, seed)
+    # the worker's workspace serves every chunk it is handed (headers, build files: what the
+    # process-wide caches did before); the key's id(config) differs per chunk (unpickled copies)
+    workspace = _WORKER_PROJECT[1].workspace if _WORKER_PROJECT else None  # type: ignore[attr-defined]
+    project = Project.from_seed(config, seed, workspace)
     _WORKER_PROJECT[:] = [key, project]
     return project
 
@@ -341,11 +410,13 @@ def _roots(paths: Sequence[str]) -> List[str]:
 
 def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
                 progress: Optional[Callable[[int, int], None]] = None,
-                cache_dir: Optional[str] = None) -> Report:
+                cache_dir: Optional[str] = None, workspace: Optional["Workspace"] = None) -> Report:
     """Check every file under ``paths``; ``progress(done, total)`` is called as files finish.
 
     With ``cache_dir`` the content cache (:mod:`rocm_lint.cache`) answers for every file whose
-    content, dependencies and project trigger names are unchanged; only the others are checked."""
+    content, dependencies and project trigger names are unchanged; only the others are checked.
+    ``workspace``: the front end's caches (a fresh one when None); the pre-pass's project model
+    becomes the one it holds for ``config`` (``--fix`` reads the same facts)."""
     report = Report()
     files: List[str] = []
     for item in iter_files(paths, config):
@@ -356,16 +427,18 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
     report.files_checked = len(files)
     jobs = jobs or os.cpu_count() or 1
     from rocm_lint.python.project import Project, use_project
+    from rocm_lint.workspace import Workspace
 
-    project = Project(config, _roots(paths))
-    use_project(config, project)
+    workspace = workspace if workspace is not None else Workspace()
+    project = Project(config, _roots(paths), workspace=workspace)
+    use_project(workspace, config, project)
     facts = exported_facts(_selected_codes(config))
     cache = None
     digests: Dict[str, str] = {}
     if cache_dir is not None:
         from rocm_lint.cache import Cache
 
-        cache = Cache(cache_dir, config)
+        cache = Cache(cache_dir, config, workspace)
         digests, python_bytes = _digests(files, cache)
     parallel = jobs > 1 and len(files) >= 200
     results: Dict[str, Union[List[Finding], FileError]] = {}
@@ -472,24 +545,8 @@ def _check_recorded(path: str, config: Config, project: "Project", record: bool)
     """(result, files the check read besides ``path``)."""
     if not record:
         return check_file(path, config, project), ()
-    from rocm_lint.discovery import recording_reads
-
-    with recording_reads() as reads:
+    with project.workspace.recording_reads() as reads:
         result = check_file(path, config, project)
     reads.discard(os.path.abspath(path))
     return result, sorted(reads)
 
-
-def forget_read_files() -> None:
-    """Drop what the readers cached of files other than the one checked (project headers and
-    their facts, build files, requirement includes): a long-lived front end (the language server)
-    calls it when one of those files may have changed, so its answer equals a fresh run."""
-    from rocm_lint.build import context as build_context
-    from rocm_lint.configfiles import manifests
-    from rocm_lint.cpp import facts, includes, scanner
-
-    build_context.cache_clear()
-    facts.cache_clear()
-    includes.cache_clear()
-    scanner.cache_clear()
-    manifests.cache_clear()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from rocm_lint import __version__
+from rocm_lint.workspace import Workspace
 
 
 
@@ -32,6 +33,9 @@ class RocmLintPlugin:
     _configs: Dict[Optional[Path], object] = {}
     _reported: set = set()
     _sources: Dict[Path, Optional[Path]] = {}  # directory -> its config file (this run)
+    # the caches of the analysis in this flake8 process (rocm_lint.workspace): flake8 makes a
+    # plugin object per file, so the front end is the class; parse_options starts a run's
+    _workspace: Workspace = Workspace()
 
     def __init__(self, tree: ast.AST, filename: str, lines: List[str]) -> None:
         self.tree = tree
@@ -53,6 +57,7 @@ class RocmLintPlugin:
         cls._extra = {option: tuple(getattr(options, attr, None) or ()) for option, attr, _ in FLAKE8_OPTIONS}
         cls._configs = {}
         cls._sources = {}
+        cls._workspace = Workspace()
         cls._active = cls._selected(options)
 
     # Whether flake8 reports any ROC code in this run.  flake8 runs every installed plugin on every
@@ -110,12 +115,15 @@ class RocmLintPlugin:
         if not self._active:
             return
         from rocm_lint.engine import analyse_python_tree, python_codes
+        from rocm_lint.python.project import project_for
         from rocm_lint.lines import char_col
 
         text = "".join(self.lines)
         try:
             # the whole list first: an error mid-way must not leave half the file reported
-            findings = analyse_python_tree(self.filename, text, self.tree, self.config(self.filename), python_codes())
+            config = self.config(self.filename)
+            findings = analyse_python_tree(self.filename, text, self.tree, config, python_codes(),
+                                           project_for(self._workspace, config))
         except RecursionError:
             # flake8 aborts its whole run on a plugin's exception: say this file was not analysed
             # (as the CLI does) and let flake8 go on with the others

@@ -143,6 +143,16 @@ class Rule:
     # Phase 0: facts a module exports to its importers that the rule's checkers read
     # (:class:`rocm_lint.python.project.ExportedFacts`, read with ``ctx.exported(...)``).
     exports: Tuple[Any, ...] = ()
+    # The rule's twins outside the linter, declared here so that the rule unit is closed (the
+    # tests hold each side to the declaration):
+    # ``semgrep``: the rule has entries in semgrep-rules/rocm-lint.yaml (ids ``rocm-lint.CODE``,
+    # ``rocm-lint.CODE-*``) with annotated fixtures in semgrep-rules/tests/ (tests/test_semgrep.py).
+    # None: the language's default (C++ rules have a twin, other rules none); False: no twin (the
+    # scaffolder's C++ rule, until its entries are written).
+    semgrep: Optional[bool] = None
+    # ``runtime``: ``rocm_lint.runtime.check()`` (``rocm-lint doctor``) also reports this code
+    # about the live process or host, in its own words (tests/test_runtime.py).
+    runtime: bool = False
     python_checkers: List[PythonChecker] = field(default_factory=list, repr=False)
     # Phase 2, during the walk: functions that record what they see, in walk order, for the
     # checkers of later nodes (they report nothing; they also see ROCm-only code).
@@ -156,6 +166,11 @@ class Rule:
         self.exports = tuple(self.exports)
         if (self.fix is None) != (self.fix_availability == FixAvailability.NONE):
             raise ValueError(f"{self.code}: a fix applicability needs a fix availability and vice versa")
+
+    @property
+    def has_semgrep_twin(self) -> bool:
+        """Does semgrep-rules/rocm-lint.yaml hold this rule's twin (``semgrep``, else C++ rules)?"""
+        return self.semgrep if self.semgrep is not None else "cuda" in self.languages
 
     # -- checkers -------------------------------------------------------------------------
     def checker(self, *node_types: Type[ast.AST]) -> Callable[[PyCheckerFn], PyCheckerFn]:

@@ -37,6 +37,7 @@ from rocm_lint.lines import NEWLINE
 from rocm_lint.registry import all_rules, get_rule
 from rocm_lint import server_features
 from rocm_lint.server_features import PullState
+from rocm_lint.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -174,8 +175,10 @@ class RocmLintServer(LanguageServer):
         self.configs = ConfigCache()
         # uri -> (document version, text, findings) of the last check: code actions reuse it.
         self.results: Dict[str, Tuple[Optional[int], str, List[Finding]]] = {}
-        # per document, the other files its last check read, with their (mtime, size) then
-        self.read_by: Dict[str, Dict[str, Optional[Tuple[int, int]]]] = {}
+        # every cache of the analysis (project headers, build files, imported modules ...): the
+        # files it read are stamped (mtime, size); a change drops it all (``Workspace.revalidate``)
+        self.lint_workspace = Workspace()
+        self.fixes: FixStore = {}  # the verified fixes of each document's last check (code actions)
         # uri -> the diagnostics of its last check that parsed: kept while the buffer does not parse
         self.last_good: Dict[str, List[types.Diagnostic]] = {}
         self.unparsable: set = set()
@@ -209,8 +212,8 @@ class RocmLintServer(LanguageServer):
 
     def check(self, uri: str) -> Optional[Tuple[str, str, List[Finding]]]:
         """Check the open document's text; (engine path, text, findings) or None if not ours."""
-        from rocm_lint.discovery import recording_reads
-        from rocm_lint.engine import check_source, forget_read_files
+        from rocm_lint.engine import check_source
+        from rocm_lint.python.project import project_for
 
         doc = self.workspace.get_text_document(uri)
         real, path = self.document_path(doc)
@@ -225,11 +228,10 @@ class RocmLintServer(LanguageServer):
         if real is not None and self.excluded(real, config):
             return path, doc.source, []
         text = doc.source
-        if self.dependencies_changed(uri):
-            forget_read_files()  # a header or build file changed on disk: read them again
-        with recording_reads() as reads:
-            result = check_source(path, text, config, language)
-        self.read_by[uri] = {p: _stamp(p) for p in reads if p != real}
+        # a header, build file or imported module changed on disk (no save, no watcher event):
+        # read them all again, so the answer equals a fresh run's
+        self.lint_workspace.revalidate()
+        result = check_source(path, text, config, language, project=project_for(self.lint_workspace, config))
         if isinstance(result, FileError):
             # Half-typed code does not parse: say why in the log, not as a diagnostic (the
             # editor's own language support reports syntax errors); publish keeps the last good
@@ -244,17 +246,14 @@ class RocmLintServer(LanguageServer):
         return path, text, result
 
     def dependencies_changed(self, uri: str) -> bool:
-        """Has a file the last check of ``uri`` read (a project header, a build file, present
-        or not) changed on disk since?  The readers cache those files by path."""
-        return any(_stamp(p) != stamp for p, stamp in self.read_by.get(uri, {}).items())
+        """Has a file the checks read (a header, a build file, an imported module) changed on
+        disk since? (The workspace stamps every read; any change means a new check.)"""
+        return self.lint_workspace.changed()
 
     def forget_and_recheck(self) -> None:
         """A file changed on disk (saved, or reported by the client's watcher): every open
         document may read it (a header, a build file), so each is checked again from disk."""
-        from rocm_lint.engine import forget_read_files
-
-        forget_read_files()
-        self.read_by.clear()
+        self.lint_workspace.forget()
         for uri in list(self.workspace.text_documents):
             self.publish(uri)
 
@@ -319,7 +318,7 @@ class RocmLintServer(LanguageServer):
                 rng = where.finding_range(f)
                 if not _overlaps(rng, wanted):
                     continue
-                edits = fix_edits(path, text, f, config, findings)
+                edits = fix_edits(path, text, f, config, findings, self.fixes)
                 if not edits:
                     continue
                 unsafe = f.fix.applicability == Applicability.UNSAFE
@@ -332,7 +331,7 @@ class RocmLintServer(LanguageServer):
                         types.TextEdit(range=where.edit_range(e), new_text=e.content) for e in edits]),
                 ))
         if want_all and any(f.fix.applicability == Applicability.SAFE for f in fixable):
-            new_text = fix_all(path, text, findings, config)
+            new_text = fix_all(path, text, findings, config, self.lint_workspace, self.fixes)
             if new_text is not None and new_text != text:
                 actions.append(types.CodeAction(
                     title="rocm-lint: apply every safe fix",
@@ -340,15 +339,6 @@ class RocmLintServer(LanguageServer):
                     edit=_workspace_edit(uri, [types.TextEdit(range=where.whole(), new_text=new_text)]),
                 ))
         return actions
-
-
-def _stamp(path: str) -> Optional[Tuple[int, int]]:
-    """What says a file changed: (modification time, size), or None when it is absent."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:
@@ -377,45 +367,48 @@ def to_diagnostic(f: Finding, where: Positions) -> types.Diagnostic:
 # The verified fixes of the last check's findings: an editor asks for code actions again on every
 # move of the cursor, and a fix is worked out once per check of a text (a new text, a new
 # configuration or a re-check after an imported module changed start afresh).
-_FIXES: "Dict[str, Tuple[str, Config, object, Dict[object, Tuple[Edit, ...]]]]" = {}
+# The server owns the store (``RocmLintServer.fixes``): path -> (text, config, check, memo).
+FixStore = Dict[str, Tuple[str, Config, object, Dict[object, Tuple[Edit, ...]]]]
 _FIXES_KEPT = 8
 
 
-def _fixes_of(path: str, text: str, config: Config, checked: object) -> Dict[object, Tuple[Edit, ...]]:
-    known = _FIXES.get(path)
+def _fixes_of(store: FixStore, path: str, text: str, config: Config, checked: object) -> Dict[object, Tuple[Edit, ...]]:
+    known = store.get(path)
     if known is not None and known[0] == text and known[1] is config and known[2] is checked:
         return known[3]
-    if len(_FIXES) >= _FIXES_KEPT and path not in _FIXES:
-        _FIXES.pop(next(iter(_FIXES)))
+    if len(store) >= _FIXES_KEPT and path not in store:
+        store.pop(next(iter(store)))
     memo: Dict[object, Tuple[Edit, ...]] = {}
-    _FIXES[path] = (text, config, checked, memo)
+    store[path] = (text, config, checked, memo)
     return memo
 
 
-def fix_edits(path: str, text: str, f: Finding, config: Config, checked: object = None) -> Tuple[Edit, ...]:
+def fix_edits(path: str, text: str, f: Finding, config: Config, checked: object = None,
+              store: Optional[FixStore] = None) -> Tuple[Edit, ...]:
     """The edits of one finding's fix, verified the way ``--fix`` verifies them (``fix.api.edits_for``
     fixes the finding alone, so LibCST reads its statement).  ``checked``: the findings list of
     the check ``f`` comes from; the edits are kept while it is the current one."""
     from rocm_lint.fix.api import edits_for
 
-    if checked is None:
+    if checked is None or store is None:
         return edits_for(path, text, f, config)
-    memo = _fixes_of(path, text, config, checked)
+    memo = _fixes_of(store, path, text, config, checked)
     if f not in memo:
         memo[f] = edits_for(path, text, f, config)
     return memo[f]
 
 
-def fix_all(path: str, text: str, findings: Sequence[Finding], config: Config) -> Optional[str]:
+def fix_all(path: str, text: str, findings: Sequence[Finding], config: Config,
+            workspace: Optional[Workspace] = None, store: Optional[FixStore] = None) -> Optional[str]:
     """The text with every safe fix applied: what ``rocm-lint check --fix`` would write (the same
     passes: fixes that overlap land in a later pass); worked out once per text."""
     from rocm_lint.fix.api import fix_text
 
-    memo = _fixes_of(path, text, config, findings)
+    memo = _fixes_of(store if store is not None else {}, path, text, config, findings)
     key = "fix-all"
     if key not in memo:
         try:
-            result = fix_text(path, text, config, findings=findings)
+            result = fix_text(path, text, config, findings=findings, workspace=workspace)
         except SyntaxError:
             result = None
         memo[key] = None if result is None or isinstance(result, FileError) else result.text  # type: ignore[assignment]
@@ -459,7 +452,6 @@ def create_server() -> RocmLintServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: RocmLintServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.results.pop(params.text_document.uri, None)
-        ls.read_by.pop(params.text_document.uri, None)
         ls.last_good.pop(params.text_document.uri, None)
         ls.unparsable.discard(params.text_document.uri)
         ls.pull.forget(params.text_document.uri)

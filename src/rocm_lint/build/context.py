@@ -4,8 +4,8 @@ This module reads the build files from a file's directory up to the repository r
 directory holding ``.git``; ``CMakeLists.txt`` with ``rocm_lint.build.cmake``, ``setup.py`` with
 ``rocm_lint.build.setup_py``) and answers two questions::
 
-    file_platform(path) -> "rocm" | "cuda" | None
-    macro_facts(path)   -> ((name, (defined, value) on NVIDIA, (defined, value) on ROCm), ...)
+    file_platform(ws, path) -> "rocm" | "cuda" | None
+    macro_facts(ws, path)   -> ((name, (defined, value) on NVIDIA, (defined, value) on ROCm), ...)
 
 ``"rocm"``: only a ROCm build compiles the file (the code behaves as if every line were under
 ``#ifdef USE_ROCM``); ``"cuda"``: a ROCm build never compiles it (a subdirectory or a source
@@ -25,8 +25,8 @@ CMake define differently).
 
 Every build file is read bounded (``read_bounded``, ``MAX_BUILD_FILE_BYTES``), parsed under a
 guard (a huge, binary, undecodable or hostile file costs nothing but its facts), read once per
-process (``lru_cache`` per file and per directory), and noted with ``note_read`` (present or not)
-for the content cache.  Nothing above the repository root is read.
+workspace (``rocm_lint.workspace``: the front end's caches, per file and per directory), and
+noted with ``Workspace.note_read`` (present or not) for the content cache and the language server.  Nothing above the repository root is read.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ from rocm_lint.build.compile_db import SOURCE_EXT, compile_key, rocm_compiled
 from rocm_lint.build.logic import ALWAYS, CUDA, ROCM, Worlds
 from rocm_lint.build.setup_py import setup_file_facts
 from rocm_lint.cpp.preproc import Node, parse_condition
-from rocm_lint.discovery import note_read, read_bounded
+from rocm_lint.workspace import Workspace, memoized
 
-__all__ = ["CUDA", "ROCM", "file_platform", "macro_facts", "cache_clear", "MAX_BUILD_FILE_BYTES"]
+__all__ = ["CUDA", "ROCM", "file_platform", "macro_facts", "MAX_BUILD_FILE_BYTES"]
 
 MAX_BUILD_FILE_BYTES = 4 * 1024 * 1024
 MAX_COMPILE_DB_BYTES = 32 * 1024 * 1024
@@ -61,10 +61,10 @@ MacroEntry = Tuple[str, str, Worlds, str]
 MacroFact = Tuple[str, Tuple[Optional[bool], Optional[Node]], Tuple[Optional[bool], Optional[Node]]]
 
 
-# -- reading, once per process ---------------------------------------------------------------------
-def _read(path: str) -> Optional[str]:
+# -- reading, once per workspace ---------------------------------------------------------------------
+def _read(ws: Workspace, path: str) -> Optional[str]:
     try:
-        data = read_bounded(path, MAX_BUILD_FILE_BYTES)
+        data = ws.read_bounded(path, MAX_BUILD_FILE_BYTES)
     except OSError:
         return None  # absent or unreadable: no fact
     if not isinstance(data, bytes) or b"\0" in data:
@@ -72,15 +72,15 @@ def _read(path: str) -> Optional[str]:
     return data.decode("utf-8", errors="replace")
 
 
-@lru_cache(maxsize=1024)
-def _cmake_text(path: str) -> Optional[str]:
-    return _read(path)
+@memoized(maxsize=1024)
+def _cmake_text(ws: Workspace, path: str) -> Optional[str]:
+    return _read(ws, path)
 
 
-@lru_cache(maxsize=1024)
-def _options(path: str) -> Vocabulary:
+@memoized(maxsize=1024)
+def _options(ws: Workspace, path: str) -> Vocabulary:
     """The platform options one CMakeLists.txt defines (``build.cmake.learn_options``)."""
-    text = _cmake_text(path)
+    text = _cmake_text(ws, path)
     if text is None:
         return NO_VOCABULARY
     try:
@@ -89,11 +89,11 @@ def _options(path: str) -> Vocabulary:
         return NO_VOCABULARY
 
 
-@lru_cache(maxsize=2048)
-def _cmake_file(path: str, learned: Vocabulary = NO_VOCABULARY) -> Optional[Tuple[CMakeFacts, Tuple[Tuple[str, ...], ...]]]:
+@memoized(maxsize=2048)
+def _cmake_file(ws: Workspace, path: str, learned: Vocabulary = NO_VOCABULARY) -> Optional[Tuple[CMakeFacts, Tuple[Tuple[str, ...], ...]]]:
     """``cmake_facts`` of a CMakeLists.txt and its path-like arguments split into components
     (``../ggml-cuda/*.cu``), or None: absent or unreadable (read once per process)."""
-    text = _cmake_text(path)
+    text = _cmake_text(ws, path)
     if text is None:
         return None
     try:
@@ -102,16 +102,16 @@ def _cmake_file(path: str, learned: Vocabulary = NO_VOCABULARY) -> Optional[Tupl
         return None
 
 
-def _cmake_paths(path: str) -> Tuple[Tuple[str, ...], ...]:
-    read = _cmake_file(path)
+def _cmake_paths(ws: Workspace, path: str) -> Tuple[Tuple[str, ...], ...]:
+    read = _cmake_file(ws, path)
     return () if read is None else read[1]
 
 
 MAX_SIBLINGS = 256
 
 
-@lru_cache(maxsize=1024)
-def _named_beside(directory: str, deciding: str) -> Tuple[bool, Tuple[str, ...]]:
+@memoized(maxsize=1024)
+def _named_beside(ws: Workspace, directory: str, deciding: str) -> Tuple[bool, Tuple[str, ...]]:
     """Does a CMakeLists.txt beside ``directory`` (the deciding one, its parent's, its siblings')
     name a path into it?  ggml builds ``ggml-cuda/*.cu`` for HIP from ``ggml-hip/CMakeLists.txt``
     (``../ggml-cuda/*.cu``) while ``ggml-cuda/CMakeLists.txt`` itself requires CUDA: such a
@@ -130,7 +130,7 @@ def _named_beside(directory: str, deciding: str) -> Tuple[bool, Tuple[str, ...]]
     for candidate in candidates:
         if os.path.dirname(candidate) == directory:
             continue
-        if any(name in parts[:-1] for parts in _cmake_paths(candidate)):
+        if any(name in parts[:-1] for parts in _cmake_paths(ws, candidate)):
             return True, tuple(candidates)
     return False, tuple(candidates)
 
@@ -139,8 +139,8 @@ FileFacts = Tuple[Tuple[Fact, ...], bool, Tuple[str, ...], Tuple[MacroEntry, ...
 _NOTHING: FileFacts = ((), False, (), ())
 
 
-@lru_cache(maxsize=2048)
-def _file_facts(path: str, learned: Vocabulary = NO_VOCABULARY) -> FileFacts:
+@memoized(maxsize=2048)
+def _file_facts(ws: Workspace, path: str, learned: Vocabulary = NO_VOCABULARY) -> FileFacts:
     """The facts one build file gives (directories and sources per platform), whether it names
     ROCm, the other build files read to decide them, and the macros it defines per platform."""
     base = os.path.dirname(path)
@@ -148,14 +148,14 @@ def _file_facts(path: str, learned: Vocabulary = NO_VOCABULARY) -> FileFacts:
     also: List[str] = []
     try:
         if path.endswith(".py"):
-            text = _read(path)
+            text = _read(ws, path)
             if text is None:
                 return _NOTHING
             patterns, evidence, macros = setup_file_facts(ast.parse(text, path))
             facts = [(base, pattern, platform) for pattern, platform in patterns.items()]
             system = "setup.py" if os.path.basename(path) == "setup.py" else "jit"
         else:
-            read = _cmake_file(path, learned)
+            read = _cmake_file(ws, path, learned)
             if read is None:
                 return _NOTHING
             cm = read[0]
@@ -165,7 +165,7 @@ def _file_facts(path: str, learned: Vocabulary = NO_VOCABULARY) -> FileFacts:
                 decided.append((".", CUDA))
             for d, platform in decided:
                 directory = os.path.normpath(os.path.join(base, d))
-                named, looked = _named_beside(directory, path)
+                named, looked = _named_beside(ws, directory, path)
                 also.extend(looked)
                 if not named:
                     facts.append((base, (() if d == "." else tuple(d.split(os.sep))) + ("**",), platform))
@@ -185,8 +185,8 @@ MAX_JIT_SCAN = 64  # Python files looked at per directory for cpp_extension.load
 MAX_JIT_LEVELS = 3  # the source's directory, its parent and grandparent
 
 
-@lru_cache(maxsize=1024)
-def _jit_builders(directory: str) -> Tuple[str, ...]:
+@memoized(maxsize=1024)
+def _jit_builders(ws: Workspace, directory: str) -> Tuple[str, ...]:
     """The Python modules of ``directory`` (setup.py aside) that build C++ with
     ``torch.utils.cpp_extension.load``/``load_inline``: their ``extra_cflags``/``extra_cuda_cflags``
     and ``sources`` per branch are build facts like setup.py's."""
@@ -201,7 +201,7 @@ def _jit_builders(directory: str) -> Tuple[str, ...]:
         # read without noting it as a dependency: only the builders found are (the caller notes
         # them with the other build files)
         try:
-            data = read_bounded(os.path.join(directory, name), MAX_BUILD_FILE_BYTES, note=False)
+            data = ws.read_bounded(os.path.join(directory, name), MAX_BUILD_FILE_BYTES, note=False)
         except OSError:
             continue
         if isinstance(data, bytes) and b"cpp_extension" in data and _JIT_BUILD.search(
@@ -210,8 +210,8 @@ def _jit_builders(directory: str) -> Tuple[str, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=1024)
-def _chain(directory: str) -> Tuple[str, ...]:
+@memoized(maxsize=1024)
+def _chain(ws: Workspace, directory: str) -> Tuple[str, ...]:
     """``directory`` and its parents up to the repository root (the directory holding ``.git``)."""
     out: List[str] = []
     here = directory
@@ -224,35 +224,35 @@ def _chain(directory: str) -> Tuple[str, ...]:
     return tuple(out)
 
 
-def _vocabulary(directories: Tuple[str, ...]) -> Vocabulary:
+def _vocabulary(ws: Workspace, directories: Tuple[str, ...]) -> Vocabulary:
     """The platform options every CMakeLists.txt on the way up defines: an option the root
     defines (``if(FASTOPS_ENABLE_ROCM) enable_language(HIP) ... else() enable_language(CUDA)``)
     is a platform test in the subdirectories too."""
     rocm: FrozenSet[str] = frozenset()
     cuda: FrozenSet[str] = frozenset()
     for here in directories:
-        r, c = _options(os.path.join(here, "CMakeLists.txt"))
+        r, c = _options(ws, os.path.join(here, "CMakeLists.txt"))
         rocm, cuda = rocm | r, cuda | c
     both_sides = rocm & cuda
     return rocm - both_sides, cuda - both_sides
 
 
-@lru_cache(maxsize=1024)
-def _directory_context(directory: str) -> Tuple[Tuple[Fact, ...], bool, Tuple[str, ...], Tuple[MacroEntry, ...]]:
+@memoized(maxsize=1024)
+def _directory_context(ws: Workspace, directory: str) -> Tuple[Tuple[Fact, ...], bool, Tuple[str, ...], Tuple[MacroEntry, ...]]:
     """(facts of every build file from ``directory`` up to the repository root, does any of them
     name ROCm?, the build file paths looked at, the macros they define)."""
     facts: List[Fact] = []
     macros: List[MacroEntry] = []
     evidence = False
     looked: List[str] = []
-    directories = _chain(directory)
-    learned = _vocabulary(directories)
+    directories = _chain(ws, directory)
+    learned = _vocabulary(ws, directories)
     for depth, here in enumerate(directories):
         # cpp_extension.load() modules sit beside the sources or a level or two above them
-        jit = _jit_builders(here) if depth < MAX_JIT_LEVELS else ()
+        jit = _jit_builders(ws, here) if depth < MAX_JIT_LEVELS else ()
         for path in tuple(os.path.join(here, name) for name in _BUILD_FILES) + jit:
             looked.append(path)
-            file_facts, file_evidence, also, entries = _file_facts(path, learned)
+            file_facts, file_evidence, also, entries = _file_facts(ws, path, learned)
             looked.extend(also)
             facts.extend(file_facts)
             macros.extend(entries)
@@ -269,7 +269,7 @@ def _matches(parts: Tuple[str, ...], pattern: Tuple[str, ...]) -> bool:
     return bool(parts) and fnmatchcase(parts[0], head) and _matches(parts[1:], pattern[1:])
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)  # pure: a compiled regex of its argument
 def _pattern_regex(pattern: Tuple[str, ...]) -> Optional["re.Pattern[str]"]:
     """:func:`_matches` as one regex over the parts joined and ended by ``/`` (each part a glob
     of ``*`` and ``?``, ``**`` any number of parts); None for a glob with ``[...]`` (matched part
@@ -286,12 +286,12 @@ def _pattern_regex(pattern: Tuple[str, ...]) -> Optional["re.Pattern[str]"]:
     return re.compile("".join(pieces) + r"\Z")
 
 
-@lru_cache(maxsize=1024)
-def _directory_index(directory: str):
+@memoized(maxsize=1024)
+def _directory_index(ws: Workspace, directory: str):
     """:func:`_directory_context` with its facts split for the lookup: (platforms by the full path
     of a file named exactly, [(prefix, glob pattern, platform)], evidence, build files looked at).
     Build files mostly list their sources by name: a dict lookup, not a loop over them all."""
-    facts, evidence, looked, _ = _directory_context(directory)
+    facts, evidence, looked, _ = _directory_context(ws, directory)
     exact: Dict[str, set] = {}
     globs: List[Tuple[str, Tuple[str, ...], Optional[str]]] = []
     for base, pattern, platform in facts:
@@ -303,13 +303,13 @@ def _directory_index(directory: str):
     return exact, tuple(globs), evidence, looked
 
 
-@lru_cache(maxsize=256)
-def _rocm_database(root: str) -> Optional[FrozenSet[str]]:
+@memoized(maxsize=256)
+def _rocm_database(ws: Workspace, root: str) -> Optional[FrozenSet[str]]:
     """What the ROCm build's ``compile_commands.json`` in ``root`` (or ``root/build``) compiles
     (``rocm_lint.build.compile_db``), or None where there is none."""
     for name in _COMPILE_DBS:
         try:
-            data = read_bounded(os.path.join(root, name), MAX_COMPILE_DB_BYTES)
+            data = ws.read_bounded(os.path.join(root, name), MAX_COMPILE_DB_BYTES)
         except OSError:
             continue
         if isinstance(data, bytes):
@@ -319,19 +319,19 @@ def _rocm_database(root: str) -> Optional[FrozenSet[str]]:
     return None
 
 
-def file_platform(path: str) -> Optional[str]:
+def file_platform(ws: Workspace, path: str) -> Optional[str]:
     """``"rocm"``, ``"cuda"`` or None: the platform the project's build gives ``path`` (see the
     module docstring).  The build files looked at are noted as the check's dependencies."""
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
-    exact, globs, evidence, looked = _directory_index(directory)
+    exact, globs, evidence, looked = _directory_index(ws, directory)
     for build_file in looked:
-        note_read(build_file)
+        ws.note_read(build_file)
     if SOURCE_EXT.search(path):
-        root = _chain(directory)[-1]
+        root = _chain(ws, directory)[-1]
         for name in _COMPILE_DBS:
-            note_read(os.path.join(root, name))
-        compiled = _rocm_database(root)
+            ws.note_read(os.path.join(root, name))
+        compiled = _rocm_database(ws, root)
         if compiled is not None:  # the exact list of what the ROCm build compiles
             return None if compile_key(path) in compiled else CUDA
     found = set(exact.get(path, ()))
@@ -372,9 +372,9 @@ def _seed(side: Tuple[Optional[bool], Optional[str]]) -> Tuple[Optional[bool], O
     return defined, (parse_condition(value) if value is not None else None)
 
 
-@lru_cache(maxsize=1024)
-def _directory_macros(directory: str) -> Tuple[MacroFact, ...]:
-    entries = _directory_context(directory)[3]
+@memoized(maxsize=1024)
+def _directory_macros(ws: Workspace, directory: str) -> Tuple[MacroFact, ...]:
+    entries = _directory_context(ws, directory)[3]
     by_system: Dict[str, Dict[str, List[Tuple[Worlds, str]]]] = {}
     for system, name, where, value in entries:
         by_system.setdefault(system, {}).setdefault(name, []).append((where, value))
@@ -397,7 +397,7 @@ def _directory_macros(directory: str) -> Tuple[MacroFact, ...]:
     return tuple(out)
 
 
-def macro_facts(path: str) -> Tuple[MacroFact, ...]:
+def macro_facts(ws: Workspace, path: str) -> Tuple[MacroFact, ...]:
     """The macros the project's build defines for ``path`` per platform, as the ``#if`` model's
     seed (``rocm_lint.cpp.preproc.analyse``): ``add_compile_definitions(FASTOPS_ON_AMD=1)`` in a
     branch only the ROCm build takes gives ``("FASTOPS_ON_AMD", (False, None), (True, 1))``.
@@ -405,21 +405,7 @@ def macro_facts(path: str) -> Tuple[MacroFact, ...]:
     build systems on the way up disagree or where the macro is also defined for every platform.
     The build files looked at are noted as the check's dependencies."""
     directory = os.path.dirname(os.path.abspath(path))
-    for build_file in _directory_context(directory)[2]:
-        note_read(build_file)
-    return _directory_macros(directory)
-
-
-def cache_clear() -> None:
-    _rocm_database.cache_clear()
-    _jit_builders.cache_clear()
-    _cmake_text.cache_clear()
-    _options.cache_clear()
-    _chain.cache_clear()
-    _directory_macros.cache_clear()
-    _file_facts.cache_clear()
-    _cmake_file.cache_clear()
-    _named_beside.cache_clear()
-    _directory_context.cache_clear()
-    _directory_index.cache_clear()
+    for build_file in _directory_context(ws, directory)[2]:
+        ws.note_read(build_file)
+    return _directory_macros(ws, directory)
 

@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
-from rocm_lint.configfiles.shell import NVIDIA, ROCM, SETTING_NAMES, Word
+from rocm_lint.configfiles.platform_tests import SETTING_NAMES
+from rocm_lint.configfiles.shell import NVIDIA, ROCM, Word
 from rocm_lint.configfiles.unit import Setting, ToolArgs, UnitBuilder, tests_name
 
 # In a CMake condition: `USE_ROCM`, `HIP_FOUND`, `CMAKE_HIP_COMPILER`, `GPU_LANG STREQUAL "HIP"` ...

@@ -16,12 +16,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
-from functools import lru_cache
 from typing import List, Optional, Tuple
 
 from rocm_lint.configfiles.shell import NVIDIA, Word
 from rocm_lint.configfiles.unit import ConfigUnit, IndexUse, Manifest, Requirement
-from rocm_lint.discovery import note_read, read_bounded
+from rocm_lint.discovery import read_bounded
+from rocm_lint.workspace import Workspace, memoized
 
 
 # -- which files ------------------------------------------------------------------------------------
@@ -326,7 +326,7 @@ def names_other_platform(path: str) -> bool:
 _CUDA_RELEASE_NAME = re.compile(r"cuda\d+[a-z]?|cu\d{2,3}[a-z]")
 
 
-def nvidia_variant(path: str) -> bool:
+def nvidia_variant(ws: Workspace, path: str) -> bool:
     """A file with a ROCm twin beside it (``requirements.txt`` next to ``requirements_amd.txt``,
     ``requirements_linux.txt`` next to ``requirements_linux_rocm.txt``, ``Dockerfile`` next to
     ``Dockerfile_amd``) serves the other (NVIDIA) installs, unless the twin includes it (``-r``)."""
@@ -337,26 +337,26 @@ def nvidia_variant(path: str) -> bool:
     stem, dot, ext = name.partition(".")
     for sep in "_-.":  # the usual twins' names are cache dependencies even while absent
         for tag in ("rocm", "amd"):
-            note_read(os.path.join(directory, f"{stem}{sep}{tag}{dot}{ext}"))
-    for twin in _twins(directory, name):
+            ws.note_read(os.path.join(directory, f"{stem}{sep}{tag}{dot}{ext}"))
+    for twin in _twins(ws, directory, name):
         twin_path = os.path.join(directory, twin)
-        note_read(twin_path)
-        if name not in _includes_of(twin_path):
+        ws.note_read(twin_path)
+        if name not in _includes_of(ws, twin_path):
             return True
     return False
 
 
-def _listing(directory: str) -> Tuple[str, ...]:
+def _listing(ws: Workspace, directory: str) -> Tuple[str, ...]:
     """The names in ``directory`` (at most 2000), cached while its modification time stays."""
     try:
         stamp = os.stat(directory).st_mtime_ns
     except OSError:
         return ()
-    return _listing_at(directory, stamp)
+    return _listing_at(ws, directory, stamp)
 
 
-@lru_cache(maxsize=256)
-def _listing_at(directory: str, stamp: int) -> Tuple[str, ...]:
+@memoized(maxsize=256)
+def _listing_at(ws: Workspace, directory: str, stamp: int) -> Tuple[str, ...]:
     try:
         with os.scandir(directory) as it:
             names = []
@@ -369,10 +369,10 @@ def _listing_at(directory: str, stamp: int) -> Tuple[str, ...]:
         return ()
 
 
-def _twins(directory: str, name: str) -> List[str]:
+def _twins(ws: Workspace, directory: str, name: str) -> List[str]:
     mine = _tokens(name)
     out = []
-    for other in _listing(directory):
+    for other in _listing(ws, directory):
         theirs = _tokens(other)
         rocm = [t for t in theirs if _ROCM_TOKEN.match(t)]
         if rocm and other != name and tuple(t for t in theirs if not _ROCM_TOKEN.match(t)) == mine:
@@ -380,10 +380,10 @@ def _twins(directory: str, name: str) -> List[str]:
     return out
 
 
-@lru_cache(maxsize=256)
-def _includes_of(path: str) -> Tuple[str, ...]:
+@memoized(maxsize=256)
+def _includes_of(ws: Workspace, path: str) -> Tuple[str, ...]:
     try:
-        data = read_bounded(path, 1 << 20)
+        data = ws.read_bounded(path, 1 << 20)
     except OSError:
         return ()
     if not isinstance(data, bytes):
@@ -399,7 +399,7 @@ _FROM = re.compile(r"(?im)^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*(\S+)")
 _ARG = re.compile(r"(?im)^[ \t]*ARG[ \t]+([A-Za-z_]\w*)=(\S+)")
 
 
-def only_nvidia_images_use(path: str) -> bool:
+def only_nvidia_images_use(ws: Workspace, path: str) -> bool:
     """A file kept for container builds (named for Docker, or in a ``docker/`` folder) that only
     NVIDIA images use: every Dockerfile beside it or one folder up that names it starts from NVIDIA
     images (``requirements_docker.txt`` copied into ``FROM nvidia/cuda``, ``docker/install.sh`` run
@@ -410,7 +410,7 @@ def only_nvidia_images_use(path: str) -> bool:
     directory, name = os.path.split(os.path.abspath(path))
     users = 0
     for folder in (directory, os.path.dirname(directory)):
-        for other in _listing(folder):
+        for other in _listing(ws, folder):
             low = other.lower()
             if not (low.startswith(("dockerfile", "containerfile")) or low.endswith((".dockerfile", ".containerfile"))):
                 continue
@@ -443,9 +443,3 @@ def _nvidia_image_file(text: str) -> bool:
 
 __all__ = ["IndexUse", "Manifest", "NVIDIA", "Requirement", "manifest_kind", "names_other_platform",
            "nvidia_variant", "only_nvidia_images_use", "read_manifest"]
-
-
-def cache_clear() -> None:
-    """Forget the directory listings and includes read (rocm_lint.engine.forget_read_files)."""
-    _listing_at.cache_clear()
-    _includes_of.cache_clear()

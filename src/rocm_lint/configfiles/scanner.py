@@ -27,9 +27,8 @@ file to its reader, turns the rules' hits into findings and applies ``# rocm-lin
 
 from __future__ import annotations
 
-from typing import List, Sequence, Union
+from typing import Optional
 
-from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.configfiles.cmake import read_cmake_unit
 from rocm_lint.configfiles.dockerfile import read_dockerfile
@@ -39,16 +38,15 @@ from rocm_lint.configfiles.unit import (ConfigUnit, Setting, ToolArgs, UnitBuild
                                         matching_copy, truthy)
 
 # What the rules read, from the package's entry module.
-__all__ = ["NVIDIA", "ROCM", "ConfigUnit", "Setting", "ToolArgs", "check_config_source", "default_of",
+__all__ = ["NVIDIA", "ROCM", "ConfigUnit", "Setting", "ToolArgs", "default_of",
            "read_unit", "truthy"]
 from rocm_lint.configfiles.yamlish import read_yaml_unit
 from rocm_lint.build import context as build_context
-from rocm_lint.finding import FileError, Finding
-from rocm_lint.lines import LineIndex
-from rocm_lint.rule import SourceChecker, findings_from_hits
+from rocm_lint.workspace import Workspace
 
 
-def read_unit(path: str, text: str, config: Config, language: str) -> ConfigUnit:
+def read_unit(path: str, text: str, config: Config, language: str,
+              workspace: Optional[Workspace] = None) -> ConfigUnit:
     code = matching_copy(text)
     b = UnitBuilder(code, bom=text.startswith("\ufeff"))
     if language == "shell":
@@ -64,27 +62,7 @@ def read_unit(path: str, text: str, config: Config, language: str) -> ConfigUnit
     b.alternatives()
     b.defines()
     # a CMake subproject the project's ROCm build never enters (build.context)
-    platform = build_context.file_platform(path) if language == "cmake" else None
+    ws = workspace if workspace is not None else Workspace()
+    platform = build_context.file_platform(ws, path) if language == "cmake" else None
     return ConfigUnit(path, text, language, config, code, b.settings, b.args, build_platform=platform,
-                      commands=b.commands)
-
-
-def check_config_source(path: str, text: str, config: Config, checkers: Sequence[SourceChecker],
-                        language: str) -> Union[List[Finding], FileError]:
-    """Run ``checkers`` (the enabled rules' checkers of ``language``) on one config file."""
-    if not checkers:
-        return []
-    try:
-        unit = read_unit(path, text, config, language)
-        seen = set()
-        hits = []
-        for checker in checkers:
-            for hit in checker.fn(unit):
-                key = (hit.start, checker.rule.code)
-                if key not in seen:
-                    seen.add(key)
-                    hits.append((checker.rule, hit))
-    except RecursionError:
-        return FileError(path, "cannot analyse: nesting too deep")
-    findings = findings_from_hits(path, hits, LineIndex(text))
-    return noqa.filter_comment_findings(findings, text, hash_comments=True)
+                      commands=b.commands, workspace=ws)

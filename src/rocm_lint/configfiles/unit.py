@@ -8,7 +8,10 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from rocm_lint.config import Config
-from rocm_lint.configfiles.shell import NVIDIA, Command, ShellReader, Word, shell_facts
+from rocm_lint.lines import LineIndex
+from rocm_lint.configfiles.shell import NVIDIA, Command, ShellReader, Word
+from rocm_lint.configfiles.shell_facts import shell_facts
+from rocm_lint.workspace import Workspace
 
 @dataclass(frozen=True)
 class Setting:
@@ -52,6 +55,25 @@ class ConfigUnit:
     # every simple command of the file's shell (scripts, RUN, run:/script:), TEXT_COMMANDS included:
     # the dependency rules read `pip install ...` here (``configfiles/manifests.py``)
     commands: List[Command] = field(default_factory=list)
+    # the front end's caches (``rocm_lint.workspace``): build files, requirement includes, listings
+    workspace: Workspace = field(default_factory=Workspace)
+
+    # what the engine's one loop reads of a unit (rocm_lint.engine.unit_findings; CppUnit likewise)
+    scope = None  # every config file is reported as it is
+    keeps_fixes = True
+    comment_style = "#"  # what a suppression comment starts with (rocm_lint.noqa)
+    unique_hits = True  # one hit per offset and rule (two readers may see one setting)
+
+    @property
+    def index(self) -> LineIndex:
+        cached = self.memo.get("line_index")
+        if cached is None:
+            cached = self.memo["line_index"] = LineIndex(self.text)
+        return cached  # type: ignore[return-value]
+
+    def drops(self, offset: int) -> bool:
+        """Config readers gate settings themselves (``Setting.gate``): no hit is dropped here."""
+        return False
 
     def settings_of(self, names: Iterable[str]) -> List[Setting]:
         names = set(names)

@@ -10,10 +10,10 @@ always as the ROCm build sees them (a definition in an NVIDIA-only branch is no 
 
 API
 ---
-``unit_facts(path, text, code, pre) -> Facts``
+``unit_facts(ws, path, text) -> Facts``
     The facts of one file: its own wrappers, plus everything its quoted includes (and theirs)
     provide.  ``code``/``pre`` are the file's lexed code and preprocessor model.
-``header_facts(header) -> Facts``
+``header_facts(ws, header) -> Facts``
     The facts of one header and everything it includes, by real path: cached, so a header
     shared by a hundred ``.cu`` files is read, lexed and analysed once per process.
 ``Facts``
@@ -29,8 +29,8 @@ API
     Wrappers defined in one file (the rules use it on the file they check).
 ``int_aliases_in(code, pre) -> (int aliases, alias links)``
     Integer type aliases defined in one file (likewise).
-``cache_clear()``
-    Forget every header (tests that rewrite files between checks).
+Every header is read and analysed once per ``Workspace`` (``rocm_lint.workspace``: the front
+end's caches, dropped when a file read changed on disk).
 
 Reads are bounded (``includes.read_header``); a header that cannot be read is no fact.  Every
 pattern is linear; wrappers are found from the intrinsic calls outward (a bounded backward
@@ -43,13 +43,13 @@ import os
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from rocm_lint.cpp import includes
 from rocm_lint.cpp.functions import brace_tree, function_of, identifier_before
 from rocm_lint.cpp.lexer import lex
 from rocm_lint.cpp.preproc import Preprocessed, analyse
+from rocm_lint.workspace import Workspace, memoized
 
 Where = Tuple[str, int]  # (path, 1-based line)
 
@@ -339,16 +339,16 @@ def int_aliases_in(code: str, pre: Preprocessed) -> Tuple[Dict[str, int], Dict[s
     return out, links
 
 
-@lru_cache(maxsize=4096)
-def _own_facts(header: str) -> Facts:
+@memoized(maxsize=4096)
+def _own_facts(ws: Workspace, header: str) -> Facts:
     """What one header itself defines (not its includes)."""
-    text = includes.read_header(header)
+    text = includes.read_header(ws, header)
     facts = Facts()
     if text is None:
         return facts
     lexed = lex(text)
     try:
-        pre = analyse(text, lexed, seed=includes.included_macro_facts(header, text))
+        pre = analyse(text, lexed, seed=includes.included_macro_facts(ws, header, text))
     except RecursionError:
         return facts
     facts.values = _values_in(lexed.code, pre, header)
@@ -357,41 +357,36 @@ def _own_facts(header: str) -> Facts:
     return facts
 
 
-@lru_cache(maxsize=4096)
-def _header_closure(header: str, depth: int) -> Facts:
+@memoized(maxsize=4096)
+def _header_closure(ws: Workspace, header: str, depth: int) -> Facts:
     merged = Facts()
     if depth < includes.MAX_DEPTH:
-        for sub in includes.quoted_includes(header):
+        for sub in includes.quoted_includes(ws, header):
             if sub != header:
-                merged.update(_header_closure(sub, depth + 1))
-    merged.update(_own_facts(header))
+                merged.update(_header_closure(ws, sub, depth + 1))
+    merged.update(_own_facts(ws, header))
     merged.resolve_aliases()
     return merged
 
 
-def header_facts(header: str) -> Facts:
+def header_facts(ws: Workspace, header: str) -> Facts:
     """The facts of ``header`` (a real path) and the project headers it includes."""
-    return _header_closure(header, 0)
+    return _header_closure(ws, header, 0)
 
 
-def unit_facts(path: str, text: str) -> Facts:
+def unit_facts(ws: Workspace, path: str, text: str) -> Facts:
     """What the quoted includes of the file at ``path`` (with ``text``) provide."""
     if '"' not in text or "include" not in text:
         return EMPTY
-    includes.note_closure(path, text)
+    includes.note_closure(ws, path, text)
     myself = os.path.realpath(path)
-    headers = [h for h in includes.resolved_includes(path, text) if h != myself]
+    headers = [h for h in includes.resolved_includes(ws, path, text) if h != myself]
     if not headers:
         return EMPTY
     if len(headers) == 1:
-        return header_facts(headers[0])
+        return header_facts(ws, headers[0])
     merged = Facts()
     for h in headers:
-        merged.update(header_facts(h))
+        merged.update(header_facts(ws, h))
     merged.resolve_aliases()
     return merged
-
-
-def cache_clear() -> None:
-    _own_facts.cache_clear()
-    _header_closure.cache_clear()

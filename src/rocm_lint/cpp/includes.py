@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
 from typing import Dict, List, Optional, Tuple
 
-from rocm_lint.discovery import note_read, read_bounded, recording
+from rocm_lint.workspace import Workspace, memoized
 
 _QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
@@ -26,8 +25,8 @@ MAX_DEPTH = 4
 MAX_HEADER_BYTES = 2 * 1024 * 1024
 
 
-@lru_cache(maxsize=8192)
-def _resolve(name: str, directory: str) -> str:
+@memoized(maxsize=8192)
+def _resolve(ws: Workspace, name: str, directory: str) -> str:
     here = directory
     for _ in range(4):
         for sub in _SEARCH_SUBDIRS:
@@ -44,7 +43,7 @@ def _resolve(name: str, directory: str) -> str:
 Fact = Tuple[str, Tuple[object, object], Tuple[object, object]]  # name, (defined, body) per platform
 
 
-def resolved_includes(path: str, text: str) -> List[str]:
+def resolved_includes(ws: Workspace, path: str, text: str) -> List[str]:
     """Real paths of the project headers ``text`` (the file at ``path``) includes with quotes,
     in order, each once."""
     if '"' not in text or "include" not in text:
@@ -52,61 +51,61 @@ def resolved_includes(path: str, text: str) -> List[str]:
     directory = os.path.dirname(os.path.abspath(path))
     out: List[str] = []
     for name in _QUOTED_INCLUDE.findall(text):
-        header = _resolve(name, directory)
+        header = _resolve(ws, name, directory)
         if header and header not in out:
             out.append(header)
     return out
 
 
-@lru_cache(maxsize=4096)
-def quoted_includes(header: str) -> Tuple[str, ...]:
+@memoized(maxsize=4096)
+def quoted_includes(ws: Workspace, header: str) -> Tuple[str, ...]:
     """``resolved_includes`` of a header (by real path), cached."""
-    text = read_header(header)
-    return tuple(resolved_includes(header, text)) if text else ()
+    text = read_header(ws, header)
+    return tuple(resolved_includes(ws, header, text)) if text else ()
 
 
-def note_closure(path: str, text: str) -> None:
+def note_closure(ws: Workspace, path: str, text: str) -> None:
     """Note every project header the file's quoted includes reach (``MAX_DEPTH`` deep) as a
     dependency of the check in progress (the content cache): the readers here cache what they
     read, so a header read for another file is not read again for this one."""
-    if not recording():
+    if not ws.recording():
         return
     myself = os.path.realpath(path)
-    todo = [(h, 0) for h in resolved_includes(path, text) if h != myself]
+    todo = [(h, 0) for h in resolved_includes(ws, path, text) if h != myself]
     seen = set()
     while todo:
         header, depth = todo.pop()
         if header in seen:
             continue
         seen.add(header)
-        note_read(header)
+        ws.note_read(header)
         if depth < MAX_DEPTH:
-            todo.extend((sub, depth + 1) for sub in quoted_includes(header))
+            todo.extend((sub, depth + 1) for sub in quoted_includes(ws, header))
 
 
-def included_macro_facts(path: str, text: str) -> Tuple[Fact, ...]:
+def included_macro_facts(ws: Workspace, path: str, text: str) -> Tuple[Fact, ...]:
     """What the headers ``text`` includes with quotes define, per platform: for each macro,
     (defined?, value expression) as the NVIDIA build and as the ROCm build sees it."""
     if '"' not in text or "include" not in text:
         return ()
-    note_closure(path, text)
+    note_closure(ws, path, text)
     merged: Dict[str, Fact] = {}
     myself = os.path.realpath(path)
-    for header in resolved_includes(path, text):
+    for header in resolved_includes(ws, path, text):
         if header != myself:
-            for fact in _header_facts(header, 0):
+            for fact in _header_facts(ws, header, 0):
                 merged[fact[0]] = fact
     return tuple(merged.values())
 
 
-@lru_cache(maxsize=1024)
-def read_header(path: str) -> Optional[str]:
+@memoized(maxsize=1024)
+def read_header(ws: Workspace, path: str) -> Optional[str]:
     """The text of a project header, read bounded (``read_bounded``: regular files only, at most
     ``MAX_HEADER_BYTES``), or None when it cannot be read: a header we cannot read says nothing.
-    Cached by path: the macro facts here and the C++ facts (``rocm_lint.cpp.facts``) share one
-    read per process."""
+    Cached by path in the workspace: the macro facts here and the C++ facts
+    (``rocm_lint.cpp.facts``) share one read."""
     try:
-        data = read_bounded(path, MAX_HEADER_BYTES)
+        data = ws.read_bounded(path, MAX_HEADER_BYTES)
     except OSError:
         return None
     if not isinstance(data, bytes):
@@ -127,18 +126,18 @@ def _world_state(defs, world: str):
     return (None, None)
 
 
-@lru_cache(maxsize=2048)
-def _header_facts(header: str, depth: int) -> Tuple[Fact, ...]:
+@memoized(maxsize=2048)
+def _header_facts(ws: Workspace, header: str, depth: int) -> Tuple[Fact, ...]:
     from rocm_lint.cpp.preproc import analyse
 
-    text = read_header(header)
+    text = read_header(ws, header)
     if text is None:
         return ()
     inherited: Dict[str, Fact] = {}
     if depth < MAX_DEPTH:
-        for sub in quoted_includes(header):
+        for sub in quoted_includes(ws, header):
             if sub != header:
-                for fact in _header_facts(sub, depth + 1):
+                for fact in _header_facts(ws, sub, depth + 1):
                     inherited[fact[0]] = fact
     if "define" not in text:
         return tuple(inherited.values())
@@ -151,9 +150,3 @@ def _header_facts(header: str, depth: int) -> Tuple[Fact, ...]:
             continue  # include guards
         inherited[name] = (name, _world_state(defs, "cuda"), _world_state(defs, "rocm"))
     return tuple(inherited.values())
-
-
-def cache_clear() -> None:
-    _header_facts.cache_clear()
-    read_header.cache_clear()
-    quoted_includes.cache_clear()

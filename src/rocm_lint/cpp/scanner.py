@@ -3,9 +3,10 @@
 Rules (``rocm_lint.rules.warp``, ``rocm_lint.rules.cuda_cpp``) are functions of a
 :class:`CppUnit` that yield :class:`rocm_lint.rule.Hit` objects (made with ``Rule.hit``).  They match on
 ``unit.code`` (comments and literals blanked, offsets intact), so comments and strings
-never fire.  The scanner then drops hits on lines that are never compiled on ROCm
-(NVIDIA-only branches, ``#if 0``) and hits suppressed by a ``rocm-lint: ignore`` or
-``NOLINT`` comment.  Code in ROCm-only branches is checked: hazards there are real.
+never fire.  The engine (``rocm_lint.engine.unit_findings``) then drops hits on lines that are
+never compiled on ROCm (``CppUnit.drops``: NVIDIA-only branches, ``#if 0``) and hits suppressed by
+a ``rocm-lint: ignore`` or ``NOLINT`` comment.  Code in ROCm-only branches is checked: hazards
+there are real.
 """
 
 from __future__ import annotations
@@ -13,23 +14,20 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, replace, field
-from functools import lru_cache
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Tuple, Union
 
-from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
 from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts
-from rocm_lint.discovery import note_read, read_bounded
 from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.cpp.preproc import (CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, macro_tests, names_in,
                                    parse_condition)
-from rocm_lint.finding import FileError, Finding
+from rocm_lint.finding import FileError
 from rocm_lint.lines import LineIndex
-from rocm_lint.rule import Hit, Rule, SourceChecker, findings_from_hits
+from rocm_lint.workspace import Workspace, memoized
 
 # A .cpp/.h file is scanned only if it holds device code (plain substring tests: fast).
 DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__shfl", "__ballot", "__activemask",
@@ -57,26 +55,26 @@ _CUTLASS_USE = re.compile(r"\b(?:cute|cutlass)\s*::")
 MAX_BUILD_FILE_BYTES = 4 * 1024 * 1024
 
 
-def hipify_build_above(directory: str) -> bool:
+def hipify_build_above(ws: Workspace, directory: str) -> bool:
     """Does a build file in ``directory`` or above (up to the repository root) hipify sources?
     Build files are read bounded (``read_bounded``: regular files only, at most
     ``MAX_BUILD_FILE_BYTES``); one that cannot be read says nothing.  The build files read are
     noted as the checked file's dependencies (the content cache) even when the answer is cached."""
-    answer, read = _hipify_build_above(directory)
+    answer, read = _hipify_build_above(ws, directory)
     for path in read:
-        note_read(path)
+        ws.note_read(path)
     return answer
 
 
-@lru_cache(maxsize=1024)
-def _hipify_build_above(directory: str) -> Tuple[bool, Tuple[str, ...]]:
+@memoized(maxsize=1024)
+def _hipify_build_above(ws: Workspace, directory: str) -> Tuple[bool, Tuple[str, ...]]:
     here = directory
     read: List[str] = []
     for _ in range(12):
         for name in _BUILD_FILES:
             path = os.path.join(here, name)
             try:
-                data = read_bounded(path, MAX_BUILD_FILE_BYTES)
+                data = ws.read_bounded(path, MAX_BUILD_FILE_BYTES)
             except OSError:
                 data = ""  # unreadable (or absent): no fact
             if isinstance(data, bytes):
@@ -102,7 +100,16 @@ class CppUnit:
     lexed: Lexed
     pre: Preprocessed
     index: LineIndex
+    workspace: Workspace = field(default_factory=Workspace)  # the front end's caches: headers, build files
+    scope: Optional[str] = None  # "nvidia-only": a source the ROCm build never compiles, reported apart
+    keeps_fixes: bool = True  # False: the findings come without fixes (lone CRs)
     memo: Dict[str, object] = field(default_factory=dict)
+    comment_style = "//"  # what a suppression comment starts with (rocm_lint.noqa)
+    unique_hits = False  # every hit counts (the config readers keep one per offset and rule)
+
+    def drops(self, offset: int) -> bool:
+        """Is a hit at ``offset`` in code the ROCm build never compiles (NVIDIA-only branches)?"""
+        return self.nvidia_only(offset)
 
     @property
     def code(self) -> str:
@@ -124,7 +131,7 @@ class CppUnit:
         cached = self.memo.get("hipified")
         if cached is None:
             cached = bool(_TORCH_INCLUDE.search(self.text)) or hipify_build_above(
-                os.path.dirname(os.path.abspath(self.path)))
+                self.workspace, os.path.dirname(os.path.abspath(self.path)))
             self.memo["hipified"] = cached
         return cached  # type: ignore[return-value]
 
@@ -316,7 +323,7 @@ class CppUnit:
         ballot and shuffle wrappers the file itself defines."""
         cached = self.memo.get("project")
         if cached is None:
-            headers = unit_facts(self.path, self.text)
+            headers = unit_facts(self.workspace, self.path, self.text)
             ballots, shuffles = wrappers_in(self.code, self.pre, self.path)
             aliases, links = int_aliases_in(self.code, self.pre)
             if ballots or shuffles or aliases or links:
@@ -383,11 +390,11 @@ def _statement_bounds(code: str) -> List[int]:
 _STATEMENT_END = re.compile(r"[;{}]")
 
 
-def build_base(path: str) -> Tuple[Optional[bool], Optional[bool]]:
+def build_base(ws: Workspace, path: str) -> Tuple[Optional[bool], Optional[bool]]:
     """Whether (NVIDIA, ROCm) compile the file at all, as the project's build decides
     (``build_context.file_platform``): a ROCm-only directory reads as if every line were under
     ``#ifdef USE_ROCM``, a directory the ROCm build never compiles as if under ``#ifndef USE_ROCM``."""
-    platform = build_context.file_platform(path)
+    platform = build_context.file_platform(ws, path)
     if platform == build_context.ROCM:
         return False, True
     if platform == build_context.CUDA:
@@ -395,14 +402,14 @@ def build_base(path: str) -> Tuple[Optional[bool], Optional[bool]]:
     return True, True
 
 
-def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[SourceChecker],
-                     language: str = "cuda", superseders: Sequence[Rule] = ()) -> Union[List[Finding], FileError]:
-    """Run ``checkers`` (the enabled rules' C++ checkers) on one C++/CUDA file; ``superseders``
-    are the C++ rules with a ``supersedes`` predicate (enabled or not)."""
+def read_cpp_unit(path: str, text: str, config: Config, language: str = "cuda",
+                  workspace: Optional[Workspace] = None) -> Union[CppUnit, FileError, None]:
+    """The :class:`CppUnit` of one C++/CUDA file (None: a C++ file without device code);
+    ``workspace`` holds what was read of other files (a fresh one when None).  The engine runs
+    the checkers on it, drops what NVIDIA-only code yields (``CppUnit.drops``), applies
+    ``supersedes`` and the suppressions (``rocm_lint.engine.unit_findings``)."""
     if language != "cuda" and not holds_device_code(text):
-        return []
-    if not checkers:
-        return []
+        return None
     # A lone CR ends a line for C/C++ compilers (and for LineIndex, noqa and the fixes): the
     # lexer and the #if model read a copy where it is an LF, same length, so offsets and the
     # text the fixes copy stay the original's.
@@ -411,7 +418,8 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
         # a UTF-8 byte-order mark is no character of the program (compilers skip it): the
         # lexer and the #if model read a space there, so `#include` on line 1 is a directive
         scanned = " " + scanned[1:]
-    base = build_base(path)
+    ws = workspace if workspace is not None else Workspace()
+    base = build_base(ws, path)
     nvidia_only_source = base == (True, False) and config.report_nvidia_only_sources
     if nvidia_only_source:
         base = (True, True)  # the whole port: analysed as if ROCm compiled it, reported apart
@@ -422,32 +430,20 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
         if _tests_foreign_macros(pre):
             # the build's per-platform macros first, then what the headers define, and the
             # macros the file's own includes tie to a platform (cpp.vocabulary)
-            seed = build_context.macro_facts(path) + included_macro_facts(path, text)
+            seed = build_context.macro_facts(ws, path) + included_macro_facts(ws, path, text)
             rocm_extra, cuda_extra = learned_macros(pre, frozenset(config.rocm_macros), frozenset(config.cuda_macros))
             if seed or rocm_extra or cuda_extra:
                 pre = analyse(scanned, lexed, set(config.rocm_macros) | rocm_extra, set(config.cuda_macros) | cuda_extra,
                               seed, base)
     except RecursionError:
         return FileError(path, "cannot analyse: preprocessor nesting too deep")
-    unit = CppUnit(path, text, config, lexed, pre, LineIndex(text))
-    hits: List[Tuple[Rule, Hit]] = []
-    for checker in checkers:
-        for hit in checker.fn(unit):
-            if not unit.nvidia_only(hit.start):
-                hits.append((checker.rule, hit))
-    for superseder in superseders:
-        if hits and superseder.supersedes is not None and superseder.supersedes(unit):
-            # ROC707: a CUTLASS/CuTe kernel cannot be built for AMD at all (the port is a
-            # rewrite): its findings replace the file's line-level ones, which are noise.
-            hits = [(rule, hit) for rule, hit in hits if rule is superseder]
-    findings = findings_from_hits(path, hits, unit.index)
-    if nvidia_only_source:
-        findings = [replace(f, scope="nvidia-only") for f in findings]
-    if scanned is not text:
-        # Fixes copy and count lines as LF-ended text (the #line numbers they write, the lines
-        # they gate): a file with lone CRs gets its findings without fixes, never a wrong one.
-        findings = [replace(f, fix=None) if f.fix is not None else f for f in findings]
-    return noqa.filter_comment_findings(findings, text, hash_comments=False)
+    return CppUnit(path, text, config, lexed, pre, LineIndex(text), ws,
+                   scope="nvidia-only" if nvidia_only_source else None,
+                   # Fixes copy and count lines as LF-ended text (the #line numbers they write, the
+                   # lines they gate): a file with lone CRs gets its findings without fixes, never a
+                   # wrong one.
+                   keeps_fixes=scanned is text)
+
 
 
 def calls(unit: CppUnit, pattern: "re.Pattern[str]") -> Iterator[Tuple[re.Match, int]]:
@@ -754,8 +750,3 @@ def whole_statement_lines(unit: CppUnit, start: int, end: int) -> Optional[Tuple
     if any(code[unit.line_span(n)[1] - 1:unit.line_span(n)[1]] == "\\" for n in range(first, last + 1)):
         return None  # inside a macro definition
     return first, last
-
-
-def cache_clear() -> None:
-    """Forget the build files read for the hipify question (rocm_lint.engine.forget_read_files)."""
-    _hipify_build_above.cache_clear()

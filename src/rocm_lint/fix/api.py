@@ -24,6 +24,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 from rocm_lint.config import Config
 from rocm_lint.finding import Applicability, Edit, FileError, Finding, GateStatement, RocmValue
 from rocm_lint.fix.engine import FixResult, learned_rocm_names, line_edits
+from rocm_lint.workspace import Workspace
 
 MAX_PASSES = 8
 OVERLAPS = "overlaps another fix; run --fix again"
@@ -55,8 +56,11 @@ def _fix_once(path: str, text: str, findings: Sequence[Finding], language: str, 
 
 
 def fix_text(path: str, text: str, config: Config, *, unsafe: bool = False, language: Optional[str] = None,
-             findings: Optional[Sequence[Finding]] = None, keep=None) -> Union[FixResult, FileError]:
+             findings: Optional[Sequence[Finding]] = None, keep=None,
+             workspace: Optional[Workspace] = None) -> Union[FixResult, FileError]:
     """``text`` with every allowed fix applied (safe ones; unsafe ones too with ``unsafe``).
+
+    ``workspace``: the front end's caches (its project model is the check's); fresh when None.
 
     ``findings``: the file's findings when the caller has them (else the file is checked here).
     ``keep(finding, text, original)``: fix only the findings it accepts (``--baseline-commit``:
@@ -69,8 +73,10 @@ def fix_text(path: str, text: str, config: Config, *, unsafe: bool = False, lang
     language = language or language_of(path)
     if language is None:
         return FixResult(text)
+    if workspace is None:
+        workspace = Workspace()
     if findings is None:
-        checked = check_source(path, text, config, language)
+        checked = check_source(path, text, config, language, workspace=workspace)
         if isinstance(checked, FileError):
             return checked
         findings = checked
@@ -80,7 +86,7 @@ def fix_text(path: str, text: str, config: Config, *, unsafe: bool = False, lang
     for _ in range(MAX_PASSES):
         if not result.applied or not result.overlapped:
             break
-        again = check_source(path, result.text, config, language)
+        again = check_source(path, result.text, config, language, workspace=workspace)
         if isinstance(again, FileError):
             break
         if keep is not None:
@@ -309,7 +315,7 @@ _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
 def with_edits(findings: Sequence[Finding], config: Config, cache_dir: Optional[str] = None,
-               read=None) -> List[Finding]:
+               read=None, workspace=None) -> List[Finding]:
     """``findings`` with each Python fix's edits filled in (ruff's JSON carries them), computed
     once per file (:func:`edits_by_finding`); only files with fixes are read.  C++ and
     config-file findings carry their edits from the check.  With ``cache_dir`` the edits are
@@ -323,7 +329,7 @@ def with_edits(findings: Sequence[Finding], config: Config, cache_dir: Optional[
     if cache_dir is not None:
         from rocm_lint.cache import Cache
 
-        cache = Cache.open(cache_dir, config)
+        cache = Cache.open(cache_dir, config, workspace)
     by_file: Dict[str, List[int]] = {}
     for i, f in enumerate(findings):
         if f.fix is not None and f.recipe is not None:
@@ -331,7 +337,7 @@ def with_edits(findings: Sequence[Finding], config: Config, cache_dir: Optional[
     out = list(findings)
     for path, indexes in by_file.items():
         wanted = [findings[i] for i in indexes]
-        all_edits = _cached_edits(cache, path, wanted, config) if cache is not None else None
+        all_edits = _cached_edits(cache, path, wanted, config, workspace) if cache is not None else None
         if all_edits is None:
             if read is None:
                 from rocm_lint.engine import read_source as read
@@ -345,11 +351,12 @@ def with_edits(findings: Sequence[Finding], config: Config, cache_dir: Optional[
     return out
 
 
-def _cached_edits(cache, path: str, wanted: Sequence[Finding], config: Config) -> Optional[List[Tuple[Edit, ...]]]:
+def _cached_edits(cache, path: str, wanted: Sequence[Finding], config: Config,
+                  workspace=None) -> Optional[List[Tuple[Edit, ...]]]:
     """The edits of ``wanted`` from the cache, or computed and stored; None where the cache
     cannot answer for the file (no entry of this run: the caller computes them)."""
     from rocm_lint.cache import TREE, content_hash, edits_from, edits_to, finding_key
-    from rocm_lint.discovery import read_bounded, recording_reads
+    from rocm_lint.discovery import read_bounded
     from rocm_lint.engine import MAX_FILE_BYTES, decode_source
 
     digest = cache.digest_of(path)
@@ -368,10 +375,11 @@ def _cached_edits(cache, path: str, wanted: Sequence[Finding], config: Config) -
     text = decode_source(path, data)
     if not isinstance(text, str):
         return None
-    with recording_reads() as reads:
-        all_edits = edits_by_finding(path, text, wanted, config)
-    reads.discard(os.path.abspath(path))
-    deps = set(reads) | set(_style_files(path)) | {TREE + root for root in _project_roots(path, config)}
+    all_edits = edits_by_finding(path, text, wanted, config)
+    # What the fix reads beyond the check's inputs (the entry is valid only while those are
+    # unchanged: the file, the modules it imports, the headers and build files): the formatter
+    # settings, and the project's Python files its star-import scans read.
+    deps = set(_style_files(path)) | {TREE + root for root in _project_roots(path, config, workspace)}
     cache.store_edits(path, digest, deps, {k: edits_to(e) if e else None for k, e in zip(keys, all_edits)})
     return all_edits
 
@@ -389,11 +397,12 @@ def _style_files(path: str) -> List[str]:
     return out
 
 
-def _project_roots(path: str, config: Config) -> List[str]:
+def _project_roots(path: str, config: Config, workspace=None) -> List[str]:
     """The outermost folders whose Python files the fix's star-import scans may read for
     ``path``: the folder above its top package, the nearest one above it holding a project
     marker, and the project's roots."""
     from rocm_lint.python.project import project_for
+    from rocm_lint.workspace import Workspace
 
     folder = os.path.dirname(os.path.abspath(path))
     top = folder
@@ -409,6 +418,6 @@ def _project_roots(path: str, config: Config) -> List[str]:
         if os.path.dirname(probe) == probe:
             break
         probe = os.path.dirname(probe)
-    roots = [os.path.realpath(r) for r in [top, marked, *project_for(config).roots] if os.path.isdir(r)]
+    roots = [os.path.realpath(r) for r in [top, marked, *project_for(workspace if workspace is not None else Workspace(), config).roots] if os.path.isdir(r)]
     roots = list(dict.fromkeys(roots))
     return [r for r in roots if not any(o != r and r.startswith(o.rstrip(os.sep) + os.sep) for o in roots)]

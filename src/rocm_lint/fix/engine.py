@@ -331,10 +331,10 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
     return result
 
 
-@lru_cache(maxsize=4)
 def learned_rocm_names(path: str, text: str, config: Config) -> Dict[str, object]:
     """Module-level names the module binds to a ROCm/NVIDIA test (``is_rocm = torch.version.hip
-    is not None``, or a predicate of the configuration), as the checker's gate analysis sees them."""
+    is not None``, or a predicate of the configuration), as the checker's gate analysis sees them.
+    Not cached: imported predicates are read from the project's modules, which may change."""
     from rocm_lint.python.context import ModuleContext
 
     try:

@@ -22,15 +22,16 @@ What is refused, with an error line and nothing written:
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import stat
 import tempfile
 import time
-import tokenize
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rocm_lint.workspace import Workspace
 
 from rocm_lint.config import Config
 from rocm_lint.finding import FileError, Finding
@@ -63,14 +64,6 @@ class ChangedOnDisk(Exception):
 
 class Refused(Exception):
     """A write rocm-lint will not make (the message says why)."""
-
-
-def python_encoding(data: bytes) -> str:
-    """The encoding a Python file's bytes declare (PEP 263, BOM), UTF-8 where they cannot say."""
-    try:
-        return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-    except SyntaxError:
-        return "utf-8"
 
 
 def _inside(path: str, root: str) -> bool:
@@ -116,13 +109,14 @@ class Source:
     before: os.stat_result
     data: bytes
     text: str
+    encoding: str = "utf-8"  # what the text was decoded with (engine.decode): written back in it
 
 
 def read_for_write(path: str, config: Config, *, write: bool) -> Source:
     """Read ``path`` as a rewrite (``--fix``, ``--add-noqa``) needs it; :class:`Refused` (with the
     reason) for a file that cannot be read or, with ``write``, must not be written."""
     from rocm_lint.discovery import read_bounded
-    from rocm_lint.engine import MAX_FILE_BYTES, decode_source
+    from rocm_lint.engine import MAX_FILE_BYTES, decode
 
     try:
         real = write_target(path, config) if write else os.path.realpath(path)
@@ -134,19 +128,16 @@ def read_for_write(path: str, config: Config, *, write: bool) -> Source:
         raise Refused(f"cannot read: {exc.strerror or exc}") from None
     if isinstance(data, str):
         raise Refused(data)
-    text = decode_source(path, data)
-    if isinstance(text, FileError):
-        raise Refused(text.reason)
-    return Source(real, before, data, text)
+    decoded = decode(path, data)
+    if isinstance(decoded, FileError):
+        raise Refused(decoded.reason)
+    return Source(real, before, data, decoded.text, decoded.encoding)
 
 
 def write_back(path: str, source: Source, new_text: str) -> Optional[str]:
     """Write ``new_text`` over ``source`` atomically, in the file's encoding, keeping its mode and
     owner (the text keeps its line endings); None, or why it was not written."""
-    from rocm_lint.discovery import language_of
-    from rocm_lint.engine import source_encoding
-
-    encoding = python_encoding(source.data) if language_of(path) == "python" else source_encoding(path, source.data)
+    encoding = source.encoding
     try:
         directory = os.path.dirname(source.real)
         if directory not in _swept:
@@ -162,7 +153,8 @@ def write_back(path: str, source: Source, new_text: str) -> Optional[str]:
     return None
 
 
-def fix_file(path: str, config: Config, *, unsafe: bool, write: bool, keep=None) -> FileFix:
+def fix_file(path: str, config: Config, *, unsafe: bool, write: bool, keep=None,
+             workspace: Optional["Workspace"] = None) -> FileFix:
     from rocm_lint.discovery import language_of
     from rocm_lint.fix.api import fix_text
 
@@ -171,7 +163,8 @@ def fix_file(path: str, config: Config, *, unsafe: bool, write: bool, keep=None)
     except Refused as exc:
         return FileFix(path, "", "", error=str(exc))
     text = source.text
-    result = fix_text(path, text, config, unsafe=unsafe, language=language_of(path), keep=keep)
+    result = fix_text(path, text, config, unsafe=unsafe, language=language_of(path), keep=keep,
+                      workspace=workspace)
     if isinstance(result, FileError):
         return FileFix(path, text, text, error=result.reason)
     outcome = FileFix(path, text, result.text, result.applied, result.dropped)
@@ -286,7 +279,7 @@ PARALLEL_FIX_FILES = 8
 
 
 def fix_files(paths: List[str], config: Config, *, unsafe: bool, write: bool,
-              jobs: Optional[int] = None, keep=None) -> List[FileFix]:
+              jobs: Optional[int] = None, keep=None, workspace: Optional["Workspace"] = None) -> List[FileFix]:
     """:func:`fix_file` for each of ``paths`` (results in the same order), in ``jobs`` worker
     processes on bigger sets.  Workers read the project facts of this process (the check's
     pre-pass), so a file is fixed as a serial run fixes it.  Paths that lead to one real file
@@ -300,24 +293,29 @@ def fix_files(paths: List[str], config: Config, *, unsafe: bool, write: bool,
             first[real] = path
             parallel.append(path)
     if jobs < 2 or len(parallel) < PARALLEL_FIX_FILES:
-        return [fix_file(p, config, unsafe=unsafe, write=write, keep=keep) for p in paths]
+        return [fix_file(p, config, unsafe=unsafe, write=write, keep=keep, workspace=workspace) for p in paths]
     from concurrent.futures import ProcessPoolExecutor
 
     from rocm_lint.python.project import project_for
+    from rocm_lint.workspace import Workspace
 
-    seed = project_for(config).seed()
+    seed = project_for(workspace if workspace is not None else Workspace(), config).seed()
     n = jobs * 4
     chunks = [parallel[i::n] for i in range(n)]
     results = {}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for chunk, outcomes in zip(chunks, pool.map(_fix_many, [(c, config, seed, unsafe, write, keep) for c in chunks])):
             results.update(zip(chunk, outcomes))
-    return [results[p] if p in results else fix_file(p, config, unsafe=unsafe, write=write, keep=keep) for p in paths]
+    return [results[p] if p in results else fix_file(p, config, unsafe=unsafe, write=write, keep=keep,
+                                                     workspace=workspace)
+            for p in paths]
 
 
 def _fix_many(args) -> List[FileFix]:
     paths, config, seed, unsafe, write, keep = args
     from rocm_lint.python.project import Project, use_project
+    from rocm_lint.workspace import Workspace
 
-    use_project(config, Project.from_seed(config, seed))
-    return [fix_file(p, config, unsafe=unsafe, write=write, keep=keep) for p in paths]
+    workspace = Workspace()  # the worker process's own, seeded with the check's project facts
+    use_project(workspace, config, Project.from_seed(config, seed, workspace))
+    return [fix_file(p, config, unsafe=unsafe, write=write, keep=keep, workspace=workspace) for p in paths]

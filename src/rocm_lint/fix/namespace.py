@@ -148,10 +148,11 @@ def has_all(tree: ast.Module) -> bool:
 
 # -- star imports -----------------------------------------------------------------------------------
 def _project(config):
+    """A project model for module resolution alone (``Project.find_module``: no facts)."""
     from rocm_lint.config import Config
-    from rocm_lint.python.project import project_for
+    from rocm_lint.python.project import Project
 
-    return project_for(config if config is not None else Config())
+    return Project(config if config is not None else Config())
 
 
 def _resolve(project, importer: str, module: str) -> Optional[str]:

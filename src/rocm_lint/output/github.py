@@ -19,10 +19,10 @@ def escape_property(text: str) -> str:
 
 
 def render_github(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = (),
-                  root: Optional[str] = None) -> None:
+                  root: Optional[str] = None, sources: Optional[Sources] = None) -> None:
     """``file=`` is relative to ``root`` (the project root: the git work tree, where the runner
     resolves annotations), so a run from a subdirectory still annotates the right file."""
-    sources = Sources()
+    sources = sources or Sources()
     for f in findings:
         line, col, end_line, end_col = sources.span(f)
         path = display_name(repo_path(f.path, root or ""))

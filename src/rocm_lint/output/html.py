@@ -246,16 +246,16 @@ def _findings_section(t: Tally, sources: Sources) -> str:
 
 # -- the page ------------------------------------------------------------------------------------------
 def report_html(findings: Sequence[Finding], errors: Sequence[FileError] = (), *, root: Optional[str] = None,
-                scan: Optional[ScanInfo] = None) -> str:
+                scan: Optional[ScanInfo] = None, sources: Optional[Sources] = None) -> str:
     scan = scan or ScanInfo()
     t = Tally.of(findings, root)
     show_split = scan.nvidia_only_reported or bool(t.by_source["nvidia-only"])
     return "".join((
         _head(), _scan_section(scan, errors), _totals_section(t, errors), _fixes_section(t), _families_section(t),
         _directories_section(t, show_split), _hot_files_section(t), _errors_section(errors, root),
-        _findings_section(t, Sources()), f"<script>{SCRIPT}</script></body></html>\n"))
+        _findings_section(t, sources or Sources()), f"<script>{SCRIPT}</script></body></html>\n"))
 
 
 def render_html(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = (),
-                scan: Optional[ScanInfo] = None) -> None:
-    out.write(report_html(findings, errors, scan=scan))
+                scan: Optional[ScanInfo] = None, sources: Optional[Sources] = None) -> None:
+    out.write(report_html(findings, errors, scan=scan, sources=sources))

@@ -80,7 +80,7 @@ def error_kinds(errors: Sequence[FileError]) -> List[Tuple[str, int]]:
 # -- the commit, from the repository's files ------------------------------------------------------
 def _small(path: str) -> Optional[str]:
     try:
-        data = read_bounded(path, SMALL_FILE, note=False)
+        data = read_bounded(path, SMALL_FILE)
     except OSError:
         return None
     if isinstance(data, str):  # not a regular file, too large
@@ -120,7 +120,7 @@ def _safe_ref(name: str) -> bool:
 
 def _packed(common: str) -> Dict[str, str]:
     try:
-        data = read_bounded(os.path.join(common, "packed-refs"), PACKED_REFS_LIMIT, note=False)
+        data = read_bounded(os.path.join(common, "packed-refs"), PACKED_REFS_LIMIT)
     except OSError:
         return {}
     if isinstance(data, str):

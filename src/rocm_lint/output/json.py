@@ -48,7 +48,7 @@ def finding_to_json(f: Finding, sources: Optional[Sources] = None) -> dict:
     }
 
 
-def render_json(findings: List[Finding], out: TextIO) -> None:
-    sources = Sources()
+def render_json(findings: List[Finding], out: TextIO, *, sources: Optional[Sources] = None) -> None:
+    sources = sources or Sources()
     json.dump([finding_to_json(f, sources) for f in findings], out, indent=2)
     out.write("\n")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Dict, List, Sequence, TextIO
+from typing import Dict, List, Optional, Sequence, TextIO
 from xml.etree import ElementTree as ET
 
 from rocm_lint.finding import FileError, Finding
@@ -21,8 +21,9 @@ def _x(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def junit_tree(findings: Sequence[Finding], errors: Sequence[FileError] = ()) -> ET.Element:
-    sources = Sources()
+def junit_tree(findings: Sequence[Finding], errors: Sequence[FileError] = (), *,
+               sources: Optional[Sources] = None) -> ET.Element:
+    sources = sources or Sources()
     by_file: Dict[str, List[Finding]] = defaultdict(list)
     for f in findings:
         by_file[f.path].append(f)
@@ -51,8 +52,9 @@ def junit_tree(findings: Sequence[Finding], errors: Sequence[FileError] = ()) ->
     return root
 
 
-def render_junit(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = ()) -> None:
-    tree = junit_tree(findings, errors)
+def render_junit(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = (),
+                 sources: Optional[Sources] = None) -> None:
+    tree = junit_tree(findings, errors, sources=sources)
     ET.indent(tree)
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(ET.tostring(tree, encoding="unicode"))

@@ -79,11 +79,11 @@ def _line_hash(code: str, uri: str, line_text: str) -> str:
 
 
 def sarif_log(findings: Sequence[Finding], errors: Sequence[FileError] = (), *,
-              root: Optional[str] = None) -> dict:
+              root: Optional[str] = None, sources: Optional[Sources] = None) -> dict:
     root = os.path.abspath(root or os.getcwd())
     rules = all_rules()
     index: Dict[str, int] = {r.code: i for i, r in enumerate(rules)}
-    sources = Sources()
+    sources = sources or Sources()
     results: List[dict] = []
     seen: Dict[str, int] = {}
     for f in findings:
@@ -132,6 +132,6 @@ def sarif_log(findings: Sequence[Finding], errors: Sequence[FileError] = (), *,
 
 
 def render_sarif(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = (),
-                 root: Optional[str] = None) -> None:
-    json.dump(sarif_log(findings, errors, root=root), out, indent=2)
+                 root: Optional[str] = None, sources: Optional[Sources] = None) -> None:
+    json.dump(sarif_log(findings, errors, root=root, sources=sources), out, indent=2)
     out.write("\n")

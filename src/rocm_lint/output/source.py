@@ -17,40 +17,36 @@ from rocm_lint.finding import Finding
 from rocm_lint.lines import char_col, split_lines
 
 
-# Text that is not on disk under its name: a buffer read from stdin (``rocm-lint check -``), with
-# the language its ``--stdin-filename`` gives it.  Every renderer reads sources through here.
-_OVERLAY: Dict[str, Tuple[str, Optional[str]]] = {}
-
-
-def set_overlay(path: str, text: str, language: Optional[str]) -> None:
-    """Renderers read ``path`` as ``text`` in ``language`` (instead of the file on disk)."""
-    _OVERLAY[path] = (text, language)
-
-
-def source_language(path: str) -> Optional[str]:
-    return _OVERLAY[path][1] if path in _OVERLAY else language_of(path)
-
-
-def source_text(path: str):
-    """The text behind ``path`` (the overlay, else the file, decoded; a FileError if unreadable)."""
-    if path in _OVERLAY:
-        return _OVERLAY[path][0]
-    from rocm_lint.engine import read_source
-
-    return read_source(path)
-
-
 class Sources:
-    def __init__(self) -> None:
+    """The sources renderers read, each once.  ``overlay``: text that is not on disk under its
+    name (a buffer read from stdin, ``rocm-lint check -``), by path: (text, the language its
+    ``--stdin-filename`` gives it).  The front end that read the buffer owns the overlay and hands
+    it to the renderers (``set_overlay``)."""
+
+    def __init__(self, overlay: Optional[Dict[str, Tuple[str, Optional[str]]]] = None) -> None:
         self._lines: Dict[str, List[str]] = {}
+        self.overlay: Dict[str, Tuple[str, Optional[str]]] = dict(overlay or {})
+
+    def set_overlay(self, path: str, text: str, language: Optional[str]) -> None:
+        """Read ``path`` as ``text`` in ``language`` (instead of the file on disk)."""
+        self.overlay[path] = (text, language)
+        self._lines.pop(path, None)
+
+    def language(self, path: str) -> Optional[str]:
+        return self.overlay[path][1] if path in self.overlay else language_of(path)
 
     def text(self, path: str):
-        return source_text(path)
+        """The text behind ``path`` (the overlay, else the file, decoded; a FileError if unreadable)."""
+        if path in self.overlay:
+            return self.overlay[path][0]
+        from rocm_lint.engine import read_source
+
+        return read_source(path)
 
     def lines(self, path: str) -> List[str]:
         if path not in self._lines:
             # A notebook's findings count rows inside cells: its JSON lines frame none of them.
-            text = self.text(path) if source_language(path) != "notebook" else None
+            text = self.text(path) if self.language(path) != "notebook" else None
             self._lines[path] = split_lines(text) if isinstance(text, str) else []
         return self._lines[path]
 
@@ -60,7 +56,7 @@ class Sources:
 
     def char_col(self, path: str, line: int, col: int) -> int:
         """A finding's 0-based column in characters (Python's are UTF-8 byte offsets)."""
-        if col <= 0 or source_language(path) != "python":
+        if col <= 0 or self.language(path) != "python":
             return max(col, 0)
         return char_col(self.line(path, line), col)
 

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Dict, List, Optional, TextIO
 
 from rocm_lint.finding import Applicability, Finding
-from rocm_lint.output.source import Sources, display_name, source_language
+from rocm_lint.output.source import Sources, display_name
 from rocm_lint.registry import get_rule
 
 # pygments lexer aliases per rocm-lint language
@@ -15,8 +15,8 @@ _LEXERS = {"python": "python", "cuda": "cuda", "cpp": "cpp", "shell": "bash", "d
            "dockerfile": "docker", "yaml": "yaml", "cmake": "cmake"}
 
 
-def render_concise(findings: List[Finding], out: TextIO) -> None:
-    sources = Sources()
+def render_concise(findings: List[Finding], out: TextIO, *, sources: Optional[Sources] = None) -> None:
+    sources = sources or Sources()
     for f in findings:
         out.write(f"{display_name(f.path)}:{sources.position(f)}: {f.code} {f.message}\n")
 
@@ -36,7 +36,7 @@ class _Highlighter:
         return lines[line - 1] if lines is not None and 0 < line <= len(lines) else None
 
     def _highlight(self, path: str) -> Optional[List[str]]:
-        alias = _LEXERS.get(source_language(path) or "")
+        alias = _LEXERS.get(self.sources.language(path) or "")
         plain = self.sources.lines(path)
         if alias is None or not plain:
             return None
@@ -52,11 +52,12 @@ class _Highlighter:
         return lines if len(lines) == len(plain) else None  # never show a frame that does not line up
 
 
-def render_full(findings: List[Finding], out: TextIO, *, color: bool = False) -> None:
+def render_full(findings: List[Finding], out: TextIO, *, color: bool = False,
+                sources: Optional[Sources] = None) -> None:
     bold = (lambda s: f"\x1b[1m{s}\x1b[0m") if color else (lambda s: s)
     red = (lambda s: f"\x1b[1;31m{s}\x1b[0m") if color else (lambda s: s)
     blue = (lambda s: f"\x1b[34m{s}\x1b[0m") if color else (lambda s: s)
-    sources = Sources()
+    sources = sources or Sources()
     highlighter = _Highlighter(sources) if color else None
     for f in findings:
         where = f"{display_name(f.path)}:{sources.position(f)}:"

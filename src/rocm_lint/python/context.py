@@ -12,22 +12,23 @@ Public API for checkers: ``path``, ``tree``, ``text``, ``config``, ``imports``, 
 ``qualname``, ``resolve``, ``bound_values``, ``constant``, ``string_text``, ``segment``, ``snippet``,
 ``parameter_default``, ``is_whole_statement``, ``alone_on_its_lines``, ``parent_of``,
 ``ancestors``, ``enclosing_statements``, ``caught``, ``source_lines``, ``memo``; ``project`` and
-``exported`` for facts other modules of the project export (:mod:`rocm_lint.python.project`).
+``exported`` for facts other modules of the project export (:mod:`rocm_lint.python.project`);
+``workspace``, the front end's caches.  The source-text questions (``source_lines``, ``segment``,
+``snippet``, ``is_whole_statement``, ``alone_on_its_lines``) are :mod:`rocm_lint.python.source_view`.
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
-import re
 from typing import Callable, Dict, Generic, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from rocm_lint.config import Config
-from rocm_lint.lines import split_lines
 from rocm_lint.python import predicates
 from rocm_lint.python.gates import NVIDIA, ROCM, Fact, GateAnalysis
 from rocm_lint.python.names import ImportMap
-from rocm_lint.python.project import PREDICATES, ExportedFacts, Project, project_for, register_context
+from rocm_lint.python.project import PREDICATES, ExportedFacts, Project, register_context
+from rocm_lint.python.source_view import SourceView
 
 T = TypeVar("T")
 
@@ -65,14 +66,14 @@ class State(NamedTuple):
         return self
 
 
-class ModuleContext:
+class ModuleContext(SourceView):
     """Everything a checker may ask about the module; ``state`` is the current node's."""
 
     def __init__(self, path: str, tree: ast.Module, config: Config, text: str = "",
                  project: Optional["Project"] = None) -> None:
         self.path = path
         # The project model (phase 0): facts other modules export; lazily filled.
-        self.project: "Project" = project if project is not None else project_for(config)
+        self.project: "Project" = project if project is not None else Project(config)
         self.tree = tree
         self.text = text  # the module's source, for file-level questions
         self._lines: Optional[List[str]] = None
@@ -295,6 +296,11 @@ class ModuleContext:
             self._memo[key] = facts.compute(self)
         return self._memo[key]  # type: ignore[return-value]
 
+    @property
+    def workspace(self):
+        """The front end's caches (``rocm_lint.workspace.Workspace``), through the project model."""
+        return self.project.workspace
+
     def memo(self, key: str, factory: Callable[[], T]) -> T:
         """A value computed once per module for the rules (``factory()`` on first use);
         ``key`` is the rule's code or module name plus what is computed."""
@@ -347,30 +353,6 @@ class ModuleContext:
                     return True
         return False
 
-    def source_lines(self) -> List[str]:
-        """The module's lines with their endings, split once (as ``ast`` counts lines)."""
-        if self._lines is None:
-            self._lines = split_lines(self.text or "", keepends=True)
-        return self._lines
-
-    def segment(self, node: ast.AST) -> Optional[str]:
-        """``ast.get_source_segment`` without re-splitting the whole source on every call."""
-        if not self.text or getattr(node, "end_lineno", None) is None:
-            return None
-        lines = self.source_lines()[node.lineno - 1:node.end_lineno]
-        if not lines:
-            return None
-        if len(lines) == 1:
-            return lines[0].encode("utf-8")[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
-        first = lines[0].encode("utf-8")[node.col_offset:].decode("utf-8", "replace")
-        last = lines[-1].encode("utf-8")[:node.end_col_offset].decode("utf-8", "replace")
-        return first + "".join(lines[1:-1]) + last
-
-    def snippet(self, node: ast.AST, default: str = "this comparison", width: int = 70) -> str:
-        """The node's source on one line, shortened to ``width`` characters (for messages)."""
-        text = " ".join((self.segment(node) or default).split())
-        return text if len(text) <= width else text[:width - 3] + "..."
-
     def parameter_default(self, node: ast.AST) -> object:
         """For a name that is a parameter of the enclosing function: its default's constant
         value (``...`` if it has no constant default); ``None`` when it is not a parameter."""
@@ -387,23 +369,6 @@ class ModuleContext:
                     return default.value
                 return ...
         return None
-
-    def alone_on_its_lines(self, node: ast.AST) -> bool:
-        """Whether the statement holding ``node`` (the node being checked or one of its
-        ancestors) has its lines to itself: nothing but indentation before it (not `if x: `,
-        `else: `, `a = 1; `) and nothing but a comment after it (not `; b`).  Only then can a
-        fix wrap it in ``if not is_rocm:``; the "fixable" count relies on it."""
-        return _alone(self, node)
-
-    def is_whole_statement(self, node: ast.AST) -> bool:
-        """Is ``node`` the entire current statement (an assignment, or a call on its own line)?
-
-        Only then may a fix gate the statement without gating anything else with it.
-        """
-        stmt = self.statement
-        if stmt is node:
-            return True
-        return isinstance(stmt, ast.Expr) and stmt.value is node
 
     def constant(self, node: ast.AST) -> object:
         """The constant value ``node`` has on ROCm, else ``...`` (unknown).
@@ -462,28 +427,3 @@ def handler_catches(handler: ast.excepthandler, names) -> bool:
         if name in names:
             return True
     return False
-
-
-def _alone(ctx: "ModuleContext", node: ast.AST) -> bool:
-    chain = [node] + [parent for _, parent in ctx.ancestors(node)]
-    stmt = next((n for n in chain if isinstance(n, ast.stmt)), None)
-    if stmt is None or not ctx.text or getattr(stmt, "end_lineno", None) is None:
-        return True
-    lines = ctx.source_lines()
-    if not (0 < stmt.lineno <= stmt.end_lineno <= len(lines)):
-        return True
-    # Each line is encoded once, and only searched from the statement's ends (slicing and
-    # stripping the line for every statement was quadratic on many statements on one line).
-    encoded: Dict[int, bytes] = ctx.memo("context:encoded-lines", dict)
-    for i in (stmt.lineno - 1, stmt.end_lineno - 1):
-        if i not in encoded:
-            encoded[i] = lines[i].encode("utf-8")
-    first = _NON_BLANK.search(encoded[stmt.lineno - 1])
-    if first is not None and first.start() < stmt.col_offset:
-        return False  # code before the statement
-    tail = encoded[stmt.end_lineno - 1]
-    after = _NON_BLANK.search(tail, stmt.end_col_offset)
-    return after is None or after.group() == b"#"
-
-
-_NON_BLANK = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what bytes.strip() keeps

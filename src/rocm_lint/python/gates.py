@@ -24,6 +24,7 @@ from typing import Callable, Dict, Iterable, Iterator, Optional, Set, Tuple
 from rocm_lint.python.names import ImportMap, dotted
 from rocm_lint.python.predicates import binding_kind, constant_only, function_scope, shape, summarize
 from rocm_lint.domain import NVIDIA, ROCM  # noqa: F401  (re-exported for the rules)
+from rocm_lint.python.gate_control import ControlFlow, match_entry
 
 Fact = Optional[str]
 Facts = Tuple[Fact, Fact]
@@ -40,31 +41,13 @@ _CUDA_HOME = "torch.utils.cpp_extension.CUDA_HOME"
 CUDA_BUILD_ENV = frozenset({"FORCE_CUDA", "CUDA_VERSION", "CUDA_HOME", "CUDA_PATH", "TORCH_CUDA_ARCH_LIST",
                             "CUDAARCHS", "CUDA_ARCH_LIST"})
 _VERSION_STRINGS = ("torch.__version__", "torch.version.__version__")
-# Calls that never return: a branch that ends in one is an early exit.
-_NORETURN = {
-    "sys.exit", "exit", "quit", "os._exit", "pytest.skip", "pytest.fail", "pytest.exit",
-    "self.skipTest", "unittest.SkipTest", "os.abort",
-}
 
 
 def swap(f: Facts) -> Facts:
     return (f[1], f[0])
 
 
-def _match(tail: str, entries: Iterable[str]) -> bool:
-    """A dotted entry must match the end of the dotted name exactly; a plain one matches the
-    last name, ignoring case (``is_rocm``, ``IS_ROCM`` and torchao's ``is_ROCM`` alike)."""
-    last = tail.rsplit(".", 1)[-1].lower()
-    for entry in entries:
-        if "." in entry:
-            if tail == entry or tail.endswith("." + entry):
-                return True
-        elif last == entry.lower():
-            return True
-    return False
-
-
-class GateAnalysis:
+class GateAnalysis(ControlFlow):
     def __init__(self, imports: ImportMap, rocm_predicates: Iterable[str],
                  cuda_predicates: Iterable[str],
                  external: Optional[Callable[[str], Optional[Tuple[str, Optional[Facts]]]]] = None) -> None:
@@ -206,7 +189,7 @@ class GateAnalysis:
     def learn_constant_function(self, fn: ast.AST) -> None:
         """``def is_hip(): return False``: no platform test, whatever its name says (asked only
         of names the configured predicates would match)."""
-        if constant_only(fn) and (_match(fn.name, self.rocm_predicates) or _match(fn.name, self.cuda_predicates)):
+        if constant_only(fn) and (match_entry(fn.name, self.rocm_predicates) or match_entry(fn.name, self.cuda_predicates)):
             self._cache.clear()
             self.constant_functions.add(fn.name)
 
@@ -302,9 +285,9 @@ class GateAnalysis:
             if found is not None and found[0] == ("call" if called else "value") and found[1] != UNKNOWN:
                 return found[1]
         if tail is not None:
-            if _match(tail, self.rocm_predicates):
+            if match_entry(tail, self.rocm_predicates):
                 return ON_ROCM
-            if _match(tail, self.cuda_predicates):
+            if match_entry(tail, self.cuda_predicates):
                 return ON_NVIDIA
         return UNKNOWN
 
@@ -413,42 +396,6 @@ class GateAnalysis:
                 if fact is not None:
                     return fact
         return None
-
-    # -- control flow -----------------------------------------------------------------
-    def terminates(self, body: list) -> bool:
-        """Does this block always leave the enclosing block (return/raise/continue/break)?"""
-        if not body:
-            return False
-        last = body[-1]
-        if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
-            return True
-        if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
-            tail = dotted(last.value.func)
-            qual = self.imports.qualname(last.value.func)
-            return (qual in _NORETURN) or (tail in _NORETURN)
-        if isinstance(last, ast.If):
-            return self.terminates(last.body) and self.terminates(last.orelse)
-        return False
-
-    def decorator_facts(self, decorator: ast.AST, skip_decorators: Iterable[str]) -> Facts:
-        """Facts that hold inside a test decorated to skip on some platform.
-
-        Returned as (fact-in-body, None): the body runs only when the skip did not.
-        """
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        tail = dotted(target) or ""
-        last = tail.rsplit(".", 1)[-1]
-        if _match(tail, skip_decorators):
-            return (NVIDIA, None)
-        # @unittest.skip("...") / @pytest.mark.skip(...): the body never runs, on ROCm neither.
-        if tail in ("unittest.skip", "skip", "pytest.mark.skip", "mark.skip"):
-            return (NVIDIA, None)
-        if isinstance(decorator, ast.Call) and decorator.args:
-            if last in ("skipIf", "skipif"):
-                return (self.facts(decorator.args[0])[1], None)
-            if last in ("skipUnless",):
-                return (self.facts(decorator.args[0])[0], None)
-        return UNKNOWN
 
 
 def _any(facts: Iterable[Fact]) -> Fact:

@@ -27,7 +27,7 @@ before any rule runs: only files whose text holds a ``words`` entry of a trigger
 parsed, and the exported names become trigger words (:attr:`Project.trigger_words`).  The
 seed it returns is handed to worker processes (:meth:`Project.from_seed`).  Everything else is
 lazy: a module is summarised the first time a rule asks about a name imported from it, then
-cached for the process.  Front ends with no pre-pass (flake8, the language server) use
+cached in the project (which the front end's ``Workspace`` holds).  Front ends with no pre-pass (flake8, the language server) use
 :func:`project_for` and get the same answers for the names a parsed file imports.
 
 Rules read the model through ``ModuleContext.exported(fact, node)`` (a name defined in the
@@ -41,11 +41,12 @@ from __future__ import annotations
 import ast
 import bisect
 import os
-import re
-from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Dict, FrozenSet, Generic, Iterable, List, Optional, Sequence, Set, \
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Generic, Iterable, List, Optional, Sequence, Set, \
     Tuple, TypeVar
 
-from rocm_lint.discovery import note_read, read_bounded
+from rocm_lint.python.project_text import (NEVER_PROJECT, called, importable, imported_modules, lines_with, reachable,
+                                           top_level_blocks, usable_trigger)
+from rocm_lint.workspace import Workspace
 
 if TYPE_CHECKING:  # pragma: no cover
     from rocm_lint.config import Config
@@ -59,13 +60,6 @@ T = TypeVar("T")
 MAX_DEPTH = 3  # re-exports followed (``__init__`` -> module -> module)
 MAX_MODULE_BYTES = 2 * 1024 * 1024  # a project module larger than this exports nothing
 MAX_MODULES = 512  # summarised modules kept per process (least recently used go first)
-# Top-level names that never resolve to a project module (saves file-system probes).
-_NEVER_PROJECT = frozenset({
-    "torch", "os", "sys", "re", "typing", "math", "numpy", "np", "subprocess", "functools", "itertools",
-    "collections", "dataclasses", "pathlib", "json", "logging", "warnings", "contextlib", "abc", "enum",
-    "time", "shutil", "argparse", "unittest", "pytest", "triton", "setuptools", "packaging", "importlib",
-    "copy", "inspect", "glob", "io", "random", "string", "tempfile", "threading", "multiprocessing",
-})
 
 
 class ExportedFacts(Generic[T]):
@@ -100,7 +94,7 @@ class ExportedFacts(Generic[T]):
         offsets = sorted(self.evidence(text))
         if not offsets:
             return []
-        blocks = [b for b in _top_level_blocks(text) if not b[0].startswith("__")]  # never __all__
+        blocks = [b for b in top_level_blocks(text) if not b[0].startswith("__")]  # never __all__
         found: List[str] = []
         for name, start, end in blocks:
             i = bisect.bisect_left(offsets, start)
@@ -110,7 +104,7 @@ class ExportedFacts(Generic[T]):
         # rounds.  A call, not a mention: a list of names or a docstring wraps nothing.
         for _ in range(2):
             fresh = [name for name, start, end in blocks if name not in found
-                     and _called(text[start:end], found)]
+                     and called(text[start:end], found)]
             if not fresh:
                 break
             found.extend(fresh)
@@ -167,8 +161,11 @@ class _Module:
 class Project:
     """The project's modules as rules see them (see the module docstring)."""
 
-    def __init__(self, config: "Config", roots: Iterable[str] = (), seed: Optional[dict] = None) -> None:
+    def __init__(self, config: "Config", roots: Iterable[str] = (), seed: Optional[dict] = None,
+                 workspace: Optional[Workspace] = None) -> None:
         self.config = config
+        # the front end's caches (``rocm_lint.workspace``): the readers of every language use it
+        self.workspace = workspace if workspace is not None else Workspace()
         extra: List[str] = []
         if config.root is not None:
             extra += [str(config.root), os.path.join(str(config.root), "src")]
@@ -184,8 +181,8 @@ class Project:
 
     # -- the pre-pass ----------------------------------------------------------------------
     @classmethod
-    def from_seed(cls, config: "Config", seed: dict) -> "Project":
-        return cls(config, seed.get("roots", ()), seed)
+    def from_seed(cls, config: "Config", seed: dict, workspace: Optional[Workspace] = None) -> "Project":
+        return cls(config, seed.get("roots", ()), seed, workspace)
 
     def trigger_key(self) -> str:
         """A digest of the trigger names (the cache's key for "the same project facts")."""
@@ -223,12 +220,12 @@ class Project:
             if not text:
                 continue
             if follow_imports:
-                for name in _imported_modules(text):
+                for name in imported_modules(text):
                     found = self.find_module(path, name)
                     if found is not None:
                         imported[found] = None
             names: List[str] = []
-            if _importable(path):
+            if importable(path):
                 for fact in trigger_facts:
                     names.extend(fact.candidates(text))
             self.file_candidates[path] = names
@@ -239,7 +236,7 @@ class Project:
                 continue
             for fact in trigger_facts:
                 words.update(fact.candidates(module.text or ""))
-        self.trigger_words = frozenset(w for w in words if _usable_trigger(w))
+        self.trigger_words = frozenset(w for w in words if usable_trigger(w))
 
     def words_for(self, path: str, text: str, facts: Sequence[ExportedFacts]) -> List[str]:
         """Without a pre-pass (flake8, the language server): the trigger names of the project
@@ -248,7 +245,7 @@ class Project:
         if self.prepassed or not trigger_facts:
             return self.mentioned_triggers(text)
         words: Set[str] = set()
-        for name in _imported_modules(text):
+        for name in imported_modules(text):
             found = self.find_module(path, name)
             if found is None:
                 continue
@@ -261,19 +258,19 @@ class Project:
                 cached = module.facts[key] = {w: True for f in trigger_facts
                                               for w in f.candidates(module.text or "")}
             words.update(cached)
-        if _importable(path):
+        if importable(path):
             words.update(w for f in trigger_facts for w in f.candidates(text))  # its own wrappers
         # the names a pre-pass would keep: the same findings as `rocm-lint check`, and a short or
         # test name does not send every file that mentions it to the analyser (flake8 analysed
         # 2.3x the files of a CLI run on torch/_inductor)
-        return _reachable(text, {w for w in words if _usable_trigger(w)})
+        return reachable(text, {w for w in words if usable_trigger(w)})
 
     def mentioned_triggers(self, text: str) -> List[str]:
         """The exported trigger names ``text`` can reach (imported by name from a project
         module, read through an imported project module, or defined in the file itself).
         A name that is only mentioned (a local variable, a method of another object, a
         string) can never resolve to an export, so it parses nothing."""
-        return _reachable(text, self.trigger_words)
+        return reachable(text, self.trigger_words)
 
 
     # -- lookups -----------------------------------------------------------------------------
@@ -292,7 +289,7 @@ class Project:
             return None
         rest = qualname.lstrip(".")
         dots = qualname[:len(qualname) - len(rest)]
-        if not dots and rest.split(".", 1)[0] in _NEVER_PROJECT:
+        if not dots and rest.split(".", 1)[0] in NEVER_PROJECT:
             return None
         inner, _, attr = rest.rpartition(".")
         module_name = dots + inner
@@ -322,7 +319,7 @@ class Project:
     def _may_reexport(module: _Module, attr: str) -> bool:
         """``from .cc import get_cc`` (or ``import ... as attr``) in the module's text."""
         text = module.text or ""
-        return any(attr in line and "import" in line for line in _lines_with(text, attr))
+        return any(attr in line and "import" in line for line in lines_with(text, attr))
 
     def find_module(self, importer: str, module_name: str) -> Optional[str]:
         """The file of a project module (``pkg.utils``, ``..utils``) imported from ``importer``."""
@@ -364,9 +361,9 @@ class Project:
     def _load(self, path: str) -> Optional[_Module]:
         module = self._modules.get(path)
         if module is not None:
-            note_read(path)  # read earlier for another file: this file's check depends on it too
+            self.workspace.note_read(path)  # read earlier for another file: this file's check depends on it too
         if module is None:
-            module = _Module(path, _read_module(path))
+            module = _Module(path, _read_module(self.workspace, path))
             self._store(path, module)
         return module
 
@@ -403,164 +400,6 @@ def register_context(factory: Callable[..., ModuleContext]) -> None:
     _CONTEXT[:] = [factory]
 
 
-def _is_word_char(c: str) -> bool:
-    return c.isalnum() or c == "_"
-
-
-# ``from .utils import x`` / ``import pkg.utils``: the modules a file imports, by text (linear:
-# each alternative consumes a distinct character class).
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.+[\w.]*|\w[\w.]*)[ \t]+import\b|import[ \t]+(\w[\w.]*))", re.M)
-
-
-
-
-# Other top-level statements: they end the block of the def/assignment before them (a
-# ``log = logging.getLogger()`` line is not the class that follows it).
-_TOP_OTHER = re.compile(r"\n(?:class[ \t]|@|if[ \t(]|elif[ \t(]|else[ \t]*:|try[ \t]*:|except\b|finally\b"
-                        r"|for[ \t]|while[ \t]|with[ \t]|async[ \t]+(?:with|for)[ \t]|import[ \t]|from[ \t])")
-
-
-def _top_level_blocks(text: str) -> List[Tuple[str, int, int]]:
-    """(name, start, end): each top-level def/assignment up to the next top-level statement."""
-    led = "\n" + text  # newline-led patterns: a match at k starts the line at text offset k
-    heads = sorted([(m.start(), m.group(1) or m.group(2)) for m in _TOP_NAME.finditer(led)]
-                   + [(m.start(), "") for m in _TOP_OTHER.finditer(led)])
-    return [(name, start, heads[i + 1][0] if i + 1 < len(heads) else len(text))
-            for i, (start, name) in enumerate(heads) if name]
-
-
-def _called(text: str, words: Iterable[str]) -> bool:
-    """Does ``text`` call one of ``words`` (``word(`` or ``word (``, as a whole word)?"""
-    for word in words:
-        pos = text.find(word)
-        while pos != -1:
-            end = pos + len(word)
-            if pos == 0 or not _is_word_char(text[pos - 1]):
-                rest = text[end:end + 8].lstrip(" \t")
-                if rest.startswith("("):
-                    return True
-            pos = text.find(word, end)
-    return False
-
-
-def _importable(path: str) -> bool:
-    """Could another module import names from this file?  Not a ``setup.py`` script nor a
-    test module (their names would only make other files look interesting)."""
-    name = os.path.basename(path)
-    return name not in ("setup.py", "conftest.py", "__main__.py") and not name.startswith("test_") \
-        and not name.endswith("_test.py")
-
-
-def _lines_with(text: str, word: str, limit: int = 64) -> List[str]:
-    """The lines of ``text`` that hold ``word`` (at most ``limit``)."""
-    lines = []
-    pos = text.find(word)
-    while pos != -1 and len(lines) < limit:
-        start = text.rfind("\n", 0, pos) + 1
-        end = text.find("\n", pos)
-        end = len(text) if end == -1 else end
-        lines.append(text[start:end])
-        pos = text.find(word, end)
-    return lines
-
-
-def _imported_modules(text: str) -> List[str]:
-    names: Dict[str, None] = {}
-    for m in _IMPORT.finditer(text):
-        name = m.group(1) or m.group(2)
-        if name and name.strip(".") not in _NEVER_PROJECT and name.split(".", 1)[0] not in _NEVER_PROJECT:
-            names[name] = None
-    return list(names)
-
-
-# ``from M import a, b as c`` (parenthesised lists, bounded) and ``import a.b as c, d``; led by
-# a newline (the text is searched as "\n" + text): sre then skips to line starts itself.
-_FROM_NAMES = re.compile(r"\n[ \t]*from[ \t]+(\.+[\w.]*|\w[\w.]*)[ \t]+import[ \t]*(\([^)]{0,20000}\)?|[^\n]*)")
-_IMPORT_NAMES = re.compile(r"\n[ \t]*import[ \t]+([^\n;#]*)")
-# A top-level ``def name`` / ``async def name`` / ``NAME =`` / ``NAME: T =`` line, newline-led.
-_TOP_NAME = re.compile(r"\n(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*(?::[^=\n]*)?\+?=(?!=))")
-_CHAIN = re.compile(r"(?:[ \t]*\.[ \t]*\w+)+")
-
-
-def _is_project_module(name: str) -> bool:
-    return name.startswith(".") or name.split(".", 1)[0] not in _NEVER_PROJECT
-
-
-def _import_bindings(text: str) -> Tuple[Set[str], Set[str]]:
-    """(names imported by name from project modules, names bound to project modules), by text."""
-    by_name: Set[str] = set()
-    modules: Set[str] = set()
-    if "import" not in text:
-        return by_name, modules
-    led = "\n" + text
-    for m in _FROM_NAMES.finditer(led):
-        if not _is_project_module(m.group(1)):
-            continue
-        names = m.group(2)
-        for part in names.strip("()\\ \t").replace("\n", ",").split(","):
-            words = part.split("#", 1)[0].split()
-            if not words or words[0] == "#":
-                continue
-            if not words[0].isidentifier():
-                break  # a comment: the rest of the line says nothing
-            by_name.add(words[0])
-            modules.add(words[-1])  # ``from pkg import utils``: utils.get_cc() reaches utils
-    for m in _IMPORT_NAMES.finditer(led):
-        for part in m.group(1).split(","):
-            words = part.split()
-            if words and _is_project_module(words[0]):
-                modules.add(words[-1] if len(words) == 3 and words[1] == "as" else words[0].split(".", 1)[0])
-    return by_name, modules
-
-
-def _top_level_names(text: str) -> Set[str]:
-    return {m.group(1) or m.group(2) for m in _TOP_NAME.finditer("\n" + text)}
-
-
-def _attribute_names(text: str, modules: Set[str]) -> Set[str]:
-    """The attribute names read through ``module.a.b`` chains rooted at one of ``modules``."""
-    names: Set[str] = set()
-    for module in modules:
-        if module + "." not in text and module + " ." not in text and module + "\t." not in text:
-            continue  # (most imported names are functions: never read through a dot)
-        pos = text.find(module)
-        while pos != -1:
-            end = pos + len(module)
-            if pos == 0 or not (_is_word_char(text[pos - 1]) or text[pos - 1] == "."):
-                m = _CHAIN.match(text, end)
-                if m:
-                    names.update(part.strip() for part in m.group().split(".")[1:])
-            pos = text.find(module, end)
-    return names
-
-
-def _reachable(text: str, words: AbstractSet[str]) -> List[str]:
-    """The ``words`` that name an export this file can reach, as ``ModuleContext.exported``
-    resolves names: imported by name from a project module, read as an attribute of an
-    imported project module (``utils.get_cc``), or defined at the top of the file itself."""
-    if not words:
-        return []
-    by_name, modules = _import_bindings(text)
-    found = (by_name | _top_level_names(text)) & words
-    if modules:
-        found |= _attribute_names(text, modules) & words
-    return sorted(found)
-
-
-def _mentioned(text: str, words: Iterable[str]) -> List[str]:
-    """The ``words`` that ``text`` holds as whole words."""
-    found = []
-    for word in words:
-        pos = text.find(word)
-        while pos != -1:  # a whole-word occurrence?
-            end = pos + len(word)
-            if (pos == 0 or not _is_word_char(text[pos - 1])) and (end == len(text) or not _is_word_char(text[end])):
-                found.append(word)
-                break
-            pos = text.find(word, end)
-    return sorted(found)
-
-
 def _module_file(root: str, parts: List[str]) -> Optional[str]:
     if not parts or not all(p.isidentifier() for p in parts):
         return None
@@ -571,9 +410,9 @@ def _module_file(root: str, parts: List[str]) -> Optional[str]:
     return None
 
 
-def _read_module(path: str) -> Optional[str]:
+def _read_module(ws: Workspace, path: str) -> Optional[str]:
     try:
-        data = read_bounded(path, MAX_MODULE_BYTES)
+        data = ws.read_bounded(path, MAX_MODULE_BYTES)
     except OSError:
         return None
     if isinstance(data, str) or b"\0" in data:
@@ -584,26 +423,13 @@ def _read_module(path: str) -> Optional[str]:
         return None
 
 
-_DEFAULT: Dict[int, Tuple["Config", Project]] = {}
+def project_for(ws: Workspace, config: "Config") -> Project:
+    """The lazily-filled project of front ends that run no pre-pass: one per configuration in
+    the workspace (``Workspace.per_config``)."""
+    return ws.per_config("project", config, lambda: Project(config, workspace=ws))
 
 
-def _usable_trigger(word: str) -> bool:
-    """A candidate name worth a trigger: not short, not a test or ``main`` (every project has them)."""
-    return word.isidentifier() and len(word) > 2 and not word.startswith(("test", "Test")) and word != "main"
-
-
-def project_for(config: "Config") -> Project:
-    """The lazily-filled project of front ends that run no pre-pass (one per configuration)."""
-    entry = _DEFAULT.get(id(config))
-    if entry is None or entry[0] is not config:
-        if len(_DEFAULT) > 8:
-            _DEFAULT.clear()
-        entry = _DEFAULT[id(config)] = (config, Project(config))
-    return entry[1]
-
-
-def use_project(config: "Config", project: Project) -> None:
+def use_project(ws: Workspace, config: "Config", project: Project) -> None:
     """Make ``project`` (filled by a pre-pass) the one :func:`project_for` answers for ``config``
-    in this process: ``--fix`` after a check then reads the same facts the check read."""
-    project_for(config)
-    _DEFAULT[id(config)] = (config, project)
+    in ``ws``: ``--fix`` after a check then reads the same facts the check read."""
+    ws.set_per_config("project", config, project)

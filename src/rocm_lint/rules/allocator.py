@@ -33,6 +33,7 @@ ROC301 = Rule(
         "python": _MESSAGE.replace("{advice}", "leave it out when `is_rocm`"),
         "config": _MESSAGE.replace("{advice}", "leave it out of ROCm environments"),
     },
+    runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
 ROC302 = Rule(
     "ROC302", "inductor-max-autotune-env",

@@ -32,6 +32,7 @@ ROC101 = Rule(
         "precision": '`torch.set_float32_matmul_precision("{precision}")` asks for TF32, which ROCm '
                      "ignores unless HIPBLASLT_ALLOW_TF32=1: " + _GATE_IT,
     },
+    runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
 
 _HIPFFT_MAX_PLANS = 1023  # CUFFT_MAX_PLAN_NUM in ROCm builds of CuFFTPlanCache.h

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Iterator
 from rocm_lint.domain import NVIDIA
 from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import SETTINGS_LANGUAGES, Hit
-from rocm_lint.rules.build import AMD_ARCH_SETTINGS, AMD_ARCH_VARS, NVIDIA_ARCH_VARS, ROC502, ROC503, ROCM_COUNTERPART
+from rocm_lint.rules.gpu_arch import AMD_ARCH_SETTINGS, AMD_ARCH_VARS, NVIDIA_ARCH_VARS, ROC502, ROC503, ROCM_COUNTERPART
 
 if TYPE_CHECKING:
     from rocm_lint.configfiles.unit import ConfigUnit

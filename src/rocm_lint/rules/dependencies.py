@@ -198,8 +198,8 @@ def _silent_file(unit: ConfigUnit) -> bool:
         cached = unit.nvidia_only_file or names_other_platform(unit.path) or (
             unit.ci_config and not unit.matches("deps.rocm_job", _ROCM_JOB)) or (
             unit.language == "dockerfile" and unit.matches("deps.nvidia_image", _NVIDIA_IMAGE)
-            and not unit.matches("deps.rocm_word", _ROCM_WORD)) or nvidia_variant(unit.path) \
-            or only_nvidia_images_use(unit.path)
+            and not unit.matches("deps.rocm_word", _ROCM_WORD)) or nvidia_variant(unit.workspace, unit.path) \
+            or only_nvidia_images_use(unit.workspace, unit.path)
         unit.memo["deps.silent"] = cached
     return cached  # type: ignore[return-value]
 

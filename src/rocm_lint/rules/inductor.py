@@ -46,6 +46,7 @@ ROC203 = Rule(
     fix=Applicability.SAFE,
     fix_availability=FixAvailability.SOMETIMES,
     messages={"default": _setting("HIP-graph capture has hang and memory-fault reports on ROCm")},
+    runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
 ROC204 = Rule(
     "ROC204", "inductor-max-autotune",
@@ -60,6 +61,7 @@ ROC204 = Rule(
         "env": "`{name}=1` set from Python turns on Inductor autotuning, which has memory faults, hangs "
                "and timeouts reported on ROCm: set it only `if not is_rocm:`",
     },
+    runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
 ROC205 = Rule(
     "ROC205", "inductor-memory-planning",
@@ -69,6 +71,7 @@ ROC205 = Rule(
     fix=Applicability.SAFE,
     fix_availability=FixAvailability.SOMETIMES,
     messages={"default": _setting("this experimental, inference-only pass is partly disabled in ROCm CI")},
+    runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
 
 GATE = GateStatement()

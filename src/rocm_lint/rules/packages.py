@@ -25,6 +25,7 @@ ROC401 = Rule(
     messages={"default": "module-level `import pynvml` with no fallback: AMD hosts have no NVML "
                          "(nvmlInit fails, or the package is missing); wrap it in try/except "
                          "ImportError and use amdsmi when `is_rocm`"},
+    runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
 ROC402 = Rule(
     "ROC402", "nvidia-only-package-import",
