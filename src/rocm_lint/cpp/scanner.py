@@ -27,7 +27,7 @@ from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.cpp.preproc import (CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, macro_tests, names_in,
                                    parse_condition)
-from rocm_lint.finding import FileError, Finding
+from rocm_lint.finding import Applicability, FileError, Finding, Fix
 from rocm_lint.lines import LineIndex
 from rocm_lint.rule import Hit, Rule, SourceChecker, findings_from_hits
 
@@ -364,6 +364,10 @@ def _tests_foreign_macros(pre: Preprocessed) -> bool:
 
 
 _LONE_CR = re.compile(r"\r(?!\n)")
+_BOM_NO_FIX = ("not fixed: the file starts with a UTF-8 byte-order mark, which the check reads as a space: the "
+               "fixes' offsets and line arithmetic are not applied to such a file (remove the mark, then --fix)")
+_LONE_CR_NO_FIX = ("not fixed: the file has lone CR line breaks, and the fixes count lines as LF-ended text (the "
+                   "#line numbers they write, the lines they gate): no fix rather than a wrong one")
 
 
 def _statement_bounds(code: str) -> List[int]:
@@ -446,7 +450,8 @@ def check_cpp_source(path: str, text: str, config: Config, checkers: Sequence[So
     if scanned is not text:
         # Fixes copy and count lines as LF-ended text (the #line numbers they write, the lines
         # they gate): a file with lone CRs gets its findings without fixes, never a wrong one.
-        findings = [replace(f, fix=None) if f.fix is not None else f for f in findings]
+        why = _BOM_NO_FIX if text.startswith("\ufeff") and "\r" not in text else _LONE_CR_NO_FIX
+        findings = [replace(f, fix=Fix(Applicability.DISPLAY, why)) if f.fix is not None else f for f in findings]
     return noqa.filter_comment_findings(findings, text, hash_comments=False)
 
 
