@@ -404,3 +404,45 @@ def test_isort_sorting_within_sections_decides_where_import_torch_goes(tmp_path,
     assert (together in fixed) == within, fixed
     if "ruff" in config:
         assert not _ruff_new(tmp_path, source, fixed, "I001", 88, isolated=False)
+
+
+@pytest.mark.parametrize("header,expected", [
+    # pytorch/benchmark's shape: a test over several lines (a magic trailing comma), two settings
+    ("    if args.only is not None and args.only in {\n        \"nvidia_deeprecommender\",\n    }:\n",
+     "    if (\n        args.only is not None\n        and args.only\n        in {\n            \"nvidia_deeprecommender\",\n"
+     "        }\n        and not is_rocm\n    ):\n"),
+    ("    if args.only:\n", "    if args.only and not is_rocm:\n"),
+    ("    if args.only or args.all:\n", "    if (args.only or args.all) and not is_rocm:\n"),
+])
+def test_a_gate_that_is_a_whole_if_body_joins_its_test(tmp_path, header, expected):
+    """ruff's SIM102 (collapsible if, in its default rules): ``if x:`` holding only
+    ``if not is_rocm:`` becomes one ``if x and not is_rocm:`` (the same program: no else, the test
+    evaluated once), laid out as ruff format lays it out."""
+    source = ("import torch\n\n\ndef f(args):\n" + header + "        # unhappy with a larger cuBLASLt workspace\n"
+              "        torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False\n"
+              "        torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False\n")
+    (tmp_path / "pyproject.toml").write_text("")
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    fixed = _fixed(path)
+    assert expected + "        # unhappy" in fixed, fixed
+    assert not _ruff_new(tmp_path, source, fixed, "SIM102,E501,W,I001", 88)
+    out = tmp_path / "fixed.py"
+    out.write_text(fixed)
+    diff = subprocess.run([RUFF, "format", "--no-cache", "--isolated", "--diff", str(out)], capture_output=True, text=True)
+    assert diff.returncode == 0, diff.stdout
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\n\n\ndef f(a):\n    if a:\n        torch.backends.cudnn.allow_tf32 = True\n    else:\n        pass\n",
+    "import torch\n\n\ndef f(a):\n    if a:\n        pass\n    elif a > 1:\n        torch.backends.cudnn.allow_tf32 = True\n",
+    "import torch\n\n\ndef f(a):\n    if a:\n        torch.backends.cudnn.allow_tf32 = True\n        print(a)\n",
+])
+def test_a_gate_stays_nested_where_joining_would_change_the_rocm_side(tmp_path, source):
+    """An ``else``, an ``elif`` (a false joined test would fall through to the next branch on
+    ROCm) or another statement in the body: the gate stays inside."""
+    (tmp_path / "pyproject.toml").write_text("")
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    fixed = _fixed(path)
+    assert "        if not is_rocm:\n            torch.backends.cudnn.allow_tf32 = True\n" in fixed, fixed

@@ -70,6 +70,8 @@ class RecipeTransformer(cst.CSTTransformer):
         self.applied: Set[int] = set()
         # The `if not is_rocm:` blocks made here, with their test (kept alive: ids are reused).
         self.created: Dict[int, Tuple[object, str]] = {}
+        # id(gate) -> its statements laid out at the gate's own level (fix.format_nest)
+        self.shallow: Dict[int, List[cst.BaseStatement]] = {}
 
     def merge_gates(self, body):
         """Consecutive statements gated by this fix share one `if not is_rocm:` block."""
@@ -84,6 +86,9 @@ class RecipeTransformer(cst.CSTTransformer):
                 inner = stmt.body.body[0].with_changes(leading_lines=_unindented_blanks(stmt.leading_lines))
                 merged = prev.with_changes(body=prev.body.with_changes(body=list(prev.body.body) + [inner]))
                 created[id(merged)] = (merged, mine[1])
+                if id(prev) in self.shallow and id(stmt) in self.shallow:
+                    self.shallow[id(merged)] = self.shallow[id(prev)] + [
+                        self.shallow[id(stmt)][0].with_changes(leading_lines=stmt.leading_lines)]
                 out[-1] = merged
             else:
                 out.append(stmt)
@@ -179,6 +184,16 @@ class RecipeTransformer(cst.CSTTransformer):
         new = rewrap_statement(updated, indent, self.line_length, self.module.config_for_parsing)
         return updated if new is None else new
 
+    def leave_If(self, original, updated):
+        if not self.created or self.line_length is None:
+            return updated
+        from rocm_lint.fix.format_nest import collapse_gate
+
+        parent = self.parents[-2] if len(self.parents) > 1 else None
+        new = collapse_gate(updated, parent, self.created, self.shallow, self._indent(), self.line_length,
+                            self.module.config_for_parsing)
+        return updated if new is None else new
+
     def leave_With(self, original, updated):
         if id(original) not in self.widened:
             return updated
@@ -197,11 +212,14 @@ class RecipeTransformer(cst.CSTTransformer):
         pos = self.positions[original]
         hits = [f for line, fs in self.gate_lines.items() if pos.start.line <= line <= pos.end.line for f in fs]
         guards = [f for line, fs in self.guard_lines.items() if pos.start.line <= line <= pos.end.line for f in fs]
+        shallow = updated  # (laid out at its own level: for a gate merged into an enclosing `if`)
         if id(original) in self.widened or (hits and len(updated.body) == 1):
             from rocm_lint.fix.layout import wrap_statement
 
             # a gated statement moves one level deeper
             deeper = len(self.module.default_indent) if hits and self.module else 0
+            if hits and deeper:
+                shallow = self._rewrapped(original, self._wrapped(original, updated, wrap_statement, 0), 0)
             updated = self._wrapped(original, updated, wrap_statement, deeper)
             updated = self._rewrapped(original, updated, deeper)
         if not hits and not guards:
@@ -216,6 +234,7 @@ class RecipeTransformer(cst.CSTTransformer):
                     cst.UnaryOperation(operator=cst.Not(), expression=cst.Name(self.flag_name)))
             gate = cst.If(test=test, body=cst.IndentedBlock(body=[inner]), leading_lines=updated.leading_lines)
             self.created[id(gate)] = (gate, alias or "")
+            self.shallow[id(gate)] = [shallow.with_changes(leading_lines=())]
             return gate
         names = bound_names(updated.body[0])
         if not names:
