@@ -123,7 +123,7 @@ def test_a_line_already_too_long_is_left_alone(tmp_path):
 @pytest.mark.parametrize("source", [
     # a gated statement moves one level deeper
     "import os\n\nimport torch\n\n\ndef f(x):\n    if x:\n        os.environ[\"PYTORCH_CUDA_ALLOC_CONF\"] = "
-    "\"max_split_size_mb:512\"\n",
+    "\"max_split_size_mb:512\"\n        print(x)\n",
     # an argument, a keyword argument and a dict value, with a trailing comment
     "import torch\n\n\ndef build(model, options):\n    return torch.compile(model, mode=\"max-autotune\", "
     "dynamic=False)  # compile it\n",
