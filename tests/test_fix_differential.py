@@ -211,6 +211,7 @@ class _Cuda(StubModule):
 
 
 cuda = _Cuda("torch.cuda")
+cuda.__path__ = []  # a package: `torch.cuda.amp` and the like import
 sys.modules["torch.cuda"] = cuda
 for _name in ("backends", "backends.cuda", "backends.cuda.matmul", "backends.cudnn", "_inductor",
               "_inductor.config", "_dynamo", "_dynamo.config"):
