@@ -54,15 +54,30 @@ def _shown(value):
     return type(value).__name__ + " " + str(getattr(value, "__qualname__", ""))
 
 
-class _Meta(type):
+import abc
+
+
+class _Meta(abc.ABCMeta):  # (ABCMeta: a subclass that is also an ABC, as nn.Module subclasses often are)
     def __getattr__(cls, name):
         if name.startswith("__"):
             raise AttributeError(name)
         return Stub(cls.__name__ + "." + name)
 
+    def __or__(cls, other):  # `torch.Tensor | None` in an annotation evaluated at import
+        return cls
+
+    __ror__ = __or__
+
+
+def _instance_attr(self, name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return Stub(type(self).__name__ + "()." + name)
+
 
 def _cls(name):
-    return _Meta(name, (), {"__init__": lambda self, *a, **k: None,
+    return _Meta(name, (), {"__init__": lambda self, *a, **k: None, "__getattr__": _instance_attr,
+                            "__call__": lambda self, *a, **k: Stub(name + "()()"),
                             "__class_getitem__": classmethod(lambda cls, key: cls)})
 
 
@@ -102,6 +117,24 @@ class Stub:
 
     def __mro_entries__(self, bases):
         return (object,)
+
+    # numbers and unions an import may take of a stub (`int(torch.cuda.device_count())`,
+    # `int | torch.dtype`): fixed values, so both sides of a comparison see the same
+    def __or__(self, other):
+        return self
+
+    __ror__ = __or__
+
+    def __int__(self):
+        return 0
+
+    __index__ = __int__
+
+    def __float__(self):
+        return 0.0
+
+    def __len__(self):
+        return 0
 
 
 class StubModule(types.ModuleType):
@@ -178,6 +211,7 @@ class _Cuda(StubModule):
 
 
 cuda = _Cuda("torch.cuda")
+cuda.__path__ = []  # a package: `torch.cuda.amp` and the like import
 sys.modules["torch.cuda"] = cuda
 for _name in ("backends", "backends.cuda", "backends.cuda.matmul", "backends.cudnn", "_inductor",
               "_inductor.config", "_dynamo", "_dynamo.config"):

@@ -44,7 +44,7 @@ PURE_MEMOS = {
     "rocm_lint.fix.engine._module_ast": "ast.parse of the text",
     "rocm_lint.fix.engine._parsed": "the LibCST tree of the text (immutable)",
     # keyed by the stat of every file it reads: ((name, mtime, size), ...) of the config files
-    "rocm_lint.fix.layout._from_directory": "ruff's line length from files keyed by their stat",
+    "rocm_lint.fix.format_config._from_directory": "the formatter settings from files keyed by their stat",
     # the namespace uses of the last tree object asked about (a function of that object alone)
     "rocm_lint.fix.namespace._LAST": "namespace_uses of the last tree",
 }

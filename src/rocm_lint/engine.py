@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Seq
 from rocm_lint import noqa, unused_noqa
 from rocm_lint.config import Config
 from rocm_lint.discovery import iter_files, language_of, read_bounded
-from rocm_lint.finding import FileError, Finding
+from rocm_lint.finding import Applicability, FileError, Finding, Fix
 from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import Hit, Rule, SourceChecker, findings_from_hits
 from rocm_lint.words import find_words
@@ -317,7 +317,9 @@ def unit_findings(unit, checkers: Sequence[SourceChecker], superseders: Sequence
     if unit.scope is not None:
         findings = [replace(f, scope=unit.scope) for f in findings]
     if not unit.keeps_fixes:
-        findings = [replace(f, fix=None) if f.fix is not None else f for f in findings]
+        # each finding says why it has no fix (a display-only fix carries the reason)
+        why = unit.no_fix_reason or "not fixed: the fixes cannot be applied to this file's text"
+        findings = [replace(f, fix=Fix(Applicability.DISPLAY, why)) if f.fix is not None else f for f in findings]
     return apply_suppressions(findings, unit.text, unit.comment_style)
 
 

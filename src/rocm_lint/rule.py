@@ -69,6 +69,7 @@ class PyHit:
     node: ast.AST
     message: str
     recipe: Optional[Recipe] = None
+    no_fix: str = ""  # why there is no recipe, where the rule has fixes (else a general reason)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,9 @@ class Hit:
     # what it does; its applicability is the rule's.  Empty: nothing to apply.
     edits: Tuple[Tuple[int, int, str], ...] = ()
     fix_message: str = ""
+    # Why there is no repair here, where the rule has one elsewhere: shown as a display-only fix
+    # (JSON ``fix.applicability: display``), so no finding of a fixable rule goes without a word.
+    no_fix: str = ""
 
 
 PyCheckerFn = Callable[..., Iterator[PyHit]]
@@ -209,9 +213,10 @@ class Rule:
         return template.format(**fields) if fields else template
 
     def hit(self, start: int, end: int, message: str, *,
-            edits: Iterable[Tuple[int, int, str]] = (), fix_message: str = "") -> Hit:
-        """A source checker's finding of this rule, as offsets into the file's text."""
-        return Hit(start, end, self.code, message, tuple(edits), fix_message)
+            edits: Iterable[Tuple[int, int, str]] = (), fix_message: str = "", no_fix: str = "") -> Hit:
+        """A source checker's finding of this rule, as offsets into the file's text (``no_fix``:
+        why it has no edits, where the rule has a fix)."""
+        return Hit(start, end, self.code, message, tuple(edits), fix_message, no_fix)
 
     # -- metadata -------------------------------------------------------------------------
     @property
@@ -252,5 +257,7 @@ def findings_from_hits(path: str, hits: Iterable[Tuple[Rule, Hit]], index: LineI
         if hit.edits and rule.fix is not None:
             edits = tuple(Edit(content, index.position(a), index.position(b)) for a, b, content in hit.edits)
             fix = Fix(rule.fix, hit.fix_message, edits)
+        elif rule.fix is not None and hit.no_fix:
+            fix = Fix(Applicability.DISPLAY, "not fixed: " + hit.no_fix)
         out.append(Finding(path, line, col, rule.code, hit.message, end_line, end_col, fix=fix))
     return sorted(set(out))

@@ -61,6 +61,7 @@ class ConfigUnit:
     # what the engine's one loop reads of a unit (rocm_lint.engine.unit_findings; CppUnit likewise)
     scope = None  # every config file is reported as it is
     keeps_fixes = True
+    no_fix_reason = ""
     comment_style = "#"  # what a suppression comment starts with (rocm_lint.noqa)
     unique_hits = True  # one hit per offset and rule (two readers may see one setting)
 

@@ -102,7 +102,8 @@ class CppUnit:
     index: LineIndex
     workspace: Workspace = field(default_factory=Workspace)  # the front end's caches: headers, build files
     scope: Optional[str] = None  # "nvidia-only": a source the ROCm build never compiles, reported apart
-    keeps_fixes: bool = True  # False: the findings come without fixes (lone CRs)
+    keeps_fixes: bool = True  # False: the findings come without fixes (lone CRs, a byte-order mark)
+    no_fix_reason: str = ""  # why, when they do
     memo: Dict[str, object] = field(default_factory=dict)
     comment_style = "//"  # what a suppression comment starts with (rocm_lint.noqa)
     unique_hits = False  # every hit counts (the config readers keep one per offset and rule)
@@ -371,6 +372,10 @@ def _tests_foreign_macros(pre: Preprocessed) -> bool:
 
 
 _LONE_CR = re.compile(r"\r(?!\n)")
+_BOM_NO_FIX = ("not fixed: the file starts with a UTF-8 byte-order mark, which the check reads as a space: the "
+               "fixes' offsets and line arithmetic are not applied to such a file (remove the mark, then --fix)")
+_LONE_CR_NO_FIX = ("not fixed: the file has lone CR line breaks, and the fixes count lines as LF-ended text (the "
+                   "#line numbers they write, the lines they gate): no fix rather than a wrong one")
 
 
 def _statement_bounds(code: str) -> List[int]:
@@ -442,7 +447,9 @@ def read_cpp_unit(path: str, text: str, config: Config, language: str = "cuda",
                    # Fixes copy and count lines as LF-ended text (the #line numbers they write, the
                    # lines they gate): a file with lone CRs gets its findings without fixes, never a
                    # wrong one.
-                   keeps_fixes=scanned is text)
+                   keeps_fixes=scanned is text,
+                   no_fix_reason="" if scanned is text else
+                   _BOM_NO_FIX if text.startswith("\ufeff") and "\r" not in text else _LONE_CR_NO_FIX)
 
 
 

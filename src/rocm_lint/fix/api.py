@@ -290,6 +290,12 @@ def _split(old: List[str], new: List[str], result: FixResult,
             return {}  # a change that belongs to no fixed finding: not what a split can explain
         if len(owners) > 1:
             shared.update(id(f) for f in owners)
+        outside = [old[k] for k in range(i1, i2) if old[k].strip() and not old[k].lstrip().startswith("#")
+                   and not any(line <= k + 1 <= last for line, last, _ in nearby)]
+        if outside and set(outside) - set(hunk[2]):
+            # code outside every finding changed (fix.format_nest joins a gate into the test of
+            # the `if` around it): fixing one finding alone may not change it, so no split
+            return {}
         mine[id(owners[0])].append(hunk)
     out: Dict[int, Tuple[Edit, ...]] = {}
     for f in group:

@@ -82,16 +82,13 @@ def _reused_flag(tree: ast.Module, rocm_names: Dict[str, object], path: Optional
     return None
 
 
-def _stmt_binds(stmt: ast.stmt) -> List[str]:
-    return [a.asname or a.name.split(".")[0] for a in getattr(stmt, "names", [])]
-
-
 def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[str, object],
               path: Optional[str] = None, config: Optional[Config] = None, text: Optional[str] = None) -> FlagPlan:
     """Where the fixes of ``candidates`` test the platform: a ROCm predicate the module binds
     once at module level, else a new flag bound right after torch is imported, else inline.
     A module whose namespace code can observe (``fix.namespace``) gets no new name: inline."""
     from rocm_lint.finding import GateStatement, RocmValue, WrapExpression
+    from rocm_lint.fix.format_place import flag_index
     from rocm_lint.fix.namespace import observed_namespace, star_may_bind
     from rocm_lint.fix.scopes import (fresh_flag_name, identifiers, imports_torch, module_rebinds,
                                       top_index, torch_alias_of, torch_at)
@@ -121,23 +118,9 @@ def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[
     elif module_alias is not None and torch_index is not None and not observed():
         name = fresh_flag_name(tree, path, avoid=lambda n: star_may_bind(n, tree, path, config) is not None)
         if name is not None:
-            # After the leading run of imports (a docstring, __future__ imports) when torch is
-            # imported in it and nothing there rebinds the alias; else right after the import.
-            index = -1
-            for i, stmt in enumerate(body):
-                if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                    index = i
-                elif i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-                    index = i
-                elif isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
-                    index = i
-                else:
-                    break
-            at = index if index >= torch_index and not any(
-                isinstance(s, ast.Try) for s in body[torch_index:index + 1]) else torch_index
-            while at + 1 < len(body) and isinstance(body[at + 1], (ast.Import, ast.ImportFrom)) \
-                    and not (module_alias in _stmt_binds(body[at + 1])):
-                at += 1  # and after the imports that follow it
+            # After the whole import block that holds torch's import (fix.format_place: a flag
+            # between two imports makes the later ones E402 and splits isort's block).
+            at = flag_index(body, torch_index, module_alias)
             plan.name, plan.insert_after, plan.usable_after = name, at, at
             plan.insert_after_line = getattr(body[at], "end_lineno", None) or body[at].lineno
             plan.statements = (["import torch"] if add_import else []) + \
@@ -216,16 +199,17 @@ def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan, path: str
     whether the ROCm flag is used); lines the fix makes too long are wrapped to the line length
     of ``path``'s project, and its isort setting of blank lines after imports is kept.  With a
     ``skeleton`` (``fix.skeleton``) LibCST reads only the statements the fixes touch."""
-    from rocm_lint.fix.layout import style_for
+    from rocm_lint.fix.format_config import project_style
     from rocm_lint.fix.transform import apply_recipes
 
-    line_length, blank_after_imports = style_for(path)
+    style = project_style(path)
     if skeleton is not None:
         from rocm_lint.fix.skeleton import restore
 
         wrapper, positions = _parsed(skeleton.skeleton)
         new, applied, uses_flag = apply_recipes(wrapper, positions, split_lines(skeleton.skeleton), findings, flag,
-                                                line_length, blank_after_imports)
+                                                style.line_length, style.blank_after_imports,
+                                                sort_within_sections=style.force_sort_within_sections)
         restored = restore(skeleton, new)
         if restored is not None:
             if not VERIFY_SKELETON:
@@ -234,7 +218,8 @@ def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan, path: str
             assert whole[0] == restored, f"skeleton fix differs from the whole module's: {path}"
             return whole
     wrapper, positions = _parsed(text)
-    return apply_recipes(wrapper, positions, split_lines(text), findings, flag, line_length, blank_after_imports)
+    return apply_recipes(wrapper, positions, split_lines(text), findings, flag, style.line_length,
+                         style.blank_after_imports, sort_within_sections=style.force_sort_within_sections)
 
 
 # A development check: every skeleton transform is compared with the whole module's.

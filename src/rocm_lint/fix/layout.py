@@ -2,9 +2,8 @@
 wrapped the way ruff format (and black) would wrap it, so a pre-commit run with ruff's hooks
 beside rocm-lint's does not fail a second time on every fixed commit.
 
-The line length is the project's: ``line-length`` of ``ruff.toml``/``.ruff.toml``/``[tool.ruff]``,
-``[tool.black]``, or ``max-line-length`` of flake8 (``.flake8``, ``setup.cfg``, ``tox.ini``), the
-closest directory's file first; 88 (ruff's and black's default) where none says.  Only a line
+The line length is the project's (``fix.format_config``: ruff's, black's or flake8's setting, the
+closest directory's file first; 88 where none says).  Only a line
 the fix pushed past it is wrapped: a line that was already longer is left alone (the project does
 not hold it to a length), and so is anything already spread over several lines.
 
@@ -26,145 +25,16 @@ of the fix (the NVIDIA program must be the original one) runs on the wrapped tex
 
 from __future__ import annotations
 
-import configparser
-import os
 import re
-import sys
-from functools import lru_cache
 from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from rocm_lint.discovery import read_bounded
+from rocm_lint.fix.format_config import DEFAULT_LINE_LENGTH, line_length_for, project_style, style_for  # noqa: F401
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
-
-DEFAULT_LINE_LENGTH = 88
-_CONFIG_BYTES = 1 << 20
 _PRAGMA = re.compile(r"#\s*(?:noqa|type:|pyright:|pylint:|ruff:|isort:|nosec|fmt:)", re.IGNORECASE)
 
 
-# -- the project's line length -------------------------------------------------------------------
-def _read(path: str) -> Optional[str]:
-    try:
-        data = read_bounded(path, _CONFIG_BYTES)
-    except OSError:
-        return None
-    if isinstance(data, str):  # why not, in words: not a regular file, too big
-        return None
-    return data.decode("utf-8", "replace")
-
-
-def _positive(value: object) -> Optional[int]:
-    try:
-        number = int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return number if 0 < number < 10000 else None
-
-
-_NAMES = (".ruff.toml", "ruff.toml", "pyproject.toml", ".flake8", "setup.cfg", "tox.ini")
-
-
-def _signature(directory: str) -> Tuple[Tuple[str, int, int], ...]:
-    """The config files of ``directory`` as (name, mtime, size): an edited file is read again
-    (the language server lives long)."""
-    out = []
-    for name in _NAMES:
-        try:
-            st = os.stat(os.path.join(directory, name))
-        except (OSError, ValueError):
-            continue
-        out.append((name, st.st_mtime_ns, st.st_size))
-    return tuple(out)
-
-
-def _isort_lines(table: object) -> Optional[int]:
-    """``lines-after-imports`` / ``lines_after_imports`` of an isort table, where ruff format
-    accepts it (1 or 2)."""
-    if not isinstance(table, dict):
-        return None
-    value = table.get("lines-after-imports", table.get("lines_after_imports"))
-    return value if value in (1, 2) and not isinstance(value, bool) else None
-
-
-@lru_cache(maxsize=256)
-def _from_directory(directory: str, signature: Tuple[Tuple[str, int, int], ...]) -> Tuple[Optional[int], Optional[int]]:
-    """(line length, blank lines after imports) that the config files of ``directory`` set, in
-    ruff's order of precedence; None for what they do not set."""
-    present = {name for name, _, _ in signature}
-    length = blank = None
-    for name in (".ruff.toml", "ruff.toml", "pyproject.toml"):
-        if name not in present:
-            continue
-        text = _read(os.path.join(directory, name))
-        if text is None:
-            continue
-        try:
-            data = tomllib.loads(text)
-        except (tomllib.TOMLDecodeError, ValueError, RecursionError):
-            continue
-        tool = data.get("tool", {}) if name == "pyproject.toml" else {"ruff": data}
-        if not isinstance(tool, dict):
-            continue
-        for section in ("ruff", "black"):
-            table = tool.get(section)
-            if length is None and isinstance(table, dict):
-                length = _positive(table.get("line-length"))
-        ruff = tool.get("ruff") if isinstance(tool.get("ruff"), dict) else {}
-        lint = ruff.get("lint") if isinstance(ruff.get("lint"), dict) else {}
-        for table in (lint.get("isort"), ruff.get("isort"), tool.get("isort")):
-            if blank is None:
-                blank = _isort_lines(table)
-        if length is not None or blank is not None:
-            return length, blank
-    for name in (".flake8", "setup.cfg", "tox.ini"):
-        if name not in present:
-            continue
-        text = _read(os.path.join(directory, name))
-        if text is None:
-            continue
-        parser = configparser.RawConfigParser()
-        try:
-            parser.read_string(text)
-        except (configparser.Error, ValueError):
-            continue
-        for key in ("max-line-length", "max_line_length"):
-            if parser.has_option("flake8", key) and _positive(parser.get("flake8", key)):
-                return _positive(parser.get("flake8", key)), None
-    return None, None
-
-
-def style_for(path: str) -> Tuple[int, Optional[int]]:
-    """(line length, blank lines after the import block) of ``path``'s project: the closest
-    directory whose config files set them (ruff's, black's, isort's or flake8's settings); 88 and
-    None (isort's automatic choice) where nothing says."""
-    directory = os.path.dirname(os.path.abspath(path or "."))
-    length = blank = None
-    while length is None or blank is None:
-        signature = _signature(directory)
-        if signature:
-            found_length, found_blank = _from_directory(directory, signature)
-            length = length if length is not None else found_length
-            blank = blank if blank is not None else found_blank
-            if found_length is not None or found_blank is not None:
-                break  # the closest configured project wins, as ruff's settings do
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
-    return (length if length is not None else DEFAULT_LINE_LENGTH), blank
-
-
-def line_length_for(path: str) -> int:
-    """The line length the formatter of ``path``'s project keeps (88 where nothing says)."""
-    return style_for(path)[0]
-
-
-# -- layouts ---------------------------------------------------------------------------------------
 _EMPTY = cst.Module([])
 
 
@@ -210,6 +80,8 @@ class Layout:
         if isinstance(node, (cst.Dict, cst.List, cst.Set)) and node.elements and not node.lpar:
             opening, closing = {cst.Dict: "{}", cst.List: "[]", cst.Set: "{}"}[type(node)]
             return opening, [(e, _bare(e)) for e in node.elements], closing, True
+        if isinstance(node, cst.Tuple) and len(node.elements) > 1 and len(node.lpar) == 1:
+            return "(", [(e, _bare(e)) for e in node.elements], ")", True
         return None
 
     def split(self, node, ind: int, tail: int) -> Optional[List[str]]:
@@ -221,7 +93,10 @@ class Layout:
         opening, items, closing, trailing = parts
         inner = " " * (ind + 4)
         hugged = inner + ", ".join(text for _, text in items)
-        if self.fits(hugged) and not any("\n" in text for _, text in items):
+        # a literal of several items is split one item per line (black's and ruff's rule), call
+        # arguments and a lone item stay on one line where they fit
+        collection = isinstance(node, (cst.Dict, cst.List, cst.Set, cst.Tuple)) and len(items) > 1
+        if self.fits(hugged) and not collection and not any("\n" in text for _, text in items):
             return [opening, hugged, " " * ind + closing]
         lines = [opening]
         for n, (item, text) in enumerate(items):

@@ -70,6 +70,8 @@ class RecipeTransformer(cst.CSTTransformer):
         self.applied: Set[int] = set()
         # The `if not is_rocm:` blocks made here, with their test (kept alive: ids are reused).
         self.created: Dict[int, Tuple[object, str]] = {}
+        # id(gate) -> its statements laid out at the gate's own level (fix.format_nest)
+        self.shallow: Dict[int, List[cst.BaseStatement]] = {}
 
     def merge_gates(self, body):
         """Consecutive statements gated by this fix share one `if not is_rocm:` block."""
@@ -78,15 +80,34 @@ class RecipeTransformer(cst.CSTTransformer):
         for stmt in body:
             mine = created.get(id(stmt), (None, None))
             theirs = created.get(id(out[-1]), (None, None)) if out else (None, None)
-            if out and mine[0] is stmt and theirs[0] is out[-1] and mine[1] == theirs[1]:
+            if out and mine[0] is stmt and theirs[0] is out[-1] and mine[1] == theirs[1] \
+                    and not self._pushes_comment(stmt.leading_lines):
                 prev = out[-1]
-                inner = stmt.body.body[0].with_changes(leading_lines=stmt.leading_lines)
+                inner = stmt.body.body[0].with_changes(leading_lines=_unindented_blanks(stmt.leading_lines))
                 merged = prev.with_changes(body=prev.body.with_changes(body=list(prev.body.body) + [inner]))
                 created[id(merged)] = (merged, mine[1])
+                if id(prev) in self.shallow and id(stmt) in self.shallow:
+                    self.shallow[id(merged)] = self.shallow[id(prev)] + [
+                        self.shallow[id(stmt)][0].with_changes(leading_lines=stmt.leading_lines)]
                 out[-1] = merged
             else:
                 out.append(stmt)
         return out
+
+    def _pushes_comment(self, lines) -> bool:
+        """Would a comment line of ``lines``, moved into the block of a merged gate, run past
+        the line length it kept before (E501: ruff format does not wrap comments)?  Then the
+        statement gets its own gate, and the comment stays where it was, above it."""
+        if self.line_length is None or self.module is None:
+            return False
+        here = self._indent()
+        deeper = here + len(self.module.default_indent)
+        for line in lines:
+            if line.comment is not None:
+                width = len(line.whitespace.value) + len(line.comment.value)
+                if deeper + width > self.line_length >= here + width:
+                    return True
+        return False
 
     def on_visit(self, node):
         self.parents.append(node)
@@ -146,6 +167,33 @@ class RecipeTransformer(cst.CSTTransformer):
         new = wrap(updated, self._indent() + deeper, self.line_length, self.module.config_for_parsing)
         return updated if new is None else new
 
+    def _rewrapped(self, original, updated, deeper: int):
+        """A statement over several lines, every one within the line length before the fix and
+        one past it after: laid out again (``fix.format_wrap``)."""
+        pos = self.positions.get(original)
+        if self.line_length is None or pos is None or pos.start.line == pos.end.line \
+                or not isinstance(updated, cst.SimpleStatementLine):
+            return updated
+        if any(len(line.rstrip("\r\n")) > self.line_length for line in self.lines[pos.start.line - 1:pos.end.line]):
+            return updated  # the project does not hold this statement to the length
+        from rocm_lint.fix.format_wrap import rewrap_statement, widths
+
+        indent = self._indent() + deeper
+        if max(widths(updated.with_changes(leading_lines=()), indent)) <= self.line_length:
+            return updated
+        new = rewrap_statement(updated, indent, self.line_length, self.module.config_for_parsing)
+        return updated if new is None else new
+
+    def leave_If(self, original, updated):
+        if not self.created or self.line_length is None:
+            return updated
+        from rocm_lint.fix.format_nest import collapse_gate
+
+        parent = self.parents[-2] if len(self.parents) > 1 else None
+        new = collapse_gate(updated, parent, self.created, self.shallow, self._indent(), self.line_length,
+                            self.module.config_for_parsing)
+        return updated if new is None else new
+
     def leave_With(self, original, updated):
         if id(original) not in self.widened:
             return updated
@@ -164,12 +212,16 @@ class RecipeTransformer(cst.CSTTransformer):
         pos = self.positions[original]
         hits = [f for line, fs in self.gate_lines.items() if pos.start.line <= line <= pos.end.line for f in fs]
         guards = [f for line, fs in self.guard_lines.items() if pos.start.line <= line <= pos.end.line for f in fs]
+        shallow = updated  # (laid out at its own level: for a gate merged into an enclosing `if`)
         if id(original) in self.widened or (hits and len(updated.body) == 1):
             from rocm_lint.fix.layout import wrap_statement
 
             # a gated statement moves one level deeper
-            updated = self._wrapped(original, updated, wrap_statement,
-                                    len(self.module.default_indent) if hits and self.module else 0)
+            deeper = len(self.module.default_indent) if hits and self.module else 0
+            if hits and deeper:
+                shallow = self._rewrapped(original, self._wrapped(original, updated, wrap_statement, 0), 0)
+            updated = self._wrapped(original, updated, wrap_statement, deeper)
+            updated = self._rewrapped(original, updated, deeper)
         if not hits and not guards:
             return updated
         if len(updated.body) != 1:  # `a; b` on one line: no safe place to gate
@@ -182,6 +234,7 @@ class RecipeTransformer(cst.CSTTransformer):
                     cst.UnaryOperation(operator=cst.Not(), expression=cst.Name(self.flag_name)))
             gate = cst.If(test=test, body=cst.IndentedBlock(body=[inner]), leading_lines=updated.leading_lines)
             self.created[id(gate)] = (gate, alias or "")
+            self.shallow[id(gate)] = [shallow.with_changes(leading_lines=())]
             return gate
         names = bound_names(updated.body[0])
         if not names:
@@ -234,6 +287,13 @@ class RecipeTransformer(cst.CSTTransformer):
         )
 
 
+def _unindented_blanks(lines):
+    """Leading lines moved one block deeper: a blank line stays empty (LibCST would write the
+    block's indentation on it: a whitespace-only line, pycodestyle's W293), a comment follows."""
+    return [line.with_changes(indent=False, whitespace=cst.SimpleWhitespace(""))
+            if line.comment is None else line for line in lines]
+
+
 def bound_names(stmt) -> List[str]:
     """The names an import statement binds (what ``except ImportError`` sets to None)."""
     names = []
@@ -274,10 +334,19 @@ def _imports_torch(stmt) -> bool:
     return any(n == "torch" or n.startswith("torch.") for n in names)
 
 
-def _isort_place_of_import_torch(body, at: int) -> Optional[int]:
+def _from_module(stmt) -> Optional[List[str]]:
+    """The module a one-statement ``from a.b import c`` line imports from (None otherwise)."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.ImportFrom)) or stmt.body[0].relative or stmt.body[0].module is None:
+        return None
+    return [_EMPTY.code_for_node(stmt.body[0].module)]
+
+
+def _isort_place_of_import_torch(body, at: int, sort_within: bool = False) -> Optional[int]:
     """Where isort (ruff's defaults: plain imports before ``from`` imports in a section, sorted by
-    module) wants an added ``import torch``, when that is right before the first module-level
-    torch import (before ``at``): its index, else None (the import then goes after it)."""
+    module; with ``force-sort-within-sections`` both kinds sorted together by module) wants an
+    added ``import torch``, when that is right before the first module-level torch import (before
+    ``at``): its index, else None (the import then goes after it)."""
     k = next((i for i in range(min(at, len(body))) if _imports_torch(body[i])), None)
     if k is None:
         return None
@@ -287,6 +356,8 @@ def _isort_place_of_import_torch(body, at: int) -> Optional[int]:
     if k > 0 and not body[k].leading_lines and isinstance(body[k - 1], cst.SimpleStatementLine) \
             and any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in body[k - 1].body):
         previous = _module_names(body[k - 1])
+        if previous is None and sort_within:
+            previous = _from_module(body[k - 1])
         if previous is None or not all(n.lower() < "torch" for n in previous):
             return None  # isort's place is further up, away from the torch import
     return k
@@ -309,7 +380,8 @@ def _index_after_line(module, positions, line: Optional[int], default: int) -> i
 
 
 def apply_recipes(wrapper, positions, lines: List[str], findings: Sequence[Finding], flag,
-                  line_length: Optional[int] = None, blank_after_imports: Optional[int] = None):
+                  line_length: Optional[int] = None, blank_after_imports: Optional[int] = None, *,
+                  sort_within_sections: bool = False):
     """Rewrite the module held by ``wrapper``: (new source, ids of the applied findings, whether
     the ROCm flag is used; its statements are inserted where the plan says when it is new).
     Findings in ``flag.inline`` test ``<torch>.version.hip`` in place instead of the flag."""
@@ -324,7 +396,8 @@ def apply_recipes(wrapper, positions, lines: List[str], findings: Sequence[Findi
         stmts = [cst.parse_statement(s + "\n") for s in flag.statements]
         body = list(new_module.body)
         at = _index_after_line(wrapper.module, positions, flag.insert_after_line, flag.insert_after) + 1
-        before = _isort_place_of_import_torch(body, at) if flag.statements[0] == "import torch" else None
+        before = _isort_place_of_import_torch(body, at, sort_within_sections) \
+            if flag.statements[0] == "import torch" else None
         if before is not None:
             # ``import torch`` right before the torch import isort puts it before (it imports
             # nothing that statement would not import first); the flag stays after the imports

@@ -239,15 +239,16 @@ class Analyzer:
             if rocm_only and not rule.rocm_side:
                 continue
             for hit in checker.fn(node, ctx):
-                recipe = hit.recipe
+                recipe, why = hit.recipe, hit.no_fix
                 if recipe is not None and recipe.gates_statement and not ctx.alone_on_its_lines(node):
                     recipe = None  # `a = 1; <hazard>` or `if x: <hazard>`: no place for the gate
+                    why = _NO_PLACE
                 where = hit.node
                 self.findings.append(Finding(
                     ctx.path, where.lineno, where.col_offset, rule.code, hit.message,
                     getattr(where, "end_lineno", None) or where.lineno,
                     getattr(where, "end_col_offset", None) or where.col_offset,
-                    fix=_fix_of(rule, recipe),
+                    fix=_fix_of(rule, recipe, why),
                 ))
 
 
@@ -331,11 +332,21 @@ def _dunder_all(tree: ast.Module) -> FrozenSet[str]:
     return frozenset()
 
 
-def _fix_of(rule: Rule, recipe: Optional[Recipe]) -> Optional[Fix]:
-    """The Fix a recipe promises, with the rule's applicability (the fix engine makes the edits)."""
-    if recipe is None or rule.fix is None or rule.fix == Applicability.DISPLAY:
+def _fix_of(rule: Rule, recipe: Optional[Recipe], why: str = "") -> Optional[Fix]:
+    """The Fix a recipe promises, with the rule's applicability (the fix engine makes the edits);
+    for a rule that has fixes, at a place with none, a display-only fix that says why."""
+    if rule.fix is None or rule.fix == Applicability.DISPLAY:
         return None
+    if recipe is None:
+        return Fix(Applicability.DISPLAY, "not fixed: " + (why or _NO_SAFE_REWRITE))
     return Fix(rule.fix, recipe.message, recipe=recipe)
+
+
+_NO_PLACE = ("the statement shares its line with another (`if x: stmt`, `a = 1; stmt`): there is no place for "
+             "the `if not is_rocm:` gate; put it on a line of its own and run --fix again")
+_NO_SAFE_REWRITE = ("no rewrite of this shape is known to keep the NVIDIA program unchanged (the fix gates a "
+                    "statement of its own or replaces a literal value; this is inside a lambda or a larger "
+                    "expression): change it by hand as the message says")
 
 
 def _catches_import_error(handler: ast.excepthandler) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional, Tuple
 
 from rocm_lint.domain import ALLOC_CONF_VARS, AUTOTUNE_ENV
 from rocm_lint.finding import Applicability, GateStatement, Recipe, RocmValue, span_of
@@ -61,32 +61,42 @@ def without_max_split(conf: str) -> str:
                     if part.strip() and not part.strip().startswith("max_split_size_mb"))
 
 
-def _recipe(value: ast.AST, node: ast.AST, ctx: ModuleContext) -> Optional[Recipe]:
+def _recipe(value: ast.AST, node: ast.AST, ctx: ModuleContext) -> Tuple[Optional[Recipe], str]:
     """ROCm gets the same string without max_split_size_mb (only for a literal string);
-    when nothing would be left, the whole statement is skipped on ROCm instead."""
+    when nothing would be left, the whole statement is skipped on ROCm instead.  (recipe, why
+    there is none)."""
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         if not without_max_split(value.value).strip():
             whole = ctx.is_whole_statement(node) and len(getattr(node, "targets", [0])) == 1
-            return GateStatement() if whole else None
+            return (GateStatement(), "") if whole else (None, _NOTHING_LEFT)
         rocm = without_max_split(value.value).replace("\\", "\\\\").replace('"', '\\"')
         return RocmValue(span_of(value), f'"{rocm}"',
-                         "Drop max_split_size_mb on ROCm")
-    return None
+                         "Drop max_split_size_mb on ROCm"), ""
+    return None, _NOT_LITERAL
 
+
+_NOT_LITERAL = ("the setting is not one literal string here (a name, an f-string, a concatenation): the ROCm "
+                "value cannot be written from it; drop max_split_size_mb where the string is made")
+_NOTHING_LEFT = ("nothing would remain without max_split_size_mb, and the setting is not a statement of its "
+                 "own that could be skipped on ROCm")
+
+
+_NO_CONFIG_FIX = ("a shell, YAML, Dockerfile or .env setting is not rewritten: it has no ROCm test to gate on and "
+                  "no check proves the NVIDIA run unchanged there; set the ROCm value where the ROCm job is defined")
 
 @ROC301.checker(ast.Assign, ast.AnnAssign, ast.Call, ast.Dict)
 def max_split_size(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
     for where, name, value in env_settings(node, ctx):
         text = ctx.string_text(value)
         if name in ALLOC_CONF_VARS and text is not None and risky_max_split(text):
-            yield PyHit(where, ROC301.message("python", where=name), _recipe(value, node, ctx))
+            yield PyHit(where, ROC301.message("python", where=name), *_recipe(value, node, ctx))
     if isinstance(node, ast.Call):
         qual = ctx.qualname(node.func) or ""
         if qual.rsplit(".", 1)[-1] in ("_set_allocator_settings", "set_allocator_settings") and node.args:
             text = ctx.string_text(node.args[0])
             if text is not None and risky_max_split(text):
                 yield PyHit(node, ROC301.message("python", where="the allocator settings"),
-                            _recipe(node.args[0], node, ctx))
+                            *_recipe(node.args[0], node, ctx))
 
 
 # -- shell, Dockerfile, YAML, .env ----------------------------------------------------------------
@@ -108,9 +118,9 @@ def max_split_size_in_environment(unit: ConfigUnit) -> Iterator[Hit]:
             message = ROC301.message("config", where=f"`{s.name}`")
             at = unit.code.find("max_split_size_mb", s.value_start, s.value_end)
             if at >= 0:
-                yield ROC301.hit(at, at + len("max_split_size_mb"), message)
+                yield ROC301.hit(at, at + len("max_split_size_mb"), message, no_fix=_NO_CONFIG_FIX)
             else:
-                yield ROC301.hit(unit.anchor(s), s.value_end, message)
+                yield ROC301.hit(unit.anchor(s), s.value_end, message, no_fix=_NO_CONFIG_FIX)
 
 
 @ROC302.source_checker()

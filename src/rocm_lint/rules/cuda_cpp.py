@@ -198,9 +198,23 @@ def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
         for d, header, hip, start, end, _ in run:
             if hip:
                 yield ROC702.hit(start, end, ROC702.message("hip", header=header, hip=hip), edits=edits,
-                                 fix_message=f"include <{hip}> under `{rocm_if(unit)}`")
+                                 fix_message=f"include <{hip}> under `{rocm_if(unit)}`",
+                                 no_fix=_why_no_header_fix(unit, d))
             else:
-                yield ROC702.hit(start, end, ROC702.message("no_hip", header=header))
+                yield ROC702.hit(start, end, ROC702.message("no_hip", header=header),
+                                 no_fix=f"no HIP header stands in for <{header}>: the code that uses it needs "
+                                        "porting by hand")
+
+
+def _why_no_header_fix(unit: CppUnit, d) -> str:
+    """Why an include with a HIP counterpart gets no edit."""
+    if d.line != d.end_line:
+        return "the #include directive continues over several lines (a backslash): shown, not rewritten"
+    if unit.pre.rocm_branch(d.line):
+        return ("the #include is in a branch the ROCm build compiles: it needs its HIP header there, "
+                "not a ROCm gate")
+    return ("the NVIDIA line numbers here cannot be known (an earlier #line directive, or a line the "
+            "#if model cannot place), so no gated block with #line directives is written")
 
 
 # -- NVIDIA-only libraries and APIs ---------------------------------------------------------------

@@ -163,11 +163,16 @@ def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
             key = "true"
         else:
             key = "unknown"
+        no_fix = "" if edits else ("whether the condition holds on ROCm cannot be told from it (it is not decided "
+                                   "by the version macros alone)")
         if "\n" in unit.text[begin:end]:
             edits = ()  # a condition continued over several lines: shown, not rewritten
+            no_fix = ("the condition continues over several lines (a backslash): a rewrite would have to "
+                      "re-flow the continuation, so it is shown, not rewritten")
         names = sorted({n for n in names_in(d.condition) if n in CUDA_VERSION_MACROS})
         yield ROC703.hit(d.start, d.end, ROC703.message(key, directive=d.name, macros=", ".join(names), gate=macro),
-                         edits=edits, fix_message="state the ROCm behaviour explicitly (same result on both platforms)")
+                         edits=edits, fix_message="state the ROCm behaviour explicitly (same result on both platforms)",
+                         no_fix=no_fix)
 
 
 @ROC705.source_checker()

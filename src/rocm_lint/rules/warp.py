@@ -271,9 +271,11 @@ def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
             else:
                 message = ROC601.message("count_of_ballot", call=call, wide=_wide(call))
             reported.add(narrow.start())
-            yield ROC601.hit(narrow.start(), close, message)
+            yield ROC601.hit(narrow.start(), close, message,
+                             no_fix="a bit count taken straight of a ballot call is not rewritten (the fix "
+                                    "widens a ballot variable's declaration and its uses)")
         if re.match(r"\s*&\s*(?:\(\s*)?1[uU]?\s*<<", code[close:close + 40]):
-            yield ROC601.hit(start, close, ROC601.message("ballot_shift"))
+            yield ROC601.hit(start, close, ROC601.message("ballot_shift"), no_fix=_NO_SHIFT_FIX)
     _, shifts_of = _mask_uses(unit)
     counts_of = _narrow_calls(unit)
     for name, at, stmt, end, is32, decl in _ballot_variables(unit):
@@ -293,7 +295,10 @@ def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
             yield ROC601.hit(at if decl is None else stmt + decl.start(1), end,
                              ROC601.message("variable_32", name=name), edits=fix,
                              fix_message="keep the ballot in 64 bits on ROCm (`unsigned long long`, "
-                                         "`__popcll`/`__ffsll`)")
+                                         "`__popcll`/`__ffsll`)",
+                             no_fix="a 64-bit twin is written only for a plain declaration whose every "
+                                    "bit-count use takes the variable alone and has a same-meaning 64-bit "
+                                    "form, with no `1 << lane` test to rewrite; one of those does not hold here")
         for u in uses:
             reported.add(u[0])
             if u[3] == name:
@@ -301,9 +306,14 @@ def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
             else:
                 message = ROC601.message("count_of_expression", call=u[2], expr=" ".join(u[3].split()),
                                          name=name, wide=_wide(u[2]))
-            yield ROC601.hit(u[0], u[1], message)
+            yield ROC601.hit(u[0], u[1], message,
+                             no_fix=f"this use changes with the declaration of `{name}` (its ROC601 finding "
+                                    "carries the fix, where one can be made)")
         for sh in shifts:
-            yield ROC601.hit(sh[0], sh[1], ROC601.message("variable_shift", name=name))
+            yield ROC601.hit(sh[0], sh[1], ROC601.message("variable_shift", name=name), no_fix=_NO_SHIFT_FIX)
+
+
+_NO_SHIFT_FIX = "a `1 << lane` test of a 64-bit ballot needs a 64-bit shift (`1ull << lane`), written by hand"
 
 
 _NARROW_WORDS = LazyPattern(r"__(?:popc|ffs|clz|brev)\b")
@@ -467,7 +477,10 @@ def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
             continue
         edits = _full_mask_fix(unit, unit.code[a:b].strip(), a, b)
         yield ROC602.hit(a, b, ROC602.message(mask=what, call=m.group(0)),
-                         edits=edits, fix_message="use the 64-bit all-lanes mask on ROCm")
+                         edits=edits, fix_message="use the 64-bit all-lanes mask on ROCm",
+                         no_fix="no ROCm twin can be written here: the mask is neither a literal in the call "
+                                "nor a `#define` of one this fix rewrites, or the statement holding it cannot "
+                                "be copied whole")
 
 
 FULL64 = "0xffffffffffffffffull"
