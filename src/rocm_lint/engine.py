@@ -473,11 +473,12 @@ def forget_read_files() -> None:
     """Drop what the readers cached of files other than the one checked (project headers and
     their facts, build files, requirement includes): a long-lived front end (the language server)
     calls it when one of those files may have changed, so its answer equals a fresh run."""
-    from rocm_lint.build import context as build_context
+    from rocm_lint.build import context as build_context, headers
     from rocm_lint.configfiles import manifests
     from rocm_lint.cpp import facts, includes, scanner
 
     build_context.cache_clear()
+    headers.cache_clear()
     facts.cache_clear()
     includes.cache_clear()
     scanner.cache_clear()

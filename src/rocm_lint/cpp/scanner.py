@@ -20,6 +20,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 from rocm_lint import noqa
 from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
+from rocm_lint.build.headers import header_platform
 from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts
 from rocm_lint.discovery import note_read, read_bounded
@@ -387,7 +388,7 @@ def build_base(path: str) -> Tuple[Optional[bool], Optional[bool]]:
     """Whether (NVIDIA, ROCm) compile the file at all, as the project's build decides
     (``build_context.file_platform``): a ROCm-only directory reads as if every line were under
     ``#ifdef USE_ROCM``, a directory the ROCm build never compiles as if under ``#ifndef USE_ROCM``."""
-    platform = build_context.file_platform(path)
+    platform = build_context.file_platform(path) or header_platform(path)  # a header: from its includers
     if platform == build_context.ROCM:
         return False, True
     if platform == build_context.CUDA:
