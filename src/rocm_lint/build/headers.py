@@ -40,7 +40,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from rocm_lint.build.context import CUDA, ROCM, file_platform, macro_facts
 from rocm_lint.cpp.includes import included_macro_facts, read_header
-from rocm_lint.cpp.preproc import analyse
+from rocm_lint.cpp.preproc import analyse, include_guard
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.discovery import note_read, read_bounded, recording_reads
 
@@ -137,11 +137,35 @@ def _names_header(include: Include, header: str) -> Optional[bool]:
     return header.replace(os.sep, "/").endswith("/" + "/".join(parts))
 
 
-def _unreached_on_rocm(includer: str) -> FrozenSet[int]:
+def _unreached_on_rocm(includer: str, line: int) -> bool:
+    """Does no ROCm build reach ``includer``'s ``#include`` on ``line``?"""
+    if not _conditional_above(includer, line):
+        return False  # no #if around it but the include guard: reached wherever the file is
     lines, deps = _unreached(includer)
     for dep in deps:
         note_read(dep)
-    return lines
+    return line in lines
+
+
+_OPENING = re.compile(r"^[ \t]*#[ \t]*if", re.M)
+
+
+@lru_cache(maxsize=2048)
+def _openings(includer: str) -> Tuple[int, ...]:
+    """The lines of ``includer`` that open a conditional (``#if``/``#ifdef``/``#ifndef``, a
+    commented one too), its include guard's left out."""
+    text = read_header(includer) or ""
+    out = [text.count("\n", 0, m.start()) + 1 for m in _OPENING.finditer(text)]
+    if out and include_guard(text) is not None:
+        out.pop(0)
+    return tuple(out)
+
+
+def _conditional_above(includer: str, line: int) -> bool:
+    """Does a conditional open above ``line`` (the model is then read; else the line is reached
+    wherever the file is: the cheap answer for most includes)?"""
+    openings = _openings(includer)
+    return bool(openings) and openings[0] < line
 
 
 @lru_cache(maxsize=2048)
@@ -169,6 +193,7 @@ def _unreached_lines(includer: str) -> FrozenSet[int]:
     return frozenset(d.line for d in pre.directives if d.name == "include" and pre.nvidia_only(d.line))
 
 
+@lru_cache(maxsize=4096)
 def _includes_of(header: str) -> Optional[Tuple[Include, ...]]:
     """The includes that name ``header``; None where one of them may or may not (or a macro
     spells its name, or the project cannot be indexed)."""
@@ -209,7 +234,7 @@ def _search(header: str) -> Optional[str]:
                 continue
             if platform == ROCM:
                 return None
-            if line in _unreached_on_rocm(includer):
+            if _unreached_on_rocm(includer, line):
                 ended = True
                 continue
             if not HEADER_EXT.search(includer):
@@ -247,5 +272,7 @@ def header_platform(path: str) -> Optional[str]:
 def cache_clear() -> None:
     _answer.cache_clear()
     _unreached.cache_clear()
+    _openings.cache_clear()
+    _includes_of.cache_clear()
     _index.cache_clear()
     _root.cache_clear()
