@@ -164,3 +164,17 @@ def test_an_edited_includer_rechecks_the_header_in_the_content_cache(tmp_path):
     found = _run(root, cache).findings
     assert [(os.path.basename(f.path), f.line, f.code) for f in found] == [("mma.cuh", 3, "ROC701")]
 
+
+
+def test_an_include_no_build_compiles_or_an_includer_whose_guard_a_header_defines_is_no_fact(tmp_path):
+    # `#if 0`: compiled by neither build, no NVIDIA-only include
+    root = _tree(tmp_path, nv_only='#include "mma.cuh"\n', common='#if 0\n#include "mma.cuh"\n#endif\n')
+    assert header_platform(str(root / "csrc/mma.cuh")) is None
+    # outer.cuh includes mma.cuh unguarded; its other include includes outer.cuh back, defining
+    # outer's guard: the first inclusion still reaches mma.cuh
+    (root / "csrc/common.cu").write_text('#include "outer.cuh"\n')
+    (root / "csrc/outer.cuh").write_text('#ifndef OUTER_CUH_\n#define OUTER_CUH_\n#if X\n#endif\n'
+                                         '#include "back.h"\n#include "mma.cuh"\n#endif\n')
+    (root / "csrc/back.h").write_text('#pragma once\n#include "outer.cuh"\n')
+    engine.forget_read_files()
+    assert header_platform(str(root / "csrc/mma.cuh")) is None

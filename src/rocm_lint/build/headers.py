@@ -184,13 +184,17 @@ def _unreached_lines(includer: str) -> FrozenSet[int]:
         return frozenset()
     try:
         pre = analyse(text)
-        seed = macro_facts(includer) + included_macro_facts(includer, text)
+        # the file's own include guard is no fact of its headers (one that includes it back)
+        guard = include_guard(pre.lexed.code)
+        seed = tuple(f for f in macro_facts(includer) + included_macro_facts(includer, text) if f[0] != guard)
         rocm_extra, cuda_extra = learned_macros(pre)
         if seed or rocm_extra or cuda_extra:
             pre = analyse(text, pre.lexed, rocm_extra, cuda_extra, seed)
     except RecursionError:
         return frozenset()
-    return frozenset(d.line for d in pre.directives if d.name == "include" and pre.nvidia_only(d.line))
+    # NVIDIA compiles the line, ROCm does not (a line neither compiles, `#if 0`, is read as an include)
+    return frozenset(d.line for d in pre.directives if d.name == "include" and pre.nvidia_only(d.line)
+                     and pre.status(d.line).cuda is not False)
 
 
 @lru_cache(maxsize=4096)
