@@ -170,11 +170,12 @@ def test_an_include_no_build_compiles_or_an_includer_whose_guard_a_header_define
     # `#if 0`: compiled by neither build, no NVIDIA-only include
     root = _tree(tmp_path, nv_only='#include "mma.cuh"\n', common='#if 0\n#include "mma.cuh"\n#endif\n')
     assert header_platform(str(root / "csrc/mma.cuh")) is None
-    # outer.cuh includes mma.cuh unguarded; its other include includes outer.cuh back, defining
-    # outer's guard: the first inclusion still reaches mma.cuh
+    # outer.cuh includes mma.cuh under `#ifndef USE_ROCM`; its other include includes outer.cuh
+    # back, defining outer's guard: the first inclusion still reads its lines as they are
     (root / "csrc/common.cu").write_text('#include "outer.cuh"\n')
-    (root / "csrc/outer.cuh").write_text('#ifndef OUTER_CUH_\n#define OUTER_CUH_\n#if X\n#endif\n'
-                                         '#include "back.h"\n#include "mma.cuh"\n#endif\n')
-    (root / "csrc/back.h").write_text('#pragma once\n#include "outer.cuh"\n')
+    (root / "csrc/outer.cuh").write_text('#ifndef OUTER_CUH_\n#define OUTER_CUH_\n#include "back.h"\n'
+                                         '#ifndef USE_ROCM\n#include "mma.cuh"\n#endif\n#endif\n')
+    (root / "csrc/back.h").write_text('#pragma once\n#include "mid.h"\n')
+    (root / "csrc/mid.h").write_text('#pragma once\n#include "outer.cuh"\n')
     engine.forget_read_files()
-    assert header_platform(str(root / "csrc/mma.cuh")) is None
+    assert header_platform(str(root / "csrc/mma.cuh")) == CUDA
