@@ -589,3 +589,31 @@ async def test_an_imported_module_edited_on_disk_is_read_again(client: LanguageC
     (client.root / "plat.py").write_text(PLATFORM_PY)
     doc.replace(GATED_TRAIN_PY)
     assert await doc.found() == []
+HEADER_CMAKE = """project(ext LANGUAGES CXX)
+set(EXT_SRC "csrc/common.cu")
+if(GPU_LANG STREQUAL "CUDA")
+  list(APPEND EXT_SRC "csrc/nv_only.cu")
+elseif(GPU_LANG STREQUAL "HIP")
+  list(APPEND EXT_SRC "csrc/rocm.cu")
+endif()
+add_library(ext ${EXT_SRC})
+"""
+MMA_CUH = '#pragma once\n__device__ inline unsigned lane() {\n  unsigned r; asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));\n  return r;\n}\n'
+
+
+async def test_a_header_whose_includer_changed_on_disk_is_decided_again(client: LanguageClient):
+    """A header's platform comes from its includers (build.headers): `mma.cuh` is included by an
+    NVIDIA-only source and, under `#ifndef USE_ROCM`, by one the ROCm build compiles: silent.
+    The second includer loses its guard on disk: the next edit of the header reports ROC701."""
+    root = client.root
+    (root / ".git").mkdir()
+    (root / "csrc").mkdir()
+    (root / "CMakeLists.txt").write_text(HEADER_CMAKE)
+    (root / "csrc" / "nv_only.cu").write_text('#include "mma.cuh"\n')
+    (root / "csrc" / "common.cu").write_text('#ifndef USE_ROCM\n#include "mma.cuh"\n#endif\n')
+    (root / "csrc" / "mma.cuh").write_text(MMA_CUH)
+    doc = Doc(client, "csrc/mma.cuh", "cuda-cpp", MMA_CUH)
+    assert ("ROC701", 2) not in await doc.found()
+    (root / "csrc" / "common.cu").write_text('#include "mma.cuh"\n')
+    doc.replace(MMA_CUH + "\n")
+    assert ("ROC701", 2) in await doc.found()

@@ -19,6 +19,7 @@ from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
+from rocm_lint.build.headers import header_platform
 from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts
 from rocm_lint.cpp.lexer import Lexed, lex
@@ -399,7 +400,7 @@ def build_base(ws: Workspace, path: str) -> Tuple[Optional[bool], Optional[bool]
     """Whether (NVIDIA, ROCm) compile the file at all, as the project's build decides
     (``build_context.file_platform``): a ROCm-only directory reads as if every line were under
     ``#ifdef USE_ROCM``, a directory the ROCm build never compiles as if under ``#ifndef USE_ROCM``."""
-    platform = build_context.file_platform(ws, path)
+    platform = build_context.file_platform(ws, path) or header_platform(ws, path)  # a header: from its includers
     if platform == build_context.ROCM:
         return False, True
     if platform == build_context.CUDA:
