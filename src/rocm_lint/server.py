@@ -260,7 +260,7 @@ class RocmLintServer(LanguageServer):
         if self.workspace.text_documents.get(uri) is None:
             return  # closed meanwhile
         try:
-            self.publish(uri)
+            self.publish(uri, reuse=True)
         except Exception:  # noqa: BLE001 - a timer's error has no request to answer
             log.exception("rocm-lint: checking %s", uri)
 
@@ -345,12 +345,14 @@ class RocmLintServer(LanguageServer):
     def positions(self, path: str, text: str) -> Positions:
         return Positions(text, self.workspace.position_codec, language_of(path) == "python")
 
-    def publish(self, uri: str) -> None:
+    def publish(self, uri: str, reuse: bool = False) -> None:
+        """Check ``uri`` and push its diagnostics; ``reuse``: a check of this very version made
+        meanwhile (a code action or hover asked for it), nothing it read changed since, answers."""
         self.cancel(uri)  # a check now answers for the pending one too
         if self.pull.enabled:  # the client asks (textDocument/diagnostic): nothing is pushed
             self.pull.changed(self, uri)
             return
-        checked = self.check(uri)
+        checked = self.current(uri) if reuse and not self.dependencies_changed(uri) else self.check(uri)
         doc = self.workspace.get_text_document(uri)
         diagnostics: List[types.Diagnostic] = []
         if checked is not None and uri in self.unparsable:
