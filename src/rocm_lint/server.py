@@ -264,6 +264,18 @@ class RocmLintServer(LanguageServer):
         except Exception:  # noqa: BLE001 - a timer's error has no request to answer
             log.exception("rocm-lint: checking %s", uri)
 
+    def set_config_path(self, value: Optional[str]) -> None:
+        """The client's "config" setting (relative to the workspace root); None: look it up."""
+        if value:
+            path = Path(os.path.expanduser(value))
+            if not path.is_absolute() and self.root():
+                path = Path(self.root()) / path
+            self.configs.explicit = path
+        else:
+            self.configs.explicit = None
+        self.configs.clear()
+        self.configs.reported.clear()
+
     def set_debounce(self, value: Optional[float]) -> None:
         """The client's "debounce" setting (milliseconds); None: the default."""
         self.debounce_ms = DEFAULT_DEBOUNCE_MS if value is None else value
