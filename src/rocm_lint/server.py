@@ -22,6 +22,7 @@ pygls is an optional dependency (``pip install 'rocm-lint[lsp]'``): only this mo
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 from pathlib import Path
@@ -235,6 +236,7 @@ class RocmLintServer(LanguageServer):
         self.pull = PullState()  # a client that pulls diagnostics (server_features)
         self.debounce_ms = DEFAULT_DEBOUNCE_MS
         self.pending: Dict[str, asyncio.TimerHandle] = {}  # uri -> its debounced check
+        self.frozen = False  # gc.freeze() done (after the first check)
 
     # -- debounced checks
     def schedule(self, uri: str) -> None:
@@ -327,6 +329,10 @@ class RocmLintServer(LanguageServer):
         else:
             self.unparsable.discard(uri)
         self.results[uri] = (doc.version, text, result)
+        if not self.frozen:  # the rules and readers are loaded now: out of the collector's way
+            self.frozen = True
+            gc.collect()
+            gc.freeze()
         return path, text, result
 
     def dependencies_changed(self, uri: str) -> bool:
@@ -579,5 +585,10 @@ def create_server() -> RocmLintServer:
 def main() -> int:
     """Serve LSP over stdin/stdout until the client says exit."""
     logging.basicConfig(level=logging.WARNING)
+    # A check allocates a whole module's tree: with the default thresholds the cyclic collector
+    # ran several times per keystroke and walked the long-lived objects (the rules, the project
+    # model) each time (p90 of a keystroke's check on a 3,000-line module 53 -> 42 ms in-process).
+    # Cycles are still collected; what lives for the whole session is frozen after the first check.
+    gc.set_threshold(20_000, 20, 100)
     create_server().start_io()
     return 0
