@@ -236,7 +236,7 @@ class RocmLintServer(LanguageServer):
         self.pull = PullState()  # a client that pulls diagnostics (server_features)
         self.debounce_ms = DEFAULT_DEBOUNCE_MS
         self.pending: Dict[str, asyncio.TimerHandle] = {}  # uri -> its debounced check
-        self.frozen = False  # gc.freeze() done (after the first check)
+        self.freeze_pending = False  # main(): gc.freeze() after the first check
 
     # -- debounced checks
     def schedule(self, uri: str) -> None:
@@ -247,7 +247,7 @@ class RocmLintServer(LanguageServer):
             loop = asyncio.get_running_loop()
         except RuntimeError:  # pragma: no cover - called outside the server's loop
             loop = None
-        if self.debounce_ms <= 0 or loop is None:
+        if self.debounce_ms <= 0 or loop is None or self.pull.enabled:  # a pulling client asks itself
             self.publish(uri)
             return
         self.pending[uri] = loop.call_later(self.debounce_ms / 1000.0, self._due, uri)
@@ -329,8 +329,8 @@ class RocmLintServer(LanguageServer):
         else:
             self.unparsable.discard(uri)
         self.results[uri] = (doc.version, text, result)
-        if not self.frozen:  # the rules and readers are loaded now: out of the collector's way
-            self.frozen = True
+        if self.freeze_pending:  # the rules and readers are loaded now: out of the collector's way
+            self.freeze_pending = False
             gc.collect()
             gc.freeze()
         return path, text, result
@@ -590,5 +590,7 @@ def main() -> int:
     # model) each time (p90 of a keystroke's check on a 3,000-line module 53 -> 42 ms in-process).
     # Cycles are still collected; what lives for the whole session is frozen after the first check.
     gc.set_threshold(20_000, 20, 100)
-    create_server().start_io()
+    server = create_server()
+    server.freeze_pending = True
+    server.start_io()
     return 0
