@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test fuzz lint-sample docs bench bench-cpp bench-semgrep accuracy clean
+.PHONY: run test fuzz lint-sample docs bench bench-lsp bench-cpp bench-semgrep accuracy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ docs: $(STAMP)
 bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/bench_python.py
 	$(BIN)/python benchmarks/bench_fix.py $(if $(BENCH_FIX_TREE),--tree $(BENCH_FIX_TREE))
+
+## make bench-lsp: didChange -> diagnostics through `rocm-lint server` on two 3,000-line torch modules
+## (the torch wheel's sources as bench.py unpacks them; BENCH_LSP_ARGS="--baseline-src ../main/src ...")
+bench-lsp: $(TEST_STAMP)
+	$(BIN)/python benchmarks/bench_lsp.py $(BENCH_LSP_ARGS)
 
 ## make bench-cpp: the C++ scanner on FBGEMM, apex and flash-attention (cloned outside the repo)
 bench-cpp: $(TEST_STAMP)

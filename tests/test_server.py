@@ -617,3 +617,107 @@ async def test_a_header_whose_includer_changed_on_disk_is_decided_again(client: 
     (root / "csrc" / "common.cu").write_text('#include "mma.cuh"\n')
     doc.replace(MMA_CUH + "\n")
     assert ("ROC701", 2) in await doc.found()
+
+
+# -- issue #28: debounced edits, the project model kept across keystrokes -----------------------------
+class CountingDiagnostics(dict):
+    """The client's diagnostics by uri, counting the publications each uri received."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = {}
+
+    def __setitem__(self, uri, value):
+        self.count[uri] = self.count.get(uri, 0) + 1
+        super().__setitem__(uri, value)
+
+
+def fresh_check(root, name, text):
+    """What `rocm-lint check` finds in ``text`` saved as ``root/name`` (a new process)."""
+    import json
+    import subprocess
+
+    (root / name).write_text(text)
+    out = subprocess.run([sys.executable, "-m", "rocm_lint", "check", "--output-format", "json", name],
+                         cwd=root, capture_output=True, text=True, timeout=TIMEOUT)
+    assert out.returncode in (0, 1), out.stderr
+    return sorted((f["code"], f["location"]["row"] - 1, f["location"]["column"] - 1) for f in json.loads(out.stdout))
+
+
+def seen(diagnostics):
+    return sorted((d.code, d.range.start.line, d.range.start.character) for d in diagnostics)
+
+
+async def test_a_burst_of_edits_is_checked_once_on_its_last_text(client: LanguageClient):
+    """Twenty keystrokes sent back to back (each a new version, most of them half-typed) cost one
+    check, or two when the quiet spell fell inside the burst, never twenty; what is published
+    last is what a fresh `rocm-lint check` of the last text finds."""
+    base = "".join(TRAIN_PY.splitlines(keepends=True)[:5])  # ASCII: columns compare as they are
+    doc = Doc(client, "train.py", "python", base)
+    assert await doc.found() == [("ROC101", 3), ("ROC201", 4), ("ROC402", 1)]
+    counting = CountingDiagnostics()
+    client.diagnostics = counting
+    typed = "if torch.cuda.get_device_capability() >= (9, 0):\n    torch.backends.cudnn.allow_tf32 = False\n"
+    cuts = [len(typed) * (i + 1) // 20 for i in range(20)]
+    for cut in cuts:
+        doc.replace(base + typed[:cut])
+    await doc.diagnostics()
+    await asyncio.sleep(0.5)  # ten debounce windows: a late second check would have come by now
+    assert 1 <= counting.count[doc.uri] <= 2
+    assert seen(client.diagnostics[doc.uri]) == fresh_check(client.root, "train.py", doc.text)
+    assert ("ROC106", 5) in await doc.found()
+
+
+async def test_edits_equal_a_fresh_check_and_follow_an_imported_module(client: LanguageClient):
+    """Edit after edit the server's answer is a fresh run's, with the facts of an imported project
+    module kept between keystrokes, and read again once that module changes on disk (no event
+    from the client: the file is written by another program)."""
+    pkg = client.root / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    platform = "import torch\n\n\ndef get_cc():\n    return torch.cuda.get_device_capability()\n"
+    (pkg / "platform.py").write_text(platform)
+    text = "from .platform import get_cc\n\nif get_cc() >= (9, 0):\n    print('hopper')\n"
+    doc = Doc(client, "pkg/main.py", "python", text)
+    assert seen(await doc.diagnostics()) == fresh_check(client.root, "pkg/main.py", text) == [("ROC106", 2, 3)]
+    for extra in ("x = 1\n", "y = get_cc()\n", "if y[0] == 8:\n    pass\n"):
+        doc.replace(doc.text + extra)
+        assert seen(await doc.diagnostics()) == fresh_check(client.root, "pkg/main.py", doc.text)
+    (pkg / "platform.py").write_text("def get_cc():\n    return (9, 0)  # fixed: no capability here\n")
+    doc.replace(doc.text + "# edited\n")
+    assert seen(await doc.diagnostics()) == fresh_check(client.root, "pkg/main.py", doc.text) == []
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "rocm_lint", "server"]))
+async def undebounced_client(lsp_client: LanguageClient, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"), root_uri=tmp_path.as_uri(),
+        initialization_options={"rocm-lint": {"debounce": 0}}))
+    lsp_client.root = tmp_path
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_debounce_zero_checks_every_change(undebounced_client: LanguageClient):
+    """`"debounce": 0` answers each change with its own check, as before the setting existed."""
+    client = undebounced_client
+    doc = Doc(client, "train.py", "python", TRAIN_PY)
+    await doc.found()
+    counting = CountingDiagnostics()
+    client.diagnostics = counting
+    for i in range(5):
+        doc.replace(TRAIN_PY + f"x = {i}\n")
+    while counting.count.get(doc.uri, 0) < 5:
+        await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), TIMEOUT)
+    assert counting.count[doc.uri] == 5
+
+
+async def test_debounce_setting():
+    from rocm_lint.server import DEFAULT_DEBOUNCE_MS, debounce_setting
+
+    assert debounce_setting({"debounce": 120}) == 120.0
+    assert debounce_setting({"settings": {"rocm-lint": {"debounce": 0}}}) == 0.0
+    assert debounce_setting({"debounce": -5}) == 0.0 and debounce_setting({"debounce": 1e9}) == 10_000.0
+    assert debounce_setting({"debounce": "fast"}) is None and debounce_setting({"debounce": True}) is None
+    assert debounce_setting(None) is None and DEFAULT_DEBOUNCE_MS == 50.0

@@ -7,7 +7,7 @@ major or minor number, ``major * 10 + minor``, ``major + minor / 10``, the devic
 from __future__ import annotations
 
 import ast
-from typing import Dict, Hashable, List, Optional, Set, Tuple
+from typing import Dict, Hashable, Iterator, List, Optional, Set, Tuple
 
 from rocm_lint.domain import NVIDIA, ROCM
 from rocm_lint.python.context import ModuleContext
@@ -293,11 +293,23 @@ def _record(node: ast.AST, ctx: ModuleContext, bindings: Dict[BindingKey, str]) 
             bindings.pop(key, None)  # rebound to something else
 
 
+def _compound_statements(body: List[ast.stmt]) -> Iterator[ast.AST]:
+    """Every statement, nested ones included, and every ``except``/``case`` clause; no expressions."""
+    stack: List[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(getattr(node, name, None) or ())
+
+
 def _except_fallbacks(ctx: ModuleContext) -> Set[int]:
     """Assignments of a constant in an ``except`` handler (``try: cc = ... except: cc = 0``)."""
     def find() -> Set[int]:
         out: Set[int] = set()
-        for node in ast.walk(ctx.tree):
+        if "try" not in ctx.text:
+            return out
+        for node in _compound_statements(ctx.tree.body):  # a ``try`` is a statement: expressions hold none
             if isinstance(node, ast.Try):
                 for handler in node.handlers:
                     out.update(id(stmt) for stmt in handler.body

@@ -283,6 +283,10 @@ def _setup_lists(ctx: ModuleContext) -> Dict[int, str]:
     (``install_requires=REQUIRES``, ``extras_require={"x": X_REQUIRES}``, ``extra_deps["x"] = [...]``)."""
     def compute() -> Dict[int, str]:
         out: Dict[int, str] = {}
+        # ``setuptools.setup``/``distutils.core.setup`` is named through an import (or spelled out):
+        # a module whose text names neither calls neither
+        if "setuptools" not in ctx.text and "distutils" not in ctx.text:
+            return out
         calls = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and ctx.qualname(n.func) in _SETUP]
         if not calls:
             return out
