@@ -142,8 +142,8 @@ def test_no_import_cycle():
 def test_string_imports_are_imports():
     """The rule families that reach a reader through ``lazy_functions`` strings import it, for
     these tests, as a plain import would (a layer break written as a string is still one)."""
-    assert "rocm_lint.cpp.scanner" in IMPORTS["rocm_lint.rules.warp"]
-    assert "calls" in IMPORTS["rocm_lint.rules.warp"]["rocm_lint.cpp.scanner"]
+    assert "rocm_lint.cpp.scanner" in IMPORTS["rocm_lint.rules.lane_masks"]
+    assert "calls" in IMPORTS["rocm_lint.rules.lane_masks"]["rocm_lint.cpp.scanner"]
     node = ast.parse('lazy_functions(globals(), "rocm_lint.engine", "check_paths")').body[0].value
     assert _lazy_import(node) == ("rocm_lint.engine", ["check_paths"])
 

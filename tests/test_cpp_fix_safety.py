@@ -322,7 +322,7 @@ def _naive_declared_32(code, name, before):
 @given(st.lists(st.sampled_from(["unsigned ", "unsigned int ", "long int ", "uint32_t ", "int ", "m", "a", "=", "0",
                                  ", ", ";", "{", "}", " ", "\n", "f(x, y)", "long "]), max_size=25), st.data())
 def test_declared_32_finds_what_a_search_would(pieces, data):
-    from rocm_lint.rules.warp import declared_32
+    from rocm_lint.rules.lane_masks import declared_32
 
     code = "".join(pieces)
     lexed = lex(code)

@@ -160,7 +160,7 @@ def test_a_rule_that_crashes_costs_one_error_line(tmp_path, monkeypatch, request
     """A bug in one rule on one file is that file's error, the other files are still checked."""
     from rocm_lint.config import Config
     from rocm_lint.engine import check_paths
-    from rocm_lint.rules import warp
+    from rocm_lint.rules import full_masks
 
     (tmp_path / "a.cu").write_text("__global__ void k(float* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n")
     (tmp_path / "b.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
@@ -171,8 +171,8 @@ def test_a_rule_that_crashes_costs_one_error_line(tmp_path, monkeypatch, request
 
     import dataclasses
 
-    checkers = warp.ROC602.source_checkers
-    monkeypatch.setattr(warp.ROC602, "source_checkers", [dataclasses.replace(c, fn=broken) for c in checkers])
+    checkers = full_masks.ROC602.source_checkers
+    monkeypatch.setattr(full_masks.ROC602, "source_checkers", [dataclasses.replace(c, fn=broken) for c in checkers])
     from rocm_lint import registry
 
     registry.source_checkers.cache_clear()

@@ -43,7 +43,7 @@ def test_a_python_check_loads_no_cpp_or_config_file_reader(tmp_path):
         "loaded = sorted(m for m in sys.modules if m.startswith(('rocm_lint.cpp', 'rocm_lint.configfiles')))\n"
         "sys.stderr.write('LOADED:' + ','.join(loaded) + '\\n')\n"
         f"main(['check', '--exit-zero', '--no-cache', '--output-format', 'concise', {str(cu)!r}])\n"
-        "import rocm_lint.rules.warp as warp, rocm_lint.cpp.scanner as scanner\n"
+        "import rocm_lint.rules.lane_masks as warp, rocm_lint.cpp.scanner as scanner\n"
         "sys.stderr.write('REAL:%s\\n' % (warp.calls is scanner.calls))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

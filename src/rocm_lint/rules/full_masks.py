@@ -1,0 +1,107 @@
+"""ROC602: a 32-bit full mask (``0xffffffff``, ``~0u``, ``FULL_MASK``) passed to a ``*_sync`` warp
+function, and its unsafe fix (a ROCm twin with the 64-bit all-lanes mask)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterator, Optional, Tuple
+
+from rocm_lint.finding import Applicability
+from rocm_lint.lazy import LazyPattern, lazy_functions
+from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
+from rocm_lint.rules.warp import IDENTS
+
+if TYPE_CHECKING:
+    from rocm_lint.cpp.scanner import CppUnit
+
+# (the C++ machinery is imported when a C++ file is checked, not by a Python check)
+lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls", "gate_lines", "literal_value", "whole_statement_lines")
+
+ROC602 = Rule(
+    "ROC602", "full-mask-32-bit",
+    "32-bit full mask (0xffffffff, ~0u, FULL_MASK) passed to a *_sync warp function: HIP wants a "
+    "64-bit mask (compile error) and 32 bits cover half a wavefront",
+    triggers=("_sync",),
+    fix=Applicability.UNSAFE, fix_availability=FixAvailability.SOMETIMES,
+    languages=CPP_LANGUAGES,
+    messages={"default": "32-bit full mask `{mask}` passed to `{call}`: HIP's *_sync functions take a 64-bit "
+                         "mask (a 32-bit one fails to compile) and 0xffffffff names only lanes 0-31 of a 64-wide "
+                         "wavefront; use a 64-bit all-lanes mask on ROCm (`0xffffffffffffffffull`, "
+                         "`__activemask()`)"},
+)
+
+FULL32 = 0xFFFFFFFF
+
+_SYNC_MASK_CALL = LazyPattern(
+    r"__(?:shfl(?:_up|_down|_xor)?_sync|ballot_sync|any_sync|all_sync|uni_sync|syncwarp"
+    r"|match_(?:any|all)_sync|reduce_\w+_sync)\b")
+
+
+def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
+    """How ``text`` (a mask argument) is a 32-bit full mask on ROCm, or None."""
+    expanded = unit.expand(text, at)
+    value = literal_value(expanded)
+    if value is None and IDENTS.search(expanded):  # `(U32)-1`: the project's type names
+        value = literal_value(expanded, unit.project.int_aliases)
+    if value == FULL32:
+        return text.strip() if expanded == text.strip() else f"{text.strip()} ({expanded})"
+    return None
+
+
+@ROC602.source_checker()
+def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
+    if "_sync" not in unit.code and "__syncwarp" not in unit.code:
+        return
+    for m, paren in calls(unit, _SYNC_MASK_CALL):
+        args = unit.args(paren)
+        if not args or args[0][0] >= args[0][1]:
+            continue
+        a, b = args[0]
+        what = _full32(unit, unit.code[a:b], a)
+        # a mask macro whose ROCm value its author defined under a ROCm-only branch: explicitly handled
+        if what is None or unit.defined_for_rocm(unit.code[a:b].strip(), a):
+            continue
+        edits = _full_mask_fix(unit, unit.code[a:b].strip(), a, b)
+        yield ROC602.hit(a, b, ROC602.message(mask=what, call=m.group(0)),
+                         edits=edits, fix_message="use the 64-bit all-lanes mask on ROCm",
+                         no_fix="no ROCm twin can be written here: the mask is neither a literal in the call "
+                                "nor a `#define` of one this fix rewrites, or the statement holding it cannot "
+                                "be copied whole")
+
+
+FULL64 = "0xffffffffffffffffull"
+
+
+def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int, int, str], ...]:
+    """The unsafe fix: a ROCm twin of the statement with a 64-bit mask (a literal argument),
+    or of the ``#define`` that names the 32-bit mask (every use of the macro changes on ROCm:
+    unsafe when it also serves as a plain number)."""
+    if literal_value(text) == FULL32:
+        stmt = unit.statement_start(a)
+        semi = unit.code.find(";", b)
+        if semi == -1:
+            return ()
+        lead = len(unit.code[stmt:a]) - len(unit.code[stmt:a].lstrip())
+        lines = whole_statement_lines(unit, stmt + lead, semi + 1)
+        if lines is None:
+            return ()
+        start = unit.line_span(lines[0])[0]
+        original = unit.text[start:unit.line_span(lines[1])[1]]
+        edit = gate_lines(unit, lines[0], lines[1], original[:a - start] + FULL64 + original[b - start:])
+        return (edit,) if edit else ()
+    if not re.fullmatch(r"[A-Za-z_]\w*", text):
+        return ()
+    d = unit.pre.macro(text, unit.line_of(a))
+    if d is None or d.params is not None or literal_value(d.body) != FULL32:
+        return ()
+    directive = next((x for x in unit.pre.directives if x.name == "define" and x.line == d.line), None)
+    if directive is None or directive.line != directive.end_line:
+        return ()
+    start, end = unit.line_span(d.line)
+    line = unit.text[start:end]
+    body_at = unit.code.find(d.body, directive.arg_start, end)
+    if body_at == -1:
+        return ()
+    rel = body_at - start
+    edit = gate_lines(unit, d.line, d.line, line[:rel] + FULL64 + line[rel + len(d.body):])
+    return (edit,) if edit else ()
