@@ -278,7 +278,6 @@ def _narrow_calls(unit: CppUnit) -> Dict[str, List[Tuple[int, int, str, str]]]:
     return cached  # type: ignore[return-value]
 
 
-
 # A variable's 32-bit shift tests (``mask & (1 << lane)``,
 # ``(1 << lane) & mask``), found once per file and looked up per variable: a kernel with
 # thousands of ballots stays linear.  The shift test is matched at every offset (a lookahead)

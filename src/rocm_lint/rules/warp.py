@@ -22,14 +22,13 @@ from rocm_lint.lazy import LazyPattern
 if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit
 
-IDENTS = LazyPattern(r"[A-Za-z_]\w*")
+IDENTS = LazyPattern(r"[A-Za-z_]\w*")  # an identifier
 
 
 @lru_cache(maxsize=256)
 def names_pattern(names: FrozenSet[str]) -> "re.Pattern[str]":
     """A literal alternation of ``names`` (longest first), ending at a word boundary."""
     return re.compile("(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
-
 
 
 def defined_at(unit: CppUnit, where: Tuple[str, int]) -> str:
