@@ -34,6 +34,7 @@ LAYERS = [
     ("fix", ["rocm_lint.fix", "rocm_lint.fix.*"]),
     ("front ends", ["rocm_lint.output", "rocm_lint.output.*", "rocm_lint.baseline", "rocm_lint.diffbase",
                     "rocm_lint.cli", "rocm_lint.server", "rocm_lint.server_features", "rocm_lint.flake8_plugin",
+                    "rocm_lint.server_config", "rocm_lint.server_fixes", "rocm_lint.server_positions",
                     "rocm_lint.semgrep", "rocm_lint.runtime", "rocm_lint.__main__"]),
 ]
 

@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from rocm_lint.fix.nvidia_path import changed_regions, check_nvidia_path
+from rocm_lint.fix.nvidia_path import check_nvidia_path
+from rocm_lint.fix.nvidia_regions import changed_regions
 
 ORIGINAL = textwrap.dedent("""\
     import torch

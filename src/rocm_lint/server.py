@@ -15,8 +15,9 @@ code), its last good diagnostics stay, as pyright and ruff keep them.  Hover on 
 shows the rule's page, and clients that pull diagnostics (``textDocument/diagnostic``) get them
 that way instead of pushed (``server_features``).
 
-pygls is an optional dependency (``pip install 'rocm-lint[lsp]'``): only this module and
-``server_features`` import it, and only ``rocm-lint server`` imports them.
+pygls is an optional dependency (``pip install 'rocm-lint[lsp]'``): only this module,
+``server_positions`` and ``server_features`` import it, and only ``rocm-lint server`` imports
+them.  The settings are ``server_config``'s, the quick fixes and fix-all ``server_fixes``'.
 """
 
 from __future__ import annotations
@@ -26,26 +27,24 @@ import gc
 import logging
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from rocm_lint import __version__
-from rocm_lint.config import (CONFIG_NAMES, Config, ConfigError, check_codes, find_config, flake8_options, load_file,
-                               with_flake8_options)
+from rocm_lint.config import Config
 from rocm_lint.discovery import language_of
-from rocm_lint.finding import Applicability, Edit, FileError, Finding
-from rocm_lint.lines import NEWLINE
-from rocm_lint.registry import all_rules, get_rule
+from rocm_lint.finding import Applicability, FileError, Finding
 from rocm_lint import server_features
+from rocm_lint.server_config import DEFAULT_DEBOUNCE_MS, ConfigCache, config_setting, debounce_setting, is_config_file
 from rocm_lint.server_features import PullState
+from rocm_lint.server_fixes import FixStore, fix_all, fix_edits
+from rocm_lint.server_positions import Positions, to_diagnostic
 from rocm_lint.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
-SOURCE = "rocm-lint"
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.rocm-lint"
 # Documents with no file name (unsaved buffers): the language the editor says they are in.
 _SUFFIX_BY_LANGUAGE_ID = {
@@ -53,170 +52,6 @@ _SUFFIX_BY_LANGUAGE_ID = {
     "shellscript": ".sh", "sh": ".sh", "bash": ".sh", "dockerfile": ".dockerfile", "yaml": ".yaml",
     "dotenv": ".env", "cmake": ".cmake",
 }
-# A change is checked once no other change of the document came for this long (milliseconds;
-# the client's "debounce" setting).  Editors send bursts: auto-closed brackets, format-on-type,
-# multi-cursor edits, undo groups and fast typing arrive a few milliseconds apart; changes that
-# come while a check runs are queued and count as one burst too.  50 ms adds little to the
-# answer a keystroke waits for and keeps a burst to one check of its last text.
-DEFAULT_DEBOUNCE_MS = 50.0
-MAX_DEBOUNCE_MS = 10_000.0
-
-
-# -- configuration --------------------------------------------------------------------------------
-class ConfigCache:
-    """The Config for each document: the closest config file (or the one the client names),
-    loaded once per modification time.  A broken config is reported once and the defaults used."""
-
-    def __init__(self) -> None:
-        self._loaded: Dict[Path, Tuple[int, object]] = {}
-        # The same settings, the same Config object from one check to the next: the project
-        # model (facts of the modules a document imports) is kept per Config, and a new object
-        # per keystroke rebuilt it every time (a workspace without a config file, or with
-        # flake8 options).  Keyed by what the object is made of.
-        self._made: Dict[tuple, Any] = {}
-        self.reported: set = set()
-        self.explicit: Optional[Path] = None  # the client's "config" setting
-
-    def clear(self) -> None:
-        self._loaded.clear()
-        self._made.clear()
-
-    def _stable(self, key: tuple, make: Callable[[], Any]) -> Any:
-        config = self._made.get(key)
-        if config is None:
-            if len(self._made) > 64:
-                self._made.clear()
-            config = self._made[key] = make()
-        return config
-
-    def for_path(self, path: Optional[str], fallback_root: Optional[str]) -> Tuple[Config, Optional[str]]:
-        """(config, error message or None) for a document at ``path``. The closest config file
-        is looked up on every check (a few small reads), so one created or edited outside the
-        editor counts from the next check on; its parsed settings are kept by modification time."""
-        directory = Path(path).parent if path else Path(fallback_root or os.getcwd())
-        config, problem = self._from_file(directory, fallback_root)
-        # the rocm-lint options of flake8's config file, as `rocm-lint check` and flake8 add them
-        values, source = flake8_options(directory)
-        if not values:
-            return config, problem
-        key = ("flake8", id(config), source, tuple(sorted(values.items())))
-        made = self._stable(key, lambda: (config, with_flake8_options(config, values, source)))
-        if made[0] is not config:  # the base was loaded again since: make it anew
-            self._made.pop(key, None)
-            made = self._stable(key, lambda: (config, with_flake8_options(config, values, source)))
-        return made[1], problem
-
-    def _default(self, root: Optional[Path]) -> Config:
-        return self._stable(("default", root), lambda: Config(root=root))
-
-    def _from_file(self, directory: Path, fallback_root: Optional[str]) -> Tuple[Config, Optional[str]]:
-        if self.explicit is not None:
-            source: Optional[Path] = self.explicit
-        else:
-            try:
-                source = find_config(directory)
-            except ConfigError as exc:  # a config file that cannot be read (a FIFO, too large)
-                return self._default(Path(fallback_root) if fallback_root else None), str(exc)
-        if source is None:
-            return self._default(Path(fallback_root) if fallback_root else None), None
-        try:
-            mtime = source.stat().st_mtime_ns
-        except OSError as exc:
-            return self._default(None), f"{source}: cannot read config: {(exc.strerror or str(exc)).lower()}"
-        cached = self._loaded.get(source)
-        if cached is None or cached[0] != mtime:
-            try:
-                value: object = load_file(source)
-                check_codes(value, [r.code for r in all_rules()])  # type: ignore[arg-type]
-            except ConfigError as exc:
-                value = exc
-            self._loaded[source] = cached = (mtime, value)
-        value = cached[1]
-        if isinstance(value, ConfigError):
-            return self._default(source.parent), str(value)
-        return value, None  # type: ignore[return-value]
-
-
-def config_setting(options: object) -> Optional[str]:
-    """The config path in the client's options: ``{"config": PATH}``, or the same under
-    ``"settings"`` or ``"rocm-lint"`` (how VS Code-style clients nest a server's settings)."""
-    if not isinstance(options, dict):
-        return None
-    for key in ("rocm-lint", "rocm_lint", "rocmLint", "settings"):
-        nested = config_setting(options.get(key))
-        if nested:
-            return nested
-    value = options.get("config") or options.get("configuration")
-    return value if isinstance(value, str) and value else None
-
-
-def debounce_setting(options: object) -> Optional[float]:
-    """The client's ``{"debounce": MS}`` (nested as ``config_setting`` reads it), in milliseconds,
-    clamped to 0..10,000; None when absent or not a number."""
-    if not isinstance(options, dict):
-        return None
-    for key in ("rocm-lint", "rocm_lint", "rocmLint", "settings"):
-        nested = debounce_setting(options.get(key))
-        if nested is not None:
-            return nested
-    value = options.get("debounce")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        return None
-    return min(max(float(value), 0.0), MAX_DEBOUNCE_MS)
-
-
-def is_config_file(uri: str, explicit: Optional[Path]) -> bool:
-    name = os.path.basename(uri)
-    return name in CONFIG_NAMES or (explicit is not None and name == explicit.name)
-
-
-# -- positions -------------------------------------------------------------------------------------
-class Positions:
-    """Finding positions to LSP positions for one text.
-
-    Python findings carry ``ast`` columns (UTF-8 byte offsets); the C++ and config scanners
-    carry character offsets.  LSP wants the client's code units (UTF-16 unless negotiated).
-    """
-
-    def __init__(self, text: str, codec: PositionCodec, byte_columns: bool) -> None:
-        self.lines = NEWLINE.split(text)  # a final empty line too: the end of the document
-        self.codec = codec
-        self.byte_columns = byte_columns
-
-    def _chars(self, line: int, col: int) -> int:
-        if not self.byte_columns or line >= len(self.lines):
-            return col
-        return len(self.lines[line].encode("utf-8")[:col].decode("utf-8", errors="ignore"))
-
-    def position(self, line: int, col: int, *, byte_columns: Optional[bool] = None) -> types.Position:
-        """``line`` 1-based, ``col`` 0-based (bytes or characters as the finding's kind has it)."""
-        line0 = max(line - 1, 0)
-        if line0 >= len(self.lines):
-            return types.Position(line=len(self.lines), character=0)
-        use_bytes = self.byte_columns if byte_columns is None else byte_columns
-        chars = self._chars(line0, col) if use_bytes else col
-        chars = min(chars, len(self.lines[line0]))
-        return self.codec.position_to_client_units(self.lines, ServerTextPosition(line0, chars))
-
-    def finding_range(self, f: Finding) -> types.Range:
-        start = self.position(f.line, f.col)
-        if f.end_line and (f.end_line, f.end_col) > (f.line, f.col):
-            end = self.position(f.end_line, f.end_col)
-        else:  # no end: to the end of the line
-            line0 = max(f.line - 1, 0)
-            end = self.position(f.line, len(self.lines[line0]) if line0 < len(self.lines) else 0,
-                                byte_columns=False)
-        return types.Range(start=start, end=end)
-
-    def edit_range(self, edit: Edit) -> types.Range:
-        # Fix edits are character-based for every language (fix.engine.edits_for: column 0).
-        return types.Range(start=self.position(*edit.start, byte_columns=False),
-                           end=self.position(*edit.end, byte_columns=False))
-
-    def whole(self) -> types.Range:
-        last = len(self.lines) - 1
-        end = self.codec.position_to_client_units(self.lines, ServerTextPosition(last, len(self.lines[last])))
-        return types.Range(start=types.Position(line=0, character=0), end=end)
 
 
 # -- the server ------------------------------------------------------------------------------------
@@ -442,70 +277,6 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
 def _workspace_edit(uri: str, edits: Sequence[types.TextEdit]) -> types.WorkspaceEdit:
     # `changes` is the form every client understands.
     return types.WorkspaceEdit(changes={uri: list(edits)})
-
-
-def to_diagnostic(f: Finding, where: Positions) -> types.Diagnostic:
-    rule = get_rule(f.code)
-    return types.Diagnostic(
-        range=where.finding_range(f),
-        message=f.message,
-        severity=types.DiagnosticSeverity.Warning,
-        code=f.code,
-        code_description=types.CodeDescription(href=rule.url) if rule else None,
-        source=SOURCE,
-        data={"fix": f.fix.applicability.value if f.fix else None},
-    )
-
-
-# The verified fixes of the last check's findings: an editor asks for code actions again on every
-# move of the cursor, and a fix is worked out once per check of a text (a new text, a new
-# configuration or a re-check after an imported module changed start afresh).
-# The server owns the store (``RocmLintServer.fixes``): path -> (text, config, check, memo).
-FixStore = Dict[str, Tuple[str, Config, object, Dict[object, Tuple[Edit, ...]]]]
-_FIXES_KEPT = 8
-
-
-def _fixes_of(store: FixStore, path: str, text: str, config: Config, checked: object) -> Dict[object, Tuple[Edit, ...]]:
-    known = store.get(path)
-    if known is not None and known[0] == text and known[1] is config and known[2] is checked:
-        return known[3]
-    if len(store) >= _FIXES_KEPT and path not in store:
-        store.pop(next(iter(store)))
-    memo: Dict[object, Tuple[Edit, ...]] = {}
-    store[path] = (text, config, checked, memo)
-    return memo
-
-
-def fix_edits(path: str, text: str, f: Finding, config: Config, checked: object = None,
-              store: Optional[FixStore] = None) -> Tuple[Edit, ...]:
-    """The edits of one finding's fix, verified the way ``--fix`` verifies them (``fix.api.edits_for``
-    fixes the finding alone, so LibCST reads its statement).  ``checked``: the findings list of
-    the check ``f`` comes from; the edits are kept while it is the current one."""
-    from rocm_lint.fix.api import edits_for
-
-    if checked is None or store is None:
-        return edits_for(path, text, f, config)
-    memo = _fixes_of(store, path, text, config, checked)
-    if f not in memo:
-        memo[f] = edits_for(path, text, f, config)
-    return memo[f]
-
-
-def fix_all(path: str, text: str, findings: Sequence[Finding], config: Config,
-            workspace: Optional[Workspace] = None, store: Optional[FixStore] = None) -> Optional[str]:
-    """The text with every safe fix applied: what ``rocm-lint check --fix`` would write (the same
-    passes: fixes that overlap land in a later pass); worked out once per text."""
-    from rocm_lint.fix.api import fix_text
-
-    memo = _fixes_of(store if store is not None else {}, path, text, config, findings)
-    key = "fix-all"
-    if key not in memo:
-        try:
-            result = fix_text(path, text, config, findings=findings, workspace=workspace)
-        except SyntaxError:
-            result = None
-        memo[key] = None if result is None or isinstance(result, FileError) else result.text  # type: ignore[assignment]
-    return memo[key]  # type: ignore[return-value]
 
 
 def create_server() -> RocmLintServer:
