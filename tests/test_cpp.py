@@ -377,7 +377,7 @@ def test_build_files_and_headers_are_read_bounded(tmp_path):
     (tmp_path / "big.h").write_text("#define FROM_HEADER 1\n" + "//" + "x" * includes.MAX_HEADER_BYTES + "\n")
     (tmp_path / "k.cu").write_text(code)
     script = ("import sys, os; from rocm_lint.config import Config; from rocm_lint.engine import check_file; "
-              "from rocm_lint.cpp.includes import read_header; from rocm_lint.cpp.scanner import hipify_build_above; "
+              "from rocm_lint.cpp.includes import read_header; from rocm_lint.cpp.build_facts import hipify_build_above; "
               "from rocm_lint.workspace import Workspace; ws = Workspace(); "
               "d = os.path.dirname(sys.argv[1]); "
               "print([(f.line, f.code) for f in check_file(sys.argv[1], Config())], hipify_build_above(ws, d), "

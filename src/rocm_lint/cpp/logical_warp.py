@@ -39,7 +39,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set
 
 from rocm_lint.cpp.functions import Functions, brace_tree, function_of, functions_in
-from rocm_lint.cpp.scanner import literal_value
+from rocm_lint.cpp.values import literal_value
 
 if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit

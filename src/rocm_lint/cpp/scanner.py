@@ -19,16 +19,16 @@ from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
-from rocm_lint.build.headers import header_platform
+from rocm_lint.cpp.build_facts import build_base, hipify_build_above
 from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts
 from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.vocabulary import learned_macros
-from rocm_lint.cpp.preproc import (CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, macro_tests, names_in,
-                                   parse_condition)
+from rocm_lint.cpp.preproc import CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, names_in
+from rocm_lint.cpp.values import INT_TYPES, WIDTH_SENSITIVE, literal_value
 from rocm_lint.finding import FileError
 from rocm_lint.lines import LineIndex
-from rocm_lint.workspace import Workspace, memoized
+from rocm_lint.workspace import Workspace
 
 # A .cpp/.h file is scanned only if it holds device code (plain substring tests: fast).
 DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__shfl", "__ballot", "__activemask",
@@ -45,50 +45,9 @@ _BRACE = re.compile(r"[{}]")
 _BRACKET_OR_COMMA = re.compile(r"[()\[\]{},]")
 # A torch extension source: CUDAExtension/load() hipify it on ROCm.
 _TORCH_INCLUDE = re.compile(r"^[ \t\f\v]*#[ \t\f\v]*include[ \t\f\v]*[<\"](?:torch/extension\.h|torch/all\.h|ATen/|c10/|torch/csrc/)", re.M)
-# A build that hipifies its sources: torch's CUDAExtension/BuildExtension, or an explicit hipify step
-# (vLLM's CMake calls torch's hipify).
-_HIPIFY_BUILD = re.compile(r"CUDAExtension|BuildExtension|hipify")
-_BUILD_FILES = ("setup.py", "CMakeLists.txt", os.path.join("cmake", "utils.cmake"), os.path.join("cmake", "hipify.py"))
 _CUTLASS_INCLUDE = re.compile(r"\s*[<\"](?:cutlass|cute)/")
 _CUTLASS_USE = re.compile(r"\b(?:cute|cutlass)\s*::")
 
-
-MAX_BUILD_FILE_BYTES = 4 * 1024 * 1024
-
-
-def hipify_build_above(ws: Workspace, directory: str) -> bool:
-    """Does a build file in ``directory`` or above (up to the repository root) hipify sources?
-    Build files are read bounded (``read_bounded``: regular files only, at most
-    ``MAX_BUILD_FILE_BYTES``); one that cannot be read says nothing.  The build files read are
-    noted as the checked file's dependencies (the content cache) even when the answer is cached."""
-    answer, read = _hipify_build_above(ws, directory)
-    for path in read:
-        ws.note_read(path)
-    return answer
-
-
-@memoized(maxsize=1024)
-def _hipify_build_above(ws: Workspace, directory: str) -> Tuple[bool, Tuple[str, ...]]:
-    here = directory
-    read: List[str] = []
-    for _ in range(12):
-        for name in _BUILD_FILES:
-            path = os.path.join(here, name)
-            try:
-                data = ws.read_bounded(path, MAX_BUILD_FILE_BYTES)
-            except OSError:
-                data = ""  # unreadable (or absent): no fact
-            if isinstance(data, bytes):
-                read.append(path)
-                if _HIPIFY_BUILD.search(data.decode("utf-8", errors="replace")):
-                    return True, tuple(read)
-        if os.path.exists(os.path.join(here, ".git")):
-            return False, tuple(read)
-        parent = os.path.dirname(here)
-        if parent == here:
-            return False, tuple(read)
-        here = parent
-    return False, tuple(read)
 _IDENT = re.compile(r"[A-Za-z_]\w*$")
 _QUALIFIED_NAME = re.compile(r"(?:[A-Za-z_]\w*\s*::\s*)+([A-Za-z_]\w*)")
 
@@ -269,9 +228,9 @@ class CppUnit:
         if not type_name or not value:
             return value
         plain = literal_value(value)
-        if plain not in _WIDTH_SENSITIVE:
+        if plain not in WIDTH_SENSITIVE:
             return value  # a value no cast between 32 and 64 bits changes as a mask: not read
-        aliases = self.project.int_aliases if type_name not in _INT_TYPES else None
+        aliases = self.project.int_aliases if type_name not in INT_TYPES else None
         if aliases is not None and type_name not in aliases:
             return value
         cast = f"({type_name})({value})"
@@ -396,18 +355,6 @@ def _statement_bounds(code: str) -> List[int]:
 _STATEMENT_END = re.compile(r"[;{}]")
 
 
-def build_base(ws: Workspace, path: str) -> Tuple[Optional[bool], Optional[bool]]:
-    """Whether (NVIDIA, ROCm) compile the file at all, as the project's build decides
-    (``build_context.file_platform``): a ROCm-only directory reads as if every line were under
-    ``#ifdef USE_ROCM``, a directory the ROCm build never compiles as if under ``#ifndef USE_ROCM``."""
-    platform = build_context.file_platform(ws, path) or header_platform(ws, path)  # a header: from its includers
-    if platform == build_context.ROCM:
-        return False, True
-    if platform == build_context.CUDA:
-        return True, False
-    return True, True
-
-
 def read_cpp_unit(path: str, text: str, config: Config, language: str = "cuda",
                   workspace: Optional[Workspace] = None) -> Union[CppUnit, FileError, None]:
     """The :class:`CppUnit` of one C++/CUDA file (None: a C++ file without device code);
@@ -467,294 +414,3 @@ def calls(unit: CppUnit, pattern: "re.Pattern[str]") -> Iterator[Tuple[re.Match,
             i += 1
         if i < len(code) and code[i] == "(":
             yield m, i
-
-
-# values a cast between 32 and 64 bits changes (-1 and ~0 widen to 64 ones, 64 ones narrow to 32)
-_WIDTH_SENSITIVE = frozenset({0xFFFFFFFF, (1 << 64) - 1})
-_INT_TYPES = {  # (width, signed) of the integer types masks are written in (LP64: long is 64 bits)
-    "int": (32, True), "signed": (32, True), "signed int": (32, True), "int32_t": (32, True),
-    "unsigned": (32, False), "unsigned int": (32, False), "uint32_t": (32, False), "uint": (32, False),
-    "u32": (32, False), "unsigned long": (64, False), "unsigned long int": (64, False),
-    "unsigned long long": (64, False), "unsigned long long int": (64, False), "uint64_t": (64, False),
-    "u64": (64, False), "size_t": (64, False), "long": (64, True), "long long": (64, True),
-    "int64_t": (64, True),
-}
-_NAMED_VALUES = {"UINT32_MAX": (0xFFFFFFFF, 32, False), "UINT_MAX": (0xFFFFFFFF, 32, False),
-                 "UINT64_MAX": ((1 << 64) - 1, 64, False), "ULLONG_MAX": ((1 << 64) - 1, 64, False),
-                 "ULONG_MAX": ((1 << 64) - 1, 64, False)}
-_VALUE_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)([uUlL]*)|((?:std\s*::\s*)?[A-Za-z_]\w*)|(.))")
-
-
-def literal_value(text: str, aliases: Optional[Dict[str, int]] = None) -> Optional[int]:
-    """The value of a C integer constant expression as its own type holds it (unsigned, in
-    that type's width): ``0xFFFFFFFFu``, ``~0u``, ``-1``, ``(unsigned)-1``, ``uint32_t(-1)``,
-    ``static_cast<uint32_t>(-1)``, ``UINT32_MAX`` are all 0xffffffff; ``0xffffffffull`` too (a
-    64-bit type, 32 bits set); ``(uint64_t)-1`` and ``~0ull`` are 64 ones.  ``aliases``: the
-    project's integer type names and their widths (``(U32)-1``, ``U64(-1)``; read as unsigned).
-    None for anything else."""
-    toks: List[Tuple[str, str]] = []
-    t = text.replace("'", "")
-    if len(t) > 200:
-        return None
-    pos = 0
-    while pos < len(t):
-        m = _VALUE_TOKEN.match(t, pos)
-        if m is None:
-            if t[pos:].strip():
-                return None
-            break
-        pos = m.end()
-        if m.group(1):
-            if pos < len(t) and (t[pos].isalnum() or t[pos] in "_."):
-                return None  # 1.5f, 0x1p3, 12abc: not an integer constant
-            toks.append(("num", m.group(1) + "|" + m.group(2)))
-        elif m.group(3):
-            toks.append(("name", re.sub(r"\s+", "", m.group(3)).replace("std::", "")))
-        elif m.group(4):
-            toks.append(("op", m.group(4)))
-        if len(toks) > 40:
-            return None
-    result = _ValueParser(toks, aliases).parse()
-    return None if result is None else result[0]
-
-
-class _ValueParser:
-    """``expr := '(' type ')' expr | type '(' expr ')' | static_cast '<' type '>' '(' expr ')'
-    | ('~' | '-' | '+') expr | '(' expr ')' | number | UINT32_MAX ...`` with C's conversions:
-    (value, width, signed), the value kept unsigned in its width."""
-
-    def __init__(self, toks: List[Tuple[str, str]], aliases: Optional[Dict[str, int]] = None) -> None:
-        self.toks, self.i = toks, 0
-        self.aliases = aliases or {}
-
-    def parse(self) -> Optional[Tuple[int, int, bool]]:
-        v = self.expr(0)
-        return v if v is not None and self.i == len(self.toks) else None
-
-    def peek(self, k: int = 0) -> Tuple[str, str]:
-        return self.toks[self.i + k] if self.i + k < len(self.toks) else ("end", "")
-
-    def take(self, kind: str, value: Optional[str] = None) -> bool:
-        tok = self.peek()
-        if tok[0] == kind and (value is None or tok[1] == value):
-            self.i += 1
-            return True
-        return False
-
-    def type_name(self) -> Optional[Tuple[int, bool]]:
-        """A type of ``_INT_TYPES`` spelled over several words (``unsigned long long``)."""
-        words: List[str] = []
-        j = self.i
-        while self.peek(len(words))[0] == "name" and len(words) < 4:
-            words.append(self.peek(len(words))[1])
-        for n in range(len(words), 0, -1):
-            spec = _INT_TYPES.get(" ".join(words[:n]))
-            if spec:
-                self.i = j + n
-                return spec
-        if words and self.aliases.get(words[0]) in (32, 64):
-            self.i = j + 1
-            return self.aliases[words[0]], False
-        return None
-
-    def expr(self, depth: int) -> Optional[Tuple[int, int, bool]]:
-        if depth > 12:
-            return None
-        kind, value = self.peek()
-        if kind == "op" and value in "~-+":
-            self.i += 1
-            inner = self.expr(depth + 1)
-            if inner is None:
-                return None
-            v, w, signed = inner
-            mask = (1 << w) - 1
-            v = (~v & mask) if value == "~" else ((-v) & mask) if value == "-" else v
-            return v, w, signed
-        if kind == "op" and value == "(":
-            self.i += 1
-            start = self.i
-            spec = self.type_name()
-            if spec is not None and self.take("op", ")"):
-                inner = self.expr(depth + 1)
-                return None if inner is None else _convert(inner, spec)
-            self.i = start
-            inner = self.expr(depth + 1)
-            return inner if inner is not None and self.take("op", ")") else None
-        if kind == "name" and value == "static_cast":
-            self.i += 1
-            if not self.take("op", "<"):
-                return None
-            spec = self.type_name()
-            if spec is None or not self.take("op", ">") or not self.take("op", "("):
-                return None
-            inner = self.expr(depth + 1)
-            return None if inner is None or not self.take("op", ")") else _convert(inner, spec)
-        if kind == "name" and value in _NAMED_VALUES:
-            self.i += 1
-            return _NAMED_VALUES[value]
-        if kind == "name":
-            spec = self.type_name()
-            if spec is None or not self.take("op", "("):
-                return None
-            inner = self.expr(depth + 1)
-            return None if inner is None or not self.take("op", ")") else _convert(inner, spec)
-        if kind == "num":
-            self.i += 1
-            digits, suffix = value.split("|")
-            octal = digits[:1] == "0" and len(digits) > 1 and digits[:2].lower() != "0x"
-            if octal and ("8" in digits or "9" in digits):
-                return None
-            n = int(digits, 16) if digits[:2].lower() == "0x" else int(digits, 8 if octal else 10)
-            suffix = suffix.lower()
-            unsigned = "u" in suffix
-            if "l" in suffix or n > 0xFFFFFFFF or (n > 0x7FFFFFFF and not unsigned and digits[:2].lower() != "0x"):
-                return n & ((1 << 64) - 1), 64, not (unsigned or n > 0x7FFFFFFFFFFFFFFF)
-            return n, 32, not (unsigned or n > 0x7FFFFFFF)  # a hex literal too big for int is unsigned
-        return None
-
-
-def _convert(value: Tuple[int, int, bool], spec: Tuple[int, bool]) -> Tuple[int, int, bool]:
-    """C's integer conversion: a signed value widens with its sign, any value narrows by bits."""
-    v, w, signed = value
-    width, to_signed = spec
-    if signed and v >> (w - 1) and width > w:
-        v = v - (1 << w)  # negative: sign-extend
-    return v & ((1 << width) - 1), width, to_signed
-
-
-# -- fixes ------------------------------------------------------------------------------------
-_GATE_PREFERENCE = ("USE_ROCM", "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__")
-
-
-def rocm_gate_macro(unit: CppUnit) -> str:
-    """The macro a fix tests: the ROCm macro the file already tests (PyTorch's USE_ROCM
-    first), else the first configured one, else USE_ROCM."""
-    cached = unit.memo.get("gate_macro")
-    if cached is None:
-        used = {n for d in unit.pre.directives if d.condition is not None
-                for n in re.findall(r"[A-Za-z_]\w*", d.arg)}
-        cached = next((m for m in _GATE_PREFERENCE if m in used), None) \
-            or next((m for m in unit.config.rocm_macros if m in used), None) \
-            or (unit.config.rocm_macros[0] if unit.config.rocm_macros else "USE_ROCM")
-        unit.memo["gate_macro"] = cached
-    return cached  # type: ignore[return-value]
-
-
-def gate_style(unit: CppUnit) -> str:
-    """How the file tests its gate macro (``rocm_gate_macro``): ``"defined"`` (``#ifdef USE_ROCM``,
-    ``defined(USE_ROCM)``, or not at all), ``"value"`` (``#if USE_ROCM``: a build may pass
-    ``-DUSE_ROCM=0``) or ``"both"``.  A fix tests the macro the same way, so that it is right
-    under every define the file itself is built with."""
-    cached = unit.memo.get("gate_style")
-    if cached is None:
-        macro = rocm_gate_macro(unit)
-        by_value = by_defined = False
-        for d in unit.pre.directives:
-            if d.name in ("if", "elif", "ifdef", "ifndef", "elifdef", "elifndef"):
-                if macro not in d.arg:
-                    continue
-                if d.condition is None:
-                    by_value = True  # unparsable: assume the worst
-                for name, value in macro_tests(d.condition):
-                    if name == macro:
-                        by_value, by_defined = by_value or value, by_defined or not value
-            elif d.name == "define" and macro in d.arg:
-                # `#define IS_HIP USE_ROCM` reads it by value, `#define IS_HIP defined(USE_ROCM)` not
-                body = re.sub(r"^\s*[A-Za-z_]\w*(?:\([^)]*\))?", "", d.arg)
-                node = parse_condition(body) if body.strip() else None
-                if node is None:
-                    by_value = by_value or bool(re.search(r"\b" + re.escape(macro) + r"\b", body))
-                else:
-                    for name, value in macro_tests(node):
-                        if name == macro:
-                            by_value, by_defined = by_value or value, by_defined or not value
-        cached = "both" if by_value and by_defined else "value" if by_value else "defined"
-        unit.memo["gate_style"] = cached
-    return cached  # type: ignore[return-value]
-
-
-def rocm_condition(unit: CppUnit, negate: bool = False) -> str:
-    """The ``#if`` expression that is true on ROCm only (false on NVIDIA with the macro undefined
-    and, where the file reads it by value, defined to 0), in the file's own style."""
-    macro = rocm_gate_macro(unit)
-    style = gate_style(unit)
-    if style == "defined":
-        return f"!defined({macro})" if negate else f"defined({macro})"
-    if style == "value":
-        return f"!{macro}" if negate else macro
-    return f"!(defined({macro}) && {macro})" if negate else f"(defined({macro}) && {macro})"
-
-
-def rocm_if(unit: CppUnit) -> str:
-    """The directive that opens a ROCm-only block: ``#ifdef USE_ROCM``, ``#if USE_ROCM`` or
-    ``#if defined(USE_ROCM) && USE_ROCM`` (see ``gate_style``)."""
-    style = gate_style(unit)
-    if style == "defined":
-        return f"#ifdef {rocm_gate_macro(unit)}"
-    macro = rocm_gate_macro(unit)
-    return f"#if {macro}" if style == "value" else f"#if defined({macro}) && {macro}"
-
-
-def newline_of(unit: CppUnit) -> str:
-    return "\r\n" if "\r\n" in unit.text[:4096] else "\n"
-
-
-def nvidia_line(unit: CppUnit, line: int) -> Optional[int]:
-    """The line number ``__LINE__`` gives physical ``line`` in the NVIDIA build (a ``#line N``
-    directive earlier in the file, compiled there, renumbers; an earlier fix wrote one), or
-    None where that depends on macros we cannot see."""
-    marks = unit.memo.get("line_marks")
-    if marks is None:
-        ends: List[int] = []
-        numbers: List[Optional[int]] = []
-        for d in unit.pre.directives:
-            if d.name == "line":
-                number = re.fullmatch(r"\s*(\d+)\s*", d.arg)
-                cuda = unit.pre.status(d.line).cuda
-                if cuda is not False:
-                    ends.append(d.end_line)
-                    numbers.append(int(number.group(1)) if number and cuda else None)
-        marks = unit.memo["line_marks"] = (ends, numbers)
-    ends, numbers = marks  # type: ignore[misc]
-    i = bisect_left(ends, line) - 1
-    if i < 0:
-        return line
-    return None if numbers[i] is None else numbers[i] + line - ends[i] - 1
-
-
-def gate_lines(unit: CppUnit, first: int, last: int, rocm_text: str) -> Optional[Tuple[int, int, str]]:
-    """An edit that gives lines ``first..last`` a ROCm version: ``#ifdef MACRO`` (in the file's
-    style, ``gate_style``) + ``rocm_text`` + ``#else`` + the original lines + ``#endif``.  ``#line``
-    directives keep every NVIDIA line at its number (``__LINE__`` in CUDA_CHECK messages), the
-    original lines and the ones after the block.  On lines only compiled for ROCm the text is
-    replaced in place.  ``rocm_text`` has no final newline.  None when the NVIDIA line numbers
-    cannot be known here."""
-    start, _ = unit.line_span(first)
-    _, end = unit.line_span(last)
-    original = unit.text[start:end]
-    if unit.pre.rocm_branch(first):
-        return start, end, rocm_text
-    at = nvidia_line(unit, first)
-    if at is None:
-        return None
-    nl = newline_of(unit)
-    after = at + last - first + 1
-    return start, end, (f"{rocm_if(unit)}{nl}{rocm_text}{nl}#else{nl}#line {at}{nl}{original}{nl}#endif{nl}"
-                        f"#line {after}")
-
-
-def whole_statement_lines(unit: CppUnit, start: int, end: int) -> Optional[Tuple[int, int]]:
-    """(first, last) line of the statement spanning ``start..end`` when those lines hold
-    nothing else (no other statement, not part of a directive), else None."""
-    first, last = unit.line_of(start), unit.line_of(max(start, end - 1))
-    a, _ = unit.line_span(first)
-    _, b = unit.line_span(last)
-    code = unit.code
-    if code[a:start].strip() or code[end:b].strip():
-        return None
-    if any(code[unit.line_span(n)[0]:unit.line_span(n)[1]].lstrip().startswith("#")
-           for n in range(first, last + 1)):
-        return None
-    if any(code[unit.line_span(n)[1] - 1:unit.line_span(n)[1]] == "\\" for n in range(first, last + 1)):
-        return None  # inside a macro definition
-    return first, last

@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit
 
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls", "gate_lines", "literal_value",
-               "newline_of", "rocm_if")
+lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
+lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_lines", "newline_of", "rocm_if")
+lazy_functions(globals(), "rocm_lint.cpp.values", "literal_value")
 
 ROC701 = Rule(
     "ROC701", "inline-ptx",

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.cpp.preproc", "Platform", "names_in", "truth")
 lazy_functions(globals(), "rocm_lint.cpp.functions", "brace_tree", "function_of", "innermost_block")
-lazy_functions(globals(), "rocm_lint.cpp.scanner", "rocm_condition", "rocm_gate_macro")
+lazy_functions(globals(), "rocm_lint.cpp.gates", "rocm_condition", "rocm_gate_macro")
 
 
 _GUARD = ("`#{directive}` on {macros} with no ROCm term: undefined under HIP, so the condition {what}; "

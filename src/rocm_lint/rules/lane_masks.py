@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit
 
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls", "gate_lines", "whole_statement_lines")
+lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
+lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_lines", "whole_statement_lines")
 
 ROC601 = Rule(
     "ROC601", "lane-mask-32-bit",
