@@ -13,7 +13,8 @@ from conftest import FIXTURES, RULE_FIXTURES, expected_findings, nvcc_ptx, run_c
 from rocm_lint.config import Config
 from rocm_lint.cpp.functions import functions_in
 from rocm_lint.cpp.lexer import lex
-from rocm_lint.cpp.preproc import analyse, include_guard, nvidia_view, same_on_nvidia
+from rocm_lint.cpp.nvidia_view import nvidia_view, same_on_nvidia
+from rocm_lint.cpp.preproc import analyse, include_guard
 from rocm_lint.engine import check_file, check_source
 from rocm_lint.fix.text_edits import apply_text_fixes
 

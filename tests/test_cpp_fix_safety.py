@@ -14,7 +14,8 @@ from conftest import NVIDIA_DEFINES, ROCM_DEFINES, translation_unit
 from work_count import assert_linear_steps, cpu_limit
 from rocm_lint.config import Config
 from rocm_lint.cpp.lexer import lex
-from rocm_lint.cpp.preproc import analyse, same_on_nvidia
+from rocm_lint.cpp.nvidia_view import same_on_nvidia
+from rocm_lint.cpp.preproc import analyse
 from rocm_lint.cpp.scanner import CppUnit
 from rocm_lint.engine import check_source
 from rocm_lint.fix.api import fix_text
@@ -37,7 +38,7 @@ _MARKER = re.compile(r'^# (\d+) "([^"]*)"')
 
 
 def value_tested_macros(text):
-    from rocm_lint.cpp.preproc import value_tested_macros
+    from rocm_lint.cpp.nvidia_view import value_tested_macros
 
     return value_tested_macros(text)
 
@@ -156,7 +157,7 @@ IFDEF_FIX_OF_VALUE_FILE = VALUE_STYLE.replace(
 def test_verifier_checks_the_nvidia_view_with_the_macro_defined_to_0():
     """The fix the old code wrote: right with USE_ROCM absent, wrong with -DUSE_ROCM=0."""
     assert not same_on_nvidia(VALUE_STYLE, IFDEF_FIX_OF_VALUE_FILE)
-    from rocm_lint.cpp.preproc import nvidia_define_sets
+    from rocm_lint.cpp.nvidia_view import nvidia_define_sets
 
     assert value_tested_macros(VALUE_STYLE) == {"USE_ROCM"}
     assert nvidia_define_sets(VALUE_STYLE) == [frozenset(), frozenset({"USE_ROCM"})]

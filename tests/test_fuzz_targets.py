@@ -126,7 +126,7 @@ def _verify_python(old, result, unsafe):
 
 def _verify_cpp(old, result, unsafe):
     """Every C++ fix, safe or unsafe, lives behind a ROCm macro."""
-    from rocm_lint.cpp.preproc import same_on_nvidia
+    from rocm_lint.cpp.nvidia_view import same_on_nvidia
 
     assert same_on_nvidia(old, result.text), "the NVIDIA translation unit changed"
 

@@ -26,7 +26,7 @@ import yaml
 from conftest import FIXTURES, NVIDIA_DEFINES, ROCM_DEFINES, ROOT, RULE_FIXTURES, is_snapshot, nvcc_ptx, translation_unit
 from rocm_lint.config import Config
 from rocm_lint.cpp.logical_warp import LogicalWarps
-from rocm_lint.cpp.preproc import same_on_nvidia
+from rocm_lint.cpp.nvidia_view import same_on_nvidia
 from rocm_lint.engine import check_file, check_source
 from rocm_lint.fix.text_edits import apply_text_fixes
 from rocm_lint.finding import Applicability

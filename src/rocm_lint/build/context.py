@@ -43,7 +43,7 @@ from rocm_lint.build.cmake import (NO_VOCABULARY, CMakeFacts, Vocabulary, cmake_
 from rocm_lint.build.compile_db import SOURCE_EXT, compile_key, rocm_compiled
 from rocm_lint.build.logic import ALWAYS, CUDA, ROCM, Worlds
 from rocm_lint.build.setup_py import setup_file_facts
-from rocm_lint.cpp.preproc import Node, parse_condition
+from rocm_lint.cpp.conditions import Node, parse_condition
 from rocm_lint.workspace import Workspace, memoized
 
 __all__ = ["CUDA", "ROCM", "file_platform", "macro_facts", "MAX_BUILD_FILE_BYTES"]

@@ -2,7 +2,7 @@
 
 A condition of a build file (``if(USE_ROCM)``, ``if torch.version.hip:``) holds in some of the
 three builds a project can be configured for; ``Worlds`` says which, with ``None`` for "cannot
-tell".  The logic is Kleene's, the ``#if`` model's (``rocm_lint.cpp.preproc``): one definition
+tell".  The logic is Kleene's, the ``#if`` model's (``rocm_lint.cpp.conditions``): one definition
 for every reader.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from rocm_lint.cpp.preproc import Tri
-from rocm_lint.cpp.preproc import tri_and as t_and
-from rocm_lint.cpp.preproc import tri_not as t_not
-from rocm_lint.cpp.preproc import tri_or as t_or
+from rocm_lint.cpp.conditions import Tri
+from rocm_lint.cpp.conditions import tri_and as t_and
+from rocm_lint.cpp.conditions import tri_not as t_not
+from rocm_lint.cpp.conditions import tri_or as t_or
 
 ROCM, CUDA = "rocm", "cuda"
 

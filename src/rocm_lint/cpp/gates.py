@@ -8,7 +8,8 @@ import re
 from bisect import bisect_left
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from rocm_lint.cpp.preproc import macro_tests, parse_condition
+from rocm_lint.cpp.conditions import parse_condition
+from rocm_lint.cpp.nvidia_view import macro_tests
 
 if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit

@@ -115,7 +115,7 @@ def read_header(ws: Workspace, path: str) -> Optional[str]:
 
 def _world_state(defs, world: str):
     """(defined, body node) of a macro on one platform from all its definitions."""
-    from rocm_lint.cpp.preproc import Node, parse_condition
+    from rocm_lint.cpp.conditions import Node, parse_condition
 
     live = [d for d in defs if (d.cuda if world == "cuda" else d.rocm) is not False]
     if not live:

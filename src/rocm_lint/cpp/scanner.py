@@ -24,7 +24,8 @@ from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_al
 from rocm_lint.cpp.includes import included_macro_facts
 from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.vocabulary import learned_macros
-from rocm_lint.cpp.preproc import CUDA_ONLY, ROCM, Preprocessed, analyse, is_rocm_macro, names_in
+from rocm_lint.cpp.conditions import CUDA_ONLY, ROCM, is_rocm_macro, names_in
+from rocm_lint.cpp.preproc import Preprocessed, analyse
 from rocm_lint.cpp.values import INT_TYPES, WIDTH_SENSITIVE, literal_value
 from rocm_lint.finding import FileError
 from rocm_lint.lines import LineIndex

@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
-from rocm_lint.cpp.preproc import Node, Preprocessed, is_cuda_macro, is_rocm_macro
+from rocm_lint.cpp.conditions import Node, is_cuda_macro, is_rocm_macro
+from rocm_lint.cpp.preproc import Preprocessed
 
 HIP_HEADER = re.compile(r"\s*[<\"](?:hip/|hipcub/|hiprand|rocprim/|rocrand|rocblas|hipblas|hipfft|hipsparse|hipsolver|"
                         r"rocwmma/|rccl|hip_)")

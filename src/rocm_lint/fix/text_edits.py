@@ -71,7 +71,7 @@ def _overlaps(taken: List[Tuple[int, int, str]], a: int, b: int) -> bool:
 
 def _same_on_nvidia(language: str, old: str, new: str) -> bool:
     if language in ("cuda", "cpp"):
-        from rocm_lint.cpp.preproc import same_on_nvidia
+        from rocm_lint.cpp.nvidia_view import same_on_nvidia
 
         return same_on_nvidia(old, new, lines=True)
     # Python and config files: only a fix that changes comments alone (ROC001's) is the same

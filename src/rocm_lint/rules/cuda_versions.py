@@ -13,11 +13,11 @@ from rocm_lint.lazy import LazyPattern, lazy_functions
 from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
 
 if TYPE_CHECKING:
-    from rocm_lint.cpp.preproc import Node
+    from rocm_lint.cpp.conditions import Node
     from rocm_lint.cpp.scanner import CppUnit
 
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.cpp.preproc", "Platform", "names_in", "truth")
+lazy_functions(globals(), "rocm_lint.cpp.conditions", "Platform", "names_in", "truth")
 lazy_functions(globals(), "rocm_lint.cpp.functions", "brace_tree", "function_of", "innermost_block")
 lazy_functions(globals(), "rocm_lint.cpp.gates", "rocm_condition", "rocm_gate_macro")
 
