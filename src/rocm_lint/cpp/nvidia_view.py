@@ -112,6 +112,42 @@ _SPACE = re.compile(r"\s+")
 _LINE_DIRECTIVE = re.compile(r"(\d+)\s*$")  # `#line N` (a file name would change __FILE__: kept as code)
 
 
+def _emit_code(out: List[str], segment: str, first: int, delta: int, lines: bool) -> None:
+    """Append the code lines of ``segment`` (its first line is physical line ``first``) to
+    ``out``: continuations joined, whitespace normalised, numbered with ``delta`` if ``lines``."""
+    parts = segment.split("\n")
+    at, logical = first, ""
+    for n, raw in enumerate(parts):
+        if raw.endswith("\\") or raw.endswith("\\\r"):
+            if not logical:
+                at = first + n
+            logical += raw.rstrip("\r")[:-1] + " "
+            continue
+        if logical:
+            raw, logical = logical + raw, ""
+        else:
+            at = first + n
+        norm = _SPACE.sub(" ", raw).strip()
+        if norm:
+            out.append(f"{at + delta}:{norm}" if lines else norm)
+    if logical.strip():
+        norm = _SPACE.sub(" ", logical).strip()
+        out.append(f"{at + delta}:{norm}" if lines else norm)
+
+
+def _fold_directive(name: str, arg: str, rocm_extra: FrozenSet[str], zero_set: FrozenSet[str]) -> Union[int, str, None]:
+    """The condition of an ``#if``/``#elif``/``#ifdef``/``#ifndef`` (and ``elifdef``/``elifndef``),
+    folded (``_fold``); an unparsable ``#if`` stays its text."""
+    if name in ("if", "elif"):
+        node = parse_condition(arg)
+        return _fold(node, rocm_extra, zero_set) if node is not None else "?" + _SPACE.sub("", arg)
+    word = re.match(r"\s*([A-Za-z_]\w*)", arg)
+    node = Node("defined", word.group(1) if word else "")
+    if name.endswith("ndef"):
+        node = Node("unary", "!", (node,))
+    return _fold(node, rocm_extra, zero_set)
+
+
 def nvidia_view(text: str, rocm_macros: Iterable[str] = (), zero: Iterable[str] = (),
                 lines: bool = False) -> List[str]:
     """What the NVIDIA compiler sees: code lines outside ROCm-only branches, whitespace
@@ -132,26 +168,8 @@ def nvidia_view(text: str, rocm_macros: Iterable[str] = (), zero: Iterable[str] 
     delta = 0  # presumed line - physical line (``#line``)
 
     def emit_code(segment: str, first: int) -> None:
-        if not live:
-            return
-        parts = segment.split("\n")
-        at, logical = first, ""
-        for n, raw in enumerate(parts):
-            if raw.endswith("\\") or raw.endswith("\\\r"):
-                if not logical:
-                    at = first + n
-                logical += raw.rstrip("\r")[:-1] + " "
-                continue
-            if logical:
-                raw, logical = logical + raw, ""
-            else:
-                at = first + n
-            norm = _SPACE.sub(" ", raw).strip()
-            if norm:
-                out.append(f"{at + delta}:{norm}" if lines else norm)
-        if logical.strip():
-            norm = _SPACE.sub(" ", logical).strip()
-            out.append(f"{at + delta}:{norm}" if lines else norm)
+        if live:
+            _emit_code(out, segment, first, delta, lines)
 
     for m, start, end in directive_spans(code):
         segment = code[pos:start]
@@ -172,15 +190,7 @@ def nvidia_view(text: str, rocm_macros: Iterable[str] = (), zero: Iterable[str] 
             continue
         line += directive_lines
         if name in ("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"):
-            if name in ("if", "elif"):
-                node = parse_condition(arg)
-                folded = _fold(node, rocm_extra, zero_set) if node is not None else "?" + _SPACE.sub("", arg)
-            else:
-                word = re.match(r"\s*([A-Za-z_]\w*)", arg)
-                node = Node("defined", word.group(1) if word else "")
-                if name.endswith("ndef"):
-                    node = Node("unary", "!", (node,))
-                folded = _fold(node, rocm_extra, zero_set)
+            folded = _fold_directive(name, arg, rocm_extra, zero_set)
         if name in ("if", "ifdef", "ifndef"):
             frame = [False, False, False, live]
             stack.append(frame)
