@@ -155,6 +155,13 @@ def test_fuzz_python(program, hazards, first):
                "__device__ int count_votes(bool p) {\n  unsigned mask = __ballot_sync(//__activemask(), p);\n"
                "  int n = __popc(mask);\n  return n;\n}\n\n__device__ int highest(bool p) {\n"
                "  uint32_t m = __ballot(p);  // no automatic fix\n  return 31 - __clz(m);\n}\n"))
+# The same shape through ROC602's fix: `0xffffffff//, v, 16)` leaves the shuffle call open (the
+# statement's lines must hold whole brackets: cpp.gates.whole_statement_lines).
+@example(case=("cuda_ballot_unsafe.cu",
+               "__device__ int f(bool p, int v) {\n  int n = 0;\n"
+               "__shfl_xor_sync(0xffffffff//, v, 16)__shfl_xor_sync(0xffffffff, v, 16)  return n;\n}\n\n"
+               "__device__ int highest(bool p) {\n  uint32_t m = __ballot(p);  // no automatic fix\n"
+               "  return 31 - __clz(m);\n}\n"))
 def test_fuzz_cpp(case):
     name, text = case
     _check_and_fix(name, text, _verify_cpp)

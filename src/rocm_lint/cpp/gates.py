@@ -149,4 +149,29 @@ def whole_statement_lines(unit: CppUnit, start: int, end: int) -> Optional[Tuple
         return None
     if any(code[unit.line_span(n)[1] - 1:unit.line_span(n)[1]] == "\\" for n in range(first, last + 1)):
         return None  # inside a macro definition
+    key = ("balanced", a, b)  # once per statement: a line of n masked shuffles asks n times
+    balanced = unit.memo.get(key)
+    if balanced is None:
+        balanced = unit.memo[key] = _balanced(code, a, b)
+    if not balanced:
+        # a bracket left open (a comment that swallows a call's `, p);`) or closed from outside:
+        # the "statement" runs into the next block, and gating its lines would cut a block apart
+        return None
     return first, last
+
+
+_BRACKETS = re.compile(r"[()\[\]{}]")
+_OPENS = {")": "(", "]": "[", "}": "{"}
+
+
+def _balanced(code: str, start: int, end: int) -> bool:
+    """Does ``code[start:end]`` (comments and literals blanked) close every bracket it opens, and
+    only those?"""
+    stack: List[str] = []
+    for m in _BRACKETS.finditer(code, start, end):
+        c = m.group()
+        if c in "([{":
+            stack.append(c)
+        elif not stack or stack.pop() != _OPENS[c]:
+            return False
+    return not stack
