@@ -30,7 +30,7 @@ LAYERS = [
                  "rocm_lint.configfiles", "rocm_lint.configfiles.*", "rocm_lint.notebook"]),
     ("rules", ["rocm_lint.rules", "rocm_lint.rules.*"]),
     ("registry", ["rocm_lint.registry", "rocm_lint.docgen"]),
-    ("engine", ["rocm_lint.engine", "rocm_lint.cache", "rocm_lint.unused_noqa"]),
+    ("engine", ["rocm_lint.engine", "rocm_lint.engine_paths", "rocm_lint.cache", "rocm_lint.unused_noqa"]),
     ("fix", ["rocm_lint.fix", "rocm_lint.fix.*"]),
     ("front ends", ["rocm_lint.output", "rocm_lint.output.*", "rocm_lint.baseline", "rocm_lint.diffbase",
                     "rocm_lint.cli", "rocm_lint.server", "rocm_lint.server_features", "rocm_lint.flake8_plugin",

@@ -582,7 +582,7 @@ def _check(paths, config, args, changed=None, workspace=None):
 
 
 def _check_all(paths, config, args, workspace=None):
-    from rocm_lint.engine import check_paths
+    from rocm_lint.engine_paths import check_paths
     from rocm_lint.output.progress import ProgressBar, wants_progress
 
     cache_dir = None
