@@ -14,7 +14,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from conftest import ROOT, run_cli
-from rocm_lint.cli import use_color
+from rocm_lint.cli_report import use_color
 from rocm_lint.config import Config
 from rocm_lint.engine_paths import check_paths
 from rocm_lint.output.github import escape_data, escape_property

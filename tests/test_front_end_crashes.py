@@ -100,7 +100,7 @@ def _module(n: int) -> str:
 
 def _whole_file_fixes(tmp_path: Path, n: int, monkeypatch) -> int:
     """How many times the JSON/SARIF edit step fixes a module with ``n`` fixable findings."""
-    from rocm_lint.cli import _with_edits
+    from rocm_lint.cli_report import _with_edits
     from rocm_lint.engine import check_file
     from rocm_lint.fix import engine
 
