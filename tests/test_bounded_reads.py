@@ -11,7 +11,8 @@ import pytest
 
 from rocm_lint.config import Config
 from rocm_lint.discovery import iter_files, read_bounded
-from rocm_lint.engine import check_paths, read_source
+from rocm_lint.engine import read_source
+from rocm_lint.engine_paths import check_paths
 from rocm_lint.finding import FileError
 
 HAZARD = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"

@@ -13,7 +13,8 @@ from rocm_lint.build.context import CUDA
 from rocm_lint.build.headers import header_platform as _header_platform
 from rocm_lint.config import Config
 from rocm_lint.workspace import Workspace
-from rocm_lint.engine import check_file, check_paths
+from rocm_lint.engine import check_file
+from rocm_lint.engine_paths import check_paths
 from test_cpp_project import _project  # a repository (.git) holding ``files``
 
 

@@ -14,9 +14,9 @@ import pytest
 
 from conftest import FIXTURES, ROOT, run_cli
 
-from rocm_lint import engine
+from rocm_lint import engine, engine_paths
 from rocm_lint.config import Config
-from rocm_lint.engine import check_paths
+from rocm_lint.engine_paths import check_paths
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def checked(monkeypatch):
         seen.append(os.path.relpath(path))
         return real(path, config, project)
 
-    monkeypatch.setattr(engine, "check_file", spy)
+    monkeypatch.setattr(engine_paths, "check_file", spy)
     return seen
 
 
@@ -99,7 +99,7 @@ def test_a_warm_run_reads_no_unchanged_file(project, tmp_path, checked, reads, m
     """Size, times and inode recorded with the hash answer for a file older than two seconds.
     (A run of a few files, pre-commit's, reads the modules they import anyway: this one is
     made to run as a big tree does.)"""
-    monkeypatch.setattr(engine, "_FOLLOW_IMPORTS", 0)
+    monkeypatch.setattr(engine_paths, "_FOLLOW_IMPORTS", 0)
     _age(project, monkeypatch)
     cache = tmp_path / "cache"
     cold, _ = _run(project, cache, checked)

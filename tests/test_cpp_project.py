@@ -10,7 +10,8 @@ import pytest
 
 from conftest import expected_findings
 from rocm_lint.config import Config
-from rocm_lint.engine import check_file, check_paths
+from rocm_lint.engine import check_file
+from rocm_lint.engine_paths import check_paths
 from rocm_lint.workspace import Workspace
 
 

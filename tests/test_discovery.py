@@ -48,7 +48,7 @@ def test_duplicates_visited_once(tmp_path):
 
 
 def test_per_file_ignores(tmp_path):
-    from rocm_lint.engine import check_paths
+    from rocm_lint.engine_paths import check_paths
 
     make(tmp_path, [])
     (tmp_path / "tests").mkdir()

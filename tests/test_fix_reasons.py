@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 
 from rocm_lint.config import Config
-from rocm_lint.engine import check_paths
+from rocm_lint.engine_paths import check_paths
 from rocm_lint.finding import Applicability
 from rocm_lint.registry import find_rules
 

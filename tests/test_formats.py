@@ -14,9 +14,9 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from conftest import ROOT, run_cli
-from rocm_lint.cli import use_color
+from rocm_lint.cli_report import use_color
 from rocm_lint.config import Config
-from rocm_lint.engine import check_paths
+from rocm_lint.engine_paths import check_paths
 from rocm_lint.output.github import escape_data, escape_property
 from rocm_lint.output.progress import ProgressBar, wants_progress
 from rocm_lint.registry import all_rules

@@ -100,7 +100,7 @@ def _module(n: int) -> str:
 
 def _whole_file_fixes(tmp_path: Path, n: int, monkeypatch) -> int:
     """How many times the JSON/SARIF edit step fixes a module with ``n`` fixable findings."""
-    from rocm_lint.cli import _with_edits
+    from rocm_lint.cli_report import _with_edits
     from rocm_lint.engine import check_file
     from rocm_lint.fix import engine
 
@@ -159,7 +159,7 @@ def test_edits_per_file_are_the_edits_of_each_finding_alone(tmp_path, source):
 def test_a_rule_that_crashes_costs_one_error_line(tmp_path, monkeypatch, request):
     """A bug in one rule on one file is that file's error, the other files are still checked."""
     from rocm_lint.config import Config
-    from rocm_lint.engine import check_paths
+    from rocm_lint.engine_paths import check_paths
     from rocm_lint.rules import full_masks
 
     (tmp_path / "a.cu").write_text("__global__ void k(float* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n")

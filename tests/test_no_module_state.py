@@ -38,7 +38,7 @@ PURE_MEMOS = {
     "rocm_lint.engine._prefilters": "the triggers and prechecks of the codes given",
     "rocm_lint.engine._rule_filters": "likewise, per rule",
     "rocm_lint.engine._exporting_rules": "the rules of the codes that read exports",
-    "rocm_lint.engine._selected_codes": "the codes a (frozen, hashable) configuration enables",
+    "rocm_lint.engine.selected_codes": "the codes a (frozen, hashable) configuration enables",
     "rocm_lint.engine.python_codes": "every Python code",
     # a parse of the text given (the trees are only read)
     "rocm_lint.fix.engine._module_ast": "ast.parse of the text",
@@ -53,7 +53,7 @@ PURE_MEMOS = {
 ALLOWED_STATE = {
     # a worker process of the CLI's pool is a front end of its own: it keeps its project model
     # (its own Workspace) for the chunks it is handed, keyed by the run's settings and seed
-    "rocm_lint.engine._WORKER_PROJECT": "the worker process's project model",
+    "rocm_lint.engine_paths._WORKER_PROJECT": "the worker process's project model",
     # wiring set once at import (python.context registers ModuleContext: the project model may
     # not import the context); never a fact
     "rocm_lint.python.project._CONTEXT": "the ModuleContext class, registered at import",

@@ -22,7 +22,7 @@ guarded, computes the asked fact once per module and follows re-exports (``from 
 get_cc`` in a package ``__init__``) at most :data:`MAX_DEPTH` modules deep.  Nothing outside
 those roots is read: third-party packages and torch never are.
 
-**Phases.**  ``engine.check_paths`` runs :meth:`Project.prepass` over the files it checks,
+**Phases.**  ``engine_paths.check_paths`` runs :meth:`Project.prepass` over the files it checks,
 before any rule runs: only files whose text holds a ``words`` entry of a trigger fact are
 parsed, and the exported names become trigger words (:attr:`Project.trigger_words`).  The
 seed it returns is handed to worker processes (:meth:`Project.from_seed`).  Everything else is
