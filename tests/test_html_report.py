@@ -241,21 +241,7 @@ def test_hostile_report_in_a_browser(browser, tmp_path):
 
 
 # -- issue #29 item 8: what was scanned, every directory, family colours, the ROCm/NVIDIA split ---------
-KERNEL = """#define WARP_SIZE 64
-__global__ void k(float* x) {
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(x[0]));
-}
-"""
-CMAKE_SPLIT = """cmake_minimum_required(VERSION 3.18)
-project(demo LANGUAGES CXX)
-option(USE_ROCM "Build for AMD GPUs" OFF)
-if(USE_ROCM)
-  add_subdirectory(csrc/rocm)
-else()
-  add_subdirectory(csrc/cuda)
-endif()
-add_subdirectory(csrc/common)
-"""
+from test_build_context import CMAKE_SPLIT, KERNEL  # noqa: E402 (the project the build tests use)
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 

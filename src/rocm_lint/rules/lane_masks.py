@@ -327,9 +327,7 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
         return ()
     code = unit.code
     semi = code.find(";", end)
-    # The call must close where the statement ends: an unbalanced call (a comment that swallows
-    # `, p);`, a macro's half) stops at a brace, and the statement would run into the next block.
-    if semi == -1 or code[end - 1:end] != ")" or "{" in code[end:semi] or "}" in code[end:semi]:
+    if semi == -1:
         return ()
     lines = whole_statement_lines(unit, stmt + len(decl.group(0)) - len(decl.group(0).lstrip()), semi + 1)
     if lines is None:
