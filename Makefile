@@ -42,10 +42,14 @@ fuzz: $(TEST_STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m rocm_lint.docgen docs/rules
 
-## make bench: rocm-lint against ruff, ast.parse, flake8 (with/without the plugin) and TorchFix on the torch and diffusers wheels;
+## make bench: every goal of the speed issue, each printing the profile of what is left where it is not met:
+## rocm-lint against ruff, ast.parse, flake8 (with/without the plugin) and TorchFix on the torch and diffusers wheels
+## (bench_python.py, one file included); the C++ scanner (bench_cpp.py); the editor (bench_lsp.py);
 ## then what fixes cost (bench_fix.py: JSON/concise warm, --fix/check, quick-fix latency; BENCH_FIX_TREE=<project> picks the tree)
 bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/bench_python.py
+	$(BIN)/python benchmarks/bench_cpp.py
+	$(BIN)/python benchmarks/bench_lsp.py $(BENCH_LSP_ARGS)
 	$(BIN)/python benchmarks/bench_fix.py $(if $(BENCH_FIX_TREE),--tree $(BENCH_FIX_TREE))
 
 ## make bench-lsp: didChange -> diagnostics through `rocm-lint server` on two 3,000-line torch modules
