@@ -23,6 +23,7 @@ PURE_MEMOS = {
     # a compiled regex (or automaton) of the argument
     "rocm_lint.discovery._exclusion_regex": "one regex for the exclude globs given",
     "rocm_lint.words._automaton": "the Aho-Corasick automaton of the words given",
+    "rocm_lint.python.project_text._ordered": "a word set's sorted tuple (the key of its automaton)",
     "rocm_lint.build.context._pattern_regex": "a glob pattern's regex",
     "rocm_lint.rules.lane_masks._type32_patterns": "the 32-bit type regexes for the aliases given",
     "rocm_lint.rules.warp.names_pattern": "an alternation of the names given",

@@ -1,9 +1,15 @@
 """Which of many words occur in a text: the trigger pre-filter of every file.
 
-``w in text`` per word scans the text once per word (a ninth of a run over the torch sources);
-with ``pyahocorasick`` installed, one Aho-Corasick pass finds the longer words and a plain
-``in``, which stops at the first occurrence, the short frequent ones.  Without the package every
-word is searched on its own: the same answer.
+``w in text`` per word scans the text once per word (a ninth of a run over the torch sources).
+With ``ahocorasick-rs`` installed (a dependency; wheels for CPython on Linux, macOS and Windows),
+one pass of an Aho-Corasick DFA over the text finds every word, overlapping occurrences
+included; without the package, or for a text the DFA cannot take (a lone surrogate has no
+UTF-8), every word is searched on its own: the same answer.
+
+Measured on the Python sources of torch 2.13 and diffusers 0.42.1 (3,476 files, 75 MB, CPU):
+every word by ``in`` 2 s; pyahocorasick (the previous backend, longer words only, short ones by
+``in``) 1.38 s; ahocorasick-rs's default automaton 0.37 s; its DFA 0.15 s, all words in it (the
+short ones by ``in`` beside it cost 0.46 s more: an absent word is a scan of the whole text).
 """
 
 from __future__ import annotations
@@ -11,35 +17,36 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import FrozenSet, Tuple
 
-# Words this short are frequent (``cc``, ``sm``, ``cap``): one ``in`` each, which stops at the
-# first occurrence, costs less than reporting their every occurrence from the automaton.
-_SHORT = 3
+
+def automaton_of(words: Tuple[str, ...], dfa: bool = True):
+    """An Aho-Corasick automaton of ``words`` (``find_matches_as_strings`` /
+    ``find_matches_as_indexes``, index into ``words``), or None without the ``ahocorasick-rs``
+    package.  A DFA scans fastest and costs most to build: for a word list used on many texts;
+    ``dfa=False`` for a list made for one text."""
+    try:
+        import ahocorasick_rs
+    except ImportError:
+        return None
+    if not words:
+        return None
+    if dfa:
+        return ahocorasick_rs.AhoCorasick(list(words), implementation=ahocorasick_rs.Implementation.DFA)
+    return ahocorasick_rs.AhoCorasick(list(words))
 
 
 @lru_cache(maxsize=32)
 def _automaton(words: Tuple[str, ...]):
-    """An Aho-Corasick automaton of the longer ``words`` (one pass over a text for all of
-    them, where ``w in text`` per word scanned a text once per word: a ninth of a tree's run),
-    or None without the ``pyahocorasick`` package (then every word is searched on its own)."""
-    try:
-        import ahocorasick
-    except ImportError:
-        return None
-    automaton = ahocorasick.Automaton()
-    for word in words:
-        if len(word) > _SHORT:
-            automaton.add_word(word, word)
-    if len(automaton) == 0:
-        return None
-    automaton.make_automaton()
-    return automaton
+    """The DFA of a trigger list (one pass over a text for all of them), or None without the
+    ``ahocorasick-rs`` package (then every word is searched on its own)."""
+    return automaton_of(words)
 
 
 def find_words(text: str, words: Tuple[str, ...]) -> FrozenSet[str]:
     """The ``words`` that occur in ``text`` as substrings."""
-    automaton = _automaton(words) if len(text) > 1024 else None
-    if automaton is None:
-        return frozenset(w for w in words if w in text)
-    found = {word for _end, word in automaton.iter(text)}
-    found.update(w for w in words if len(w) <= _SHORT and w in text)
-    return frozenset(found)
+    automaton = _automaton(words) if len(text) > 256 else None
+    if automaton is not None:
+        try:
+            return frozenset(automaton.find_matches_as_strings(text, overlapping=True))
+        except UnicodeEncodeError:  # a lone surrogate (bytes decoded with surrogateescape)
+            pass
+    return frozenset(w for w in words if w in text)
