@@ -209,7 +209,11 @@ def capability_kind(node: Optional[ast.AST], ctx: ModuleContext, depth: int = 0)
     if key is not None:
         bindings = _capability_bindings(ctx)
         found = bindings.get(key)
-        if found is None and isinstance(node, ast.Name) and node.id not in _local_names(ctx.function, ctx):
+        # A name neither bound at module level nor imported finds nothing below: its function's
+        # locals (an ast.walk of the function) are only asked for the others.
+        if found is None and isinstance(node, ast.Name) \
+                and ((None, node.id) in bindings or node.id in ctx.imports.names) \
+                and node.id not in _local_names(ctx.function, ctx):
             found = bindings.get((None, node.id))  # a module-level binding
             if found is None and node.id in ctx.imports.names:  # from .env import CAPABILITY
                 exported = ctx.exported(CAPABILITY_EXPORTS, node)
