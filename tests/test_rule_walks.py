@@ -3,7 +3,8 @@
 ROC501's build facts (``rocm_lint.rules.build``) walk only the statements a sink or a binding it
 follows can be on; ROC405-ROC407's ``setup()`` search (``rocm_lint.rules.dependencies``) walks
 only the subtrees whose lines name ``setuptools``/``distutils`` (or what the imports bind to
-them).  Both must give exactly what the whole walk gives: on every Python fixture of the
+them); ROC106's ``except`` fallbacks (``rocm_lint.rules.capability_model``) enter only the
+statements whose lines hold ``try``.  Both must give exactly what the whole walk gives: on every Python fixture of the
 project, and on sources written to reach the corners of the argument (a key spelled with
 escapes or split literals, an alias of ``"nvcc"``, an identifier in letters NFKC folds, ``\\r``
 line endings, gates, imported helpers)."""
@@ -149,3 +150,46 @@ def test_setup_search_narrow_equals_whole_on_fixtures(path):
     except SyntaxError:
         pytest.skip("not Python the parser reads")
     assert _setup_calls_narrow(ctx) == _setup_calls_whole(ctx)
+
+
+TRY_SOURCES = [
+    ("module", 'import torch\ntry:\n    cc = torch.cuda.get_device_capability()\nexcept RuntimeError:\n    cc = 0\n', 1),
+    ("nested", 'class A:\n    def f(self):\n        with x:\n            for i in y:\n                try:\n'
+               '                    pass\n                except Exception:\n                    cc: int = 0\n'
+               '                    other = f()\n', 1),
+    ("two", 'def f():\n    try:\n        a = 1\n    except E:\n        a = 2\n\ntry:\n    b = 1\nexcept E:\n'
+            '    b = 3\nfinally:\n    c = 4\n', 2),
+    ("match", 'match v:\n    case 1:\n        try:\n            pass\n        except E:\n            z = 0\n', 1),
+    ("nfkc", 'ｘ = 1\ntry:\n    pass\nexcept E:\n    ｙ = 0\n', 1),
+]
+
+
+def _fallbacks_whole(ctx):
+    from rocm_lint.rules.capability_model import _compound_statements
+
+    return {id(stmt) for node in _compound_statements(ctx.tree.body) if isinstance(node, ast.Try)
+            for handler in node.handlers for stmt in handler.body
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Constant)}
+
+
+@pytest.mark.parametrize("name,source,count", TRY_SOURCES, ids=[s[0] for s in TRY_SOURCES])
+def test_except_fallbacks_narrow_equals_whole(name, source, count):
+    from rocm_lint.rules.capability_model import _except_fallbacks
+
+    for text in (source, source.replace("\n", "\r")):
+        ctx = _context(text)
+        whole = _fallbacks_whole(ctx)
+        assert _except_fallbacks(ctx) == whole, name
+        assert len(whole) == count, name
+
+
+@pytest.mark.parametrize("path", PY_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_except_fallbacks_narrow_equals_whole_on_fixtures(path):
+    from rocm_lint.rules.capability_model import _except_fallbacks
+
+    text = path.read_text(encoding="utf-8")
+    try:
+        ctx = ModuleContext(str(path), ast.parse(text), Config(), text)
+    except SyntaxError:
+        pytest.skip("not Python the parser reads")
+    assert _except_fallbacks(ctx) == _fallbacks_whole(ctx)
