@@ -189,8 +189,7 @@ def _learn_build_facts(ctx: ModuleContext) -> BuildFacts:
 
 
 def _learn_build_facts_whole(ctx: ModuleContext) -> BuildFacts:
-    """The same facts from a gated walk of every statement (what :func:`_walk_relevant` must
-    equal; the tests compare both)."""
+    """The same facts from a gated walk of every statement (the tests compare both)."""
     sinks = _Sinks(ctx)
     walk_gated(ctx, sinks.see)
     return _facts_of(sinks)
@@ -226,6 +225,7 @@ def _facts_of(sinks: _Sinks) -> BuildFacts:
 #   whose lines are all walked.  Names are followed until no new one is reached.
 # Line numbers count ``\n`` after ``\r\n`` and ``\r`` became ``\n`` (what the parser counts).
 _SPELLED_OTHERWISE = LazyPattern(r"""[^\x00-\x7f]|\\|["'](?:n|nv|nvc)["']""")
+_PROVIDER_WORDS = LazyPattern(r"nvcc|cuda_cflags")  # over the lowered text
 
 
 def _lines_of_match(text: str, starts: List[int]) -> Set[int]:
@@ -273,12 +273,7 @@ def _walk_relevant(ctx: ModuleContext, sinks: _Sinks) -> None:
     offsets = [m.start() for m in _SPELLED_OTHERWISE.finditer(text)]
     for alias in _nvcc_aliases(ctx):
         offsets.extend(_word_offsets(text, alias))
-    low_offsets = []
-    for word in ("nvcc", "cuda_cflags"):
-        pos = lowered.find(word)
-        while pos != -1:
-            low_offsets.append(pos)
-            pos = lowered.find(word, pos + 1)
+    low_offsets = [m.start() for m in _PROVIDER_WORDS.finditer(lowered)]
     module_functions: Dict[str, List[ast.stmt]] = {}
     for stmt in ctx.tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
