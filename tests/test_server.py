@@ -721,3 +721,55 @@ async def test_debounce_setting():
     assert debounce_setting({"debounce": -5}) == 0.0 and debounce_setting({"debounce": 1e9}) == 10_000.0
     assert debounce_setting({"debounce": "fast"}) is None and debounce_setting({"debounce": True}) is None
     assert debounce_setting(None) is None and DEFAULT_DEBOUNCE_MS == 50.0
+
+
+NVCC_SETUP_PY = """\
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+NVCC = "nvcc"
+flags = ["-O3"]  # the nvcc step's
+flags.append("--use_fast_math")
+try:
+    cc = torch.cuda.get_device_capability()
+except RuntimeError:
+    cc = 0
+if cc >= (9, 0):
+    flags.append("-DHOPPER")
+ext = CUDAExtension("k", ["k.cu"], extra_compile_args={NVCC: flags, "cxx": ["-O2"]})
+setup(name="k", ext_modules=[ext], install_requires=["torch==2.4.0", "cupy-cuda12x"],
+      cmdclass={"build_ext": BuildExtension})
+"""
+
+
+@pytest.mark.integration  # ten fresh `rocm-lint check` processes: --all-tiers
+async def test_build_file_edits_equal_a_fresh_check(client: LanguageClient):
+    """The narrowed searches of ROC501 (build facts), ROC405-407 (setup() lists) and ROC106 (except
+    fallbacks) read the text's lines: edit after edit of a setup.py that moves, renames, splits
+    and gates what they follow (and one with \\r\\n line endings), the server's answer is a fresh
+    run's."""
+    doc = Doc(client, "setup.py", "python", NVCC_SETUP_PY)
+    first = seen(await doc.diagnostics())
+    assert first == fresh_check(client.root, "setup.py", NVCC_SETUP_PY)
+    assert [code for code, *_ in first] == ["ROC106", "ROC406", "ROC407", "ROC501"]
+    edits = [
+        lambda t: "# a build\n\n" + t,  # every line moves
+        lambda t: t.replace('flags.append("--use_fast_math")\n',
+                            'flags.append("--use_fast_math")\nflags += ["-Xptxas=-v"]\n'),
+        lambda t: t.replace('flags.append("--use_fast_math")\n',
+                            'if not torch.version.hip:\n    flags.append("--use_fast_math")\n'),  # gated
+        lambda t: t.replace('install_requires=["torch==2.4.0", "cupy-cuda12x"]', "install_requires=REQ")
+                   .replace("NVCC =", 'REQ = ["torch==2.4.0", "cupy-cuda12x"]\nNVCC ='),
+        lambda t: t.replace("from setuptools import setup", "from setuptools import setup as build"
+                            ).replace("setup(name=", "build(name="),
+        lambda t: t.replace("except RuntimeError:\n    cc = 0", "except RuntimeError:\n    cc = probe()"),
+        lambda t: t.replace('NVCC = "nvcc"', 'NVCC = "nv" "cc"'),  # the key's alias, split
+        lambda t: t.replace('flags += ["-Xptxas=-v"]', 'flags += ["-Xptxas=-v", "--threads 4"]'),
+        lambda t: t.replace("\n", "\r\n"),
+    ]
+    for edit in edits:
+        text = edit(doc.text)
+        assert text != doc.text
+        doc.replace(text)
+        assert seen(await doc.diagnostics()) == fresh_check(client.root, "setup.py", text)

@@ -132,9 +132,10 @@ class _Sinks:
         every += [a for a in (args.vararg, args.kwarg) if a is not None]
         return any(a.arg == name for a in every)
 
-    def reach(self, values: List[ast.AST]) -> Set[int]:
-        """The strings in ``values``, following the names they read to what is bound to them."""
-        names: Set[str] = set()
+    def reach(self, values: List[ast.AST], names: Optional[Set[str]] = None) -> Set[int]:
+        """The strings in ``values``, following the names they read to what is bound to them
+        (``names``, when given, receives every name followed)."""
+        names = set() if names is None else names
         found: Set[int] = set()
         for value in values:
             self._collect(value, names, found)
@@ -180,10 +181,129 @@ class _Sinks:
 
 def _learn_build_facts(ctx: ModuleContext) -> BuildFacts:
     sinks = _Sinks(ctx)
+    if ctx.text:
+        _walk_relevant(ctx, sinks)
+    else:  # no text to search (a tree checked on its own): every statement
+        walk_gated(ctx, sinks.see)
+    return _facts_of(sinks)
+
+
+def _learn_build_facts_whole(ctx: ModuleContext) -> BuildFacts:
+    """The same facts from a gated walk of every statement (the tests compare both)."""
+    sinks = _Sinks(ctx)
     walk_gated(ctx, sinks.see)
+    return _facts_of(sinks)
+
+
+def _facts_of(sinks: _Sinks) -> BuildFacts:
+    sinks.imported = set()
     nvcc = sinks.reach(sinks.live_values) | sinks.reach_methods()
     imported = frozenset(sinks.imported)
     return BuildFacts(frozenset(nvcc), frozenset(nvcc | sinks.reach(sinks.rocm_values)), imported)
+
+
+# -- walking only the statements the facts can come from ---------------------------------------
+# The facts are a function of the nodes ``_Sinks.see`` records: the sinks, and the bindings of
+# the names the sinks' values read (followed transitively).  A gated walk pruned to some lines
+# (``walk_gated(ctx, see, lines)``, the analyser's own pruning) visits a subset of the nodes of
+# the whole walk, each with the same state and enclosing function (early exits, ``if`` arms and
+# inherited gates are applied whether or not a statement is entered).  So it is enough to
+# visit every node that can matter; extra nodes only add duplicates (harmless: the values are
+# reached as sets) or bindings of names no sink reads (never looked up).  What can matter:
+#
+# * a sink: an ``"nvcc"`` key or subscript (``ctx.constant`` == "nvcc": a literal, or a name
+#   bound once whose value resolves to it), ``nvcc=``/``extra_cuda_cflags=`` keywords, and the
+#   ``return`` of a method whose name says nvcc flags (``_NVCC_PROVIDER``, any case).  Their
+#   lines hold ``nvcc``/``cuda_cflags`` in any case (the whole method is walked), or such an
+#   alias name, unless the literal is spelled another way: with escapes or a continued line
+#   (the line holds a backslash), split over adjacent literals (one of them is ``"n"``,
+#   ``"nv"`` or ``"nvc"``), or an identifier in non-ASCII letters that NFKC folds (the line
+#   holds a non-ASCII character).  Those lines are all walked;
+# * the bindings of a name a reached value reads (``flags = [...]``, ``flags += ...``,
+#   ``flags.append(...)``): on a line that holds the name as a whole word (or a non-ASCII
+#   line); and ``name()``: the ``return`` statements of the module-level function ``name``,
+#   whose lines are all walked.  Names are followed until no new one is reached.
+# Line numbers count ``\n`` after ``\r\n`` and ``\r`` became ``\n`` (what the parser counts).
+_SPELLED_OTHERWISE = LazyPattern(r"""[^\x00-\x7f]|\\|["'](?:n|nv|nvc)["']""")
+_PROVIDER_WORDS = LazyPattern(r"nvcc|cuda_cflags")  # over the lowered text
+
+
+def _lines_of_match(text: str, starts: List[int]) -> Set[int]:
+    """Line numbers (1-based) of sorted offsets into ``text``."""
+    lines: Set[int] = set()
+    line, last = 1, 0
+    for pos in starts:
+        line += text.count("\n", last, pos)
+        last = pos
+        lines.add(line)
+    return lines
+
+
+def _word_offsets(text: str, word: str) -> List[int]:
+    """Offsets of ``word`` as a whole word (no ASCII letter, digit or ``_`` either side)."""
+    found: List[int] = []
+    n = len(word)
+    pos = text.find(word)
+    while pos != -1:
+        before = text[pos - 1] if pos else " "
+        after = text[pos + n] if pos + n < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            found.append(pos)
+        pos = text.find(word, pos + n)
+    return found
+
+
+def _nvcc_aliases(ctx: ModuleContext) -> List[str]:
+    """Names bound once whose value ``ctx.resolve`` follows to the string ``"nvcc"``."""
+    found = []
+    for name, value in ctx.single_bindings.items():
+        if isinstance(value, (ast.Constant, ast.Name, ast.IfExp)):
+            final = ctx.resolve(ast.Name(id=name, ctx=ast.Load()))
+            if isinstance(final, ast.Constant) and final.value == "nvcc":
+                found.append(name)
+    return found
+
+
+def _walk_relevant(ctx: ModuleContext, sinks: _Sinks) -> None:
+    """Feed ``sinks`` every node that can change the module's build facts (see above)."""
+    text = ctx.text
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lowered = text.lower()  # no character lowers to or from a newline: the lines stay
+    offsets = [m.start() for m in _SPELLED_OTHERWISE.finditer(text)]
+    for alias in _nvcc_aliases(ctx):
+        offsets.extend(_word_offsets(text, alias))
+    low_offsets = [m.start() for m in _PROVIDER_WORDS.finditer(lowered)]
+    module_functions: Dict[str, List[ast.stmt]] = {}
+    for stmt in ctx.tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            module_functions.setdefault(stmt.name, []).append(stmt)
+    walked: Set[int] = set()
+    followed: Set[str] = set()
+    pending = _lines_of_match(text, sorted(offsets)) | _lines_of_match(lowered, sorted(low_offsets))
+    providers: List[ast.AST] = []
+
+    def see(node: ast.AST, state: State) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _NVCC_PROVIDER.search(node.name):
+            providers.append(node)
+        sinks.see(node, state)
+
+    while pending:
+        walk_gated(ctx, see, sorted(pending))
+        walked |= pending
+        extra: Set[int] = set()
+        for fn in providers:  # a method named for nvcc: its returns, its locals
+            extra.update(range(fn.lineno, (fn.end_lineno or fn.lineno) + 1))
+        providers.clear()
+        names: Set[str] = set()
+        sinks.reach(sinks.live_values, names)
+        sinks.reach(sinks.rocm_values, names)
+        for name in {n[:-2] if n.endswith("()") else n for n in names} - followed:
+            followed.add(name)
+            extra |= _lines_of_match(text, _word_offsets(text, name))
+            for fn in module_functions.get(name, ()):  # ``name()`` reads what it returns
+                extra.update(range(fn.lineno, (fn.end_lineno or fn.lineno) + 1))
+        pending = extra - walked
 
 
 BUILD_FACTS: ModuleFacts[BuildFacts] = ModuleFacts("ROC5.build_facts", _learn_build_facts)

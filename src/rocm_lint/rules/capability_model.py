@@ -7,6 +7,8 @@ major or minor number, ``major * 10 + minor``, ``major + minor / 10``, the devic
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from typing import Dict, Hashable, Iterator, List, Optional, Set, Tuple
 
 from rocm_lint.domain import NVIDIA, ROCM
@@ -209,7 +211,11 @@ def capability_kind(node: Optional[ast.AST], ctx: ModuleContext, depth: int = 0)
     if key is not None:
         bindings = _capability_bindings(ctx)
         found = bindings.get(key)
-        if found is None and isinstance(node, ast.Name) and node.id not in _local_names(ctx.function, ctx):
+        # A name neither bound at module level nor imported finds nothing below: its function's
+        # locals (an ast.walk of the function) are only asked for the others.
+        if found is None and isinstance(node, ast.Name) \
+                and ((None, node.id) in bindings or node.id in ctx.imports.names) \
+                and node.id not in _local_names(ctx.function, ctx):
             found = bindings.get((None, node.id))  # a module-level binding
             if found is None and node.id in ctx.imports.names:  # from .env import CAPABILITY
                 exported = ctx.exported(CAPABILITY_EXPORTS, node)
@@ -293,14 +299,39 @@ def _record(node: ast.AST, ctx: ModuleContext, bindings: Dict[BindingKey, str]) 
             bindings.pop(key, None)  # rebound to something else
 
 
-def _compound_statements(body: List[ast.stmt]) -> Iterator[ast.AST]:
-    """Every statement, nested ones included, and every ``except``/``case`` clause; no expressions."""
+def _compound_statements(body: List[ast.stmt], lines: Optional[List[int]] = None) -> Iterator[ast.AST]:
+    """Every statement, nested ones included, and every ``except``/``case`` clause; no expressions.
+    ``lines`` (sorted): only the statements and clauses that hold one of them, and what they nest."""
     stack: List[ast.AST] = list(body)
     while stack:
         node = stack.pop()
+        if lines is not None and getattr(node, "lineno", None) is not None:
+            i = bisect.bisect_left(lines, node.lineno)
+            if i == len(lines) or lines[i] > (getattr(node, "end_lineno", None) or node.lineno):
+                continue
         yield node
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
             stack.extend(getattr(node, name, None) or ())
+
+
+def _try_lines(text: str) -> List[int]:
+    """Lines that may start a ``try`` statement: they hold ``try``, or a non-ASCII character
+    (the keyword is ASCII; the line count is the parser's, ``\r`` and ``\r\n`` included)."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    offsets = [m.start() for m in re.finditer(r"[^\x00-\x7f]", text)] if not text.isascii() else []
+    pos = text.find("try")
+    while pos != -1:
+        offsets.append(pos)
+        pos = text.find("try", pos + 3)
+    offsets.sort()
+    lines: List[int] = []
+    line, last = 1, 0
+    for pos in offsets:
+        line += text.count("\n", last, pos)
+        last = pos
+        lines.append(line)
+    return lines
 
 
 def _except_fallbacks(ctx: ModuleContext) -> Set[int]:
@@ -309,7 +340,10 @@ def _except_fallbacks(ctx: ModuleContext) -> Set[int]:
         out: Set[int] = set()
         if "try" not in ctx.text:
             return out
-        for node in _compound_statements(ctx.tree.body):  # a ``try`` is a statement: expressions hold none
+        # A ``try`` is a statement (expressions hold none) whose first line says ``try``: only the
+        # statements that hold such a line are entered (a statement's lines hold what it nests).
+        lines = _try_lines(ctx.text) if ctx.tree.body and ctx.text else None
+        for node in _compound_statements(ctx.tree.body, lines):
             if isinstance(node, ast.Try):
                 for handler in node.handlers:
                     out.update(id(stmt) for stmt in handler.body

@@ -20,7 +20,9 @@ a marker that excludes Linux; a CI definition that names no ROCm job.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
+from collections import deque
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 from rocm_lint.domain import NVIDIA
@@ -287,7 +289,8 @@ def _setup_lists(ctx: ModuleContext) -> Dict[int, str]:
         # a module whose text names neither calls neither
         if "setuptools" not in ctx.text and "distutils" not in ctx.text:
             return out
-        calls = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and ctx.qualname(n.func) in _SETUP]
+        calls = [n for n in _walk_naming(ctx, _setup_roots(ctx))
+                 if isinstance(n, ast.Call) and ctx.qualname(n.func) in _SETUP]
         if not calls:
             return out
         values: Dict[str, List[ast.AST]] = {}
@@ -331,6 +334,67 @@ def _setup_lists(ctx: ModuleContext) -> Dict[int, str]:
         return out
 
     return ctx.memo("deps.setup_lists", compute)
+
+
+# What a call's root name must resolve to for its qualname to be one of ``_SETUP``: a dotted prefix.
+_SETUP_PREFIXES = frozenset(".".join(q.split(".")[:i]) for q in _SETUP for i in range(1, q.count(".") + 2))
+
+
+def _setup_roots(ctx: ModuleContext) -> List[str]:
+    """The names a ``setup()`` call of ``_SETUP`` can start with: ``ctx.qualname`` maps a call's root
+    name through the imports (an unimported name stands for itself), then appends the attributes."""
+    names = ctx.imports.names
+    return sorted({r for r, q in names.items() if q in _SETUP_PREFIXES}
+                  | {r for r in _SETUP_PREFIXES if "." not in r and r not in names})
+
+
+def _walk_naming(ctx: ModuleContext, words: List[str]) -> Iterator[ast.AST]:
+    """``ast.walk`` of the module, less the subtrees whose lines hold none of ``words`` as a whole
+    word nor a non-ASCII character (an identifier in letters NFKC folds to one of ``words``).
+    A call whose name starts with one of ``words`` is on such a line, and so are its ancestors
+    (a node's lines hold its children's, a decorator's are its definition's); the nodes come in
+    ``ast.walk``'s order (breadth first: dropping subtrees keeps the others' order)."""
+    text = ctx.text
+    if not text:
+        yield from ast.walk(ctx.tree)
+        return
+    if "\r" in text:  # the parser's line count
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    offsets = [m.start() for m in _NON_ASCII.finditer(text)] if not text.isascii() else []
+    for word in words:
+        pos = text.find(word)
+        while pos != -1:
+            end = pos + len(word)
+            if not (pos and (text[pos - 1].isalnum() or text[pos - 1] == "_")) \
+                    and not (end < len(text) and (text[end].isalnum() or text[end] == "_")):
+                offsets.append(pos)
+            pos = text.find(word, end)
+    if not offsets:
+        return
+    offsets.sort()
+    lines: List[int] = []
+    line, last = 1, 0
+    for pos in offsets:
+        line += text.count("\n", last, pos)
+        last = pos
+        lines.append(line)
+    todo = deque([ctx.tree])
+    while todo:
+        node = todo.popleft()
+        for child in ast.iter_child_nodes(node):
+            lo = getattr(child, "lineno", None)
+            if lo is not None:
+                decorators = getattr(child, "decorator_list", None)
+                if decorators:
+                    lo = min(lo, *(d.lineno for d in decorators))
+                i = bisect.bisect_left(lines, lo)
+                if i == len(lines) or lines[i] > (getattr(child, "end_lineno", None) or lo):
+                    continue
+            todo.append(child)
+        yield node
+
+
+_NON_ASCII = LazyPattern(r"[^\x00-\x7f]")
 
 
 def _setup_hits(rule: Rule, node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
