@@ -14,14 +14,6 @@ from rocm_lint.cli_args import (
     usage_problem,
     with_command_line,
 )
-from rocm_lint.cli_commands import (
-    cmd_clean,
-    cmd_completion,
-    cmd_doctor,
-    cmd_rule,
-    cmd_rules,
-    cmd_server,
-)
 from rocm_lint.cli_report import (
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -31,17 +23,16 @@ from rocm_lint.cli_report import (
     render_report,
     render_shown,
 )
-from rocm_lint.cli_stdin import check_stdin
 from rocm_lint.config import ConfigError, check_codes, discover
 
 
 def _settings(args: argparse.Namespace, paths: Sequence[str]):
     """The configuration with the command line's selection on top, or an exit code."""
-    from rocm_lint.registry import all_rules
+    from rocm_lint.registry import all_codes
 
     try:
         config = discover(paths, args.config)
-        check_codes(config, [r.code for r in all_rules()])
+        check_codes(config, all_codes())
     except ConfigError as exc:
         error(str(exc))
         return EXIT_ERROR
@@ -65,6 +56,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         return show_settings(config, set(command_line_keys(args)), (anchor or ["."])[0], args.output_format,
                              sys.stdout)
     if stdin:
+        from rocm_lint.cli_stdin import check_stdin
+
         return check_stdin(config, args)
 
     from rocm_lint.workspace import Workspace
@@ -206,8 +199,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_ERROR
-    handler = {"check": cmd_check, "rule": cmd_rule, "rules": cmd_rules, "doctor": cmd_doctor,
-               "clean": cmd_clean, "server": cmd_server, "completion": cmd_completion}[args.command]
+    if args.command == "check":
+        handler = cmd_check
+    else:  # the other commands' module is imported only for them (a check's start-up)
+        import rocm_lint.cli_commands as commands
+
+        handler = getattr(commands, f"cmd_{args.command}")
     try:
         return handler(args)
     except KeyboardInterrupt:  # pragma: no cover

@@ -104,7 +104,14 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
     workspace = workspace if workspace is not None else Workspace()
     project = Project(config, _roots(paths), workspace=workspace)
     use_project(workspace, config, project)
-    facts = exported_facts(selected_codes(config))
+    # The exported facts are Python rules' (their families import Python's reader): a run with no
+    # Python file (a C++ or config file from an editor) has none to collect, and the project model
+    # is left as an empty pre-pass leaves it.
+    if any(language_of(path) in ("python", "notebook") for path in files):
+        facts = exported_facts(selected_codes(config))
+    else:
+        facts = ()
+        project.prepass((), facts)
     cache = None
     digests: Dict[str, str] = {}
     if cache_dir is not None:

@@ -357,9 +357,11 @@ def find_nvidia_only_primitives(unit: CppUnit) -> Iterator[Hit]:
 # left out by the Python walk (``if torch.version.hip is None:``, ``if not is_hip():``).
 import ast  # noqa: E402
 
-from rocm_lint.python.context import ModuleContext  # noqa: E402
-from rocm_lint.python.patterns import uses_nvidia_interconnect  # noqa: E402
 from rocm_lint.rule import PyHit  # noqa: E402
+
+if TYPE_CHECKING:  # pragma: no cover - Python's reader loads with a Python file, not with a C++ one
+    from rocm_lint.python.context import ModuleContext
+lazy_functions(globals(), "rocm_lint.python.patterns", "uses_nvidia_interconnect")
 
 _TRITON_ASM_CALL = "inline_asm_elementwise"
 # Files and folders of NVIDIA-only code (Triton's own `language/extra/cuda`, Hopper/Blackwell kernels).

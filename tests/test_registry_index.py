@@ -1,0 +1,79 @@
+"""The rules' index (``rocm_lint/rule_index.py``) the check reads instead of importing every family:
+generated from the families, current, and giving the same checkers as the full catalogue."""
+
+import subprocess
+import sys
+
+import pytest
+
+from rocm_lint import registry, rule_index
+
+
+def test_the_committed_index_is_current():
+    # Stale (a family or rule.py edited): `python -m rocm_lint.registry --write-index` regenerates it.
+    # A stale index is never used (see test_a_stale_index_is_not_used): this keeps the fast path.
+    assert rule_index.FINGERPRINT == registry.fingerprint()
+    assert [tuple(row) for row in rule_index.RULES] == [info.as_tuple() for info in registry.built_index()]
+    assert registry.render_index() == open(rule_index.__file__, encoding="utf-8").read()
+
+
+def test_the_index_answers_as_the_catalogue():
+    rules = registry.all_rules()
+    assert registry.all_codes() == tuple(r.code for r in rules)
+    everything = frozenset(r.code for r in rules)
+    assert registry.python_checkers(everything) == tuple(c for r in rules for c in r.python_checkers)
+    assert registry.python_observers(everything) == tuple(c for r in rules for c in r.observers)
+    for language in ("cuda", "shell", "dockerfile", "yaml", "dotenv", "cmake", "manifest", "python"):
+        assert registry.source_checkers(language, everything) == tuple(
+            c for r in rules for c in r.source_checkers if language in c.languages), language
+        assert registry.superseding_rules(language) == tuple(
+            r for r in rules if r.supersedes is not None and any(language in c.languages for c in r.source_checkers))
+    for rule in rules:
+        assert registry.get_rule(rule.code) is rule
+        info = next(i for i in registry.rule_infos() if i.code == rule.code)
+        assert (info.languages, info.triggers, info.precheck) == (rule.languages, rule.triggers, rule.precheck)
+
+
+def _run(code: str) -> str:
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.integration  # subprocesses
+def test_a_check_imports_only_the_families_it_runs(tmp_path):
+    """A Python file holding one rule's trigger imports that rule's family and the families
+    whose facts the project pre-pass collects, no C++ family; a file with no trigger word of any
+    rule (a Dockerfile without one) imports no family."""
+    py = tmp_path / "train.py"
+    py.write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
+    docker = tmp_path / "Dockerfile"
+    docker.write_text("FROM ubuntu:22.04\nRUN echo hello\n")
+    out = _run(
+        "import sys\n"
+        "from rocm_lint.cli import main\n"
+        f"main(['check', '--quiet', '--exit-zero', '--no-cache', {str(docker)!r}])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('rocm_lint.rules.')))\n"
+        f"main(['check', '--quiet', '--exit-zero', '--no-cache', {str(py)!r}])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('rocm_lint.rules.')))\n"
+    )
+    none, python = out.splitlines()[0], out.splitlines()[-1]
+    assert none == "[]", out
+    assert "rocm_lint.rules.backends" in python  # ROC101's family, which fired
+    assert "rocm_lint.rules.lane_masks" not in python and "rocm_lint.rules.inductor" not in python, python
+
+
+def test_a_stale_index_is_not_used(monkeypatch):
+    """Another checksum (the families edited since the index was written): the index is built
+    from the imported families, and answers the same."""
+    fresh = [info.as_tuple() for info in registry.rule_infos()]
+    monkeypatch.setattr(rule_index, "FINGERPRINT", "stale")
+    registry._index.cache_clear()
+    try:
+        infos, generated = registry._index()
+        assert not generated
+        assert [info.as_tuple() for info in infos] == fresh
+    finally:
+        monkeypatch.undo()
+        registry._index.cache_clear()
+    assert registry._index()[1]
