@@ -185,8 +185,9 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
     if cache is not None:
         for path, names in project.file_candidates.items():
             entry = cache.entries.get(os.path.abspath(path))
-            if entry is not None and entry.get("hash") == digests.get(path):
+            if entry is not None and entry.get("hash") == digests.get(path) and entry.get("candidates") != names:
                 entry["candidates"] = names
+                cache.changed(os.path.abspath(path))  # its shard is written
         cache.save()
     for path in files:
         result = results[path]
