@@ -193,6 +193,21 @@ def _apply_fixes(report, config, args, out, *, write: bool, keep=None, workspace
     return fixed, would_fix, shown
 
 
+def _collecting_less(handler, args: argparse.Namespace) -> int:
+    """Run ``check`` with the cyclic garbage collector's first generation at 50,000 allocations
+    (700 by default): parsing a module allocates an object per node, and each young collection
+    walked them again (4% of a one-file check).  The trees hold no cycles (reference counting
+    frees them); the collector still runs, less often.  The setting is restored after the run."""
+    import gc
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(max(thresholds[0], 50_000), *thresholds[1:])
+    try:
+        return handler(args)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -206,7 +221,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         handler = getattr(commands, f"cmd_{args.command}")
     try:
-        return handler(args)
+        return _collecting_less(handler, args) if handler is cmd_check else handler(args)
     except KeyboardInterrupt:  # pragma: no cover
         return 130
     except BrokenPipeError:  # pragma: no cover - `rocm-lint check | head`
