@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from rocm_lint.lazy import LazyPattern
+
 
 # Predicates that are true exactly on ROCm (matched on the last dotted component,
 # or on the whole dotted tail when the entry has a dot), used bare or called.
@@ -43,7 +45,7 @@ DEFAULT_EXCLUDE: Tuple[str, ...] = (
     "_build", "buck-out", "dist", "node_modules", "site-packages", "venv", "__pycache__",
 )
 
-_CODE_RE = re.compile(r"^ROC[0-9]{0,3}$")
+_CODE_RE = LazyPattern(r"^ROC[0-9]{0,3}$")  # compiled when a selector is read
 
 
 class ConfigError(Exception):
@@ -354,7 +356,7 @@ def load_file(path: Path) -> Config:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-_TOOL_TABLE = re.compile(r"^[^\S\n]*\[tool\.rocm-lint", re.M)
+_TOOL_TABLE = LazyPattern(r"^[^\S\n]*\[tool\.rocm-lint", re.M)
 
 
 def find_config(start: Path) -> Optional[Path]:
