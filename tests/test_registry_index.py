@@ -77,3 +77,45 @@ def test_a_stale_index_is_not_used(monkeypatch):
         monkeypatch.undo()
         registry._index.cache_clear()
     assert registry._index()[1]
+
+
+def _fingerprinted(node, assigned, imported) -> bool:
+    """Is the value ``node`` written in the files the index's checksum covers (the family module,
+    another family, ``rule.py``)?  A constant, a tuple of them, a name bound to one there."""
+    import ast
+
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_fingerprinted(e.value if isinstance(e, ast.Starred) else e, assigned, imported) for e in node.elts)
+    if isinstance(node, ast.BinOp):
+        return _fingerprinted(node.left, assigned, imported) and _fingerprinted(node.right, assigned, imported)
+    if isinstance(node, ast.Name):
+        if node.id in assigned:
+            return _fingerprinted(assigned.pop(node.id), assigned, imported)  # (popped: no cycle)
+        return imported.get(node.id, "") == "rocm_lint.rule" or imported.get(node.id, "").startswith("rocm_lint.rules.")
+    return False
+
+
+def test_what_the_index_holds_is_written_in_the_files_its_checksum_covers():
+    """The checksum covers ``rules/*.py`` and ``rule.py``: a rule's triggers, precheck and languages
+    must be written there (literals, or names bound to literals there), never computed from
+    another module, or an edit of that module would leave a stale index that looks current."""
+    import ast
+    from pathlib import Path
+
+    families = Path(registry.__file__).parent / "rules"
+    bad = []
+    for path in sorted(families.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        assigned = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                    for t in node.targets if isinstance(t, ast.Name)}
+        imported = {alias.asname or alias.name: node.module for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Rule":
+                for kw in node.keywords:
+                    if kw.arg in ("triggers", "precheck", "languages") and \
+                            not _fingerprinted(kw.value, dict(assigned), imported):
+                        bad.append(f"{path.name}:{kw.value.lineno} {kw.arg}")
+    assert not bad
