@@ -44,9 +44,13 @@ class RuleInfo:
         return tuple(getattr(self, name) for name in self.__slots__)
 
 
-def _family_names() -> List[str]:
-    return sorted(name[:-3] for name in os.listdir(os.path.join(_HERE, "rules"))
-                  if name.endswith(".py") and name != "__init__.py")
+def _sources() -> List[str]:
+    """``rule.py`` and every ``.py`` file under ``rules/`` (a subpackage's too), in a fixed order."""
+    found = [os.path.join(_HERE, "rule.py")]
+    for folder, dirs, names in os.walk(os.path.join(_HERE, "rules")):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        found += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
+    return found
 
 
 @lru_cache(maxsize=1)
@@ -77,10 +81,10 @@ def fingerprint() -> str:
     import zlib
 
     crc = 0
-    paths = [os.path.join(_HERE, "rule.py")] + [os.path.join(_HERE, "rules", f"{n}.py") for n in _family_names()]
-    for path in paths:
+    for path in _sources():
         with open(path, "rb") as handle:
-            crc = zlib.crc32(handle.read(), zlib.crc32(os.path.basename(path).encode(), crc))
+            name = os.path.relpath(path, _HERE).replace(os.sep, "/")
+            crc = zlib.crc32(handle.read(), zlib.crc32(name.encode(), crc))
     return f"{crc:08x}"
 
 
