@@ -260,26 +260,39 @@ def find_flake8_config(start: Path) -> Optional[Path]:
     """flake8's own search: from ``start`` upwards (stopping below the home directory), the first
     ``setup.cfg``, ``tox.ini`` or ``.flake8`` with a ``[flake8]`` section; one that cannot be read
     or parsed is passed over, as flake8 does."""
+    return _find_flake8(start)[0]
+
+
+def _find_flake8(start: Path) -> Tuple[Optional[Path], Optional[Mapping[str, str]]]:
+    """(:func:`find_flake8_config`'s file, its ``[flake8]`` section): each file parsed once."""
     directory = Path(start).resolve()
     home = Path(os.path.expanduser("~")).resolve()
     while True:
         for name in FLAKE8_FILES:
             candidate = directory / name
-            if os.path.isfile(candidate) and _flake8_section(candidate) is not None:
-                return candidate
+            if os.path.isfile(candidate):
+                section = _flake8_section(candidate)
+                if section is not None:
+                    return candidate, section
         parent = directory.parent
         if parent == directory or parent == home:
-            return None
+            return None, None
         directory = parent
 
 
 def _flake8_section(path: Path) -> Optional[Mapping[str, str]]:
-    import configparser  # only where a flake8 config file exists (start-up of a one-file check)
+    try:
+        text = _read_config(path)
+    except ConfigError:
+        return None
+    if "[flake8]" not in text:  # a section header is its whole (stripped) line: no INI parse needed
+        return None
+    import configparser  # only where a flake8 section exists (start-up of a one-file check)
 
     try:
         parser = configparser.RawConfigParser()
-        parser.read_string(_read_config(path))
-    except (ConfigError, configparser.Error, ValueError):
+        parser.read_string(text)
+    except (configparser.Error, ValueError):
         return None
     return dict(parser["flake8"]) if parser.has_section("flake8") else None
 
@@ -287,8 +300,7 @@ def _flake8_section(path: Path) -> Optional[Mapping[str, str]]:
 def flake8_options(start: Path) -> Tuple[Dict[str, Tuple[str, ...]], Optional[Path]]:
     """(the rocm-lint options (:data:`FLAKE8_OPTIONS`) that flake8's config file for ``start``
     sets, split as flake8 splits a comma-separated list (commas and whitespace); that file)."""
-    found = find_flake8_config(start)
-    section = _flake8_section(found) if found is not None else None
+    found, section = _find_flake8(start)
     if not section:
         return {}, None
     out: Dict[str, Tuple[str, ...]] = {}
