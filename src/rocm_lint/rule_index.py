@@ -2,7 +2,7 @@
 pre-filter and the selection read of each rule, so a check imports only the families it runs
 (``rocm_lint.registry``).  Not edited by hand; stale (another FINGERPRINT), it is not used."""
 
-FINGERPRINT = '4c0e57ed'
+FINGERPRINT = 'd30e3346'
 
 # code, module, languages, triggers, precheck, source_languages, python_checked, exports, export_triggers, supersedes
 RULES = (
@@ -26,7 +26,7 @@ RULES = (
     ('ROC401', 'rocm_lint.rules.packages', ('python',), ('pynvml',), None, (), True, False, False, False),
     ('ROC402', 'rocm_lint.rules.packages', ('python',), ('tensorrt', 'nvtx', 'pycuda', 'dali'), None, (), True, False, False, False),
     ('ROC403', 'rocm_lint.rules.packages', ('python',), ('flash_attn',), None, (), True, False, False, False),
-    ('ROC404', 'rocm_lint.rules.packages', ('python', 'shell', 'dockerfile', 'yaml'), ('nvidia-smi', 'nvcc', 'nsys', 'ncu', 'nvprof'), '\\b(?:nvidia-smi|nvcc|nsys|ncu|nvprof)\\b', ('dockerfile', 'shell', 'yaml'), True, False, False, False),
+    ('ROC404', 'rocm_lint.rules.packages', ('python', 'shell', 'dockerfile', 'yaml'), ('nvidia-smi', 'nvcc', 'nsys', 'ncu', 'nvprof'), 'n(?<=(?<!\\w)n)(?:vidia-smi|vcc|sys|cu|vprof)\\b', ('dockerfile', 'shell', 'yaml'), True, False, False, False),
     ('ROC405', 'rocm_lint.rules.dependencies', ('manifest', 'shell', 'dockerfile', 'yaml', 'dotenv', 'python'), ('+cu1', '+cuda', '%2Bcu1', '%2bcu1', '/cu1'), None, ('dockerfile', 'dotenv', 'manifest', 'shell', 'yaml'), True, False, False, False),
     ('ROC406', 'rocm_lint.rules.dependencies', ('manifest', 'shell', 'dockerfile', 'yaml', 'dotenv', 'python'), ('nvidia-', 'cupy-cuda', 'onnxruntime-gpu', 'tensorrt', 'jax-cuda', 'pycuda', '-cu1', '-cuda1', '[cuda1', '[cuda]', '[cuda-', '[cuda_', '[cu1', ',cuda1'), None, ('dockerfile', 'dotenv', 'manifest', 'shell', 'yaml'), True, False, False, False),
     ('ROC407', 'rocm_lint.rules.dependencies', ('manifest', 'shell', 'dockerfile', 'yaml', 'dotenv', 'python'), ('torch==', 'torch ==', 'torchvision==', 'torchvision ==', 'torchaudio==', 'torchaudio ==', 'torch = ', 'torchvision = ', 'torchaudio = '), 'torch(?:vision|audio)?\\s*(?:===?\\s*\\d|=\\s*[\\"\'{])', ('dockerfile', 'dotenv', 'manifest', 'shell', 'yaml'), True, False, False, False),
@@ -39,7 +39,7 @@ RULES = (
     ('ROC603', 'rocm_lint.rules.warp_size', ('cuda', 'cpp'), ('32', '31', '>> 5', '>>5', '16', '0x1f', '0x1F'), None, ('cpp', 'cuda'), False, False, False, False),
     ('ROC604', 'rocm_lint.rules.warp_size_constant', ('cuda', 'cpp'), ('warpSize', '__AMDGCN_WAVEFRONT_SIZE'), None, ('cpp', 'cuda'), False, False, False, False),
     ('ROC605', 'rocm_lint.rules.wave64_rocm', ('cuda', 'cpp'), ('64', '63', '>> 6', '>>6', '32', '0x3f', '0x3F'), None, ('cpp', 'cuda'), False, False, False, False),
-    ('ROC701', 'rocm_lint.rules.cuda_cpp', ('cuda', 'cpp', 'python'), ('asm',), '\\b(?:__)?asm(?:__)?\\b|inline_asm_elementwise', ('cpp', 'cuda', 'python'), True, False, False, False),
+    ('ROC701', 'rocm_lint.rules.cuda_cpp', ('cuda', 'cpp', 'python'), ('asm',), 'asm(?:(?:(?<=(?<!\\w)asm)|(?<=(?<!\\w)__asm))(?:__)?(?!\\w)|(?<=inline_asm)_elementwise)', ('cpp', 'cuda', 'python'), True, False, False, False),
     ('ROC702', 'rocm_lint.rules.cuda_cpp', ('cuda', 'cpp'), ('include',), None, ('cpp', 'cuda'), False, False, False, False),
     ('ROC703', 'rocm_lint.rules.cuda_versions', ('cuda', 'cpp'), ('CUDA_VERSION', 'CUDART_VERSION', '__CUDACC_VER_'), None, ('cpp', 'cuda'), False, False, False, False),
     ('ROC704', 'rocm_lint.rules.cuda_versions', ('cuda', 'cpp'), ('cudaRuntimeGetVersion', 'cudaDriverGetVersion'), None, ('cpp', 'cuda'), False, False, False, False),
