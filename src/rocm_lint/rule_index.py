@@ -2,7 +2,7 @@
 pre-filter and the selection read of each rule, so a check imports only the families it runs
 (``rocm_lint.registry``).  Not edited by hand; stale (another FINGERPRINT), it is not used."""
 
-FINGERPRINT = 'd30e3346'
+FINGERPRINT = 'e4e768c3'
 
 # code, module, languages, triggers, precheck, source_languages, python_checked, exports, export_triggers, supersedes
 RULES = (
@@ -14,12 +14,12 @@ RULES = (
     ('ROC104', 'rocm_lint.rules.backends', ('python',), ('cufft_plan_cache',), None, (), True, False, False, False),
     ('ROC105', 'rocm_lint.rules.backends', ('python',), ('init_process_group',), '(?i)mpi|ucc|cuda:', (), True, False, False, False),
     ('ROC106', 'rocm_lint.rules.capability', ('python',), ('get_device_capability', 'get_device_properties', 'major', 'cap', 'CAP', 'cc', 'CC', 'sm', 'SM', 'arch', 'ARCH'), 'get_device_capability|get_device_properties', (), True, True, True, False),
-    ('ROC107', 'rocm_lint.rules.cuda_version', ('python',), ('version.cuda', 'torch.version'), 'version\\.cuda|torch\\.version\\s*,\\s*[\\"\']cuda', (), True, False, False, False),
+    ('ROC107', 'rocm_lint.rules.cuda_version', ('python',), ('version.cuda', 'torch.version'), 'version(?:\\.cuda|(?<=torch\\.version)\\s*,\\s*[\\"\']cuda)', (), True, False, False, False),
     ('ROC201', 'rocm_lint.rules.inductor', ('python',), ('reduce-overhead',), None, (), True, False, False, False),
     ('ROC202', 'rocm_lint.rules.inductor', ('python',), ('max-autotune',), None, (), True, False, False, False),
-    ('ROC203', 'rocm_lint.rules.inductor', ('python',), ('cudagraphs', 'cudagraph_trees'), 'cudagraph(?:s|_trees)\\s*=(?!=)|[\\"\']triton\\.cudagraph', (), True, False, False, False),
+    ('ROC203', 'rocm_lint.rules.inductor', ('python',), ('cudagraphs', 'cudagraph_trees'), 'cudagraph(?:(?:s|_trees)\\s*=(?!=)|(?<=[\\"\']triton\\.cudagraph))', (), True, False, False, False),
     ('ROC204', 'rocm_lint.rules.inductor', ('python',), ('max_autotune', 'MAX_AUTOTUNE'), 'max_autotune\\w*\\s*=(?!=)|[\\"\']max_autotune|MAX_AUTOTUNE', (), True, False, False, False),
-    ('ROC205', 'rocm_lint.rules.inductor', ('python',), ('memory_planning',), 'memory_planning\\s*=(?!=)|[\\"\']memory_planning', (), True, False, False, False),
+    ('ROC205', 'rocm_lint.rules.inductor', ('python',), ('memory_planning',), 'memory_planning(?:\\s*=(?!=)|(?<=[\\"\']memory_planning))', (), True, False, False, False),
     ('ROC206', 'rocm_lint.rules.graph_capture', ('python',), ('graph', 'capture_begin', 'make_graphed_callables'), 'cuda\\.graph\\s*\\(|cuda\\.graphs\\b|CUDAGraph|capture_begin|make_graphed_callables|from\\s+torch\\.cuda\\s+import\\b[^\\n]*\\bgraph\\b', (), True, False, False, False),
     ('ROC301', 'rocm_lint.rules.allocator', ('python', 'shell', 'dockerfile', 'yaml', 'dotenv'), ('max_split_size_mb',), None, ('dockerfile', 'dotenv', 'shell', 'yaml'), True, False, False, False),
     ('ROC302', 'rocm_lint.rules.allocator', ('shell', 'dockerfile', 'yaml', 'dotenv'), ('TORCHINDUCTOR_MAX_AUTOTUNE',), None, ('dockerfile', 'dotenv', 'shell', 'yaml'), False, False, False, False),
