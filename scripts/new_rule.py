@@ -184,6 +184,12 @@ def scaffold(code: str, name: str, summary: str, language: str, reference: str,
     if rule is None:
         raise SystemExit(f"the registry does not see {code}: is {module} importable?")
     written.append(write_page(rule, root / "docs" / "rules"))
+    # The rules' index (what a check reads instead of importing every family), regenerated.
+    from rocm_lint.registry import render_index
+
+    index = root / "src" / "rocm_lint" / "rule_index.py"
+    index.write_text(render_index(), encoding="utf-8")
+    written.append(index)
     # The snapshot is written by the fixture harness itself (one format, one place).
     positive_fixture = fixtures / f"{code}{suffix}"
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

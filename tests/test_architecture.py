@@ -29,7 +29,7 @@ LAYERS = [
                  "rocm_lint.build", "rocm_lint.build.*",
                  "rocm_lint.configfiles", "rocm_lint.configfiles.*", "rocm_lint.notebook"]),
     ("rules", ["rocm_lint.rules", "rocm_lint.rules.*"]),
-    ("registry", ["rocm_lint.registry", "rocm_lint.docgen"]),
+    ("registry", ["rocm_lint.registry", "rocm_lint.rule_index", "rocm_lint.docgen"]),
     ("engine", ["rocm_lint.engine", "rocm_lint.engine_paths", "rocm_lint.cache", "rocm_lint.unused_noqa"]),
     ("fix", ["rocm_lint.fix", "rocm_lint.fix.*"]),
     ("front ends", ["rocm_lint.output", "rocm_lint.output.*", "rocm_lint.baseline", "rocm_lint.diffbase",

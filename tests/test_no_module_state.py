@@ -30,6 +30,9 @@ PURE_MEMOS = {
     "rocm_lint.cpp.logical_warp._names_pattern": "an alternation of the names given",
     # the rule catalogue: a function of the installed package, fixed once imported
     "rocm_lint.registry._catalogue": "the rules of rocm_lint.rules",
+    "rocm_lint.registry._index": "the rules' index (rocm_lint.rule_index while its checksum holds)",
+    "rocm_lint.registry.all_codes": "every code of the index",
+    "rocm_lint.registry._family": "the rules a family module defines",
     "rocm_lint.registry.python_checkers": "the checkers of the codes given",
     "rocm_lint.registry.python_observers": "the observers of the codes given",
     "rocm_lint.registry.source_checkers": "the checkers of the language and codes given",

@@ -51,6 +51,7 @@ def test_scaffolder_touches_only_module_page_and_fixtures(repo):
         "fixtures/rules/ROC109.py", "fixtures/rules/ROC109_ok.py", "fixtures/rules/ROC109.py.expected",
         "src/rocm_lint/rules/reduce_add_sync.py", "src/rocm_lint/docs/ROC799.md", "docs/rules/ROC799.md",
         "fixtures/rules/ROC799.cu", "fixtures/rules/ROC799_ok.cu", "fixtures/rules/ROC799.cu.expected",
+        "src/rocm_lint/rule_index.py",
     ])
 
 
@@ -59,7 +60,7 @@ def test_the_new_rules_pass_the_repositorys_own_tests(repo):
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
          "tests/test_fixture_snapshots.py", "tests/test_docs.py", "tests/test_architecture.py",
-         "tests/test_rule_fixtures.py", "tests/test_docs_site.py"],
+         "tests/test_rule_fixtures.py", "tests/test_docs_site.py", "tests/test_registry_index.py"],
         cwd=copy, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from dataclasses import replace
 from typing import List, Optional
 
@@ -14,13 +15,13 @@ from rocm_lint.output import FORMATS
 
 
 def _code_list(value: str) -> List[str]:
-    from rocm_lint.registry import all_rules
+    from rocm_lint.registry import all_codes
 
     try:
         codes = list(parse_codes(value, "codes"))
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    known = [r.code for r in all_rules()]
+    known = all_codes()
     unknown = [c for c in codes if not any(k.startswith(c) for k in known)]
     if unknown:  # like ruff: a selector that names no rule is a typo, not a silent no-op
         raise argparse.ArgumentTypeError(f"{', '.join(unknown)} selects no rule (`rocm-lint rules` lists them)")
@@ -40,15 +41,43 @@ def _extra_output(value: str):
     return fmt, file
 
 
+def _columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing ``shutil`` (and its compression
+    modules: ~2 ms of a one-file check, for a width only help text reads): ``COLUMNS``, else the
+    terminal on ``sys.__stdout__``, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, with the width as ``shutil`` would give it (see :func:`_columns`)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: Optional[int] = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rocm-lint",
         description="Find NVIDIA-only code that breaks, hangs or silently computes wrong results on AMD ROCm.",
+        formatter_class=_Formatter,
     )
     parser.add_argument("--version", action="version", version=f"rocm-lint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    check = sub.add_parser("check", help="lint files and directories (default: the current directory; - reads stdin)")
+    def add(name: str, **kwargs) -> argparse.ArgumentParser:
+        return sub.add_parser(name, formatter_class=_Formatter, **kwargs)
+
+    check = add("check", help="lint files and directories (default: the current directory; - reads stdin)")
     check.add_argument("paths", nargs="*", metavar="PATH")
     check.add_argument("--stdin-filename", metavar="PATH",
                        help="the name of the text read from stdin (`-`): picks its language, its settings, "
@@ -107,21 +136,21 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--show-settings", action="store_true",
                        help="print the settings in effect for the first PATH and where each came from, then exit")
 
-    rule = sub.add_parser("rule", help="print a rule's documentation (by code or name); a prefix lists its rules")
+    rule = add("rule", help="print a rule's documentation (by code or name); a prefix lists its rules")
     rule.add_argument("code", metavar="CODE|NAME|PREFIX")
 
-    rules = sub.add_parser("rules", help="list every rule")
+    rules = add("rules", help="list every rule")
     rules.add_argument("--json", action="store_true", help="machine-readable catalogue")
 
-    doctor = sub.add_parser("doctor", help="check the live torch, GPU and host (needs torch installed)")
+    doctor = add("doctor", help="check the live torch, GPU and host (needs torch installed)")
     doctor.add_argument("--json", action="store_true", help="machine-readable report")
 
-    clean = sub.add_parser("clean", help="remove the cache (.rocm_lint_cache) of the current project")
+    clean = add("clean", help="remove the cache (.rocm_lint_cache) of the current project")
     clean.add_argument("--cache-dir", metavar="DIR", help="the cache to remove (default: as `check` finds it)")
 
-    server = sub.add_parser("server", help="run the language server (LSP over stdio; needs rocm-lint[lsp])")
+    server = add("server", help="run the language server (LSP over stdio; needs rocm-lint[lsp])")
     server.add_argument("--stdio", action="store_true", help="accepted for editor clients; stdio is the default")
-    completion = sub.add_parser("completion", help="print a shell completion script (bash, zsh or fish)")
+    completion = add("completion", help="print a shell completion script (bash, zsh or fish)")
     completion.add_argument("shell", choices=("bash", "zsh", "fish"))
     return parser
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from rocm_lint.lazy import LazyPattern
+
 
 # Predicates that are true exactly on ROCm (matched on the last dotted component,
 # or on the whole dotted tail when the entry has a dot), used bare or called.
@@ -43,7 +45,7 @@ DEFAULT_EXCLUDE: Tuple[str, ...] = (
     "_build", "buck-out", "dist", "node_modules", "site-packages", "venv", "__pycache__",
 )
 
-_CODE_RE = re.compile(r"^ROC[0-9]{0,3}$")
+_CODE_RE = LazyPattern(r"^ROC[0-9]{0,3}$")  # compiled when a selector is read
 
 
 class ConfigError(Exception):
@@ -258,26 +260,39 @@ def find_flake8_config(start: Path) -> Optional[Path]:
     """flake8's own search: from ``start`` upwards (stopping below the home directory), the first
     ``setup.cfg``, ``tox.ini`` or ``.flake8`` with a ``[flake8]`` section; one that cannot be read
     or parsed is passed over, as flake8 does."""
+    return _find_flake8(start)[0]
+
+
+def _find_flake8(start: Path) -> Tuple[Optional[Path], Optional[Mapping[str, str]]]:
+    """(:func:`find_flake8_config`'s file, its ``[flake8]`` section): each file parsed once."""
     directory = Path(start).resolve()
     home = Path(os.path.expanduser("~")).resolve()
     while True:
         for name in FLAKE8_FILES:
             candidate = directory / name
-            if os.path.isfile(candidate) and _flake8_section(candidate) is not None:
-                return candidate
+            if os.path.isfile(candidate):
+                section = _flake8_section(candidate)
+                if section is not None:
+                    return candidate, section
         parent = directory.parent
         if parent == directory or parent == home:
-            return None
+            return None, None
         directory = parent
 
 
 def _flake8_section(path: Path) -> Optional[Mapping[str, str]]:
-    import configparser  # only where a flake8 config file exists (start-up of a one-file check)
+    try:
+        text = _read_config(path)
+    except ConfigError:
+        return None
+    if "[flake8]" not in text:  # a section header is its whole (stripped) line: no INI parse needed
+        return None
+    import configparser  # only where a flake8 section exists (start-up of a one-file check)
 
     try:
         parser = configparser.RawConfigParser()
-        parser.read_string(_read_config(path))
-    except (ConfigError, configparser.Error, ValueError):
+        parser.read_string(text)
+    except (configparser.Error, ValueError):
         return None
     return dict(parser["flake8"]) if parser.has_section("flake8") else None
 
@@ -285,8 +300,7 @@ def _flake8_section(path: Path) -> Optional[Mapping[str, str]]:
 def flake8_options(start: Path) -> Tuple[Dict[str, Tuple[str, ...]], Optional[Path]]:
     """(the rocm-lint options (:data:`FLAKE8_OPTIONS`) that flake8's config file for ``start``
     sets, split as flake8 splits a comma-separated list (commas and whitespace); that file)."""
-    found = find_flake8_config(start)
-    section = _flake8_section(found) if found is not None else None
+    found, section = _find_flake8(start)
     if not section:
         return {}, None
     out: Dict[str, Tuple[str, ...]] = {}
@@ -354,7 +368,7 @@ def load_file(path: Path) -> Config:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-_TOOL_TABLE = re.compile(r"^[^\S\n]*\[tool\.rocm-lint", re.M)
+_TOOL_TABLE = LazyPattern(r"^[^\S\n]*\[tool\.rocm-lint", re.M)
 
 
 def find_config(start: Path) -> Optional[Path]:

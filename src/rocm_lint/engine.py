@@ -21,8 +21,8 @@ from rocm_lint.finding import Applicability, FileError, Finding, Fix
 from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import Hit, Rule, SourceChecker, findings_from_hits
 from rocm_lint.words import find_words
-from rocm_lint.registry import (all_rules, exported_facts, python_checkers, python_observers, source_checkers,
-                                superseding_rules)
+from rocm_lint.registry import (all_codes, exported_facts, python_checkers, python_observers, rule_infos,
+                                source_checkers, superseding_rules)
 
 if TYPE_CHECKING:  # pragma: no cover
     from rocm_lint.python.project import Project
@@ -41,7 +41,7 @@ class Report:
 # -- rule selection ----------------------------------------------------------------------
 @lru_cache(maxsize=512)
 def _triggers(codes: FrozenSet[str], language: str) -> Tuple[str, ...]:
-    return tuple(sorted({t for r in all_rules() if r.code in codes and language in r.languages
+    return tuple(sorted({t for r in rule_infos() if r.code in codes and language in r.languages
                          for t in r.triggers}))
 
 
@@ -49,14 +49,14 @@ def _triggers(codes: FrozenSet[str], language: str) -> Tuple[str, ...]:
 def _prefilters(codes: FrozenSet[str], language: str):
     """Per rule: (trigger words, precheck regex or None)."""
     return tuple((r.triggers, LazyPattern(r.precheck) if r.precheck else None)
-                 for r in all_rules() if r.code in codes and language in r.languages and r.triggers)
+                 for r in rule_infos() if r.code in codes and language in r.languages and r.triggers)
 
 
 @lru_cache(maxsize=64)
 def _rule_filters(codes: FrozenSet[str], language: str):
     """Per rule: (code, trigger words, precheck regex or None); rules without triggers always run."""
     return tuple((r.code, r.triggers, LazyPattern(r.precheck) if r.precheck else None)
-                 for r in all_rules() if r.code in codes and language in r.languages)
+                 for r in rule_infos() if r.code in codes and language in r.languages)
 
 
 def present_words(text: str, codes: FrozenSet[str], language: str = "python") -> FrozenSet[str]:
@@ -74,7 +74,7 @@ def _rules_in(text: str, codes: FrozenSet[str], language: str, found: FrozenSet[
 
 @lru_cache(maxsize=64)
 def _exporting_rules(codes: FrozenSet[str]) -> FrozenSet[str]:
-    return frozenset(r.code for r in all_rules() if r.code in codes and any(f.triggers for f in r.exports))
+    return frozenset(r.code for r in rule_infos() if r.code in codes and r.export_triggers)
 
 
 def worth_parsing(text: str, codes: FrozenSet[str], language: str = "python",
@@ -93,7 +93,7 @@ def worth_parsing(text: str, codes: FrozenSet[str], language: str = "python",
 
 @lru_cache(maxsize=16)
 def selected_codes(config: Config) -> FrozenSet[str]:
-    codes = config.enabled_codes([r.code for r in all_rules()])
+    codes = config.enabled_codes(all_codes())
     # ROC001 (unused suppressions) is off by default: only a selector naming it turns it on.
     return codes if unused_noqa.explicitly_selected(config) else codes - {unused_noqa.CODE}
 
@@ -110,7 +110,7 @@ def enabled_codes(config: Config, path: Optional[str] = None) -> FrozenSet[str]:
 @lru_cache(maxsize=1)
 def python_codes() -> FrozenSet[str]:
     """Every registered Python code (flake8 gets them all and selects itself)."""
-    return frozenset(r.code for r in all_rules() if "python" in r.languages)
+    return frozenset(r.code for r in rule_infos() if "python" in r.languages)
 
 
 # -- reading -----------------------------------------------------------------------------
@@ -251,7 +251,7 @@ def check_source(path: str, text: str, config: Config, language: Optional[str] =
             raw = found if plain is None else _check_source(path, plain, config, language, codes, project)
             if isinstance(raw, list):
                 found = found + unused_noqa.unused_suppressions(path, text, language or "", raw, codes,
-                                                                (r.code for r in all_rules()))
+                                                                all_codes())
         return found
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
@@ -273,8 +273,10 @@ def _check_source(path: str, text: str, config: Config, language: Optional[str],
     if language is None:
         return []
     family = "cuda" if language in ("cuda", "cpp") else language
+    if not worth_parsing(text, codes, family):  # before the checkers: their families import on first use
+        return []
     checkers = source_checkers(family, codes)
-    if not checkers or not worth_parsing(text, codes, family):
+    if not checkers:
         return []
     if family == "cuda":
         from rocm_lint.cpp.scanner import read_cpp_unit

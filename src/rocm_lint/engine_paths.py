@@ -104,7 +104,14 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
     workspace = workspace if workspace is not None else Workspace()
     project = Project(config, _roots(paths), workspace=workspace)
     use_project(workspace, config, project)
-    facts = exported_facts(selected_codes(config))
+    # The exported facts are Python rules' (their families import Python's reader): a run with no
+    # Python file (a C++ or config file from an editor) has none to collect, and the project model
+    # is left as an empty pre-pass leaves it.
+    if any(language_of(path) in ("python", "notebook") for path in files):
+        facts = exported_facts(selected_codes(config))
+    else:
+        facts = ()
+        project.prepass((), facts)
     cache = None
     digests: Dict[str, str] = {}
     if cache_dir is not None:
@@ -178,8 +185,9 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
     if cache is not None:
         for path, names in project.file_candidates.items():
             entry = cache.entries.get(os.path.abspath(path))
-            if entry is not None and entry.get("hash") == digests.get(path):
+            if entry is not None and entry.get("hash") == digests.get(path) and entry.get("candidates") != names:
                 entry["candidates"] = names
+                cache.changed(os.path.abspath(path))  # its shard is written
         cache.save()
     for path in files:
         result = results[path]

@@ -73,9 +73,9 @@ class RocmLintPlugin:
             from flake8.style_guide import Decision, DecisionEngine
 
             engine = DecisionEngine(options)
-            from rocm_lint.registry import all_rules
+            from rocm_lint.registry import all_codes  # the index: no rule family imported
 
-            return any(engine.decision_for(rule.code) == Decision.Selected for rule in all_rules())
+            return any(engine.decision_for(code) == Decision.Selected for code in all_codes())
         except Exception:  # noqa: BLE001 - flake8 internals differ between versions: run
             return True
 

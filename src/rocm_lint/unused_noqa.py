@@ -24,17 +24,18 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from rocm_lint.finding import Applicability, Edit, Finding, Fix
+from rocm_lint.lazy import LazyPattern  # compiled when ROC001 is selected
 from rocm_lint.lines import split_lines
 from rocm_lint.noqa import file_exemption, noqa_spans
 
 CODE = "ROC001"
 CPP = ("cuda", "cpp")
 # The marker word and its code list (group ``codes``), per syntax; linear patterns.
-_NOQA = re.compile(r"(?P<word>noqa)(?::[ \t]?(?P<codes>[A-Z]+[0-9]+(?:[ \t]*,[ \t]*[A-Z]+[0-9]+|[ \t]+[A-Z]+[0-9]+)*))?",
+_NOQA = LazyPattern(r"(?P<word>noqa)(?::[ \t]?(?P<codes>[A-Z]+[0-9]+(?:[ \t]*,[ \t]*[A-Z]+[0-9]+|[ \t]+[A-Z]+[0-9]+)*))?",
                    re.I)
-_IGNORE = re.compile(r"rocm-lint:[ \t]*(?P<word>ignore)(?:\[(?P<codes>[^\]\n]*)\])?", re.I)
-_NOLINT = re.compile(r"\b(?P<word>NOLINT)(?P<next>NEXTLINE)?\b(?:\((?P<codes>[^)\n]*)\))?")
-_CODE_TOKEN = re.compile(r"[A-Za-z][\w-]*")
+_IGNORE = LazyPattern(r"rocm-lint:[ \t]*(?P<word>ignore)(?:\[(?P<codes>[^\]\n]*)\])?", re.I)
+_NOLINT = LazyPattern(r"\b(?P<word>NOLINT)(?P<next>NEXTLINE)?\b(?:\((?P<codes>[^)\n]*)\))?")
+_CODE_TOKEN = LazyPattern(r"[A-Za-z][\w-]*")
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ ROC107 = Rule(
     "torch.version.cuda parsed or compared without a None check: it is None on ROCm "
     "(TypeError/AttributeError)",
     triggers=("version.cuda", "torch.version"),
-    precheck=r"version\.cuda|torch\.version\s*,\s*[\"']cuda",
+    # literal-led form of `version\.cuda|torch\.version\s*,\s*["']cuda` (tests/test_registry_index.py)
+    precheck=r"version(?:\.cuda|(?<=torch\.version)\s*,\s*[\"']cuda)",
     messages={"default": "`{what}` raises {error} on ROCm (and CPU-only) builds, where `torch.version.cuda` "
                          "is None: test `torch.version.cuda is not None` first, or read `torch.version.hip` "
                          "for ROCm"},

@@ -42,7 +42,8 @@ ROC203 = Rule(
     "Inductor triton.cudagraphs / cudagraph_trees enabled without a ROCm gate",
     triggers=("cudagraphs", "cudagraph_trees"),
     # set (`... = True`, `patch(...)`) or named as a key: a read such as `if config.triton.cudagraphs:` is not
-    precheck=r"cudagraph(?:s|_trees)\s*=(?!=)|[\"']triton\.cudagraph",
+    # literal-led form of `cudagraph(?:s|_trees)\s*=(?!=)|["']triton\.cudagraph` (tests/test_registry_index.py)
+    precheck=r"cudagraph(?:(?:s|_trees)\s*=(?!=)|(?<=[\"']triton\.cudagraph))",
     fix=Applicability.SAFE,
     fix_availability=FixAvailability.SOMETIMES,
     messages={"default": _setting("HIP-graph capture has hang and memory-fault reports on ROCm")},
@@ -67,7 +68,8 @@ ROC205 = Rule(
     "ROC205", "inductor-memory-planning",
     "Inductor's experimental memory_planning enabled without a ROCm gate",
     triggers=("memory_planning",),
-    precheck=r"memory_planning\s*=(?!=)|[\"']memory_planning",
+    # literal-led form of `memory_planning\s*=(?!=)|["']memory_planning` (tests/test_registry_index.py)
+    precheck=r"memory_planning(?:\s*=(?!=)|(?<=[\"']memory_planning))",
     fix=Applicability.SAFE,
     fix_availability=FixAvailability.SOMETIMES,
     messages={"default": _setting("this experimental, inference-only pass is partly disabled in ROCm CI")},
