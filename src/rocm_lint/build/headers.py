@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from rocm_lint.build.context import CUDA, ROCM, file_platform, macro_facts
 from rocm_lint.cpp.includes import included_macro_facts, read_header
@@ -47,9 +47,13 @@ __all__ = ["HEADER_EXT", "header_platform"]
 
 HEADER_EXT = re.compile(r"\.(?:h|hh|hpp|hxx|h\+\+|cuh|inl|inc|ipp|tcc|tpp)\Z", re.I)
 _C_FILE = re.compile(r"\.(?:c|cc|cpp|cxx|c\+\+|cu|hip|h|hh|hpp|hxx|h\+\+|cuh|inl|inc|ipp|tcc|tpp)\Z", re.I)
-# `#include "a/b.h"` / `<a/b.h>`; `#define NAME "a/b.h"` (an include through a macro)
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*(["<])([^">\n]{1,512})[">]', re.M)
-_DEFINE_PATH = re.compile(rb'^[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]+["<]([^">\n]{1,512})[">][ \t]*$', re.M)
+# `#include "a/b.h"` / `<a/b.h>`; `#define NAME "a/b.h"` (an include through a macro).  Both
+# start with their literal `#` (the regex engine's fast search; a `^[ \t]*` lead in multi-line
+# mode was tried at every offset of every file) and ``_directives`` keeps a match only where
+# blanks alone precede the `#` on its line, as the `^[ \t]*` lead did.
+_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*(["<])([^">\n]{1,512})[">]')
+_DEFINE_PATH = re.compile(rb'#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]+["<]([^">\n]{1,512})[">][ \t]*$', re.M)
+_BLANKS = re.compile(rb'[ \t]*')
 _BUILD_FILES = ("CMakeLists.txt", "setup.py")
 _SKIP_DIRS = frozenset(("node_modules", "__pycache__"))
 MAX_LEVELS = 12  # directories walked up to find the root (as build.context)
@@ -109,15 +113,36 @@ def _index(ws: Workspace, root: str) -> Optional[Index]:
                 continue
             if not isinstance(data, bytes) or b"include" not in data:
                 continue
-            real = os.path.realpath(path)
-            for m in _INCLUDE.finditer(data):
+            real = None  # resolved at the first include (a file without one costs no realpath)
+            for m, line in _directives(_INCLUDE, data):
+                if real is None:
+                    real = os.path.realpath(path)
                 spelled = m.group(2).decode("utf-8", "replace").strip()
-                line = data.count(b"\n", 0, m.start()) + 1
                 by_name.setdefault(os.path.basename(spelled), []).append((real, line, m.group(1) == b'"', spelled))
             if b"define" in data:
-                for m in _DEFINE_PATH.finditer(data):
+                for m, _ in _directives(_DEFINE_PATH, data):
                     defined.add(os.path.basename(m.group(1).decode("utf-8", "replace").strip()))
     return {k: tuple(v) for k, v in by_name.items()}, frozenset(defined)
+
+
+def _directives(pattern: "re.Pattern[bytes]", data: bytes) -> Iterator[Tuple["re.Match[bytes]", int]]:
+    """(match, 1-based line) of ``pattern`` (one that starts with ``#`` and never spans a
+    newline) where only blanks precede the ``#`` on its line: the matches of ``^[ \t]*`` +
+    ``pattern`` in multi-line mode.  A match dropped here hides no other: any later ``#`` of its
+    line follows a non-blank.  Linear: newlines are counted from the previous match on, and a
+    line's blank lead is measured once."""
+    line, counted = 1, 0  # the line of offset ``counted``
+    line_start, lead_end = -1, -1  # the current line's start and where its blanks end
+    for m in pattern.finditer(data):
+        at = m.start()
+        newline = data.rfind(b"\n", counted, at)
+        line += data.count(b"\n", counted, at)
+        counted = at
+        if newline != -1 or line_start < 0:
+            line_start = newline + 1 if newline != -1 else data.rfind(b"\n", 0, at) + 1
+            lead_end = _BLANKS.match(data, line_start).end()
+        if lead_end == at:
+            yield m, line
 
 
 def _names_header(include: Include, header: str) -> Optional[bool]:
