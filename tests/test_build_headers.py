@@ -3,6 +3,7 @@ included only by sources the ROCm build never compiles, or only on lines no ROCm
 is NVIDIA-only; anything unknown leaves it to port."""
 
 import os
+import re
 from dataclasses import replace
 
 import pytest
@@ -195,3 +196,34 @@ def test_an_include_no_build_compiles_or_an_includer_whose_guard_a_header_define
     (root / "csrc/mid.h").write_text('#pragma once\n#include "outer.cuh"\n')
     _forget()
     assert header_platform(str(root / "csrc/mma.cuh")) == CUDA
+
+
+# -- the include index's directive search ------------------------------------------------------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from rocm_lint.build.headers import _DEFINE_PATH, _INCLUDE, _directives  # noqa: E402
+
+_ANCHORED = {  # the patterns as they were: a `^[ \t]*` lead in multi-line mode, tried at every offset
+    _INCLUDE: re.compile(rb'^[ \t]*#[ \t]*include[ \t]*(["<])([^">\n]{1,512})[">]', re.M),
+    _DEFINE_PATH: re.compile(rb'^[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]+["<]([^">\n]{1,512})[">][ \t]*$', re.M),
+}
+_PIECES = st.sampled_from([b"#", b"include", b"define", b" ", b"\t", b"\n", b'"a.h"', b"<b/c.h>", b'"', b"<", b">",
+                           b"X", b"// ", b"\r\n", b"#include \"d.h\"", b"#define P \"e.h\"", b"x", b"  #  include <f.h>"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=40), st.sampled_from([_INCLUDE, _DEFINE_PATH]))
+def test_directives_are_the_anchored_matches(pieces, pattern):
+    """``_directives`` (a literal-first search, then a blank lead checked) finds exactly the
+    matches of the old ``^[ \\t]*``-led pattern, with their line numbers and groups."""
+    data = b"".join(pieces)
+    ours = [(line, m.groups()) for m, line in _directives(pattern, data)]
+    anchored = [(data.count(b"\n", 0, m.start()) + 1, m.groups()) for m in _ANCHORED[pattern].finditer(data)]
+    assert ours == anchored
+
+
+def test_directives_on_one_long_line_are_linear():
+    """Many `#include` on one line after a long blank lead: each line's lead is measured once."""
+    data = b" " * 200_000 + b'#include "a.h"' * 20_000 + b"\n#include <b.h>\n"
+    found = [(line, m.group(2)) for m, line in _directives(_INCLUDE, data)]
+    assert found == [(1, b"a.h"), (2, b"b.h")]

@@ -100,6 +100,7 @@ def _index(ws: Workspace, root: str) -> Optional[Index]:
         if dirs > MAX_INDEX_DIRS:
             return None
         subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in _SKIP_DIRS]
+        real_directory = None
         for name in names:
             if not _C_FILE.search(name):
                 continue
@@ -116,7 +117,11 @@ def _index(ws: Workspace, root: str) -> Optional[Index]:
             real = None  # resolved at the first include (a file without one costs no realpath)
             for m, line in _directives(_INCLUDE, data):
                 if real is None:
-                    real = os.path.realpath(path)
+                    # the directory resolved once, the file's own name only when it is a link:
+                    # realpath(dir/name) == realpath(dir)/name for a name that is no link
+                    if real_directory is None:
+                        real_directory = os.path.realpath(directory)
+                    real = os.path.realpath(path) if os.path.islink(path) else os.path.join(real_directory, name)
                 spelled = m.group(2).decode("utf-8", "replace").strip()
                 by_name.setdefault(os.path.basename(spelled), []).append((real, line, m.group(1) == b'"', spelled))
             if b"define" in data:
@@ -145,13 +150,21 @@ def _directives(pattern: "re.Pattern[bytes]", data: bytes) -> Iterator[Tuple["re
             yield m, line
 
 
-def _names_header(include: Include, header: str) -> Optional[bool]:
+@memoized(maxsize=8192)
+def _beside(ws: Workspace, here: str) -> Optional[str]:
+    """The real path of the file ``here`` (an include resolved against its includer's directory),
+    or None where there is no such file: one answer per path, where every header of the include's
+    name asked again (``utils.h`` of many directories)."""
+    return os.path.realpath(here) if os.path.isfile(here) else None
+
+
+def _names_header(ws: Workspace, include: Include, header: str) -> Optional[bool]:
     """Does ``include`` name ``header`` (a real path)?  None: cannot tell."""
     includer, _, quoted, spelled = include
     spelled = spelled.replace("\\", "/")
-    here = os.path.join(os.path.dirname(includer), *spelled.split("/"))
-    if os.path.isfile(here):
-        if os.path.realpath(here) == header:
+    here = _beside(ws, os.path.join(os.path.dirname(includer), *spelled.split("/")))
+    if here is not None:
+        if here == header:
             return True
         if quoted:  # a quoted include finds the file beside the includer first
             return False
@@ -235,7 +248,7 @@ def _includes_of(ws: Workspace, header: str) -> Optional[Tuple[Include, ...]]:
         return None  # `#define MY_HEADER "name.h"`: `#include MY_HEADER` may be anywhere
     out: List[Include] = []
     for include in by_name.get(name, ()):
-        names = _names_header(include, header)
+        names = _names_header(ws, include, header)
         if names is None:
             return None
         if names and include[0] != header:
