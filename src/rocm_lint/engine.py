@@ -274,11 +274,15 @@ def _check_source(path: str, text: str, config: Config, language: Optional[str],
         return []
     family = "cuda" if language in ("cuda", "cpp") else language
     checkers = source_checkers(family, codes)
-    if not checkers or not worth_parsing(text, codes, family):
+    if not checkers:
+        return []
+    found = present_words(text, codes, family)
+    if not worth_parsing(text, codes, family, found):
         return []
     if family == "cuda":
-        from rocm_lint.cpp.scanner import read_cpp_unit
+        from rocm_lint.cpp.scanner import narrowed_checkers, read_cpp_unit
 
+        checkers = narrowed_checkers(checkers, found)
         unit = read_cpp_unit(path, text, config, language, project.workspace)
     else:
         from rocm_lint.configfiles.scanner import read_unit

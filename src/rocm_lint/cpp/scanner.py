@@ -40,6 +40,37 @@ DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__sh
 def holds_device_code(text: str) -> bool:
     return any(w in text for w in DEVICE_WORDS)
 
+# -- narrowing the C++ checkers by their trigger words ------------------------------------------
+# The rules whose every hit is proven to need one of the rule's own trigger words in the file's
+# text: the engine runs them only where ``present_words`` found one (as the Python side narrows).
+# The proofs (each hit is made at a match in ``unit.code``, a literal's text or an include of
+# ``unit.text``; none of these words holds a blank, a CR or a byte-order mark, so a word found in
+# them is in the original text):
+#   ROC701 (asm): hits come from ``asm_blocks``, which are empty unless ``asm`` is in the code.
+#   ROC702 (include): hits come from ``#include``/``#include_next`` directives (``include``).
+#   ROC704 (cudaRuntimeGetVersion, cudaDriverGetVersion): its pattern starts with one of them.
+#   ROC706 (nvcuda, mma.h): an include whose header is ``mma.h`` (``./`` stripped), or ``nvcuda``
+#     in the code.
+#   ROC707 (cutlass, cute, cuda/): an include whose header starts with ``cutlass/``, ``cute/`` or
+#     ``cuda/``, or ``cute``/``cutlass`` in the code.  (Its ``supersedes`` runs regardless.)
+#   ROC708 (__nanosleep, __syncwarp, __pipeline_, memcpy_async, cp.async): each of its three
+#     searches is guarded by one of these words in the code, or ``cp.async`` in an asm literal.
+#   ROC709 (<<<, cudaDeviceSynchronize, cudaLaunchDevice, cudaGetParameterBuffer): ``<<<`` or a
+#     call of one of the three functions.
+#   ROC710 (cudaMallocManaged, __managed__, cudaMemPrefetchAsync, cudaMemAdvise): returns unless
+#     one is in the code.
+# Not narrowed: ROC601-ROC605 read values, wrappers and widths from the project's headers (a
+# file may hold none of their words: ``#define W MY_WARP`` with ``MY_WARP`` 32 in a header), and
+# ROC703/ROC705 read conditions whose macros may come from headers.
+WORD_BOUND_RULES = frozenset({"ROC701", "ROC702", "ROC704", "ROC706", "ROC707", "ROC708", "ROC709", "ROC710"})
+
+
+def narrowed_checkers(checkers, found) -> list:
+    """``checkers`` less those of :data:`WORD_BOUND_RULES` whose trigger words ``found`` (the
+    trigger words present in the file: ``engine.present_words``) holds none of."""
+    return [c for c in checkers if c.rule.code not in WORD_BOUND_RULES or any(w in found for w in c.rule.triggers)]
+
+
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _BRACKET = re.compile(r"[()\[\]{}]")
 _BRACE = re.compile(r"[{}]")
