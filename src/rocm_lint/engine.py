@@ -282,7 +282,7 @@ def _check_source(path: str, text: str, config: Config, language: Optional[str],
     if family == "cuda":
         from rocm_lint.cpp.scanner import narrowed_checkers, read_cpp_unit
 
-        checkers = narrowed_checkers(checkers, found)
+        checkers = narrowed_checkers(family, codes, found)
         unit = read_cpp_unit(path, text, config, language, project.workspace)
     else:
         from rocm_lint.configfiles.scanner import read_unit

@@ -15,7 +15,8 @@ import os
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from functools import lru_cache
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
 
 from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
@@ -65,10 +66,21 @@ def holds_device_code(text: str) -> bool:
 WORD_BOUND_RULES = frozenset({"ROC701", "ROC702", "ROC704", "ROC706", "ROC707", "ROC708", "ROC709", "ROC710"})
 
 
-def narrowed_checkers(checkers, found) -> list:
-    """``checkers`` less those of :data:`WORD_BOUND_RULES` whose trigger words ``found`` (the
-    trigger words present in the file: ``engine.present_words``) holds none of."""
-    return [c for c in checkers if c.rule.code not in WORD_BOUND_RULES or any(w in found for w in c.rule.triggers)]
+def narrowed_checkers(language: str, codes: FrozenSet[str], found: FrozenSet[str]) -> list:
+    """The checkers of ``language`` files of the rules in ``codes``, less those of
+    :data:`WORD_BOUND_RULES` whose trigger words ``found`` (the trigger words present in the file:
+    ``engine.present_words``) holds none of."""
+    return [c for c, words in _bound_words(language, codes, WORD_BOUND_RULES)
+            if words is None or not words.isdisjoint(found)]
+
+
+@lru_cache(maxsize=16)  # pure: of the registry's checkers
+def _bound_words(language: str, codes: FrozenSet[str], bound: FrozenSet[str]) -> tuple:
+    """(checker, its rule's trigger words, or None where the rule is not narrowed)."""
+    from rocm_lint.registry import source_checkers
+
+    return tuple((c, frozenset(c.rule.triggers) if c.rule.code in bound else None)
+                 for c in source_checkers(language, codes))
 
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
@@ -374,17 +386,31 @@ def _statement_bounds(code: str) -> List[int]:
     """Sorted offsets just after each ``;``, ``{``, ``}`` and after the newline that ends each
     preprocessor line: where a statement can start."""
     bounds = [m.end() for m in _STATEMENT_END.finditer(code)]
-    line_start = 0
-    for line in code.split("\n")[:-1]:
-        end = line_start + len(line)
-        if line.lstrip().startswith("#"):
-            bounds.append(end + 1)
-        line_start = end + 1
+    # A preprocessor line: its first non-blank (``str.isspace``) is a ``#``.  Found from each
+    # ``#`` (a literal search) rather than by splitting the file into lines; a line's later
+    # ``#`` follow a non-blank.  Linear: newlines are looked for since the previous ``#`` only.
+    find, rfind = code.find, code.rfind
+    line_start = scanned = 0
+    done = -1  # the start of the line last decided
+    for m in _HASH.finditer(code):
+        at = m.start()
+        newline = rfind("\n", scanned, at)
+        if newline != -1:
+            line_start = newline + 1
+        scanned = at
+        if line_start == done:
+            continue
+        done = line_start
+        if line_start == at or code[line_start:at].isspace():
+            end = find("\n", at)
+            if end != -1:  # the last line (no newline after it) gives no bound
+                bounds.append(end + 1)
     bounds.sort()
     return bounds
 
 
 _STATEMENT_END = re.compile(r"[;{}]")
+_HASH = re.compile("#")
 
 
 def read_cpp_unit(path: str, text: str, config: Config, language: str = "cuda",
