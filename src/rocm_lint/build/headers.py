@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from rocm_lint.build.context import CUDA, ROCM, file_platform, macro_facts
-from rocm_lint.cpp.includes import included_macro_facts, read_header
+from rocm_lint.cpp.includes import directive_matches, included_macro_facts, read_header
 from rocm_lint.cpp.preproc import analyse, include_guard
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.workspace import Workspace, memoized
@@ -49,11 +49,10 @@ HEADER_EXT = re.compile(r"\.(?:h|hh|hpp|hxx|h\+\+|cuh|inl|inc|ipp|tcc|tpp)\Z", r
 _C_FILE = re.compile(r"\.(?:c|cc|cpp|cxx|c\+\+|cu|hip|h|hh|hpp|hxx|h\+\+|cuh|inl|inc|ipp|tcc|tpp)\Z", re.I)
 # `#include "a/b.h"` / `<a/b.h>`; `#define NAME "a/b.h"` (an include through a macro).  Both
 # start with their literal `#` (the regex engine's fast search; a `^[ \t]*` lead in multi-line
-# mode was tried at every offset of every file) and ``_directives`` keeps a match only where
+# mode was tried at every offset of every file) and ``directive_matches`` keeps a match only where
 # blanks alone precede the `#` on its line, as the `^[ \t]*` lead did.
 _INCLUDE = re.compile(rb'#[ \t]*include[ \t]*(["<])([^">\n]{1,512})[">]')
 _DEFINE_PATH = re.compile(rb'#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]+["<]([^">\n]{1,512})[">][ \t]*$', re.M)
-_BLANKS = re.compile(rb'[ \t]*')
 _BUILD_FILES = ("CMakeLists.txt", "setup.py")
 _SKIP_DIRS = frozenset(("node_modules", "__pycache__"))
 MAX_LEVELS = 12  # directories walked up to find the root (as build.context)
@@ -115,7 +114,7 @@ def _index(ws: Workspace, root: str) -> Optional[Index]:
             if not isinstance(data, bytes) or b"include" not in data:
                 continue
             real = None  # resolved at the first include (a file without one costs no realpath)
-            for m, line in _directives(_INCLUDE, data):
+            for m, line in directive_matches(_INCLUDE, data):
                 if real is None:
                     # the directory resolved once, the file's own name only when it is a link:
                     # realpath(dir/name) == realpath(dir)/name for a name that is no link
@@ -125,29 +124,9 @@ def _index(ws: Workspace, root: str) -> Optional[Index]:
                 spelled = m.group(2).decode("utf-8", "replace").strip()
                 by_name.setdefault(os.path.basename(spelled), []).append((real, line, m.group(1) == b'"', spelled))
             if b"define" in data:
-                for m, _ in _directives(_DEFINE_PATH, data):
+                for m, _ in directive_matches(_DEFINE_PATH, data):
                     defined.add(os.path.basename(m.group(1).decode("utf-8", "replace").strip()))
     return {k: tuple(v) for k, v in by_name.items()}, frozenset(defined)
-
-
-def _directives(pattern: "re.Pattern[bytes]", data: bytes) -> Iterator[Tuple["re.Match[bytes]", int]]:
-    """(match, 1-based line) of ``pattern`` (one that starts with ``#`` and never spans a
-    newline) where only blanks precede the ``#`` on its line: the matches of ``^[ \t]*`` +
-    ``pattern`` in multi-line mode.  A match dropped here hides no other: any later ``#`` of its
-    line follows a non-blank.  Linear: newlines are counted from the previous match on, and a
-    line's blank lead is measured once."""
-    line, counted = 1, 0  # the line of offset ``counted``
-    line_start, lead_end = -1, -1  # the current line's start and where its blanks end
-    for m in pattern.finditer(data):
-        at = m.start()
-        newline = data.rfind(b"\n", counted, at)
-        line += data.count(b"\n", counted, at)
-        counted = at
-        if newline != -1 or line_start < 0:
-            line_start = newline + 1 if newline != -1 else data.rfind(b"\n", 0, at) + 1
-            lead_end = _BLANKS.match(data, line_start).end()
-        if lead_end == at:
-            yield m, line
 
 
 @memoized(maxsize=8192)
@@ -184,7 +163,7 @@ def _unreached_on_rocm(ws: Workspace, includer: str, line: int) -> bool:
     return line in lines
 
 
-_OPENING = re.compile(r"^[ \t]*#[ \t]*if", re.M)
+_OPENING = re.compile(r"#[ \t]*if")  # at a line's start: ``directive_matches``
 
 
 @memoized(maxsize=2048)
@@ -192,7 +171,7 @@ def _openings(ws: Workspace, includer: str) -> Tuple[int, ...]:
     """The lines of ``includer`` that open a conditional (``#if``/``#ifdef``/``#ifndef``, a
     commented one too), its include guard's left out."""
     text = read_header(ws, includer) or ""
-    out = [text.count("\n", 0, m.start()) + 1 for m in _OPENING.finditer(text)]
+    out = [line for _, line in directive_matches(_OPENING, text)]
     if out and include_guard(text) is not None:
         out.pop(0)
     return tuple(out)
