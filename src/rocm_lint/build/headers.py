@@ -38,7 +38,7 @@ import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from rocm_lint.build.context import CUDA, ROCM, file_platform, macro_facts
-from rocm_lint.cpp.includes import directive_matches, included_macro_facts, read_header
+from rocm_lint.cpp.includes import directive_matches, included_macro_facts, read_header, shared_lex
 from rocm_lint.cpp.preproc import analyse, include_guard
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.workspace import Workspace, memoized
@@ -199,7 +199,7 @@ def _unreached_lines(ws: Workspace, includer: str) -> FrozenSet[int]:
     if text is None:
         return frozenset()
     try:
-        pre = analyse(text)
+        pre = analyse(text, shared_lex(ws, text))
         # the file's own include guard is no fact of its headers (one that includes it back)
         guard = include_guard(pre.lexed.code)
         seed = tuple(f for f in macro_facts(ws, includer) + included_macro_facts(ws, includer, text) if f[0] != guard)

@@ -47,7 +47,6 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from rocm_lint.cpp import includes
 from rocm_lint.cpp.functions import brace_tree, function_of, identifier_before
-from rocm_lint.cpp.lexer import lex
 from rocm_lint.cpp.preproc import Preprocessed, analyse
 from rocm_lint.workspace import Workspace, memoized
 
@@ -346,7 +345,7 @@ def _own_facts(ws: Workspace, header: str) -> Facts:
     facts = Facts()
     if text is None:
         return facts
-    lexed = lex(text)
+    lexed = includes.shared_lex(ws, text)
     try:
         pre = analyse(text, lexed, seed=includes.included_macro_facts(ws, header, text))
     except RecursionError:

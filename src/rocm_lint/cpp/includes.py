@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import AnyStr, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, AnyStr, Dict, Iterator, List, Optional, Tuple
 
 from rocm_lint.workspace import Workspace, memoized
+
+if TYPE_CHECKING:
+    from rocm_lint.cpp.lexer import Lexed
 
 # at a line's start (``directive_matches``: a literal-first search, where a `^[ \t]*` lead in
 # multi-line mode was tried at every offset of the text)
@@ -138,6 +141,31 @@ def read_header(ws: Workspace, path: str) -> Optional[str]:
     return data.decode("utf-8", errors="replace")
 
 
+MAX_LEXED_CHARS = 32 * 1024 * 1024  # the characters the shared lexes hold, at most (the oldest go first)
+_LEXED = "rocm_lint.cpp.includes.shared_lex"
+
+
+def shared_lex(ws: Workspace, text: str) -> "Lexed":
+    """``lex(text)``, one per content in the workspace: a project header is lexed once whoever
+    reads it (the include follower's macro facts, the C++ facts, the header-platform model, and
+    the scan of the header itself when the run checks it).  Keyed by the text itself, so a header
+    changed on disk is lexed again once read again (``Workspace.revalidate`` drops the stores,
+    ``read_header``'s with them); at most ``MAX_LEXED_CHARS`` characters are held."""
+    from rocm_lint.cpp.lexer import lex
+
+    store = ws.store(_LEXED)
+    found = store.get(text)
+    if found is None:
+        found = lex(text)
+        size = ws.store(_LEXED + ".chars")
+        held = size.get("held", 0) + len(text)
+        while held > MAX_LEXED_CHARS and store:
+            held -= len(store.pop(next(iter(store))).text)
+        store[text] = found
+        size["held"] = held
+    return found
+
+
 def _world_state(defs, world: str):
     """(defined, body node) of a macro on one platform from all its definitions."""
     from rocm_lint.cpp.conditions import Node, parse_condition
@@ -167,7 +195,7 @@ def _header_facts(ws: Workspace, header: str, depth: int) -> Tuple[Fact, ...]:
     if "define" not in text:
         return tuple(inherited.values())
     try:
-        pre = analyse(text, seed=tuple(inherited.values()))
+        pre = analyse(text, shared_lex(ws, text), seed=tuple(inherited.values()))
     except RecursionError:
         return tuple(inherited.values())
     for name, defs in pre.macros.items():

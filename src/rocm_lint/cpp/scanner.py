@@ -20,9 +20,10 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
 
 from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
+from rocm_lint.build.headers import HEADER_EXT as HEADER_PATH
 from rocm_lint.cpp.build_facts import build_base, hipify_build_above
 from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
-from rocm_lint.cpp.includes import included_macro_facts
+from rocm_lint.cpp.includes import included_macro_facts, shared_lex
 from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.cpp.conditions import CUDA_ONLY, ROCM, is_rocm_macro, names_in
@@ -435,7 +436,8 @@ def read_cpp_unit(path: str, text: str, config: Config, language: str = "cuda",
     if nvidia_only_source:
         base = (True, True)  # the whole port: analysed as if ROCm compiled it, reported apart
     try:
-        lexed = lex(scanned)
+        # a header's lex is shared with those who read it as a header (cpp.includes.shared_lex)
+        lexed = shared_lex(ws, scanned) if HEADER_PATH.search(path) else lex(scanned)
         # what the project's own headers define per platform (PTX_AVAILABLE, BNB_HIP ...)
         pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros, base=base)
         if _tests_foreign_macros(pre):
