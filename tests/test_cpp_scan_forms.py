@@ -30,3 +30,25 @@ _PIECES = st.sampled_from(["#", "##", "define X", "\n", " ", "\t", "\r", "\x0c",
 def test_statement_bounds_as_by_lines(pieces):
     code = "".join(pieces)
     assert _statement_bounds(code) == _statement_bounds_by_lines(code)
+
+
+# -- the lexer's search for comments and literals ---------------------------------------------------
+from rocm_lint.cpp.lexer import _FAST_TOKEN, lex  # noqa: E402
+
+_LOOKAHEAD_TOKEN = re.compile(r"""(?=[/"'])(?:
+    (?P<line>//[^\\\n]*(?:\\(?:\r?\n|.)[^\\\n]*)*)
+  | (?P<block>/\*[\s\S]*?(?:\*/|\Z))
+  | (?P<str>"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*\\?(?:"|$))
+  | (?P<chr>(?<![0-9A-Fa-f_])'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*\\?(?:'|$)))
+""", re.X | re.M)  # the form it replaced
+_LEX_PIECES = st.sampled_from(["/", "//", "/*", "*/", "*", '"', "'", "\\", "\n", "\r\n", " ", "a", "0x1", "F", "_",
+                               "9", "u8", "L", "x = 'a';", '"s\\"t"', "// c\\\n d", "/* b */", "1'000"])
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(_LEX_PIECES, max_size=40))
+def test_the_fast_token_search_matches_the_lookahead_form(pieces):
+    text = "".join(pieces)
+    ours = [(m.span(), m.lastgroup) for m in _FAST_TOKEN.finditer(text)]
+    assert ours == [(m.span(), m.lastgroup) for m in _LOOKAHEAD_TOKEN.finditer(text)]
+    assert len(lex(text).code) == len(text)
