@@ -52,3 +52,30 @@ def test_the_fast_token_search_matches_the_lookahead_form(pieces):
     ours = [(m.span(), m.lastgroup) for m in _FAST_TOKEN.finditer(text)]
     assert ours == [(m.span(), m.lastgroup) for m in _LOOKAHEAD_TOKEN.finditer(text)]
     assert len(lex(text).code) == len(text)
+
+
+# -- literal-first searches ---------------------------------------------------------------------------
+from rocm_lint.cpp.facts import _const_word  # noqa: E402
+from rocm_lint.cpp.logical_warp import _NAMED_HELPER, _NAMED_HELPER_LOWER  # noqa: E402
+
+_WORD_PIECES = st.sampled_from(["const", "constexpr", "expr", "x", "_", "9", " ", "\n", "é", "Ω", "(", ";", "Shfl",
+                                "SHUFFLE", "ballot", "ActiveMask", "shfl", "K", "ſ"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_WORD_PIECES, max_size=30), st.integers(0, 40))
+def test_const_word_is_the_bounded_search(pieces, pos):
+    code = "".join(pieces)
+    pos = min(pos, len(code))
+    ours = _const_word(code, pos)
+    theirs = re.compile(r"\bconst(?:expr)?\b").search(code, pos)
+    assert (ours and ours.span()) == (theirs and theirs.span())
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_WORD_PIECES, max_size=30))
+def test_named_helpers_lowered_as_case_blind(pieces):
+    code = "".join(pieces)
+    theirs = [m.span() for m in _NAMED_HELPER.finditer(code)]
+    if code.isascii():
+        assert [m.span() for m in _NAMED_HELPER_LOWER.finditer(code.lower())] == theirs
