@@ -79,3 +79,15 @@ def test_named_helpers_lowered_as_case_blind(pieces):
     theirs = [m.span() for m in _NAMED_HELPER.finditer(code)]
     if code.isascii():
         assert [m.span() for m in _NAMED_HELPER_LOWER.finditer(code.lower())] == theirs
+
+
+# -- the device-code test of .cpp/.h files --------------------------------------------------------------
+from rocm_lint.cpp.scanner import DEVICE_WORDS, holds_device_code  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list(DEVICE_WORDS) + ["x" * 300, "__", "asm", "<<", "thread", "Idx", "\n"]),
+                max_size=12))
+def test_holds_device_code_as_any_word(pieces):
+    text = "".join(pieces)
+    assert holds_device_code(text) == any(w in text for w in DEVICE_WORDS)

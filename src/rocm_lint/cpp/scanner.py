@@ -40,7 +40,26 @@ DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__sh
 
 
 def holds_device_code(text: str) -> bool:
-    return any(w in text for w in DEVICE_WORDS)
+    """Does ``text`` hold one of :data:`DEVICE_WORDS`?  One Aho-Corasick pass that stops at the
+    first word met (``pyahocorasick``, as the trigger search): a host file, the usual case,
+    holds none, and ``in`` per word scanned it 16 times.  Without the package: ``in`` per word."""
+    automaton = _device_automaton() if len(text) > 1024 else None
+    if automaton is None:
+        return any(w in text for w in DEVICE_WORDS)
+    return next(automaton.iter(text), None) is not None
+
+
+@lru_cache(maxsize=1)  # pure: of DEVICE_WORDS
+def _device_automaton():
+    try:
+        import ahocorasick
+    except ImportError:
+        return None
+    automaton = ahocorasick.Automaton()
+    for word in DEVICE_WORDS:
+        automaton.add_word(word, word)
+    automaton.make_automaton()
+    return automaton
 
 # -- narrowing the C++ checkers by their trigger words ------------------------------------------
 # The rules whose every hit is proven to need one of the rule's own trigger words in the file's
