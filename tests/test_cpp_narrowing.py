@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import FIXTURES
 from rocm_lint.config import Config
-from rocm_lint.cpp import scanner
+from rocm_lint.cpp import narrowing as scanner
 from rocm_lint.engine import check_source
 from rocm_lint.registry import all_rules
 

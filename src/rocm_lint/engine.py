@@ -280,9 +280,10 @@ def _check_source(path: str, text: str, config: Config, language: Optional[str],
     if not worth_parsing(text, codes, family, found):
         return []
     if family == "cuda":
-        from rocm_lint.cpp.scanner import narrowed_checkers, read_cpp_unit
+        from rocm_lint.cpp.narrowing import narrowed_checkers
+        from rocm_lint.cpp.scanner import read_cpp_unit
 
-        checkers = narrowed_checkers(family, codes, found)
+        checkers = narrowed_checkers(checkers, found)
         unit = read_cpp_unit(path, text, config, language, project.workspace)
     else:
         from rocm_lint.configfiles.scanner import read_unit

@@ -15,8 +15,7 @@ import os
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
@@ -25,6 +24,7 @@ from rocm_lint.cpp.build_facts import build_base, hipify_build_above
 from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts, shared_lex
 from rocm_lint.cpp.lexer import Lexed, lex
+from rocm_lint.cpp.narrowing import DEVICE_WORDS, holds_device_code  # noqa: F401 (DEVICE_WORDS: the scanner's API)
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.cpp.conditions import CUDA_ONLY, ROCM, is_rocm_macro, names_in
 from rocm_lint.cpp.preproc import Preprocessed, analyse
@@ -32,76 +32,6 @@ from rocm_lint.cpp.values import INT_TYPES, WIDTH_SENSITIVE, literal_value
 from rocm_lint.finding import FileError
 from rocm_lint.lines import LineIndex
 from rocm_lint.workspace import Workspace
-
-# A .cpp/.h file is scanned only if it holds device code (plain substring tests: fast).
-DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__shfl", "__ballot", "__activemask",
-                "__syncwarp", "threadIdx", "blockIdx", "warpSize", "__CUDA_ARCH__", "<<<", "__asm__", "asm(",
-                "asm volatile")
-
-
-def holds_device_code(text: str) -> bool:
-    """Does ``text`` hold one of :data:`DEVICE_WORDS`?  One Aho-Corasick pass that stops at the
-    first word met (``pyahocorasick``, as the trigger search): a host file, the usual case,
-    holds none, and ``in`` per word scanned it 16 times.  Without the package: ``in`` per word."""
-    automaton = _device_automaton() if len(text) > 1024 else None
-    if automaton is None:
-        return any(w in text for w in DEVICE_WORDS)
-    return next(automaton.iter(text), None) is not None
-
-
-@lru_cache(maxsize=1)  # pure: of DEVICE_WORDS
-def _device_automaton():
-    try:
-        import ahocorasick
-    except ImportError:
-        return None
-    automaton = ahocorasick.Automaton()
-    for word in DEVICE_WORDS:
-        automaton.add_word(word, word)
-    automaton.make_automaton()
-    return automaton
-
-# -- narrowing the C++ checkers by their trigger words ------------------------------------------
-# The rules whose every hit is proven to need one of the rule's own trigger words in the file's
-# text: the engine runs them only where ``present_words`` found one (as the Python side narrows).
-# The proofs (each hit is made at a match in ``unit.code``, a literal's text or an include of
-# ``unit.text``; none of these words holds a blank, a CR or a byte-order mark, so a word found in
-# them is in the original text):
-#   ROC701 (asm): hits come from ``asm_blocks``, which are empty unless ``asm`` is in the code.
-#   ROC702 (include): hits come from ``#include``/``#include_next`` directives (``include``).
-#   ROC704 (cudaRuntimeGetVersion, cudaDriverGetVersion): its pattern starts with one of them.
-#   ROC706 (nvcuda, mma.h): an include whose header is ``mma.h`` (``./`` stripped), or ``nvcuda``
-#     in the code.
-#   ROC707 (cutlass, cute, cuda/): an include whose header starts with ``cutlass/``, ``cute/`` or
-#     ``cuda/``, or ``cute``/``cutlass`` in the code.  (Its ``supersedes`` runs regardless.)
-#   ROC708 (__nanosleep, __syncwarp, __pipeline_, memcpy_async, cp.async): each of its three
-#     searches is guarded by one of these words in the code, or ``cp.async`` in an asm literal.
-#   ROC709 (<<<, cudaDeviceSynchronize, cudaLaunchDevice, cudaGetParameterBuffer): ``<<<`` or a
-#     call of one of the three functions.
-#   ROC710 (cudaMallocManaged, __managed__, cudaMemPrefetchAsync, cudaMemAdvise): returns unless
-#     one is in the code.
-# Not narrowed: ROC601-ROC605 read values, wrappers and widths from the project's headers (a
-# file may hold none of their words: ``#define W MY_WARP`` with ``MY_WARP`` 32 in a header), and
-# ROC703/ROC705 read conditions whose macros may come from headers.
-WORD_BOUND_RULES = frozenset({"ROC701", "ROC702", "ROC704", "ROC706", "ROC707", "ROC708", "ROC709", "ROC710"})
-
-
-def narrowed_checkers(language: str, codes: FrozenSet[str], found: FrozenSet[str]) -> list:
-    """The checkers of ``language`` files of the rules in ``codes``, less those of
-    :data:`WORD_BOUND_RULES` whose trigger words ``found`` (the trigger words present in the file:
-    ``engine.present_words``) holds none of."""
-    return [c for c, words in _bound_words(language, codes, WORD_BOUND_RULES)
-            if words is None or not words.isdisjoint(found)]
-
-
-@lru_cache(maxsize=16)  # pure: of the registry's checkers
-def _bound_words(language: str, codes: FrozenSet[str], bound: FrozenSet[str]) -> tuple:
-    """(checker, its rule's trigger words, or None where the rule is not narrowed)."""
-    from rocm_lint.registry import source_checkers
-
-    return tuple((c, frozenset(c.rule.triggers) if c.rule.code in bound else None)
-                 for c in source_checkers(language, codes))
-
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _BRACKET = re.compile(r"[()\[\]{}]")
@@ -406,9 +336,8 @@ def _statement_bounds(code: str) -> List[int]:
     """Sorted offsets just after each ``;``, ``{``, ``}`` and after the newline that ends each
     preprocessor line: where a statement can start."""
     bounds = [m.end() for m in _STATEMENT_END.finditer(code)]
-    # A preprocessor line: its first non-blank (``str.isspace``) is a ``#``.  Found from each
-    # ``#`` (a literal search) rather than by splitting the file into lines; a line's later
-    # ``#`` follow a non-blank.  Linear: newlines are looked for since the previous ``#`` only.
+    # A preprocessor line: its first non-blank (``str.isspace``) is a ``#``, found from each ``#``
+    # (no split into lines); newlines are looked for since the previous ``#`` only (linear).
     find, rfind = code.find, code.rfind
     line_start = scanned = 0
     done = -1  # the start of the line last decided
