@@ -3,6 +3,7 @@ included only by sources the ROCm build never compiles, or only on lines no ROCm
 is NVIDIA-only; anything unknown leaves it to port."""
 
 import os
+import re
 from dataclasses import replace
 
 import pytest
@@ -195,3 +196,41 @@ def test_an_include_no_build_compiles_or_an_includer_whose_guard_a_header_define
     (root / "csrc/mid.h").write_text('#pragma once\n#include "outer.cuh"\n')
     _forget()
     assert header_platform(str(root / "csrc/mma.cuh")) == CUDA
+
+
+# -- the include index's directive search ------------------------------------------------------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from rocm_lint.build.headers import _DEFINE_PATH, _INCLUDE, _OPENING  # noqa: E402
+from rocm_lint.cpp.includes import _QUOTED_INCLUDE, directive_matches as _directives  # noqa: E402
+
+_ANCHORED = {  # the patterns as they were: a `^[ \t]*` lead in multi-line mode, tried at every offset
+    _INCLUDE: re.compile(rb'^[ \t]*#[ \t]*include[ \t]*(["<])([^">\n]{1,512})[">]', re.M),
+    _DEFINE_PATH: re.compile(rb'^[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]+["<]([^">\n]{1,512})[">][ \t]*$', re.M),
+    _QUOTED_INCLUDE: re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M),
+    _OPENING: re.compile(r"^[ \t]*#[ \t]*if", re.M),
+}
+_PIECES = st.sampled_from([b"#", b"include", b"define", b"if", b" ", b"\t", b"\n", b'"a.h"', b"<b/c.h>", b'"', b"<",
+                           b">", b"X", b"// ", b"\r\n", b"#include \"d.h\"", b"#define P \"e.h\"", b"x",
+                           b"  #  include <f.h>", b"#ifdef A", b"\x0c"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_PIECES, max_size=40), st.sampled_from(sorted(_ANCHORED, key=lambda p: str(p.pattern))))
+def test_directives_are_the_anchored_matches(pieces, pattern):
+    """``directive_matches`` (a literal-first search, then a blank lead checked) finds exactly the
+    matches of the old ``^[ \t]*``-led pattern, with their line numbers and groups."""
+    data = b"".join(pieces)
+    if isinstance(pattern.pattern, str):
+        data = data.decode()
+    newline = "\n" if isinstance(data, str) else b"\n"
+    ours = [(line, m.groups()) for m, line in _directives(pattern, data)]
+    anchored = [(data.count(newline, 0, m.start()) + 1, m.groups()) for m in _ANCHORED[pattern].finditer(data)]
+    assert ours == anchored
+
+
+def test_directives_on_one_long_line_are_linear():
+    """Many `#include` on one line after a long blank lead: each line's lead is measured once."""
+    data = b" " * 200_000 + b'#include "a.h"' * 20_000 + b"\n#include <b.h>\n"
+    found = [(line, m.group(2)) for m, line in _directives(_INCLUDE, data)]
+    assert found == [(1, b"a.h"), (2, b"b.h")]

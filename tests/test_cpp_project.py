@@ -256,3 +256,50 @@ def test_logical_warp_through_a_header_shuffle_wrapper(tmp_path):
                     "}\n",
     })
     assert [(line, code) for line, code, _ in _found(root / "src" / "k.cu")] == [(7, "ROC603"), (8, "ROC603")]
+
+
+# -- one lex per header content, shared by the include follower, the facts and the scan -----------
+from rocm_lint.cpp import includes as _includes  # noqa: E402
+from rocm_lint.cpp.lexer import lex as _lex  # noqa: E402
+from rocm_lint.workspace import Workspace  # noqa: E402
+
+_CFG_SAME = "#pragma once\n#define NV_PATH 1\n"
+_CFG_SPLIT = "#pragma once\n#if defined(__HIP_PLATFORM_AMD__)\n#define NV_PATH 0\n#else\n#define NV_PATH 1\n#endif\n"
+_KERNEL = ('#include "cfg.h"\n#if NV_PATH\n__global__ void k(unsigned *m) { *m = __ballot_sync(0xffffffff, 1); }\n'
+           "#endif\n")
+
+
+def test_shared_lex_is_one_per_content_and_bounded(monkeypatch):
+    ws = Workspace()
+    a = _includes.shared_lex(ws, "int a; // x\n")
+    assert _includes.shared_lex(ws, "int a; // x\n") is a
+    assert a == _lex("int a; // x\n")
+    b = _includes.shared_lex(ws, "int b; /* y */\n")
+    assert b == _lex("int b; /* y */\n") and b is not a
+    monkeypatch.setattr(_includes, "MAX_LEXED_CHARS", 20)
+    c = _includes.shared_lex(ws, "int c = 1; // zzzzzz\n")  # 21 characters: the others go
+    assert list(ws.store(_includes._LEXED)) == ["int c = 1; // zzzzzz\n"] and c == _lex("int c = 1; // zzzzzz\n")
+
+
+def test_a_header_changed_on_disk_is_read_and_lexed_again(tmp_path):
+    """A long-lived workspace (the language server's): after the header changes on disk and the
+    workspace is revalidated, the source's findings are a fresh run's, both ways."""
+    root = _project(tmp_path, {"cfg.h": _CFG_SAME, "k.cu": _KERNEL})
+    source = str(root / "k.cu")
+    ws = Workspace()
+
+    def found(workspace):
+        result = check_file(source, Config(), workspace=workspace)
+        assert isinstance(result, list), result
+        return [(f.line, f.code) for f in result]
+
+    first = found(ws)
+    assert first == found(Workspace())
+    (root / "cfg.h").write_text(_CFG_SPLIT + "\n")  # another size: the stamp changes
+    ws.revalidate()
+    second = found(ws)
+    assert second == found(Workspace())
+    assert first != second  # the header decides: NV_PATH is 0 on ROCm now
+    (root / "cfg.h").write_text(_CFG_SAME)
+    ws.revalidate()
+    assert found(ws) == first

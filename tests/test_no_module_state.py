@@ -25,6 +25,8 @@ PURE_MEMOS = {
     "rocm_lint.words._automaton": "the Aho-Corasick automaton of the words given",
     "rocm_lint.python.project_text._ordered": "a word set's sorted tuple (the key of its automaton)",
     "rocm_lint.build.context._pattern_regex": "a glob pattern's regex",
+    "rocm_lint.cpp.narrowing._device_automaton": "the Aho-Corasick automaton of the device words (a constant)",
+    "rocm_lint.cpp.narrowing._bound_words": "the checkers of the codes given, with the trigger words of the narrowed rules",
     "rocm_lint.rules.lane_masks._type32_patterns": "the 32-bit type regexes for the aliases given",
     "rocm_lint.rules.warp.names_pattern": "an alternation of the names given",
     "rocm_lint.cpp.logical_warp._names_pattern": "an alternation of the names given",

@@ -273,14 +273,17 @@ def _check_source(path: str, text: str, config: Config, language: Optional[str],
     if language is None:
         return []
     family = "cuda" if language in ("cuda", "cpp") else language
-    if not worth_parsing(text, codes, family):  # before the checkers: their families import on first use
+    found = present_words(text, codes, family)
+    if not worth_parsing(text, codes, family, found):  # before the checkers: their families import on first use
         return []
     checkers = source_checkers(family, codes)
     if not checkers:
         return []
     if family == "cuda":
+        from rocm_lint.cpp.narrowing import narrowed_checkers
         from rocm_lint.cpp.scanner import read_cpp_unit
 
+        checkers = narrowed_checkers(checkers, found)
         unit = read_cpp_unit(path, text, config, language, project.workspace)
     else:
         from rocm_lint.configfiles.scanner import read_unit

@@ -71,9 +71,10 @@ class Workspace:
     # -- what was read -----------------------------------------------------------------------------
     def note_read(self, path: str) -> None:
         """The check in progress depends on ``path`` (read now, or earlier and cached here)."""
-        path = os.path.abspath(path)
-        if path not in self._stamps:
-            self._stamps[path] = stamp(path)
+        if path not in self._stamps:  # (a path already stamped is absolute and normal: no abspath)
+            path = os.path.abspath(path)
+            if path not in self._stamps:
+                self._stamps[path] = stamp(path)
         if self._recorders:
             self._recorders[-1].add(path)
 

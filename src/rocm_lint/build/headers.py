@@ -38,7 +38,7 @@ import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from rocm_lint.build.context import CUDA, ROCM, file_platform, macro_facts
-from rocm_lint.cpp.includes import included_macro_facts, read_header
+from rocm_lint.cpp.includes import directive_matches, included_macro_facts, read_header, shared_lex
 from rocm_lint.cpp.preproc import analyse, include_guard
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.workspace import Workspace, memoized
@@ -47,9 +47,12 @@ __all__ = ["HEADER_EXT", "header_platform"]
 
 HEADER_EXT = re.compile(r"\.(?:h|hh|hpp|hxx|h\+\+|cuh|inl|inc|ipp|tcc|tpp)\Z", re.I)
 _C_FILE = re.compile(r"\.(?:c|cc|cpp|cxx|c\+\+|cu|hip|h|hh|hpp|hxx|h\+\+|cuh|inl|inc|ipp|tcc|tpp)\Z", re.I)
-# `#include "a/b.h"` / `<a/b.h>`; `#define NAME "a/b.h"` (an include through a macro)
-_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*(["<])([^">\n]{1,512})[">]', re.M)
-_DEFINE_PATH = re.compile(rb'^[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]+["<]([^">\n]{1,512})[">][ \t]*$', re.M)
+# `#include "a/b.h"` / `<a/b.h>`; `#define NAME "a/b.h"` (an include through a macro).  Both
+# start with their literal `#` (the regex engine's fast search; a `^[ \t]*` lead in multi-line
+# mode was tried at every offset of every file) and ``directive_matches`` keeps a match only where
+# blanks alone precede the `#` on its line, as the `^[ \t]*` lead did.
+_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*(["<])([^">\n]{1,512})[">]')
+_DEFINE_PATH = re.compile(rb'#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]+["<]([^">\n]{1,512})[">][ \t]*$', re.M)
 _BUILD_FILES = ("CMakeLists.txt", "setup.py")
 _SKIP_DIRS = frozenset(("node_modules", "__pycache__"))
 MAX_LEVELS = 12  # directories walked up to find the root (as build.context)
@@ -96,6 +99,7 @@ def _index(ws: Workspace, root: str) -> Optional[Index]:
         if dirs > MAX_INDEX_DIRS:
             return None
         subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in _SKIP_DIRS]
+        real_directory = None
         for name in names:
             if not _C_FILE.search(name):
                 continue
@@ -109,24 +113,37 @@ def _index(ws: Workspace, root: str) -> Optional[Index]:
                 continue
             if not isinstance(data, bytes) or b"include" not in data:
                 continue
-            real = os.path.realpath(path)
-            for m in _INCLUDE.finditer(data):
+            real = None  # resolved at the first include (a file without one costs no realpath)
+            for m, line in directive_matches(_INCLUDE, data):
+                if real is None:
+                    # the directory resolved once, the file's own name only when it is a link:
+                    # realpath(dir/name) == realpath(dir)/name for a name that is no link
+                    if real_directory is None:
+                        real_directory = os.path.realpath(directory)
+                    real = os.path.realpath(path) if os.path.islink(path) else os.path.join(real_directory, name)
                 spelled = m.group(2).decode("utf-8", "replace").strip()
-                line = data.count(b"\n", 0, m.start()) + 1
                 by_name.setdefault(os.path.basename(spelled), []).append((real, line, m.group(1) == b'"', spelled))
             if b"define" in data:
-                for m in _DEFINE_PATH.finditer(data):
+                for m, _ in directive_matches(_DEFINE_PATH, data):
                     defined.add(os.path.basename(m.group(1).decode("utf-8", "replace").strip()))
     return {k: tuple(v) for k, v in by_name.items()}, frozenset(defined)
 
 
-def _names_header(include: Include, header: str) -> Optional[bool]:
+@memoized(maxsize=8192)
+def _beside(ws: Workspace, here: str) -> Optional[str]:
+    """The real path of the file ``here`` (an include resolved against its includer's directory),
+    or None where there is no such file: one answer per path, where every header of the include's
+    name asked again (``utils.h`` of many directories)."""
+    return os.path.realpath(here) if os.path.isfile(here) else None
+
+
+def _names_header(ws: Workspace, include: Include, header: str) -> Optional[bool]:
     """Does ``include`` name ``header`` (a real path)?  None: cannot tell."""
     includer, _, quoted, spelled = include
     spelled = spelled.replace("\\", "/")
-    here = os.path.join(os.path.dirname(includer), *spelled.split("/"))
-    if os.path.isfile(here):
-        if os.path.realpath(here) == header:
+    here = _beside(ws, os.path.join(os.path.dirname(includer), *spelled.split("/")))
+    if here is not None:
+        if here == header:
             return True
         if quoted:  # a quoted include finds the file beside the includer first
             return False
@@ -146,7 +163,7 @@ def _unreached_on_rocm(ws: Workspace, includer: str, line: int) -> bool:
     return line in lines
 
 
-_OPENING = re.compile(r"^[ \t]*#[ \t]*if", re.M)
+_OPENING = re.compile(r"#[ \t]*if")  # at a line's start: ``directive_matches``
 
 
 @memoized(maxsize=2048)
@@ -154,7 +171,7 @@ def _openings(ws: Workspace, includer: str) -> Tuple[int, ...]:
     """The lines of ``includer`` that open a conditional (``#if``/``#ifdef``/``#ifndef``, a
     commented one too), its include guard's left out."""
     text = read_header(ws, includer) or ""
-    out = [text.count("\n", 0, m.start()) + 1 for m in _OPENING.finditer(text)]
+    out = [line for _, line in directive_matches(_OPENING, text)]
     if out and include_guard(text) is not None:
         out.pop(0)
     return tuple(out)
@@ -182,7 +199,7 @@ def _unreached_lines(ws: Workspace, includer: str) -> FrozenSet[int]:
     if text is None:
         return frozenset()
     try:
-        pre = analyse(text)
+        pre = analyse(text, shared_lex(ws, text))
         # the file's own include guard is no fact of its headers (one that includes it back)
         guard = include_guard(pre.lexed.code)
         seed = tuple(f for f in macro_facts(ws, includer) + included_macro_facts(ws, includer, text) if f[0] != guard)
@@ -210,7 +227,7 @@ def _includes_of(ws: Workspace, header: str) -> Optional[Tuple[Include, ...]]:
         return None  # `#define MY_HEADER "name.h"`: `#include MY_HEADER` may be anywhere
     out: List[Include] = []
     for include in by_name.get(name, ()):
-        names = _names_header(include, header)
+        names = _names_header(ws, include, header)
         if names is None:
             return None
         if names and include[0] != header:

@@ -14,15 +14,42 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, AnyStr, Dict, Iterator, List, Optional, Tuple
 
 from rocm_lint.workspace import Workspace, memoized
 
-_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
+if TYPE_CHECKING:
+    from rocm_lint.cpp.lexer import Lexed
+
+# at a line's start (``directive_matches``: a literal-first search, where a `^[ \t]*` lead in
+# multi-line mode was tried at every offset of the text)
+_QUOTED_INCLUDE = re.compile(r'#[ \t]*include[ \t]*"([^"\n]+)"')
+_BLANKS = re.compile(r"[ \t]*")
+_BLANK_BYTES = re.compile(rb"[ \t]*")
 _SEARCH_SUBDIRS = ("", "include", "includes")
 MAX_DEPTH = 4
 MAX_HEADER_BYTES = 2 * 1024 * 1024
+
+
+def directive_matches(pattern: "re.Pattern[AnyStr]", data: AnyStr) -> Iterator[Tuple["re.Match[AnyStr]", int]]:
+    """(match, 1-based line) of ``pattern`` (one that starts with ``#`` and never spans a
+    newline; ``data`` text or bytes) where only blanks precede the ``#`` on its line: the
+    matches of ``^[ \t]*`` + ``pattern`` in multi-line mode.  A match dropped here hides no other: any later ``#`` of its
+    line follows a non-blank.  Linear: newlines are counted from the previous match on, and a
+    line's blank lead is measured once."""
+    nl, blanks = ("\n", _BLANKS) if isinstance(data, str) else (b"\n", _BLANK_BYTES)
+    line, counted = 1, 0  # the line of offset ``counted``
+    line_start, lead_end = -1, -1  # the current line's start and where its blanks end
+    for m in pattern.finditer(data):
+        at = m.start()
+        newline = data.rfind(nl, counted, at)
+        line += data.count(nl, counted, at)
+        counted = at
+        if newline != -1 or line_start < 0:
+            line_start = newline + 1 if newline != -1 else data.rfind(nl, 0, at) + 1
+            lead_end = blanks.match(data, line_start).end()
+        if lead_end == at:
+            yield m, line
 
 
 @memoized(maxsize=8192)
@@ -50,7 +77,8 @@ def resolved_includes(ws: Workspace, path: str, text: str) -> List[str]:
         return []
     directory = os.path.dirname(os.path.abspath(path))
     out: List[str] = []
-    for name in _QUOTED_INCLUDE.findall(text):
+    for m, _ in directive_matches(_QUOTED_INCLUDE, text):
+        name = m.group(1)
         header = _resolve(ws, name, directory)
         if header and header not in out:
             out.append(header)
@@ -113,6 +141,31 @@ def read_header(ws: Workspace, path: str) -> Optional[str]:
     return data.decode("utf-8", errors="replace")
 
 
+MAX_LEXED_CHARS = 32 * 1024 * 1024  # the characters the shared lexes hold, at most (the oldest go first)
+_LEXED = "rocm_lint.cpp.includes.shared_lex"
+
+
+def shared_lex(ws: Workspace, text: str) -> "Lexed":
+    """``lex(text)``, one per content in the workspace: a project header is lexed once whoever
+    reads it (the include follower's macro facts, the C++ facts, the header-platform model, and
+    the scan of the header itself when the run checks it).  Keyed by the text itself, so a header
+    changed on disk is lexed again once read again (``Workspace.revalidate`` drops the stores,
+    ``read_header``'s with them); at most ``MAX_LEXED_CHARS`` characters are held."""
+    from rocm_lint.cpp.lexer import lex
+
+    store = ws.store(_LEXED)
+    found = store.get(text)
+    if found is None:
+        found = lex(text)
+        size = ws.store(_LEXED + ".chars")
+        held = size.get("held", 0) + len(text)
+        while held > MAX_LEXED_CHARS and store:
+            held -= len(store.pop(next(iter(store))).text)
+        store[text] = found
+        size["held"] = held
+    return found
+
+
 def _world_state(defs, world: str):
     """(defined, body node) of a macro on one platform from all its definitions."""
     from rocm_lint.cpp.conditions import Node, parse_condition
@@ -142,7 +195,7 @@ def _header_facts(ws: Workspace, header: str, depth: int) -> Tuple[Fact, ...]:
     if "define" not in text:
         return tuple(inherited.values())
     try:
-        pre = analyse(text, seed=tuple(inherited.values()))
+        pre = analyse(text, shared_lex(ws, text), seed=tuple(inherited.values()))
     except RecursionError:
         return tuple(inherited.values())
     for name, defs in pre.macros.items():

@@ -53,6 +53,9 @@ _MASK_ARGUMENT = re.compile(r"_sync\s*\(\s*$")  # `__shfl_xor_sync(__activemask(
 _WIDTH_DEFAULT = re.compile(r"=\s*(?:warpSize|C10_WARP_SIZE)\b")
 _DEVICE_CODE = re.compile(r"__(?:device|global|shfl|ballot|activemask|syncwarp)|threadIdx|warpSize")
 _NAMED_HELPER = re.compile(r"(?i)shfl|shuffle|ballot|activemask")
+# the same on an ASCII text lowered (5x faster than the case-blind search; ``str.lower`` keeps an
+# ASCII text's offsets, and no non-ASCII character is there to match case-blind)
+_NAMED_HELPER_LOWER = re.compile(r"shfl|shuffle|ballot|activemask")
 MAX_FUNCTIONS = 4000  # beyond: each function is its own unit (no call graph)
 MAX_CONSTANTS = 32
 
@@ -150,7 +153,8 @@ class LogicalWarps:
         if known:
             for m in _names_pattern(frozenset(known)).finditer(code):
                 candidates.append((m.start(), m.group(0)))
-        for m in _NAMED_HELPER.finditer(code):
+        helpers = _NAMED_HELPER_LOWER.finditer(code.lower()) if code.isascii() else _NAMED_HELPER.finditer(code)
+        for m in helpers:
             # a helper the file cannot see (its header comes from elsewhere) named for a shuffle
             # or a ballot: `packed_shfl_sync(MASK_ALL, v, src)`
             a, b = m.start(), m.end()

@@ -19,10 +19,12 @@ from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
+from rocm_lint.build.headers import HEADER_EXT as HEADER_PATH
 from rocm_lint.cpp.build_facts import build_base, hipify_build_above
 from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
-from rocm_lint.cpp.includes import included_macro_facts
+from rocm_lint.cpp.includes import included_macro_facts, shared_lex
 from rocm_lint.cpp.lexer import Lexed, lex
+from rocm_lint.cpp.narrowing import DEVICE_WORDS, holds_device_code  # noqa: F401 (DEVICE_WORDS: the scanner's API)
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.cpp.conditions import CUDA_ONLY, ROCM, is_rocm_macro, names_in
 from rocm_lint.cpp.preproc import Preprocessed, analyse
@@ -30,15 +32,6 @@ from rocm_lint.cpp.values import INT_TYPES, WIDTH_SENSITIVE, literal_value
 from rocm_lint.finding import FileError
 from rocm_lint.lines import LineIndex
 from rocm_lint.workspace import Workspace
-
-# A .cpp/.h file is scanned only if it holds device code (plain substring tests: fast).
-DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__shfl", "__ballot", "__activemask",
-                "__syncwarp", "threadIdx", "blockIdx", "warpSize", "__CUDA_ARCH__", "<<<", "__asm__", "asm(",
-                "asm volatile")
-
-
-def holds_device_code(text: str) -> bool:
-    return any(w in text for w in DEVICE_WORDS)
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _BRACKET = re.compile(r"[()\[\]{}]")
@@ -343,17 +336,30 @@ def _statement_bounds(code: str) -> List[int]:
     """Sorted offsets just after each ``;``, ``{``, ``}`` and after the newline that ends each
     preprocessor line: where a statement can start."""
     bounds = [m.end() for m in _STATEMENT_END.finditer(code)]
-    line_start = 0
-    for line in code.split("\n")[:-1]:
-        end = line_start + len(line)
-        if line.lstrip().startswith("#"):
-            bounds.append(end + 1)
-        line_start = end + 1
+    # A preprocessor line: its first non-blank (``str.isspace``) is a ``#``, found from each ``#``
+    # (no split into lines); newlines are looked for since the previous ``#`` only (linear).
+    find, rfind = code.find, code.rfind
+    line_start = scanned = 0
+    done = -1  # the start of the line last decided
+    for m in _HASH.finditer(code):
+        at = m.start()
+        newline = rfind("\n", scanned, at)
+        if newline != -1:
+            line_start = newline + 1
+        scanned = at
+        if line_start == done:
+            continue
+        done = line_start
+        if line_start == at or code[line_start:at].isspace():
+            end = find("\n", at)
+            if end != -1:  # the last line (no newline after it) gives no bound
+                bounds.append(end + 1)
     bounds.sort()
     return bounds
 
 
 _STATEMENT_END = re.compile(r"[;{}]")
+_HASH = re.compile("#")
 
 
 def read_cpp_unit(path: str, text: str, config: Config, language: str = "cuda",
@@ -378,7 +384,8 @@ def read_cpp_unit(path: str, text: str, config: Config, language: str = "cuda",
     if nvidia_only_source:
         base = (True, True)  # the whole port: analysed as if ROCm compiled it, reported apart
     try:
-        lexed = lex(scanned)
+        # a header's lex is shared with those who read it as a header (cpp.includes.shared_lex)
+        lexed = shared_lex(ws, scanned) if HEADER_PATH.search(path) else lex(scanned)
         # what the project's own headers define per platform (PTX_AVAILABLE, BNB_HIP ...)
         pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros, base=base)
         if _tests_foreign_macros(pre):

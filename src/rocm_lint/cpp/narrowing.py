@@ -1,0 +1,74 @@
+"""What the C++ scanner runs, and on what: a .cpp/.h file only when it holds device code
+(:func:`holds_device_code`), and the C++ checkers narrowed by their trigger words (as the Python
+side narrows its rules): a rule of :data:`WORD_BOUND_RULES` runs on a file only where the trigger
+search found one of its words.  The proofs are below, one per rule; ``tests/test_cpp_narrowing.py``
+holds the findings equal with and without the narrowing."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import FrozenSet
+
+# A .cpp/.h file is scanned only if it holds one of these words.
+DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__shfl", "__ballot", "__activemask",
+                "__syncwarp", "threadIdx", "blockIdx", "warpSize", "__CUDA_ARCH__", "<<<", "__asm__", "asm(",
+                "asm volatile")
+
+
+def holds_device_code(text: str) -> bool:
+    """Does ``text`` hold one of :data:`DEVICE_WORDS`?  One Aho-Corasick pass stopping at the first
+    word met (``in`` per word scanned a host file 16 times); ``in`` per word without the package."""
+    automaton = _device_automaton() if len(text) > 1024 else None
+    if automaton is None:
+        return any(w in text for w in DEVICE_WORDS)
+    return next(automaton.iter(text), None) is not None
+
+
+@lru_cache(maxsize=1)  # pure: of DEVICE_WORDS
+def _device_automaton():
+    try:
+        import ahocorasick
+    except ImportError:
+        return None
+    automaton = ahocorasick.Automaton()
+    for word in DEVICE_WORDS:
+        automaton.add_word(word, word)
+    automaton.make_automaton()
+    return automaton
+
+
+# The rules whose every hit is proven to need one of the rule's own trigger words in the file's
+# text: the engine runs them only where ``present_words`` found one (as the Python side narrows).
+# The proofs (each hit is made at a match in ``unit.code``, a literal's text or an include of
+# ``unit.text``; none of these words holds a blank, a CR or a byte-order mark, so a word found in
+# them is in the original text):
+#   ROC701 (asm): hits come from ``asm_blocks``, which are empty unless ``asm`` is in the code.
+#   ROC702 (include): hits come from ``#include``/``#include_next`` directives (``include``).
+#   ROC704 (cudaRuntimeGetVersion, cudaDriverGetVersion): its pattern starts with one of them.
+#   ROC706 (nvcuda, mma.h): an include whose header is ``mma.h`` (``./`` stripped), or ``nvcuda``
+#     in the code.
+#   ROC707 (cutlass, cute, cuda/): an include whose header starts with ``cutlass/``, ``cute/`` or
+#     ``cuda/``, or ``cute``/``cutlass`` in the code.  (Its ``supersedes`` runs regardless.)
+#   ROC708 (__nanosleep, __syncwarp, __pipeline_, memcpy_async, cp.async): each of its three
+#     searches is guarded by one of these words in the code, or ``cp.async`` in an asm literal.
+#   ROC709 (<<<, cudaDeviceSynchronize, cudaLaunchDevice, cudaGetParameterBuffer): ``<<<`` or a
+#     call of one of the three functions.
+#   ROC710 (cudaMallocManaged, __managed__, cudaMemPrefetchAsync, cudaMemAdvise): returns unless
+#     one is in the code.
+# Not narrowed: ROC601-ROC605 read values, wrappers and widths from the project's headers (a
+# file may hold none of their words: ``#define W MY_WARP`` with ``MY_WARP`` 32 in a header), and
+# ROC703/ROC705 read conditions whose macros may come from headers.
+WORD_BOUND_RULES = frozenset({"ROC701", "ROC702", "ROC704", "ROC706", "ROC707", "ROC708", "ROC709", "ROC710"})
+
+
+def narrowed_checkers(checkers: tuple, found: FrozenSet[str]) -> list:
+    """``checkers`` (the registry's tuple for the file's language and codes) less those of
+    :data:`WORD_BOUND_RULES` whose trigger words ``found`` (the trigger words present in the
+    file: ``engine.present_words``) holds none of."""
+    return [c for c, words in _bound_words(checkers, WORD_BOUND_RULES) if words is None or not words.isdisjoint(found)]
+
+
+@lru_cache(maxsize=16)  # pure: of the registry's checkers
+def _bound_words(checkers: tuple, bound: FrozenSet[str]) -> tuple:
+    """(checker, its rule's trigger words, or None where the rule is not narrowed)."""
+    return tuple((c, frozenset(c.rule.triggers) if c.rule.code in bound else None) for c in checkers)
