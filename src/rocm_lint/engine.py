@@ -189,10 +189,15 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
     walk = _walk_words(path, text, codes, project, found)
     if walk is None:
         return []
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _analyse_whole(path, text, tree, config, walk, project)
+
+
+def _analyse_whole(path: str, text: str, tree: ast.Module, config: Config,
+                   walk: Tuple[FrozenSet[str], List[str]], project: "Project") -> List[Finding]:
     from rocm_lint.python.analyzer import trigger_lines
 
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     return _analyse(path, text, tree, config, walk[0], trigger_lines(text, walk[1]), project)
 
 
@@ -283,7 +288,7 @@ def check_python_source(path: str, text: str, config: Config,
     except (ValueError, RecursionError, MemoryError) as exc:
         return FileError(path, f"cannot parse: {type(exc).__name__}: {exc}")
     try:
-        findings = analyse_python_tree(path, text, tree, config, codes, project, found)
+        findings = [] if walk is None else _analyse_whole(path, text, tree, config, walk, project)
     except RecursionError:
         return FileError(path, "cannot analyse: nesting too deep")
     return apply_suppressions(findings, text, "python", tree)
