@@ -152,6 +152,20 @@ def test_a_wrong_cut_falls_back_or_agrees(text, monkeypatch):
         assert partial_result == whole_result
 
 
+def test_text_the_cut_does_not_handle_is_parsed_whole():
+    # a non-ASCII identifier is NFKC-normalized by the parser (U+FB01 binds ``file``)
+    assert _plan("m.py", MODULE.replace("def helper(x)", "def helper(\ufb01le)")) is None
+    assert _plan("m.py", MODULE.replace("\n", "\r\n")) is None
+    assert _plan("m.py", MODULE.replace("def helper", "\fdef helper")) is None
+
+
+def test_a_last_block_without_a_newline_is_blanked_to_its_last_line():
+    text = MODULE + "\n\ndef tail():\n    return 3"
+    plan = _plan("m.py", text)
+    last = text.count("\n") + 1
+    assert plan is not None and plan.dropped_block(last) is not None and plan.dropped_block(last - 1) is not None
+
+
 def test_whole_module_rules_keep_the_whole_parse():
     text = "import torch\n\ndef f():\n    return 1\n\n\ndef g():\n    flags = ['--use_fast_math']\n" \
            "    load(name='x', sources=['a.cu'], extra_cuda_cflags=flags)  # nvcc\n" + "\n" * 10

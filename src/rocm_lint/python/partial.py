@@ -209,7 +209,12 @@ def plan(text: str, lines: Sequence[int], codes: FrozenSet[str], script: bool,
     inherit its callers' gate (not only private ones); ``extra_lines``: lines whose blocks
     must be kept (found after a first parse)."""
     always = _always()
-    if codes & WHOLE_MODULE or "\r" in text or "\f" in text or "\0" in text or len(text) < MIN_CHARS and not always:
+    if codes & WHOLE_MODULE or len(text) < MIN_CHARS and not always:
+        return None
+    # Text the cut does not handle: ``\r`` and ``\f`` change what a line and its indent are,
+    # and a non-ASCII identifier is NFKC-normalized by the parser (``ﬁle`` binds ``file``),
+    # which a text search for names would miss (and ``str.lower`` may change a text's length).
+    if not text.isascii() or "\r" in text or "\f" in text or "\0" in text:
         return None
     limit = len(text) if always else MAX_KEPT_SHARE * len(text)
     low = text.lower()
@@ -285,7 +290,7 @@ def plan(text: str, lines: Sequence[int], codes: FrozenSet[str], script: bool,
         else:
             newlines = chunk.count("\n")
             parts.append("\n" * newlines)
-            dropped.append((blocks.lines[b], blocks.lines[b] + max(newlines - 1, 0)))
+            dropped.append((blocks.lines[b], blocks.lines[b] + newlines - (1 if chunk.endswith("\n") else 0)))
     return Plan("".join(parts), dropped, kept_chars)
 
 
