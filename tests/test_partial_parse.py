@@ -24,6 +24,7 @@ from rocm_lint import engine
 from rocm_lint.config import Config
 from rocm_lint.python import partial
 from rocm_lint.python.analyzer import trigger_lines
+from rocm_lint.python.context import platform_words
 
 ALL_CODES = Config(extend_select=("ROC001",))
 
@@ -51,7 +52,8 @@ def _plan(path: str, text: str, config: Config = Config()):
     old = os.environ.get(partial.ENV_ALWAYS)
     os.environ[partial.ENV_ALWAYS] = "always"
     try:
-        return partial.plan(text, trigger_lines(text, walk[1]), walk[0], "__main__" in text)
+        return partial.plan(text, trigger_lines(text, walk[1]), walk[0], "__main__" in text,
+                            platform=platform_words(config))
     finally:
         if old is None:
             del os.environ[partial.ENV_ALWAYS]
@@ -213,7 +215,7 @@ def test_every_whole_module_reader_is_declared():
 
 
 # -- generated modules -----------------------------------------------------------------------
-NAMES = ["mode", "flags", "opts", "is_rocm", "_helper", "cap", "MAX_BLOCK", "dev", "x", "a1", "b2", "c3", "d4", "e5", "f6"]
+NAMES = ["mode", "flags", "opts", "is_rocm", "_helper", "cap", "MAX_BLOCK", "dev", "x", "a1", "b2", "c3", "d4", "e5", "f6", "flag", "use_flag_x"]
 TRIGGERS = [
     "torch.backends.cuda.matmul.allow_tf32 = {v}",
     "model = torch.compile(model, mode={n})",

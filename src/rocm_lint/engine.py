@@ -237,13 +237,14 @@ def _check_partial(path: str, text: str, config: Config, codes: FrozenSet[str], 
     statements it was cut from."""
     from rocm_lint.python import partial
     from rocm_lint.python.analyzer import extend_with_bound_names, trigger_lines
-    from rocm_lint.python.context import ModuleContext
+    from rocm_lint.python.context import ModuleContext, platform_words
 
     lines = trigger_lines(text, words)
+    platform = platform_words(config)
     script = os.path.basename(path) == "setup.py" or "__main__" in text
     extra: List[int] = []
     for _ in range(3):  # a line the first parse shows is read may add a block: parse again
-        plan = partial.plan(text, lines, codes, script, extra)
+        plan = partial.plan(text, lines, codes, script, extra, platform)
         if plan is None:
             return None
         try:
@@ -254,7 +255,10 @@ def _check_partial(path: str, text: str, config: Config, codes: FrozenSet[str], 
             return None
         ctx = ModuleContext(path, tree, config, text, project)
         walked = extend_with_bound_names(text, lines, ctx)
-        more = partial.uncovered(plan, text, tree.body, walked, script)
+        gates = ctx.gates
+        learned = [*gates.bound_names, *gates.bound_attrs, *gates.bound_functions, *gates.device_names,
+                   *gates.device_functions]
+        more = partial.uncovered(plan, text, tree.body, walked, script, learned)
         if not more:
             return tree, _analyse(path, text, tree, config, codes, walked, project, ctx)
         extra.extend(more)

@@ -202,12 +202,13 @@ def _word_blocks(blocks: _Blocks, text: str, word: str, whole_word: bool = False
 
 
 def plan(text: str, lines: Sequence[int], codes: FrozenSet[str], script: bool,
-         extra_lines: Iterable[int] = ()) -> Optional[Plan]:
+         extra_lines: Iterable[int] = (), platform: Sequence[str] = ()) -> Optional[Plan]:
     """The kept text for a module whose walk enters ``lines`` (sorted) with the rules ``codes``
     active, or None when the whole module is to be parsed (a whole-module rule is active, the
     text is small, or little would be blanked).  ``script``: every top-level function may
     inherit its callers' gate (not only private ones); ``extra_lines``: lines whose blocks
-    must be kept (found after a first parse)."""
+    must be kept (found after a first parse); ``platform``: the words phase 1 evaluates a
+    binding or function for (``context.platform_words``): a block holding one is kept."""
     always = _always()
     if codes & WHOLE_MODULE or len(text) < MIN_CHARS and not always:
         return None
@@ -218,7 +219,7 @@ def plan(text: str, lines: Sequence[int], codes: FrozenSet[str], script: bool,
         return None
     limit = len(text) if always else MAX_KEPT_SHARE * len(text)
     low = text.lower()
-    words = ["import"] + [w for c in codes for w in READS.get(c, ())]
+    words = ["import", *platform] + [w for c in codes for w in READS.get(c, ())]
     extra_lines = list(extra_lines)
     # A quick cut first (no lexer: a column-0 line in a docstring cuts too, so its estimate is
     # low): most modules keep too much to be worth the lexer and the closure.
@@ -344,11 +345,28 @@ def covers(plan_: Plan, tree_body, lines: Sequence[int]) -> bool:
     return not any(plan_.dropped_block(line) is not None for line in lines)
 
 
-def uncovered(plan_: Plan, text: str, tree_body, lines: Sequence[int], script: bool) -> List[int]:
+def uncovered(plan_: Plan, text: str, tree_body, lines: Sequence[int], script: bool,
+              learned: Iterable[str] = ()) -> List[int]:
     """Lines the analysis of the parsed kept text reads that fall in a blanked block: lines the
-    walk enters (``lines``, trigger lines and the lines naming a value bound on one) and the
-    references of every top-level function whose callers' gate it may inherit."""
+    walk enters (``lines``, trigger lines and the lines naming a value bound on one), the
+    references of every top-level function whose callers' gate it may inherit, and the lines
+    holding a name phase 1 learned as a predicate or platform name (``learned``: as a lower-case
+    substring, as phase 1 searches them; a binding there would be evaluated too)."""
     out = [line for line in lines if plan_.dropped_block(line) is not None]
+    low = None
+    for name in learned:
+        low = text.lower() if low is None else low
+        pos = low.find(name.lower())
+        while pos != -1:
+            line = text.count("\n", 0, pos) + 1
+            block = plan_.dropped_block(line)
+            if block is not None:
+                out.append(line)
+                pos = low.find(name.lower(), text.find("\n", pos) + 1 or len(text))
+            else:
+                pos = low.find(name.lower(), pos + len(name))
+        if out:
+            return out  # one is enough to parse again
     names = [s.name for s in tree_body if type(s).__name__ in ("FunctionDef", "AsyncFunctionDef")
              and (script or s.name.startswith("_") and not s.name.startswith("__"))]
     if names and plan_.dropped:
