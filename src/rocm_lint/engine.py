@@ -239,6 +239,8 @@ def _check_partial(path: str, text: str, config: Config, codes: FrozenSet[str], 
     from rocm_lint.python.analyzer import extend_with_bound_names, trigger_lines
     from rocm_lint.python.context import ModuleContext, platform_words
 
+    if not partial.may_cut(text, codes):
+        return None
     lines = trigger_lines(text, words)
     platform = platform_words(config)
     script = os.path.basename(path) == "setup.py" or "__main__" in text

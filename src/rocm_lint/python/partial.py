@@ -117,6 +117,16 @@ def whole_parse_forced() -> bool:
     return os.environ.get(ENV_WHOLE, "") not in ("", "0")
 
 
+def may_cut(text: str, codes: FrozenSet[str]) -> bool:
+    """Is ``text`` one the cut handles, with no rule active that reads the whole module?"""
+    if codes & WHOLE_MODULE or len(text) < MIN_CHARS and not _always():
+        return False
+    # Text the cut does not handle: ``\r`` and ``\f`` change what a line and its indent are,
+    # and a non-ASCII identifier is NFKC-normalized by the parser (``\ufb01le`` binds ``file``),
+    # which a text search for names would miss (and ``str.lower`` may change a text's length).
+    return text.isascii() and "\r" not in text and "\f" not in text and "\0" not in text
+
+
 def _always() -> bool:
     return os.environ.get(ENV_ALWAYS, "") == "always"
 
@@ -209,14 +219,9 @@ def plan(text: str, lines: Sequence[int], codes: FrozenSet[str], script: bool,
     inherit its callers' gate (not only private ones); ``extra_lines``: lines whose blocks
     must be kept (found after a first parse); ``platform``: the words phase 1 evaluates a
     binding or function for (``context.platform_words``): a block holding one is kept."""
+    if not may_cut(text, codes):
+        return None
     always = _always()
-    if codes & WHOLE_MODULE or len(text) < MIN_CHARS and not always:
-        return None
-    # Text the cut does not handle: ``\r`` and ``\f`` change what a line and its indent are,
-    # and a non-ASCII identifier is NFKC-normalized by the parser (``ﬁle`` binds ``file``),
-    # which a text search for names would miss (and ``str.lower`` may change a text's length).
-    if not text.isascii() or "\r" in text or "\f" in text or "\0" in text:
-        return None
     limit = len(text) if always else MAX_KEPT_SHARE * len(text)
     low = text.lower()
     words = ["import", *platform] + [w for c in codes for w in READS.get(c, ())]
