@@ -260,8 +260,21 @@ def top_block(draw):
     return head + "\n".join(body)
 
 
-@given(st.lists(top_block(), min_size=2, max_size=9), st.sampled_from(["m.py", "setup_tools.py"]),
-       st.booleans())
+_NAME = re.compile(r"\b(" + "|".join(map(re.escape, NAMES)) + r")\b")
+
+
+@st.composite
+def blocks_of_a_module(draw):
+    """Blocks whose names are their own (a suffix) or shared with other blocks: shared names
+    pull blocks into the kept text, blocks of their own can be blanked."""
+    out = []
+    for k, block in enumerate(draw(st.lists(top_block(), min_size=2, max_size=9))):
+        suffix = draw(st.sampled_from([None, "", "_a"]))
+        out.append(_NAME.sub(lambda m: m.group(1) + (f"_{k}" if suffix is None else suffix), block))
+    return out
+
+
+@given(blocks_of_a_module(), st.sampled_from(["m.py", "setup.py"]), st.booleans())
 @settings(max_examples=int(os.environ.get("PARTIAL_EXAMPLES", "120")), deadline=None, database=None,
           suppress_health_check=list(HealthCheck), derandomize=True)
 @example(["def _nv():\n    torch.backends.cuda.matmul.allow_tf32 = True",
