@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import tokenize
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -168,7 +169,9 @@ def decode_source(path: str, data: bytes) -> Union[str, FileError]:
 def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
                         codes: FrozenSet[str], project: Optional["Project"] = None,
                         found: Optional[FrozenSet[str]] = None) -> List[Finding]:
-    """Run the enabled Python rules on an already parsed module (flake8 calls this).
+    """Run the enabled Python rules on an already parsed module (flake8 calls this with its
+    own whole tree; the CLI and the server go through :func:`check_python_source`, which
+    parses only the statements that can yield a finding).
 
     Phase 0 is the project model (``project``: what other modules export, see
     :mod:`rocm_lint.python.project`; the project of a fresh ``Workspace`` when not given: a
@@ -177,34 +180,97 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
     never depend on the walk's state (computing them up front cost 5% of a run on files where no
     checker needed them).  Phase 2 walks the module once, gated, running observers then checkers;
     the caller applies suppressions."""
-    from rocm_lint.python.analyzer import Analyzer, extend_with_bound_names, trigger_lines
-    from rocm_lint.python.context import ModuleContext
     from rocm_lint.python.project import Project
 
     project = project if project is not None else Project(config)
     codes = frozenset(codes)
     if found is None:
         found = present_words(text, codes, "python")
+    walk = _walk_words(path, text, codes, project, found)
+    if walk is None:
+        return []
+    return _analyse_whole(path, text, tree, config, walk, project)
+
+
+def _analyse_whole(path: str, text: str, tree: ast.Module, config: Config,
+                   walk: Tuple[FrozenSet[str], List[str]], project: "Project") -> List[Finding]:
+    from rocm_lint.python.analyzer import trigger_lines
+
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _analyse(path, text, tree, config, walk[0], trigger_lines(text, walk[1]), project)
+
+
+def _walk_words(path: str, text: str, codes: FrozenSet[str], project: "Project",
+                found: FrozenSet[str]) -> Optional[Tuple[FrozenSet[str], List[str]]]:
+    """The rules that can fire in ``text`` and the words whose lines the walk enters, or None
+    when none can fire (the CLI's pre-filter, for flake8 and the language server too)."""
     exported = project.words_for(path, text, exported_facts(codes))  # wrappers other modules define
     if not exported and not (found and worth_parsing(text, codes, found=found)):
-        return []  # the CLI's pre-filter, for flake8 and the language server too (they parse first)
+        return None
     # Only the rules whose trigger (and precheck) the file holds run; with an exported name in
     # it, the rules that read exports too.  The walk visits the lines of those rules' trigger
     # words only (a rule whose precheck failed adds no lines: `graph` in torch.fx is not ROC206's).
     codes = _rules_in(text, codes, "python", found) | (_exporting_rules(codes) if exported else frozenset())
-    present = [w for w in _triggers(codes, "python") if w in found]
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    ctx = ModuleContext(path, tree, config, text, project)
-    lines = extend_with_bound_names(text, trigger_lines(text, present + exported), ctx)
+    return codes, [w for w in _triggers(codes, "python") if w in found] + exported
+
+
+def _analyse(path: str, text: str, tree: ast.Module, config: Config, codes: FrozenSet[str],
+             lines: List[int], project: "Project", ctx=None) -> List[Finding]:
+    from rocm_lint.python.analyzer import Analyzer, extend_with_bound_names
+    from rocm_lint.python.context import ModuleContext
+
+    if ctx is None:
+        ctx = ModuleContext(path, tree, config, text, project)
+        lines = extend_with_bound_names(text, lines, ctx)
     findings = Analyzer(ctx, python_checkers(codes), lines, python_observers(codes)).run()
     # One place can be reached twice (a dict constant handed to two compile calls).
     return sorted(set(findings))
 
 
+def _check_partial(path: str, text: str, config: Config, codes: FrozenSet[str], words: List[str],
+                   project: "Project") -> Optional[Tuple[ast.Module, List[Finding]]]:
+    """The findings of ``text`` from a parse of the statements that can yield one
+    (:mod:`rocm_lint.python.partial`, the argument in docs/architecture.md "Partial parse"), or
+    None where the whole module is to be parsed: a rule reading the whole module is active,
+    most of the module would be kept anyway, or the kept text does not parse as the
+    statements it was cut from."""
+    from rocm_lint.python import partial
+    from rocm_lint.python.analyzer import extend_with_bound_names, trigger_lines
+    from rocm_lint.python.context import ModuleContext, platform_words
+
+    if not partial.may_cut(text, codes):
+        return None
+    lines = trigger_lines(text, words)
+    platform = platform_words(config)
+    script = os.path.basename(path) == "setup.py" or "__main__" in text
+    extra: List[int] = []
+    for _ in range(3):  # a line the first parse shows is read may add a block: parse again
+        plan = partial.plan(text, lines, codes, script, extra, platform)
+        if plan is None:
+            return None
+        try:
+            tree = ast.parse(plan.source, filename=path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None  # cut wrongly, or an error the whole parse will report
+        if not partial.covers(plan, tree.body, lines):
+            return None
+        ctx = ModuleContext(path, tree, config, text, project)
+        walked = extend_with_bound_names(text, lines, ctx)
+        gates = ctx.gates
+        learned = [*gates.bound_names, *gates.bound_attrs, *gates.bound_functions, *gates.device_names,
+                   *gates.device_functions]
+        more = partial.uncovered(plan, text, tree.body, walked, script, learned)
+        if not more:
+            return tree, _analyse(path, text, tree, config, codes, walked, project, ctx)
+        extra.extend(more)
+    return None
+
+
 def check_python_source(path: str, text: str, config: Config,
                         codes: Optional[FrozenSet[str]] = None,
                         project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
+    from rocm_lint.python.partial import whole_parse_forced
     from rocm_lint.python.project import Project
 
     codes = enabled_codes(config, path) if codes is None else codes
@@ -212,6 +278,14 @@ def check_python_source(path: str, text: str, config: Config,
     found = present_words(text, codes, "python")
     if not worth_parsing(text, codes, found=found) and not project.words_for(path, text, exported_facts(codes)):
         return []  # the fast path: most files never reach the parser
+    walk = _walk_words(path, text, codes, project, found)
+    try:
+        if walk is not None and not whole_parse_forced():
+            checked = _check_partial(path, text, config, walk[0], walk[1], project)
+            if checked is not None:
+                return apply_suppressions(checked[1], text, "python", checked[0])
+    except RecursionError:
+        return FileError(path, "cannot analyse: nesting too deep")
     try:
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
@@ -220,7 +294,7 @@ def check_python_source(path: str, text: str, config: Config,
     except (ValueError, RecursionError, MemoryError) as exc:
         return FileError(path, f"cannot parse: {type(exc).__name__}: {exc}")
     try:
-        findings = analyse_python_tree(path, text, tree, config, codes, project, found)
+        findings = [] if walk is None else _analyse_whole(path, text, tree, config, walk, project)
     except RecursionError:
         return FileError(path, "cannot analyse: nesting too deep")
     return apply_suppressions(findings, text, "python", tree)

@@ -124,10 +124,7 @@ class ModuleContext(SourceView):
         # Only bindings whose text could name a platform test are evaluated (most
         # assignments in a big module are not; evaluating them all dominated the run time).
         lines = self.source_lines() if self.text else None
-        words = ["hip", "cuda", "rocm", "amd", "nvidia", "__version__"]
-        for p in self.config.rocm_predicates + self.config.cuda_predicates:
-            if p.rsplit(".", 1)[-1].lower() not in words:
-                words.append(p.rsplit(".", 1)[-1].lower())
+        words = platform_words(self.config)
         # The lines that hold one of ``words``, found by one search of the lowered text per
         # word (words grow as bindings are learned); a node matters when one of its lines does
         # (a byte per line: a range is asked in C, 20k statements on one line stay linear).
@@ -401,6 +398,16 @@ class ModuleContext(SourceView):
 
 
 register_context(ModuleContext)
+
+
+def platform_words(config: Config) -> List[str]:
+    """The words (lower case, substrings of a line) that make a binding or function worth
+    evaluating as a platform test in phase 1; the names learned as predicates join them."""
+    words = ["hip", "cuda", "rocm", "amd", "nvidia", "__version__"]
+    for p in config.rocm_predicates + config.cuda_predicates:
+        if p.rsplit(".", 1)[-1].lower() not in words:
+            words.append(p.rsplit(".", 1)[-1].lower())
+    return words
 
 
 def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
