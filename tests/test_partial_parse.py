@@ -325,3 +325,18 @@ def test_real_tree_compare_script(tmp_path):
                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert out.returncode == 0, out.stderr
     assert "identical" in out.stdout
+
+
+def test_the_cut_is_opt_in(monkeypatch):
+    """Off by default (it cuts nothing on real code today, docs/benchmarks.md): without
+    ``ROCM_LINT_PARTIAL_PARSE`` no plan is made, with ``auto`` one is."""
+    text = "import torch\n\n\ndef unrelated():\n    return 1\n" * 400 + "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    plans = []
+    real = partial.plan
+    monkeypatch.setattr(partial, "plan", lambda *a, **k: plans.append(1) or real(*a, **k))
+    monkeypatch.delenv(partial.ENV_WHOLE, raising=False)
+    monkeypatch.delenv(partial.ENV_ALWAYS, raising=False)
+    default = engine.check_source("m.py", text, Config())
+    assert plans == [] and [f.code for f in default] == ["ROC101"]
+    monkeypatch.setenv(partial.ENV_ALWAYS, "auto")
+    assert engine.check_source("m.py", text, Config()) == default and plans

@@ -267,10 +267,18 @@ def _check_partial(path: str, text: str, config: Config, codes: FrozenSet[str], 
     return None
 
 
+_PARTIAL = "ROCM_LINT_PARTIAL_PARSE"  # the cut is opt-in (python/partial.py says why)
+
+
+def _whole_parse_forced() -> bool:
+    from rocm_lint.python.partial import whole_parse_forced
+
+    return whole_parse_forced()
+
+
 def check_python_source(path: str, text: str, config: Config,
                         codes: Optional[FrozenSet[str]] = None,
                         project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
-    from rocm_lint.python.partial import whole_parse_forced
     from rocm_lint.python.project import Project
 
     codes = enabled_codes(config, path) if codes is None else codes
@@ -280,7 +288,7 @@ def check_python_source(path: str, text: str, config: Config,
         return []  # the fast path: most files never reach the parser
     walk = _walk_words(path, text, codes, project, found)
     try:
-        if walk is not None and not whole_parse_forced():
+        if walk is not None and _PARTIAL in os.environ and not _whole_parse_forced():
             checked = _check_partial(path, text, config, walk[0], walk[1], project)
             if checked is not None:
                 return apply_suppressions(checked[1], text, "python", checked[0])
