@@ -354,6 +354,42 @@ def _named_for_profiler(ctx: ModuleContext, tool: str) -> bool:
     return _names_profiler(_path_tokens(ctx), tool) or _names_profiler(fn_words, tool)
 
 
+# What ROCm runs instead of each tool, spelled as a program name in the code.
+_ROCM_COUNTERPART = {"nvidia-smi": LazyPattern(r"[\"'/](?:rocm-smi|amd-smi|rocminfo)\b"),
+                     "nvcc": LazyPattern(r"[\"'/](?:hipcc|amdclang\+\+|hipconfig)\b")}
+
+
+def _class_split(ctx: ModuleContext, tool: str) -> bool:
+    """Is the call in a method that a sibling class of the module overrides with the ROCm tool
+    (sglang's check_env.py: ``GPUEnv.get_topology`` runs nvidia-smi, ``HIPEnv.get_topology``
+    rocm-smi)?  The classes are the platform split: the module picks one per platform, as a file
+    that names a ROCm profiler runs each platform's own."""
+    fn, counterpart = ctx.function, _ROCM_COUNTERPART.get(tool)
+    if fn is None or counterpart is None:
+        return False
+    owner = next((parent for child, parent in ctx.ancestors(fn) if child is fn), None)
+    if not isinstance(owner, ast.ClassDef):
+        return False
+
+    def rocm_methods() -> dict:
+        """method name -> the classes whose method of that name runs the ROCm counterpart
+        (and not the NVIDIA tool too)."""
+        found: dict = {}
+        for cls in ctx.tree.body:
+            if isinstance(cls, ast.ClassDef):
+                for m in cls.body:
+                    if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        continue
+                    text = ctx.segment(m) or ""
+                    # runs the ROCm tool, and not the NVIDIA one as well (no split then)
+                    if counterpart.search(text) and not re.search(r"[\"'/]%s\b" % re.escape(tool), text):
+                        found.setdefault(m.name, []).append(cls)
+        return found
+
+    others = ctx.memo("ROC404.class_split." + tool, rocm_methods).get(fn.name, [])
+    return any(cls is not owner for cls in others)
+
+
 @ROC404.checker(ast.Call)
 def nvidia_tool_subprocess(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     qual = ctx.qualname(node.func)
@@ -383,6 +419,8 @@ def nvidia_tool_subprocess(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit
         return
     if tool in PROFILERS and (_named_for_profiler(ctx, tool) or ctx.memo(
             "ROC404.rocm_profiler", lambda: bool(_ROCM_PROFILER.search(ctx.text or "")))):
+        return
+    if _class_split(ctx, tool):
         return
     if ctx.function is not None and any(w in ctx.function.name.lower() for w in _NVIDIA_HELPER_WORDS):
         # `get_nvcc_cuda_version()`, `_check_nvidia_connectivity()`: a helper named for NVIDIA is
