@@ -322,6 +322,11 @@ def platform_flags(tree: ast.Module, gates) -> Dict[str, Facts]:
     them truthy, every truthy one under the same platform, and nothing else in the module binds,
     deletes or declares it ``global`` (a function could turn it on anywhere).
     """
+    nested = [s for s in tree.body if isinstance(s, (ast.If, ast.Try, ast.With, ast.For, ast.While))
+              or type(s).__name__ == "TryStar"]
+    if not any(isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Constant)
+               and n.value.value is True for s in nested for n in ast.walk(s)):
+        return {}  # no flag turned on in a block: nothing to learn (most modules)
     bindings: Dict[str, List[Tuple[bool, Fact]]] = {}
     recognised: set = set()
 
