@@ -609,6 +609,22 @@ GATED = {
                 return
             HAZARD
     """,
+    "a flag named for ROCm keeps its name's meaning (flash-attention setup.py)": """
+        import os
+        BUILD_TARGET = os.environ.get("BUILD_TARGET", "auto")
+        if BUILD_TARGET == "auto":
+            if IS_HIP_EXTENSION:
+                IS_ROCM = True
+            else:
+                IS_ROCM = False
+        else:
+            if BUILD_TARGET == "cuda":
+                IS_ROCM = False
+            elif BUILD_TARGET == "rocm":
+                IS_ROCM = True
+        if not IS_ROCM:
+            HAZARD
+    """,
     "flag set in try under an NVIDIA test, reset in the handler": """
         try:
             import fancy_kernels

@@ -358,7 +358,9 @@ def platform_flags(tree: ast.Module, gates) -> Dict[str, Facts]:
     candidates: Dict[str, Facts] = {}
     for name, bound in bindings.items():
         on = [fact for truthy, fact in bound if truthy]
-        if on and on[0] in (ROCM, NVIDIA) and all(fact == on[0] for fact in on):
+        if on and on[0] in (ROCM, NVIDIA) and all(fact == on[0] for fact in on) \
+                and gates.facts(ast.Name(id=name, ctx=ast.Load())) == UNKNOWN:
+            # (a name the analysis already reads, ``IS_ROCM`` by its name, keeps what it says)
             candidates[name] = (on[0], None)
     if not candidates:
         return {}
