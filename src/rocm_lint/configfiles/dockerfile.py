@@ -88,8 +88,10 @@ def _nvidia_fed_stages(code: str, instructions: List[Tuple[int, int, int]]) -> S
             continue
         keyword = m.group(1).upper()
         if keyword == "ARG" and not names:
-            for am in re.finditer(r"([A-Za-z_]\w*)=(\S+)", code[m.end():end]):
-                args[am.group(1)] = am.group(2).strip("\"'")
+            for word in code[m.end():end].split():  # ARG NAME=value (no regex: linear on any input)
+                name, eq, value = word.partition("=")
+                if eq and name.isidentifier():
+                    args[name] = value.strip("\"'")
         elif keyword == "FROM":
             words = [w for w in code[m.end():end].split() if not w.startswith("--")]
             base = _resolve(words[0], args).lower() if words else ""
