@@ -598,6 +598,44 @@ GATED = {
     "noqa-prefix": """
         HAZARD  # noqa: ROC1
     """,
+    # -- module flags only a platform branch turns on (sglang torch_symm_mem) ---------------
+    "flag set True only under an NVIDIA predicate, early exit on it": """
+        _is_cuda = torch.version.cuda is not None
+        available = False
+        if _is_cuda:
+            available = True
+        def setup():
+            if not available:
+                return
+            HAZARD
+    """,
+    "a flag named for ROCm keeps its name's meaning (flash-attention setup.py)": """
+        import os
+        BUILD_TARGET = os.environ.get("BUILD_TARGET", "auto")
+        if BUILD_TARGET == "auto":
+            if IS_HIP_EXTENSION:
+                IS_ROCM = True
+            else:
+                IS_ROCM = False
+        else:
+            if BUILD_TARGET == "cuda":
+                IS_ROCM = False
+            elif BUILD_TARGET == "rocm":
+                IS_ROCM = True
+        if not IS_ROCM:
+            HAZARD
+    """,
+    "flag set in try under an NVIDIA test, reset in the handler": """
+        try:
+            import fancy_kernels
+            FAST = False
+            if torch.version.hip is None:
+                FAST = True
+        except ImportError:
+            FAST = None
+        if FAST:
+            HAZARD
+    """,
 }
 
 NOT_GATED = {
@@ -809,6 +847,39 @@ NOT_GATED = {
     "is_cuda_alike (vllm: ROCm too)": """
         from vllm.platforms import current_platform
         if current_platform.is_cuda_alike():
+            HAZARD
+    """,
+    "flag also turned on outside the platform branch": """
+        available = False
+        if torch.version.cuda is not None:
+            available = True
+        if os.environ.get("FORCE"):
+            available = True
+        if available:
+            HAZARD
+    """,
+    "flag a function may turn on (global)": """
+        available = False
+        if torch.version.cuda is not None:
+            available = True
+        def enable():
+            global available
+            available = True
+        if available:
+            HAZARD
+    """,
+    "flag turned on under a test true on ROCm": """
+        available = False
+        if torch.cuda.is_available():
+            available = True
+        if available:
+            HAZARD
+    """,
+    "flag bound to something else than a constant": """
+        available = False
+        if torch.version.cuda is not None:
+            available = probe()
+        if available:
             HAZARD
     """,
 }

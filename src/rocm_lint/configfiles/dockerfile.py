@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from rocm_lint.configfiles.shell import NVIDIA, ROCM, ShellReader, Word
 from rocm_lint.configfiles.unit import Setting, UnitBuilder
@@ -69,11 +69,69 @@ def _instructions(code: str) -> Tuple[str, List[Tuple[int, int, int]]]:
     return ("".join(chars) if chars is not None else code), out
 
 
+_COPY_FROM = re.compile(r"--from=(\S+)", re.I)
+
+
+def _nvidia_fed_stages(code: str, instructions: List[Tuple[int, int, int]]) -> Set[str]:
+    """Named build stages that only NVIDIA stages use: a ``compile-image`` stage on a neutral base
+    (``continuumio/miniconda3``) whose environment is only copied (``COPY --from=compile-image``)
+    into ``FROM nvidia/cuda...`` stages builds for that NVIDIA image, whatever its own base.  The
+    last stage is the image itself (never one of them), and a stage no other stage uses is kept
+    (it may be built on its own with ``--target``)."""
+    args: Dict[str, str] = {}
+    names: List[Optional[str]] = []  # per stage
+    bases: List[str] = []  # per stage: the image or stage it starts from
+    users: Dict[str, Set[int]] = {}  # stage name -> the stages that copy from it or start from it
+    for start, end, _ in instructions:
+        m = _INSTRUCTION.match(code, start, end)
+        if not m:
+            continue
+        keyword = m.group(1).upper()
+        if keyword == "ARG" and not names:
+            for word in code[m.end():end].split():  # ARG NAME=value (no regex: linear on any input)
+                name, eq, value = word.partition("=")
+                if eq and name.isidentifier():
+                    args[name] = value.strip("\"'")
+        elif keyword == "FROM":
+            words = [w for w in code[m.end():end].split() if not w.startswith("--")]
+            base = _resolve(words[0], args).lower() if words else ""
+            if base in names:
+                users.setdefault(base, set()).add(len(names))
+            bases.append(base)
+            names.append(words[2].lower() if len(words) >= 3 and words[1].lower() == "as" else None)
+        elif keyword == "COPY" and names:
+            for cm in _COPY_FROM.finditer(code, m.end(), end):
+                ref = cm.group(1).strip("\"'").lower()
+                if ref.isdigit() and int(ref) < len(names):
+                    ref = names[int(ref)] or ref
+                if ref in names:
+                    users.setdefault(ref, set()).add(len(names) - 1)
+    if len(names) < 2:
+        return set()
+    nvidia: Set[int] = set()
+    for i, base in enumerate(bases):
+        if is_nvidia_image(base):
+            nvidia.add(i)
+    for _ in range(len(names)):  # a chain of builder stages: until nothing changes
+        before = len(nvidia)
+        for i, name in enumerate(names[:-1]):
+            used_by = users.get(name or "", set())
+            if name and i not in nvidia and not is_rocm_image(bases[i]) and used_by and used_by <= nvidia:
+                nvidia.add(i)
+        for i, base in enumerate(bases):  # FROM <stage>: inherits
+            if base in names and names.index(base) in nvidia:
+                nvidia.add(i)
+        if len(nvidia) == before:
+            break
+    return {name for i, name in enumerate(names[:-1]) if name and i in nvidia and not is_nvidia_image(bases[i])}
+
+
 def read_dockerfile(b: UnitBuilder) -> None:
     code, instructions = _instructions(b.code)
     line_starts = [0] + [m.end() for m in re.finditer("\n", code)]
     global_args: Dict[str, str] = {}
     stages: Dict[str, Optional[str]] = {}
+    nvidia_fed = _nvidia_fed_stages(code, instructions) if "--from" in code.lower() else set()
     gate: Optional[str] = None
     seen_from = False
     skip_until = -1
@@ -97,6 +155,8 @@ def read_dockerfile(b: UnitBuilder) -> None:
                 gate = ROCM
             else:
                 gate = None
+            if gate is None and len(words) >= 3 and words[2].lower() in nvidia_fed:
+                gate = NVIDIA  # a builder stage only NVIDIA stages copy from
             if len(words) >= 3 and words[1].lower() == "as":
                 stages[words[2].lower()] = gate
         elif keyword in ("ENV", "ARG"):

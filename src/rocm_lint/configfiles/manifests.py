@@ -423,6 +423,54 @@ def only_nvidia_images_use(ws: Workspace, path: str) -> bool:
     return users > 0
 
 
+# -- files the ROCm build swaps out ------------------------------------------------------------------
+_BUILD_FOLDERS = frozenset({"docker", "dockerfiles", "container", "containers", "scripts", "ci", ".ci", "build"})
+_MOVE = re.compile(r"(?<![\w-])(?:mv|cp|ln)(?:[ \t]+-[A-Za-z-]+)*[ \t]+([^\s;&|]+)[ \t]+([^\s;&|]+)")
+
+
+def replaced_by_rocm_build(ws: Workspace, path: str) -> bool:
+    """A manifest the project's own ROCm build swaps out: a ROCm Dockerfile or script (named for
+    ROCm, or starting from a ROCm image) beside it, one folder up or in a ``docker/``-like folder
+    of either, that moves or copies another file over it installs from that file, not this one
+    (sglang's ``docker/rocm.Dockerfile``: ``rm -rf python/pyproject.toml && mv
+    python/pyproject_other.toml python/pyproject.toml``).  The other file must sit beside the
+    manifest, and a folder the command names must be the manifest's own."""
+    directory, name = os.path.split(os.path.abspath(path))
+    siblings = set(_listing(ws, directory))
+    folders = [directory, os.path.dirname(directory)]
+    for folder in list(folders):
+        folders += [os.path.join(folder, sub) for sub in _listing(ws, folder) if sub.lower() in _BUILD_FOLDERS]
+    for folder in dict.fromkeys(folders):
+        for other in _listing(ws, folder):
+            low = other.lower()
+            dockerfile = low.startswith(("dockerfile", "containerfile")) or low.endswith((".dockerfile", ".containerfile"))
+            if not (dockerfile or low.endswith(".sh")):
+                continue
+            full = os.path.join(folder, other)
+            ws.note_read(full)
+            text = _text_of(full)
+            if name not in text:
+                continue
+            if not any(_ROCM_TOKEN.match(t) for t in _tokens(other)) and not (dockerfile and _rocm_image_file(text)):
+                continue
+            for m in _MOVE.finditer(text):
+                src, dst = (g.strip("\"'") for g in m.groups())
+                if os.path.basename(dst) != name or os.path.basename(src) in ("", name) \
+                        or os.path.basename(src) not in siblings:
+                    continue
+                dst_dir = os.path.dirname(dst).rstrip("/")
+                if dst_dir not in ("", ".") and os.path.basename(dst_dir) != os.path.basename(directory):
+                    continue
+                return True
+    return False
+
+
+def _rocm_image_file(text: str) -> bool:
+    from rocm_lint.configfiles.dockerfile import is_rocm_image
+
+    return any(is_rocm_image(m.group(1)) for m in _FROM.finditer(text))
+
+
 def _text_of(path: str) -> str:
     try:
         data = read_bounded(path, 1 << 20)
@@ -442,4 +490,4 @@ def _nvidia_image_file(text: str) -> bool:
 
 
 __all__ = ["IndexUse", "Manifest", "NVIDIA", "Requirement", "manifest_kind", "names_other_platform",
-           "nvidia_variant", "only_nvidia_images_use", "read_manifest"]
+           "nvidia_variant", "only_nvidia_images_use", "read_manifest", "replaced_by_rocm_build"]

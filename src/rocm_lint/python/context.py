@@ -202,6 +202,11 @@ class ModuleContext(SourceView):
                 name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
                 if name.lower() not in words and lines is not None:
                     add_word(name.lower())  # later bindings may build on this one
+        # AVAILABLE = False / if _is_cuda: AVAILABLE = True (python/predicates.py)
+        for name, flag in predicates.platform_flags(tree, self.gates).items():
+            if name not in self.gates.bound_names:
+                self.gates.learn_flag(name, flag)
+                learned = True
         if learned:
             learn_functions()
 

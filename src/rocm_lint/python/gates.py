@@ -84,6 +84,11 @@ class GateAnalysis(ControlFlow):
         elif isinstance(target, ast.Attribute):
             self.bound_attrs.setdefault(target.attr, f)
 
+    def learn_flag(self, name: str, facts: Facts) -> None:
+        """A module flag only a platform branch turns on (:func:`predicates.platform_flags`)."""
+        self._cache.clear()
+        self.bound_names.setdefault(name, facts)
+
     def learn_named_predicate(self, fn: ast.AST) -> None:
         """``def rocm_build() -> bool:`` (any body): a boolean function named for ROCm/HIP/AMD is
         taken for a ROCm predicate, as a reader would."""

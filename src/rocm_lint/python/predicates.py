@@ -305,3 +305,83 @@ def constant_only(fn: ast.AST) -> bool:
     return bool(returns) and all(isinstance(s, simple) for s in fn.body) \
         and all(s.value is None or isinstance(s.value, ast.Constant) for s in returns) \
         and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for s in fn.body for n in ast.walk(s))
+
+
+# -- module flags that a platform test sets --------------------------------------------------------
+def platform_flags(tree: ast.Module, gates) -> Dict[str, Facts]:
+    """Module-level flags that only a platform branch turns on, as a project writes them::
+
+        symm_mem_available = False
+        if _is_cuda:                     # the module's (or an imported) NVIDIA predicate
+            symm_mem_available = True
+
+    ``symm_mem_available`` is then an NVIDIA fact when true (``if not symm_mem_available:
+    return`` leaves NVIDIA-only code behind), as a ROCm one when every ``True`` sits under a ROCm
+    test.  Sound by construction: the name is bound only by plain ``NAME = True/False/None``
+    statements at module level (``if``/``try``/``with``/loop bodies included), at least one of
+    them truthy, every truthy one under the same platform, and nothing else in the module binds,
+    deletes or declares it ``global`` (a function could turn it on anywhere).
+    """
+    nested = [s for s in tree.body if isinstance(s, (ast.If, ast.Try, ast.With, ast.For, ast.While))
+              or type(s).__name__ == "TryStar"]
+    if not any(isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Constant)
+               and n.value.value is True for s in nested for n in ast.walk(s)):
+        return {}  # no flag turned on in a block: nothing to learn (most modules)
+    bindings: Dict[str, List[Tuple[bool, Fact]]] = {}
+    recognised: set = set()
+
+    def walk(stmts: List[ast.stmt], path: _Path) -> None:
+        for s in stmts:
+            if isinstance(s, (ast.Assign, ast.AnnAssign)):
+                targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+                value = s.value
+                if (len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(value, ast.Constant)
+                        and (value.value is None or isinstance(value.value, bool))):
+                    if not (path.rocm and path.nvidia):  # a branch no platform takes binds nothing
+                        bindings.setdefault(targets[0].id, []).append((bool(value.value), path.fact()))
+                    recognised.add(id(targets[0]))
+            elif isinstance(s, ast.If):
+                t, f = gates.facts(s.test)
+                walk(s.body, path.apply(t))
+                walk(s.orelse, path.apply(f))
+            elif isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+                walk(s.body, path)
+                for h in s.handlers:
+                    walk(h.body, path)
+                walk(s.orelse, path)
+                walk(s.finalbody, path)
+            elif isinstance(s, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
+                walk(s.body, path)
+                walk(getattr(s, "orelse", []), path)
+
+    walk(tree.body, _Path())
+    candidates: Dict[str, Facts] = {}
+    for name, bound in bindings.items():
+        on = [fact for truthy, fact in bound if truthy]
+        if on and on[0] in (ROCM, NVIDIA) and all(fact == on[0] for fact in on) \
+                and gates.facts(ast.Name(id=name, ctx=ast.Load())) == UNKNOWN:
+            # (a name the analysis already reads, ``IS_ROCM`` by its name, keeps what it says)
+            candidates[name] = (on[0], None)
+    if not candidates:
+        return {}
+    # Any other binding of the name anywhere in the module (a function's ``global`` included)
+    # makes it no flag.
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            if node.id in candidates and id(node) not in recognised:
+                del candidates[node.id]
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                candidates.pop(name, None)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            candidates.pop(node.name, None)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                candidates.pop((alias.asname or alias.name).split(".")[0], None)
+        elif isinstance(node, ast.arg):  # a parameter of that name would read as the flag
+            candidates.pop(node.arg, None)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            candidates.pop(node.name, None)
+        if not candidates:
+            break
+    return candidates

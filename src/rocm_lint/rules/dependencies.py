@@ -33,12 +33,12 @@ from rocm_lint.rule import Hit, PyHit, Rule
 
 if TYPE_CHECKING:
     from rocm_lint.configfiles.manifests import (names_other_platform, nvidia_variant, only_nvidia_images_use,
-                                                 read_manifest)
+                                                 read_manifest, replaced_by_rocm_build)
     from rocm_lint.configfiles.unit import ConfigUnit
 
 # (the manifest reader is imported when a config file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.configfiles.manifests", "read_manifest", "names_other_platform",
-               "nvidia_variant", "only_nvidia_images_use")
+               "nvidia_variant", "only_nvidia_images_use", "replaced_by_rocm_build")
 
 _LANGUAGES = ("manifest", "shell", "dockerfile", "yaml", "dotenv", "python")
 
@@ -194,14 +194,15 @@ _ROCM_WORD = LazyPattern(r"rocm|\bhip\b|\bamd\b|\bgfx\d", re.I)
 def _silent_file(unit: ConfigUnit) -> bool:
     """Files the ROCm install never reads: named for CUDA or for another platform, with a ROCm twin
     beside them, a CI definition that names no ROCm job, an image for the NVIDIA container runtime,
-    a container-build file only NVIDIA images use."""
+    a container-build file only NVIDIA images use, a manifest the project's ROCm build swaps out."""
     cached = unit.memo.get("deps.silent")
     if cached is None:
         cached = unit.nvidia_only_file or names_other_platform(unit.path) or (
             unit.ci_config and not unit.matches("deps.rocm_job", _ROCM_JOB)) or (
             unit.language == "dockerfile" and unit.matches("deps.nvidia_image", _NVIDIA_IMAGE)
             and not unit.matches("deps.rocm_word", _ROCM_WORD)) or nvidia_variant(unit.workspace, unit.path) \
-            or only_nvidia_images_use(unit.workspace, unit.path)
+            or only_nvidia_images_use(unit.workspace, unit.path) or (
+                unit.language == "manifest" and replaced_by_rocm_build(unit.workspace, unit.path))
         unit.memo["deps.silent"] = cached
     return cached  # type: ignore[return-value]
 

@@ -4,7 +4,7 @@ GEMM autotuning, both unstable on ROCm."""
 from __future__ import annotations
 
 import ast
-from typing import Iterator, Tuple
+from typing import Iterator, Optional, Tuple
 
 from rocm_lint.domain import AUTOTUNE_ENV
 from rocm_lint.finding import Applicability, GateStatement, RocmValue, span_of
@@ -80,9 +80,12 @@ GATE = GateStatement()
 
 
 # -- ROC201, ROC202: torch.compile modes -------------------------------------------------------
-def _compile_modes(node: ast.Call, ctx: ModuleContext) -> Iterator[Tuple[ast.keyword, object]]:
-    """(keyword, constant mode on ROCm) for ``mode=`` of torch.compile, also through
-    ``functools.partial(torch.compile, mode=...)`` and decorators."""
+def _compile_modes(node: ast.Call, ctx: ModuleContext) -> Iterator[Tuple[ast.AST, object]]:
+    """(mode expression, constant mode on ROCm) for ``mode=`` of torch.compile, also through
+    ``functools.partial(torch.compile, mode=...)`` and decorators. A mode read from the
+    environment with a literal default (``os.environ.get("X", "max-autotune")``) is that
+    default, and the expression reported (and given a ROCm value) is the default itself, so
+    a variable set on purpose still wins."""
     qual = ctx.qualname(node.func)
     if qual != "torch.compile" and not (
             qual in ("functools.partial", "partial") and node.args
@@ -90,28 +93,45 @@ def _compile_modes(node: ast.Call, ctx: ModuleContext) -> Iterator[Tuple[ast.key
         return
     for kw in node.keywords:
         if kw.arg == "mode":
-            yield kw, ctx.constant(kw.value)
+            mode = ctx.constant(kw.value)
+            default = _env_default(kw.value, ctx) if mode is ... else None
+            if default is not None:
+                yield default, default.value
+            else:
+                yield kw.value, mode
+
+
+def _env_default(node: ast.AST, ctx: ModuleContext) -> Optional[ast.Constant]:
+    """The literal default of ``os.environ.get("X", "max-autotune")`` / ``os.getenv("X", ...)``
+    written in the ``mode=`` argument itself: the mode every run gets, ROCm included, unless
+    someone sets the variable."""
+    if (isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords
+            and ctx.qualname(node.func) in ("os.environ.get", "os.getenv")):
+        default = node.args[1]
+        if isinstance(default, ast.Constant) and isinstance(default.value, str):
+            return default
+    return None
 
 
 _AUTOTUNE_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
 
 
-def _default_on_rocm(kw: ast.keyword) -> RocmValue:
-    return RocmValue(span_of(kw.value), '"default"', 'Use mode="default" on ROCm')
+def _default_on_rocm(value: ast.AST) -> RocmValue:
+    return RocmValue(span_of(value), '"default"', 'Use mode="default" on ROCm')
 
 
 @ROC201.checker(ast.Call)
 def reduce_overhead_mode(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
-    for kw, mode in _compile_modes(node, ctx):
+    for value, mode in _compile_modes(node, ctx):
         if mode == "reduce-overhead":
-            yield PyHit(kw.value, ROC201.message(), _default_on_rocm(kw))
+            yield PyHit(value, ROC201.message(), _default_on_rocm(value))
 
 
 @ROC202.checker(ast.Call)
 def max_autotune_mode(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
-    for kw, mode in _compile_modes(node, ctx):
+    for value, mode in _compile_modes(node, ctx):
         if mode in _AUTOTUNE_MODES:
-            yield PyHit(kw.value, ROC202.message(mode=mode), _default_on_rocm(kw))
+            yield PyHit(value, ROC202.message(mode=mode), _default_on_rocm(value))
 
 
 # -- ROC203-ROC205: Inductor config settings ---------------------------------------------------

@@ -110,10 +110,13 @@ def _words(node: ast.AST) -> Set[str]:
     return out
 
 
-def _under_if_naming(ctx: ModuleContext, stmt: Optional[ast.AST], keys: Tuple[str, ...]) -> bool:
+def _under_if_naming(ctx: ModuleContext, stmt: Optional[ast.AST], keys: Tuple[str, ...],
+                     env_opt_in: bool = True) -> bool:
     """Is the statement in either branch of an `if` whose test names one of ``keys``
     (an availability or opt-in check: `if is_flash_attn_available():`, `if NVTX_PROFILE:`,
-    `if importlib.util.find_spec("flash_attn")`), or under `if TYPE_CHECKING:`?"""
+    `if importlib.util.find_spec("flash_attn")`), or under `if TYPE_CHECKING:`?  With
+    ``env_opt_in``, also in the body of a switch read from the environment that is off unless
+    set (:func:`_env_opt_in`)."""
     if stmt is None:
         return False
     for parent, field in ctx.enclosing_statements(stmt):
@@ -121,6 +124,56 @@ def _under_if_naming(ctx: ModuleContext, stmt: Optional[ast.AST], keys: Tuple[st
             words = _words(parent.test)
             if "type_checking" in words or any(k in w for w in words for k in keys):
                 return True
+            test = parent.test
+            if not env_opt_in:
+                continue
+            if field == "orelse":  # if not PROFILE: ... else: import nvtx
+                if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+                    continue
+                test = test.operand
+            elif isinstance(test, ast.UnaryOp):
+                continue
+            if _env_opt_in(ctx, test):
+                return True
+    return False
+
+
+_OFF = ("", "0", "false", "no", "off", "none")
+_ON = ("1", "true", "yes", "on", "y", "t")
+
+
+def _env_opt_in(ctx: ModuleContext, test: ast.AST, depth: int = 0) -> bool:
+    """Is ``test`` an opt-in switch read from the environment and off unless set, written in the
+    module or bound to a module name (``_PROFILE = bool(int(os.environ.get("X_PROFILE", "0")))``
+    then ``if _PROFILE:``; ``os.getenv("X") == "1"``; a helper named for the environment,
+    ``get_bool_env_var("X")``)?  An import in its body runs only for who turned it on."""
+    if depth > 4:
+        return False
+    test = ctx.resolve(test)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        right = test.comparators[0]
+        on = isinstance(right, ast.Constant) and str(right.value).lower() in _ON or \
+            isinstance(right, (ast.Tuple, ast.List, ast.Set)) and right.elts and all(
+                isinstance(e, ast.Constant) and str(e.value).lower() in _ON for e in right.elts)
+        return isinstance(test.ops[0], (ast.Eq, ast.In)) and on and _env_opt_in(ctx, test.left, depth + 1)
+    if not isinstance(test, ast.Call):
+        return False
+    qual = ctx.qualname(test.func) or ""
+    if qual in ("os.environ.get", "os.getenv"):
+        if len(test.args) == 1 and not test.keywords:
+            return True
+        default = test.args[1] if len(test.args) == 2 else None
+        return isinstance(default, ast.Constant) and str(default.value).lower() in _OFF
+    if qual in ("bool", "int", "str") and len(test.args) == 1:
+        return _env_opt_in(ctx, test.args[0], depth + 1)
+    if isinstance(test.func, ast.Attribute) and test.func.attr in ("lower", "strip") and not test.args:
+        return _env_opt_in(ctx, test.func.value, depth + 1)
+    # the project's own reader: get_bool_env_var("X"), parse_flag_from_env("X", False)
+    name = (qual or "").rsplit(".", 1)[-1].lower()
+    if "env" in name.split("_") and test.args and isinstance(test.args[0], ast.Constant) \
+            and isinstance(test.args[0].value, str):
+        rest = [*test.args[1:], *(k.value for k in test.keywords)]
+        return all(isinstance(v, ast.Constant) and str(v.value).lower() in _OFF for v in rest)
     return False
 
 
@@ -303,6 +356,42 @@ def _named_for_profiler(ctx: ModuleContext, tool: str) -> bool:
     return _names_profiler(_path_tokens(ctx), tool) or _names_profiler(fn_words, tool)
 
 
+# What ROCm runs instead of each tool, spelled as a program name in the code.
+_ROCM_COUNTERPART = {"nvidia-smi": LazyPattern(r"[\"'/](?:rocm-smi|amd-smi|rocminfo)\b"),
+                     "nvcc": LazyPattern(r"[\"'/](?:hipcc|amdclang\+\+|hipconfig)\b")}
+
+
+def _class_split(ctx: ModuleContext, tool: str) -> bool:
+    """Is the call in a method that a sibling class of the module overrides with the ROCm tool
+    (sglang's check_env.py: ``GPUEnv.get_topology`` runs nvidia-smi, ``HIPEnv.get_topology``
+    rocm-smi)?  The classes are the platform split: the module picks one per platform, as a file
+    that names a ROCm profiler runs each platform's own."""
+    fn, counterpart = ctx.function, _ROCM_COUNTERPART.get(tool)
+    if fn is None or counterpart is None:
+        return False
+    owner = next((parent for child, parent in ctx.ancestors(fn) if child is fn), None)
+    if not isinstance(owner, ast.ClassDef):
+        return False
+
+    def rocm_methods() -> dict:
+        """method name -> the classes whose method of that name runs the ROCm counterpart
+        (and not the NVIDIA tool too)."""
+        found: dict = {}
+        for cls in ctx.tree.body:
+            if isinstance(cls, ast.ClassDef):
+                for m in cls.body:
+                    if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        continue
+                    text = ctx.segment(m) or ""
+                    # runs the ROCm tool, and not the NVIDIA one as well (no split then)
+                    if counterpart.search(text) and not re.search(r"[\"'/]%s\b" % re.escape(tool), text):
+                        found.setdefault(m.name, []).append(cls)
+        return found
+
+    others = ctx.memo("ROC404.class_split." + tool, rocm_methods).get(fn.name, [])
+    return any(cls is not owner for cls in others)
+
+
 @ROC404.checker(ast.Call)
 def nvidia_tool_subprocess(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     qual = ctx.qualname(node.func)
@@ -325,12 +414,15 @@ def nvidia_tool_subprocess(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit
     # inside the body of a `try` whose handlers catch what a missing tool raises (or catch all)
     if ctx.caught(ctx.statement, _SHELL_ERRORS if shell else _MISSING_TOOL_ERRORS):
         return
-    if _under_if_naming(ctx, ctx.statement, (tool, tool.replace("-", "_"))):
+    # an opt-in to profiling is no platform choice (ROC404's page): no env switch here
+    if _under_if_naming(ctx, ctx.statement, (tool, tool.replace("-", "_")), env_opt_in=False):
         return
     if _looks_up(ctx, ctx.function if ctx.function is not None else ctx.tree, tool):
         return
     if tool in PROFILERS and (_named_for_profiler(ctx, tool) or ctx.memo(
             "ROC404.rocm_profiler", lambda: bool(_ROCM_PROFILER.search(ctx.text or "")))):
+        return
+    if _class_split(ctx, tool):
         return
     if ctx.function is not None and any(w in ctx.function.name.lower() for w in _NVIDIA_HELPER_WORDS):
         # `get_nvcc_cuda_version()`, `_check_nvidia_connectivity()`: a helper named for NVIDIA is
