@@ -16,25 +16,23 @@ DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__sh
 
 
 def holds_device_code(text: str) -> bool:
-    """Does ``text`` hold one of :data:`DEVICE_WORDS`?  One Aho-Corasick pass stopping at the first
-    word met (``in`` per word scanned a host file 16 times); ``in`` per word without the package."""
+    """Does ``text`` hold one of :data:`DEVICE_WORDS`?  One pass of the words' Aho-Corasick DFA
+    (``in`` per word scanned a host file 16 times); ``in`` per word without the package, or for a
+    text the DFA cannot take (a lone surrogate)."""
     automaton = _device_automaton() if len(text) > 1024 else None
-    if automaton is None:
-        return any(w in text for w in DEVICE_WORDS)
-    return next(automaton.iter(text), None) is not None
+    if automaton is not None:
+        try:
+            return bool(automaton.find_matches_as_indexes(text))
+        except UnicodeEncodeError:
+            pass
+    return any(w in text for w in DEVICE_WORDS)
 
 
 @lru_cache(maxsize=1)  # pure: of DEVICE_WORDS
 def _device_automaton():
-    try:
-        import ahocorasick
-    except ImportError:
-        return None
-    automaton = ahocorasick.Automaton()
-    for word in DEVICE_WORDS:
-        automaton.add_word(word, word)
-    automaton.make_automaton()
-    return automaton
+    from rocm_lint.words import automaton_of
+
+    return automaton_of(tuple(DEVICE_WORDS))
 
 
 # The rules whose every hit is proven to need one of the rule's own trigger words in the file's

@@ -87,7 +87,7 @@ _COL0 = re.compile(r"^[^ \t\r\n#\f]", re.M)
 _LEX = re.compile(r'''#[^\n]*|"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)|\'\'\'(?:[^'\\]|\\.|'(?!''))*(?:\'\'\'|\Z)'''
                   r'''|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?''', re.S)
 _DEF_HEAD = re.compile(r"(?:async[ \t]+)?def[ \t]|class[ \t(:]|@")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # What a statement may bind, by text: a target at a statement's start (a line's start after its
 # indent, or after ``;`` or a compound header's ``:``), plain, dotted (``self.x =``: the module's
 # bindings are keyed by attribute name too) or parenthesized, before ``=`` or ``:`` (an
@@ -265,7 +265,7 @@ def plan(text: str, lines: Sequence[int], codes: FrozenSet[str], script: bool,
                 return False
             b = todo.pop()
             start, end = blocks.starts[b], blocks.ends[b]
-            new = set(_IDENT.findall(text, start, end)) - mentioned
+            new = set(_NAME_TOKEN.findall(text, start, end)) - mentioned
             mentioned.update(new)
             for name in new:
                 for other in binders.get(name, ()):
