@@ -19,6 +19,7 @@ from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
+from rocm_lint.cpp.asm import holds_gpu_assembly
 from rocm_lint.cpp.build_facts import build_base, hipify_build_above
 from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts
@@ -33,12 +34,16 @@ from rocm_lint.workspace import Workspace
 
 # A .cpp/.h file is scanned only if it holds device code (plain substring tests: fast).
 DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__shfl", "__ballot", "__activemask",
-                "__syncwarp", "threadIdx", "blockIdx", "warpSize", "__CUDA_ARCH__", "<<<", "__asm__", "asm(",
-                "asm volatile")
+                "__syncwarp", "threadIdx", "blockIdx", "warpSize", "__CUDA_ARCH__", "<<<")
+# Inline assembly is device code when it is PTX or AMD GCN; a CPU backend's SIMD kernels
+# (RISC-V V, ARM SVE, LoongArch LASX, POWER VSX asm) are not (rocm_lint.cpp.asm).
+ASM_WORDS = ("__asm__", "asm(", "asm volatile")
 
 
 def holds_device_code(text: str) -> bool:
-    return any(w in text for w in DEVICE_WORDS)
+    if any(w in text for w in DEVICE_WORDS):
+        return True
+    return any(w in text for w in ASM_WORDS) and holds_gpu_assembly(text)
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _BRACKET = re.compile(r"[()\[\]{}]")
