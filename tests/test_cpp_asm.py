@@ -15,7 +15,8 @@ from rocm_lint.engine import check_file
     "cp.async.commit_group;\n", "shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;", "fence.acq_rel.gpu;",
     "vadd.u32.u32.u32.sat %0, %1, %2, %3;", "{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n}",
     "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;", "ex2.approx.ftz.f32 %0, %1;",
-    "@p st.global.release.gpu.b32 [%0], %1;", "trap;",
+    "@p st.global.release.gpu.b32 [%0], %1;", "trap;", "fence.proxy.alias;", "prefetch.tensormap [%0];",
+    "ld.shared::cta.u32 %0, [%1];",
 ])
 def test_ptx_is_recognised(text):
     assert ptx_instruction(text) is not None

@@ -38,7 +38,7 @@ PTX_QUALIFIERS = frozenset((
     "e5m2 e4m3x2 e5m2x2 e2m1x2 e2m3x2 e3m2x2 ue8m0x2 pred v2 v4 v8 global shared local const param generic "
     "relaxed acquire release acq_rel sc weak volatile mmio nc ca cg cs lu cv wb wt cta cluster gpu sys async "
     "bulk rn rz rm rp rni rzi rmi rpi rna ftz sat approx full relu sync aligned uni eq ne lt le gt ge lo ls hi "
-    "hs ltu leu gtu geu equ neu num nan exch cas inc dec wide cc to").split())
+    "hs ltu leu gtu geu equ neu num nan exch cas inc dec wide cc to proxy tensormap").split())
 
 
 def ptx_instruction(text: str) -> "Optional[re.Match[str]]":
