@@ -16,6 +16,7 @@ import os
 import re
 from typing import Dict, List, Optional, Tuple
 
+from rocm_lint.build import context as build_context
 from rocm_lint.workspace import Workspace, memoized
 
 _QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
@@ -142,7 +143,10 @@ def _header_facts(ws: Workspace, header: str, depth: int) -> Tuple[Fact, ...]:
     if "define" not in text:
         return tuple(inherited.values())
     try:
-        pre = analyse(text, seed=tuple(inherited.values()))
+        # what the project's build defines for the header per platform (ggml's GGML_USE_HIP, which
+        # ggml-hip/CMakeLists.txt defines for the sources it globs from ../ggml-cuda), then what
+        # its own includes define
+        pre = analyse(text, seed=build_context.macro_facts(ws, header) + tuple(inherited.values()))
     except RecursionError:
         return tuple(inherited.values())
     for name, defs in pre.macros.items():

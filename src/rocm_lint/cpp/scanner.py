@@ -296,7 +296,7 @@ class CppUnit:
             if ballots or shuffles or aliases or links:
                 cached = Facts(headers.values, {**headers.ballot_wrappers, **ballots},
                                {**headers.shuffle_wrappers, **shuffles}, {**headers.int_aliases, **aliases},
-                               {**headers.alias_links, **links})
+                               {**headers.alias_links, **links}, headers.mask_free_sync)
                 cached.resolve_aliases()
             else:
                 cached = headers
