@@ -82,12 +82,14 @@ def test_named_helpers_lowered_as_case_blind(pieces):
 
 
 # -- the device-code test of .cpp/.h files --------------------------------------------------------------
-from rocm_lint.cpp.scanner import DEVICE_WORDS, holds_device_code  # noqa: E402
+from rocm_lint.cpp.asm import holds_gpu_assembly  # noqa: E402
+from rocm_lint.cpp.scanner import ASM_WORDS, DEVICE_WORDS, holds_device_code  # noqa: E402
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(list(DEVICE_WORDS) + ["x" * 300, "__", "asm", "<<", "thread", "Idx", "\n"]),
+@given(st.lists(st.sampled_from(list(DEVICE_WORDS) + list(ASM_WORDS) + ['"shfl.sync.bfly.b32"', "x" * 300, "__", "asm", "<<", "thread", "Idx", "\n"]),
                 max_size=12))
 def test_holds_device_code_as_any_word(pieces):
     text = "".join(pieces)
-    assert holds_device_code(text) == any(w in text for w in DEVICE_WORDS)
+    assert holds_device_code(text) == (any(w in text for w in DEVICE_WORDS)
+                                       or any(w in text for w in ASM_WORDS) and holds_gpu_assembly(text))

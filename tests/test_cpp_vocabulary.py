@@ -51,8 +51,11 @@ def test_no_lesson_without_evidence_or_with_contradictions(tmp_path):
     # a HIP header on both sides of the macro teaches nothing
     both = TAUGHT + "#ifdef MYLIB_HIP\n#else\n#include <hip/hip_fp16.h>\n#endif\n"
     assert learned_macros(analyse(both)) == (set(), set())
-    # an #elif chain teaches nothing
+    # an #elif chain teaches only as a vendor chain (test_a_vendor_chain_...): a CUDA branch
+    # before the HIP-only one; with no HIP-only branch it teaches nothing
     chain = "#ifdef A\n#include <cuda_runtime.h>\n#elif defined(B)\n#include <hip/hip_runtime.h>\n#endif\n"
+    assert learned_macros(analyse(chain)) == ({"B"}, {"A"})
+    chain = "#ifdef A\n#include <cuda_runtime.h>\n#elif defined(B)\n#include <vector>\n#endif\n"
     assert learned_macros(analyse(chain)) == (set(), set())
 
 
@@ -147,3 +150,44 @@ void other(int algo) {
 """
     # the first function never runs past its check on ROCm; the second stops only sometimes
     assert _codes(tmp_path, text) == [(15, "ROC703")]
+
+
+VENDOR_CHAIN = """#if defined(LIB_DECL_C)
+#include <stdint.h>
+#elif defined(LIB_DECL_CUDA)
+#if defined(LIB_DECL_MUSA)
+#include <musa_fp16.h>
+#else
+#include <cuda_fp16.h>
+#endif
+#elif defined(LIB_DECL_HIP)
+#include <hip/hip_fp16.h>
+#elif defined(LIB_DECL_SYCL)
+#include <sycl/half_type.hpp>
+#endif
+__device__ int f();
+"""
+
+
+def test_a_vendor_chain_names_its_hip_branch_and_the_cuda_branch_before_it(tmp_path):
+    # ggml's ggml-common.h: the CUDA branch comes before the HIP one, so a ROCm build never takes it
+    assert learned_macros(analyse(VENDOR_CHAIN)) == ({"LIB_DECL_HIP"}, {"LIB_DECL_CUDA"})
+    assert _codes(tmp_path, VENDOR_CHAIN, "common.h") == []
+
+
+def test_a_vendor_chain_without_a_hip_only_branch_teaches_nothing(tmp_path):
+    no_hip = VENDOR_CHAIN.replace("#include <hip/hip_fp16.h>\n", "")
+    assert learned_macros(analyse(no_hip)) == (set(), set())
+    assert _codes(tmp_path, no_hip, "common.h") == [(7, "ROC702")]
+    # a HIP branch that also includes a CUDA-only header is no vendor split
+    mixed = VENDOR_CHAIN.replace("#include <hip/hip_fp16.h>\n", "#include <hip/hip_fp16.h>\n#include <cub/cub.cuh>\n")
+    assert learned_macros(analyse(mixed)) == (set(), set())
+    # a CUDA branch after the HIP one is not learned as NVIDIA's (the macro may be defined on
+    # ROCm too: only its place before the HIP branch says it is not); the HIP one, first, is
+    after = """#if defined(X_HIP)
+#include <hip/hip_runtime.h>
+#elif defined(X_CUDA)
+#include <cuda_runtime.h>
+#endif
+"""
+    assert learned_macros(analyse(after)) == ({"X_HIP"}, set())

@@ -222,6 +222,7 @@ def source_pattern(text: str) -> Optional[Tuple[str, ...]]:
 class CMakeFacts:
     subdirs: Dict[str, Optional[str]] = field(default_factory=dict)  # directory -> platform or None
     requires_cuda: bool = False  # the file stops a ROCm build
+    requires_hip: bool = False  # the file is a HIP build: find_package(hip REQUIRED) or enable_language(HIP), unconditionally
     evidence: bool = False  # the file names ROCm
     sources: Dict[Tuple[str, ...], Optional[str]] = field(default_factory=dict)  # pattern -> platform
     macros: Dict[str, List[Tuple[Worlds, str]]] = field(default_factory=dict)  # name -> [(where, value)]
@@ -318,6 +319,10 @@ class _Walk:
                     facts.macros.setdefault(macro, []).append((state, value))
             if name not in ("message", "if", "elseif") and not facts.evidence:
                 facts.evidence = any(HIP_WORD.search(a.value) for a in args)
+            if state == ALWAYS and not facts.requires_hip and args and (
+                    (name == "find_package" and args[0].value.lower() == "hip" and any(a.value == "REQUIRED" for a in args))
+                    or (name == "enable_language" and any(a.value == "HIP" and not a.quoted for a in args))):
+                facts.requires_hip = True
         if languages_cuda and not HIP_WORD.search(text):
             facts.requires_cuda = True  # CMake stops where no CUDA compiler is found
         facts.subdirs = {d: (ps[0] if len(set(ps)) == 1 else None) for d, ps in self.subdirs.items()}

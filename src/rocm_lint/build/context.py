@@ -170,7 +170,15 @@ def _file_facts(ws: Workspace, path: str, learned: Vocabulary = NO_VOCABULARY) -
                 if not named:
                     facts.append((base, (() if d == "." else tuple(d.split(os.sep))) + ("**",), platform))
             # a source listed for every platform says nothing beyond its directory's facts
-            facts.extend((base, pattern, platform) for pattern, platform in cm.sources.items() if platform)
+            sources = [(pattern, platform) for pattern, platform in cm.sources.items() if platform]
+            if any(platform == CUDA for _, platform in sources) and not os.path.exists(os.path.join(base, ".git")):
+                # sources listed for NVIDIA only, in a directory another build file beside it
+                # compiles too (ggml-hip's `../ggml-cuda/*.cu`): no NVIDIA-only fact
+                named, looked = _named_beside(ws, base, path)
+                also.extend(looked)
+                if named:
+                    sources = [(pattern, platform) for pattern, platform in sources if platform != CUDA]
+            facts.extend((base, pattern, platform) for pattern, platform in sources)
     except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError):
         return _NOTHING  # an unreadable build file costs nothing but its facts
     entries = tuple((system, name, where, value) for name, defs in macros.items() for where, value in defs)
@@ -373,8 +381,32 @@ def _seed(side: Tuple[Optional[bool], Optional[str]]) -> Tuple[Optional[bool], O
 
 
 @memoized(maxsize=1024)
+def _hip_builds_beside(ws: Workspace, directory: str) -> Tuple[Tuple[str, ...], Tuple[MacroEntry, ...]]:
+    """The HIP builds beside ``directory`` that compile sources in it (ggml-hip's CMakeLists.txt,
+    which requires HIP and globs ``../ggml-cuda/*.cu``), and the macros they define, on the ROCm
+    side only (``add_compile_definitions(GGML_USE_HIP)`` there is the ROCm macro of those sources);
+    also the build files looked at."""
+    if os.path.exists(os.path.join(directory, ".git")):
+        return (), ()  # nothing above the repository root is read
+    named, looked = _named_beside(ws, directory, os.path.join(directory, "CMakeLists.txt"))
+    if not named:
+        return looked, ()
+    parent, name = os.path.split(directory)
+    entries: List[MacroEntry] = []
+    for candidate in looked:
+        if os.path.dirname(candidate) in (directory, parent):
+            continue  # the directory's own build file, or its parent's: on the chain already
+        read = _cmake_file(ws, candidate)
+        if read is None or not read[0].requires_hip or not any(name in parts[:-1] for parts in read[1]):
+            continue
+        entries.extend(("cmake", macro, (None, where[1], None), value)
+                       for macro, defs in read[0].macros.items() for where, value in defs)
+    return looked, tuple(entries)
+
+
+@memoized(maxsize=1024)
 def _directory_macros(ws: Workspace, directory: str) -> Tuple[MacroFact, ...]:
-    entries = _directory_context(ws, directory)[3]
+    entries = _directory_context(ws, directory)[3] + _hip_builds_beside(ws, directory)[1]
     by_system: Dict[str, Dict[str, List[Tuple[Worlds, str]]]] = {}
     for system, name, where, value in entries:
         by_system.setdefault(system, {}).setdefault(name, []).append((where, value))
@@ -405,7 +437,7 @@ def macro_facts(ws: Workspace, path: str) -> Tuple[MacroFact, ...]:
     build systems on the way up disagree or where the macro is also defined for every platform.
     The build files looked at are noted as the check's dependencies."""
     directory = os.path.dirname(os.path.abspath(path))
-    for build_file in _directory_context(ws, directory)[2]:
+    for build_file in _directory_context(ws, directory)[2] + _hip_builds_beside(ws, directory)[0]:
         ws.note_read(build_file)
     return _directory_macros(ws, directory)
 

@@ -72,6 +72,10 @@ class Facts:
     # aliases of names not (yet) known as integer types: name -> the aliased name (`typedef U32
     # lane_t;` in a header that includes the one defining U32)
     alias_links: Dict[str, str] = field(default_factory=dict)
+    # *_sync warp functions a HIP vendor header redefines as macros that drop the mask
+    # (ggml's vendors/hip.h: `#define __shfl_xor_sync(mask, var, laneMask, width) __shfl_xor(var,
+    # laneMask, width)`): name -> where; a mask passed to them never reaches HIP
+    mask_free_sync: Dict[str, Where] = field(default_factory=dict)
 
     def update(self, other: "Facts") -> None:
         self.values.update(other.values)
@@ -79,6 +83,7 @@ class Facts:
         self.shuffle_wrappers.update(other.shuffle_wrappers)
         self.int_aliases.update(other.int_aliases)
         self.alias_links.update(other.alias_links)
+        self.mask_free_sync.update(other.mask_free_sync)
 
     def resolve_aliases(self) -> None:
         """Give ``alias_links`` whose target is now a known integer type its width (4 rounds)."""
@@ -353,6 +358,32 @@ def int_aliases_in(code: str, pre: Preprocessed) -> Tuple[Dict[str, int], Dict[s
     return out, links
 
 
+SYNC_NAME = re.compile(r"__\w+_sync|__syncwarp")
+_HIP_INCLUDE = re.compile(r"\s*[<\"](?:hip/|hip_runtime)")
+
+
+def mask_free_sync_macros(pre: Preprocessed, path: str = "") -> Dict[str, Where]:
+    """Function-like macros named like a ``*_sync`` warp function whose body never uses their
+    first parameter (the mask), defined where ROCm compiles them: in a file that includes HIP's
+    runtime header (a HIP vendor header), or in a branch only ROCm compiles."""
+    out: Dict[str, Where] = {}
+    hip_file = None
+    for name, defs in pre.macros.items():
+        if not SYNC_NAME.fullmatch(name):
+            continue
+        for d in defs:
+            params = [p.strip() for p in (d.params or "").split(",")]
+            if d.params is None or d.rocm is False or not params[0] or \
+                    re.search(r"(?<![\w#])" + re.escape(params[0]) + r"\b", d.body):
+                continue
+            if hip_file is None:
+                hip_file = any(x.name == "include" and _HIP_INCLUDE.match(x.arg) and not pre.nvidia_only(x.line)
+                               for x in pre.directives)
+            if hip_file or (d.rocm is True and d.cuda is False):
+                out.setdefault(name, (path, d.line))
+    return out
+
+
 @memoized(maxsize=4096)
 def _own_facts(ws: Workspace, header: str) -> Facts:
     """What one header itself defines (not its includes)."""
@@ -368,6 +399,7 @@ def _own_facts(ws: Workspace, header: str) -> Facts:
     facts.values = _values_in(lexed.code, pre, header)
     facts.ballot_wrappers, facts.shuffle_wrappers = wrappers_in(lexed.code, pre, header)
     facts.int_aliases, facts.alias_links = int_aliases_in(lexed.code, pre)
+    facts.mask_free_sync = mask_free_sync_macros(pre, header)
     return facts
 
 

@@ -16,6 +16,7 @@ import os
 import re
 from typing import TYPE_CHECKING, AnyStr, Dict, Iterator, List, Optional, Tuple
 
+from rocm_lint.build import context as build_context
 from rocm_lint.workspace import Workspace, memoized
 
 if TYPE_CHECKING:
@@ -195,7 +196,11 @@ def _header_facts(ws: Workspace, header: str, depth: int) -> Tuple[Fact, ...]:
     if "define" not in text:
         return tuple(inherited.values())
     try:
-        pre = analyse(text, shared_lex(ws, text), seed=tuple(inherited.values()))
+        # what the project's build defines for the header per platform (ggml's GGML_USE_HIP, which
+        # ggml-hip/CMakeLists.txt defines for the sources it globs from ../ggml-cuda), then what
+        # its own includes define
+        pre = analyse(text, shared_lex(ws, text),
+                      seed=build_context.macro_facts(ws, header) + tuple(inherited.values()))
     except RecursionError:
         return tuple(inherited.values())
     for name, defs in pre.macros.items():

@@ -9,16 +9,28 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import FrozenSet
 
-# A .cpp/.h file is scanned only if it holds one of these words.
+# A .cpp/.h file is scanned only if it holds one of these words, or inline assembly that is PTX
+# or AMD GCN: a CPU backend's SIMD kernels (RISC-V V, ARM SVE, LoongArch LASX, POWER VSX asm) are
+# not device code (rocm_lint.cpp.asm).
 DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__shfl", "__ballot", "__activemask",
-                "__syncwarp", "threadIdx", "blockIdx", "warpSize", "__CUDA_ARCH__", "<<<", "__asm__", "asm(",
-                "asm volatile")
+                "__syncwarp", "threadIdx", "blockIdx", "warpSize", "__CUDA_ARCH__", "<<<")
+ASM_WORDS = ("__asm__", "asm(", "asm volatile")
 
 
 def holds_device_code(text: str) -> bool:
-    """Does ``text`` hold one of :data:`DEVICE_WORDS`?  One pass of the words' Aho-Corasick DFA
-    (``in`` per word scanned a host file 16 times); ``in`` per word without the package, or for a
-    text the DFA cannot take (a lone surrogate)."""
+    """Does ``text`` hold one of :data:`DEVICE_WORDS`, or GPU assembly?"""
+    if _holds_device_word(text):
+        return True
+    if not any(w in text for w in ASM_WORDS):
+        return False
+    from rocm_lint.cpp.asm import holds_gpu_assembly
+
+    return holds_gpu_assembly(text)
+
+
+def _holds_device_word(text: str) -> bool:
+    """One pass of the words' Aho-Corasick DFA (``in`` per word scanned a host file 13 times);
+    ``in`` per word without the package, or for a text the DFA cannot take (a lone surrogate)."""
     automaton = _device_automaton() if len(text) > 1024 else None
     if automaton is not None:
         try:

@@ -24,7 +24,7 @@ from rocm_lint.cpp.build_facts import build_base, hipify_build_above
 from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
 from rocm_lint.cpp.includes import included_macro_facts, shared_lex
 from rocm_lint.cpp.lexer import Lexed, lex
-from rocm_lint.cpp.narrowing import DEVICE_WORDS, holds_device_code  # noqa: F401 (DEVICE_WORDS: the scanner's API)
+from rocm_lint.cpp.narrowing import ASM_WORDS, DEVICE_WORDS, holds_device_code  # noqa: F401 (the scanner's API)
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.cpp.conditions import CUDA_ONLY, ROCM, is_rocm_macro, names_in
 from rocm_lint.cpp.preproc import Preprocessed, analyse
@@ -284,7 +284,7 @@ class CppUnit:
             if ballots or shuffles or aliases or links:
                 cached = Facts(headers.values, {**headers.ballot_wrappers, **ballots},
                                {**headers.shuffle_wrappers, **shuffles}, {**headers.int_aliases, **aliases},
-                               {**headers.alias_links, **links})
+                               {**headers.alias_links, **links}, headers.mask_free_sync)
                 cached.resolve_aliases()
             else:
                 cached = headers

@@ -7,6 +7,7 @@ import re
 from bisect import bisect_left
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
+from rocm_lint.cpp.asm import is_amd_assembly, ptx_instruction
 from rocm_lint.finding import Applicability
 from rocm_lint.lazy import LazyPattern, lazy_functions
 from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
@@ -271,10 +272,7 @@ def find_wmma(unit: CppUnit) -> Iterator[Hit]:
 
 # -- inline PTX ------------------------------------------------------------------------------------
 _ASM = LazyPattern(r"(?:asm|__asm__|__asm)\b(?:\s+(?:volatile|__volatile__|goto|inline))*")
-# PTX instructions carry dotted type/space qualifiers (mov.u32, ld.global.nc.v4.u32, mma.sync...);
-# AMD GCN mnemonics use underscores (v_mov_b32, s_waitcnt), so the dot tells them apart.
-_PTX = LazyPattern(r"(?:^|[;{}\s]|\\[nt])(?:@!?%?\w+\s+)?[a-z][a-z0-9]*(?:\.[a-z0-9_]+)+\b"
-                  r"|(?:^|[;{}\s])\.(?:reg|pred|shared|local|global|param)\b|^\s*(?:trap|brkpt|pmevent)\s*;")
+# Which assembly is PTX, which AMD GCN, which a CPU's: rocm_lint.cpp.asm.
 
 
 def asm_blocks(unit: CppUnit) -> List[Tuple[int, int, str]]:
@@ -302,23 +300,10 @@ def asm_blocks(unit: CppUnit) -> List[Tuple[int, int, str]]:
     return cached  # type: ignore[return-value]
 
 
-# AMD assembly is not PTX: an asm label naming an LLVM AMDGPU intrinsic
-# (`__device__ float rcp(float) __asm("llvm.amdgcn.rcp.f32");`, any `llvm.` intrinsic but NVVM's),
-# and AMDGCN instructions (`v_mov_b32`, `s_waitcnt`, `ds_read_b128`, `buffer_load_dword`,
-# `global_load_dwordx4` ...) at the start of a statement of the asm text.
-_LLVM_LABEL = LazyPattern(r"\s*llvm\.(?!nvvm\.|nvptx)[a-z0-9_.]+\s*")
-_AMDGCN = LazyPattern(r"(?:^|[;\n]|\\n)\s*(?:v|s|ds|buffer|tbuffer|global|flat|scratch|image|exp)_[a-z0-9_]+\b")
-
-
-def is_amd_assembly(text: str) -> bool:
-    """Is the asm text AMD's (an LLVM AMDGPU intrinsic label, or AMDGCN instructions)?"""
-    return bool(_LLVM_LABEL.fullmatch(text) or _AMDGCN.search(text))
-
-
 @ROC701.source_checker()
 def find_inline_ptx(unit: CppUnit) -> Iterator[Hit]:
     for start, end, text in asm_blocks(unit):
-        m = _PTX.search(text)
+        m = ptx_instruction(text)
         if m and not is_amd_assembly(text):
             instr = " ".join(m.group(0).replace("\\n", " ").replace("\\t", " ").split())
             yield ROC701.hit(start, end, ROC701.message(instr=instr))
@@ -405,7 +390,7 @@ def triton_inline_ptx(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     text = ctx.string_text(arg) if arg is not None else None
     if not text:
         return
-    m = _PTX.search(text)
+    m = ptx_instruction(text)
     if m is None:
         return
     parts = re.split(r"[\\/]", (ctx.path or "").lower())

@@ -175,6 +175,32 @@ def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
                          no_fix=no_fix)
 
 
+def _arch_blind(node, names):
+    """``node`` with ``__CUDA_ARCH__`` and the other macros only NVIDIA's compilers define
+    (``__CUDACC_VER_MAJOR__``, ``CUDA_VERSION``, ``__NVCC__`` ...) made unknown: what is left
+    is the project's own terms."""
+    if node.kind in ("name", "defined") and node.value in names:
+        return replace(node, kind="call", args=())
+    return replace(node, args=tuple(_arch_blind(a, names) for a in node.args)) if node.args else node
+
+
+def _dropped_whatever_the_arch(unit: CppUnit, d) -> bool:
+    """Is the condition false on ROCm whatever ``__CUDA_ARCH__`` says, because another term names
+    a macro the file defines only in code ROCm never compiles (ggml's ``defined(GGML_CUDA_USE_PDL)
+    && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= HOPPER``, GGML_CUDA_USE_PDL defined under
+    ``!defined(GGML_USE_HIP)``)?  The project drops the branch on ROCm on purpose, not the arch
+    test.  A CUDA version test (``__CUDACC_VER_MAJOR__ >= 12 && __CUDA_ARCH__ >= 900``) does not
+    count: ROC703 leaves such a condition to this rule."""
+    from rocm_lint.cpp.conditions import CUDA_ONLY
+
+    world = Platform(ROCM, frozenset(unit.config.rocm_macros), frozenset(unit.config.cuda_macros))
+    for name, defs in unit.pre.macros.items():
+        before = [x for x in defs if x.line < d.line]
+        if before and all(x.rocm is False and x.cuda is not False for x in before):
+            world.local[name] = (False, None)
+    return truth(world.evaluate(_arch_blind(d.condition, CUDA_ONLY | {"__CUDACC__"}))) is False
+
+
 @ROC705.source_checker()
 def find_cuda_arch_gates(unit: CppUnit) -> Iterator[Hit]:
     groups: Dict[int, list] = {}
@@ -191,6 +217,8 @@ def find_cuda_arch_gates(unit: CppUnit) -> Iterator[Hit]:
             ops = _compares(d.condition, {"__CUDA_ARCH__"}) if d.name in ("if", "elif") else []
             dropped = unit.pre.status(d.end_line + 1).rocm is False
             if ops and dropped and any(op in (">=", ">", "==") for op in ops):
+                if _dropped_whatever_the_arch(unit, d):
+                    continue
                 target = d
             elif d.name == "else" and dropped and any(
                     op in ("<", "<=") for m in members[:i] for op in _compares(m.condition, {"__CUDA_ARCH__"})):

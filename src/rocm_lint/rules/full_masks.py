@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
 lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_lines", "whole_statement_lines")
 lazy_functions(globals(), "rocm_lint.cpp.values", "literal_value")
+lazy_functions(globals(), "rocm_lint.cpp.facts", "mask_free_sync_macros")
 
 ROC602 = Rule(
     "ROC602", "full-mask-32-bit",
@@ -54,9 +55,14 @@ def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
 def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
     if "_sync" not in unit.code and "__syncwarp" not in unit.code:
         return
+    mask_free = None
     for m, paren in calls(unit, _SYNC_MASK_CALL):
         args = unit.args(paren)
         if not args or args[0][0] >= args[0][1]:
+            continue
+        if mask_free is None:  # the project's HIP vendor header drops the mask (ggml's vendors/hip.h)
+            mask_free = set(unit.project.mask_free_sync) | set(mask_free_sync_macros(unit.pre))
+        if m.group(0) in mask_free:
             continue
         a, b = args[0]
         what = _full32(unit, unit.code[a:b], a)
