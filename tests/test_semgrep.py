@@ -240,7 +240,32 @@ def test_every_semgrep_finding_is_a_builtin_finding(path, semgrep_findings, monk
     # Semgrep matches each use and cannot see the declaration elsewhere in the file.
     if re.search(r"\b(?:constexpr|const)\b[^;{}()=\n]*\bwarpSize\s*=", path.read_text("utf-8")):
         found = {(l, c) for l, c in found if c != "ROC604"}
+    # By design: Semgrep's ROC701 is every asm statement that is not AMD GCN; the built-in scanner
+    # reports PTX only (an opcode PTX alone has, or a shared one with a PTX qualifier:
+    # rocm_lint.cpp.asm), so CPU SIMD asm (RISC-V V, ARM SVE, POWER VSX) is Semgrep's alone.
+    if any(c == "ROC701" for _, c in found):
+        found = {(l, c) for l, c in found if c != "ROC701" or _ptx_on_line(lines, l)}
+    # By design: what Semgrep cannot see (docs/semgrep.md), per fixture: a vendor #if/#elif chain
+    # naming its own ROCm and NVIDIA macros (ROC702), a feature macro the file defines only under
+    # a ROCm test (ROC705).
+    found = {(l, c) for l, c in found if c not in BEYOND_SEMGREP.get(path.name, ())}
     assert sorted(found - {(f.line, f.code) for f in ours}) == []
+
+
+# Fixtures whose negatives need a fact a regex over one file's text cannot hold (the built-in
+# scanner learns it from the file's conditionals): the codes Semgrep may still report there.
+BEYOND_SEMGREP = {
+    "ROC702_vendor_chain_ok.cuh": ("ROC702",),  # cpp.vocabulary: a vendor chain's branches
+    "ROC705_ok.cu": ("ROC705",),  # rules.cuda_versions: a term false on ROCm whatever the arch
+}
+
+
+def _ptx_on_line(lines, line):
+    """Does the asm statement starting on ``line`` hold a PTX instruction (the built-in's test)?"""
+    from rocm_lint.cpp.asm import ptx_instruction
+
+    text = "\n".join(lines[line - 1:line + 3])
+    return any(ptx_instruction(literal) for literal in re.findall(r'"((?:[^"\\\n]|\\.)*)"', text))
 
 
 def test_crlf_files_give_the_same_findings(semgrep_findings, tmp_path):
