@@ -103,6 +103,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", action="append", type=Path, help="a tree of C++/CUDA sources (repeatable)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-profile", action="store_true", help="no profile of what is left under a goal not met")
     ap.add_argument("--baseline-src", type=Path, help="another checkout's src/: its CLI rows, run alternately")
     args = ap.parse_args()
     trees = args.corpus or ensure_corpus(DEFAULT_ROOT)
@@ -180,6 +181,13 @@ def main() -> int:
     print(f"\ntarget: the scanner >= 20 MB per CPU second on this machine ({os.cpu_count()} cores): "
           f"{'MET' if target >= 20 else 'NOT MET'} ({target:.1f} MB/s in-process"
           + (f", {mb / cpu[2]:.1f} MB per CPU second for check -j 1)" if args.baseline_src else ")"))
+    if target < 20 and not args.no_profile:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import leftover
+
+        print("what is left, by profile of the in-process scanner (one pass over the corpus):")
+        print("\n".join(leftover.render(leftover.profile_checks([p for p, _ in files], warm=False))))
+        print(f"the design that would meet it: {leftover.DESIGN}")
     return 0
 
 

@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 ROOT = Path(os.environ.get("ROCM_LINT_BENCH_DIR", Path(tempfile.gettempdir()) / "rocm-lint-bench"))
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -187,6 +187,7 @@ def main() -> int:
     ap.add_argument("--module", action="append", help=f"REL[@LINES] in the tree (default: {', '.join(MODULES)})")
     ap.add_argument("--edits", type=int, default=40, help="timed edits per server and module")
     ap.add_argument("--burst", type=int, default=20, help="edits sent back to back (default debounce)")
+    ap.add_argument("--no-profile", action="store_true", help="no profile of what is left under a goal not met")
     ap.add_argument("--baseline-src", type=Path, help="another checkout's src/: the same edits, alternately")
     args = ap.parse_args()
     if not (args.tree / "torch").is_dir():
@@ -216,6 +217,16 @@ def main() -> int:
                 print(f"  {name:<9} didChange -> diagnostics: wall median {statistics.median(walls[name]) * 1000:6.1f} ms"
                       f"  p90 {percentile(walls[name], 0.9) * 1000:6.1f} ms;  server CPU median "
                       f"{statistics.median(cpus[name]) * 1000:6.1f} ms  p90 {percentile(cpus[name], 0.9) * 1000:6.1f} ms")
+            this_cpu = statistics.median(cpus["this"]) * 1000
+            print(f"  goal: didChange -> diagnostics <= 50 ms median server CPU: {'MET' if this_cpu <= 50 else 'NOT MET'} "
+                  f"({this_cpu:.1f} ms)")
+            if this_cpu > 50 and not args.no_profile:
+                sys.path.insert(0, str(Path(__file__).resolve().parent))
+                import leftover
+
+                print("  what is left, by profile of the same check in-process (10 checks of the text, warm):")
+                print("\n".join(leftover.render(leftover.profile_checks([str(path)], 10, {str(path): text}))))
+                print(f"  the design that would meet it: {leftover.DESIGN}")
             if len(docs) == 2:
                 print(f"  ratio this/baseline: wall {statistics.median(walls['this']) / statistics.median(walls['baseline']):.2f}x"
                       f"  CPU {statistics.median(cpus['this']) / max(statistics.median(cpus['baseline']), 1e-9):.2f}x")

@@ -42,7 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import leftover  # noqa: E402  (benchmarks/leftover.py: the profile of what is left)
 
-DESIGN = "docs/benchmarks.md, section \"What is left, and the design that would meet 3x\""
+DESIGN = leftover.DESIGN
 
 ROOT = Path(os.environ.get("ROCM_LINT_BENCH_DIR", Path(tempfile.gettempdir()) / "rocm-lint-bench"))
 # name -> (pip requirement, tree directory, one file for the start-up row or None)

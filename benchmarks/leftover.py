@@ -9,7 +9,10 @@ of its callers, in proportion (``compile`` is ``ast.parse``, a phase of its own)
 shares are of the profiled run; cProfile inflates Python-heavy phases (a call costs more under
 the profiler), so read them as a ranking, not as seconds.
 
-Usage: python benchmarks/leftover.py TREE [--top N] [--select CODES]
+``profile_checks`` profiles ``engine.check_source`` in this process with one long-lived
+``Workspace`` instead (the C++ corpus, an editor's keystroke check).
+
+Usage: python benchmarks/leftover.py TREE [--other N] [--select CODES]
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import sys
 import tempfile
 from typing import Dict, List, Tuple
 
+DESIGN = "docs/benchmarks.md, section \"What is left of issue #28, and the designs that would meet it\""
+
 # (phase, substrings of a module path under rocm_lint/ or of a built-in's name); first match wins
 PHASES: List[Tuple[str, Tuple[str, ...]]] = [
     ("ast.parse (CPython's parser)", ("builtins.compile",)),
@@ -34,8 +39,11 @@ PHASES: List[Tuple[str, Tuple[str, ...]]] = [
                                                         "python/names", "python/source_view")),
     ("gated walk (analyser, gates)", ("python/analyzer", "python/gates", "python/gate_control",
                                       "python/patterns")),
-    ("rules' checkers (Python)", ("rocm_lint/rules/",)),
-    ("C++ scanner (lexer, #if model, facts)", ("rocm_lint/cpp/",)),
+    ("rules' checkers", ("rocm_lint/rules/",)),
+    ("C++ lexer", ("cpp/lexer",)),
+    ("C++ #if model", ("cpp/preproc", "cpp/conditions", "cpp/nvidia_view")),
+    ("C++ headers (includes, facts, vocabulary)", ("cpp/includes", "cpp/facts", "cpp/vocabulary")),
+    ("C++ scanner, other (unit, gates, functions, logical warps)", ("rocm_lint/cpp/",)),
     ("build context (CMake, setup.py)", ("rocm_lint/build/",)),
     ("config files", ("rocm_lint/configfiles/",)),
     ("suppressions (noqa)", ("rocm_lint/noqa", "tokenize")),
@@ -43,8 +51,38 @@ PHASES: List[Tuple[str, Tuple[str, ...]]] = [
                                       "_io.", "codecs", "method 'decode'", "method 'read'")),
     ("engine, cache, report", ("rocm_lint/engine", "rocm_lint/cache", "rocm_lint/cli",
                                "rocm_lint/finding", "rocm_lint/output", "rocm_lint/workspace")),
-    ("start-up (imports)", ("importlib", "<frozen", "marshal")),
+    ("start-up (imports, pattern compiles, dataclass creation)", ("importlib", "<frozen", "marshal", "re/_parser",
+                                                                  "re/_compiler", "re/__init__.py:_compile",
+                                                                  "dataclasses.py", "sre_")),
 ]
+
+
+def profile_checks(paths: List[str], repeat: int = 1, texts: Dict[str, str] = None,
+                   warm: bool = True) -> Dict[str, float]:
+    """Seconds of own time per phase of ``engine.check_source`` on ``paths`` in this process,
+    ``repeat`` times with one long-lived ``Workspace`` (as the language server or a CLI worker
+    checks: start-up and discovery are not in it).  ``texts``: a text per path instead of the
+    file's (an editor's buffer).  ``warm``: check each once before profiling (what the files
+    import is read then); without, the profile is of the first checks (a CLI run's: the C++
+    scanner keeps what it learned of a text, so a second check of it costs less)."""
+    from rocm_lint.config import Config
+    from rocm_lint.engine import check_source
+    from rocm_lint.workspace import Workspace
+
+    ws, config = Workspace(), Config()
+    sources = [(p, (texts or {}).get(p) or open(p, encoding="utf-8", errors="replace").read()) for p in paths]
+    for path, text in sources if warm else ():  # the first check reads what the file imports
+        check_source(path, text, config, workspace=ws)
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(repeat):
+        for path, text in sources:
+            check_source(path, text, config, workspace=ws)
+    prof.disable()
+    with tempfile.TemporaryDirectory(prefix="rocm-lint-leftover-") as tmp:
+        out = os.path.join(tmp, "prof")
+        prof.dump_stats(out)
+        return _phases(pstats.Stats(out, stream=io.StringIO()), None)
 
 
 def _phase(where: str) -> str:
@@ -64,6 +102,10 @@ def profile(tree: str, extra: List[str], unplaced: Dict[str, float] = None) -> D
                 "prof = cProfile.Profile()\nprof.runcall(main, sys.argv[2:])\nprof.dump_stats(sys.argv[1])\n")
         subprocess.run([sys.executable, "-c", code, out, *argv], stdout=subprocess.DEVNULL, check=True)
         stats = pstats.Stats(out, stream=io.StringIO())
+    return _phases(stats, unplaced)
+
+
+def _phases(stats: "pstats.Stats", unplaced: Dict[str, float] = None) -> Dict[str, float]:
     phases: Dict[str, float] = {}
     table = stats.stats  # type: ignore[attr-defined]
 
@@ -94,11 +136,11 @@ def profile(tree: str, extra: List[str], unplaced: Dict[str, float] = None) -> D
 
 def render(phases: Dict[str, float], indent: str = "    ") -> List[str]:
     total = sum(phases.values()) or 1.0
-    lines = [f"{indent}{'phase (own CPU time under cProfile, one process)':<52} {'s':>6} {'share':>6}"]
+    lines = [f"{indent}{'phase (own CPU time under cProfile, one process)':<60} {'s':>6} {'share':>6}"]
     for name, seconds in sorted(phases.items(), key=lambda kv: -kv[1]):
         if seconds / total >= 0.005:
-            lines.append(f"{indent}{name:<52} {seconds:6.2f} {seconds / total:6.1%}")
-    lines.append(f"{indent}{'total':<52} {total:6.2f}")
+            lines.append(f"{indent}{name:<60} {seconds:6.2f} {seconds / total:6.1%}")
+    lines.append(f"{indent}{'total':<60} {total:6.2f}")
     return lines
 
 

@@ -2,7 +2,7 @@
 pre-filter and the selection read of each rule, so a check imports only the families it runs
 (``rocm_lint.registry``).  Not edited by hand; stale (another FINGERPRINT), it is not used."""
 
-FINGERPRINT = '5c435fa6'
+FINGERPRINT = '3c50126e'
 
 # code, module, languages, triggers, precheck, source_languages, python_checked, exports, export_triggers, supersedes
 RULES = (
@@ -24,7 +24,7 @@ RULES = (
     ('ROC301', 'rocm_lint.rules.allocator', ('python', 'shell', 'dockerfile', 'yaml', 'dotenv'), ('max_split_size_mb',), None, ('dockerfile', 'dotenv', 'shell', 'yaml'), True, False, False, False),
     ('ROC302', 'rocm_lint.rules.allocator', ('shell', 'dockerfile', 'yaml', 'dotenv'), ('TORCHINDUCTOR_MAX_AUTOTUNE',), None, ('dockerfile', 'dotenv', 'shell', 'yaml'), False, False, False, False),
     ('ROC401', 'rocm_lint.rules.packages', ('python',), ('pynvml',), None, (), True, False, False, False),
-    ('ROC402', 'rocm_lint.rules.packages', ('python',), ('tensorrt', 'nvtx', 'pycuda', 'dali'), None, (), True, False, False, False),
+    ('ROC402', 'rocm_lint.rules.packages', ('python',), ('tensorrt', 'nvtx', 'pycuda', 'dali'), 'tensorrt|nvtx|pycuda|nvidia', (), True, False, False, False),
     ('ROC403', 'rocm_lint.rules.packages', ('python',), ('flash_attn',), None, (), True, False, False, False),
     ('ROC404', 'rocm_lint.rules.packages', ('python', 'shell', 'dockerfile', 'yaml'), ('nvidia-smi', 'nvcc', 'nsys', 'ncu', 'nvprof'), 'n(?<=(?<!\\w)n)(?:vidia-smi|vcc|sys|cu|vprof)\\b', ('dockerfile', 'shell', 'yaml'), True, False, False, False),
     ('ROC405', 'rocm_lint.rules.dependencies', ('manifest', 'shell', 'dockerfile', 'yaml', 'dotenv', 'python'), ('+cu1', '+cuda', '%2Bcu1', '%2bcu1', '/cu1'), None, ('dockerfile', 'dotenv', 'manifest', 'shell', 'yaml'), True, False, False, False),

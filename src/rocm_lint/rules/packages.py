@@ -32,6 +32,11 @@ ROC402 = Rule(
     "module-level import of an NVIDIA-only package (TensorRT, Torch-TensorRT, nvtx, PyCUDA, DALI) "
     "with no fallback: it has no ROCm build",
     triggers=("tensorrt", "nvtx", "pycuda", "dali"),
+    # Its one checker fires on an import whose module's first name is tensorrt, tensorrt_llm,
+    # torch_tensorrt, nvtx, pycuda or nvidia (``nvidia.dali``, ``from nvidia import dali``): that
+    # name is spelled in the text.  "dali" alone is in every "modality" (42 of diffusers' 68
+    # parsed files were parsed for ROC402 only, none with a finding).
+    precheck=r"tensorrt|nvtx|pycuda|nvidia",
     messages={"default": "module-level import of {what}, which has no ROCm build: this module "
                          "fails to import on AMD hosts; import it in try/except ImportError or "
                          "behind `if not is_rocm:` (on ROCm use {instead})"},
