@@ -7,7 +7,8 @@ import pytest
 
 from rocm_lint.config import Config
 from rocm_lint.workspace import Workspace
-from rocm_lint.configfiles.manifests import names_other_platform, nvidia_variant, only_nvidia_images_use, read_manifest
+from rocm_lint.configfiles.manifest_platform import names_other_platform, nvidia_variant, only_nvidia_images_use
+from rocm_lint.configfiles.manifests import read_manifest
 from rocm_lint.configfiles.scanner import read_unit
 from rocm_lint.discovery import language_of
 from rocm_lint.engine import check_source

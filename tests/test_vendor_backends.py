@@ -8,6 +8,7 @@ mask handed to a *_sync function the HIP vendor header redefines without its mas
 
 from rocm_lint.config import Config
 from rocm_lint.engine import check_file
+from test_cpp_project import _project as write_project  # noqa: E402 (the C++ project writer)
 
 ROOT_CMAKE = """cmake_minimum_required(VERSION 3.18)
 project(mylib CXX)
@@ -71,15 +72,10 @@ __global__ void k(float* x) {
 
 
 def _project(tmp_path, hip_cmake=HIP_CMAKE):
-    (tmp_path / ".git").mkdir()
-    files = {"CMakeLists.txt": ROOT_CMAKE, "lib-cuda/CMakeLists.txt": CUDA_CMAKE, "lib-hip/CMakeLists.txt": hip_cmake,
-             "lib-cuda/common.cuh": COMMON, "lib-cuda/vendors/hip.h": HIP_VENDOR,
-             "lib-cuda/vendors/cuda.h": CUDA_VENDOR, "lib-cuda/kernel.cu": KERNEL}
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return tmp_path
+    return write_project(tmp_path, {
+        "CMakeLists.txt": ROOT_CMAKE, "lib-cuda/CMakeLists.txt": CUDA_CMAKE, "lib-hip/CMakeLists.txt": hip_cmake,
+        "lib-cuda/common.cuh": COMMON, "lib-cuda/vendors/hip.h": HIP_VENDOR,
+        "lib-cuda/vendors/cuda.h": CUDA_VENDOR, "lib-cuda/kernel.cu": KERNEL})
 
 
 def _found(path):

@@ -18,6 +18,7 @@ from rocm_lint.domain import NVIDIA
 from rocm_lint.finding import Applicability, Finding, Fix, Recipe
 from rocm_lint.python.context import ModuleContext, State, handler_catches
 from rocm_lint.rule import PythonChecker, Rule
+from rocm_lint.words import line_numbers, whole_word_positions
 
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 
@@ -382,20 +383,6 @@ def trigger_lines(text: str, words: Sequence[str]) -> List[int]:
 _WORD = re.compile(r"\w+")
 
 
-def _whole_word_positions(text: str, word: str) -> List[int]:
-    """Where ``word`` occurs as a maximal run of word characters (what ``_WORD`` matches)."""
-    found = []
-    n = len(word)
-    pos = text.find(word)
-    while pos != -1:
-        before = text[pos - 1] if pos else " "
-        after = text[pos + n] if pos + n < len(text) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            found.append(pos)
-        pos = text.find(word, pos + n)
-    return found
-
-
 def extend_with_bound_names(text: str, lines: List[int], ctx: ModuleContext) -> List[int]:
     """Add the lines that mention a name bound on a trigger line (``MODE = "reduce-overhead"``)."""
     names = []
@@ -420,13 +407,7 @@ def extend_with_bound_names(text: str, lines: List[int], ctx: ModuleContext) -> 
     # over the text; an alternation of every name cost names x text).
     wanted = set(names)
     if len(wanted) <= 32:  # a few names: str.find each (iterating every word of a big file cost more)
-        starts = sorted(pos for name in wanted for pos in _whole_word_positions(text, name))
+        starts = sorted(pos for name in wanted for pos in whole_word_positions(text, name))
     else:
         starts = [m.start() for m in _WORD.finditer(text) if m.group() in wanted]
-    extra: List[int] = []
-    line, last = 1, 0
-    for pos in starts:
-        line += text.count("\n", last, pos)
-        last = pos
-        extra.append(line)
-    return sorted(set(lines) | set(extra))
+    return sorted(set(lines) | set(line_numbers(text, starts)))

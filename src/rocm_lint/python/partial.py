@@ -37,6 +37,8 @@ import os
 import re
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
+from rocm_lint.words import line_numbers, whole_word_positions
+
 # Rules that read the module as a whole beyond names (a gated walk of every statement, every
 # call of a kind, the statements after a node): a file where one is active is parsed whole.
 #   ROC206: CAPTURE_FACTS walks the whole module gated (hazards, calls of its own functions)
@@ -381,22 +383,6 @@ def uncovered(plan_: Plan, text: str, tree_body, lines: Sequence[int], script: b
     names = [s.name for s in tree_body if type(s).__name__ in ("FunctionDef", "AsyncFunctionDef")
              and (script or s.name.startswith("_") and not s.name.startswith("__"))]
     if names and plan_.dropped:
-        line, last = 1, 0
-        for pos in sorted(p for name in names for p in _whole_word_positions(text, name)):
-            line += text.count("\n", last, pos)
-            last = pos
-            if plan_.dropped_block(line) is not None:
-                out.append(line)
+        offsets = sorted(p for name in names for p in whole_word_positions(text, name))
+        out.extend(line for line in line_numbers(text, offsets) if plan_.dropped_block(line) is not None)
     return out
-
-
-def _whole_word_positions(text: str, word: str) -> List[int]:
-    found = []
-    n = len(word)
-    pos = text.find(word)
-    while pos != -1:
-        if (pos == 0 or not (text[pos - 1].isalnum() or text[pos - 1] == "_")) and \
-                (pos + n >= len(text) or not (text[pos + n].isalnum() or text[pos + n] == "_")):
-            found.append(pos)
-        pos = text.find(word, pos + n)
-    return found

@@ -18,6 +18,7 @@ from rocm_lint.python.analyzer import walk_gated
 from rocm_lint.python.context import ModuleContext, ModuleFacts, State
 from rocm_lint.python.project import ExportedFacts
 from rocm_lint.rule import PyHit, Rule
+from rocm_lint.words import line_numbers, whole_word_positions
 
 # -- what reaches nvcc ---------------------------------------------------------------------
 
@@ -228,31 +229,6 @@ _SPELLED_OTHERWISE = LazyPattern(r"""[^\x00-\x7f]|\\|["'](?:n|nv|nvc)["']""")
 _PROVIDER_WORDS = LazyPattern(r"nvcc|cuda_cflags")  # over the lowered text
 
 
-def _lines_of_match(text: str, starts: List[int]) -> Set[int]:
-    """Line numbers (1-based) of sorted offsets into ``text``."""
-    lines: Set[int] = set()
-    line, last = 1, 0
-    for pos in starts:
-        line += text.count("\n", last, pos)
-        last = pos
-        lines.add(line)
-    return lines
-
-
-def _word_offsets(text: str, word: str) -> List[int]:
-    """Offsets of ``word`` as a whole word (no ASCII letter, digit or ``_`` either side)."""
-    found: List[int] = []
-    n = len(word)
-    pos = text.find(word)
-    while pos != -1:
-        before = text[pos - 1] if pos else " "
-        after = text[pos + n] if pos + n < len(text) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            found.append(pos)
-        pos = text.find(word, pos + n)
-    return found
-
-
 def _nvcc_aliases(ctx: ModuleContext) -> List[str]:
     """Names bound once whose value ``ctx.resolve`` follows to the string ``"nvcc"``."""
     found = []
@@ -272,7 +248,7 @@ def _walk_relevant(ctx: ModuleContext, sinks: _Sinks) -> None:
     lowered = text.lower()  # no character lowers to or from a newline: the lines stay
     offsets = [m.start() for m in _SPELLED_OTHERWISE.finditer(text)]
     for alias in _nvcc_aliases(ctx):
-        offsets.extend(_word_offsets(text, alias))
+        offsets.extend(whole_word_positions(text, alias))
     low_offsets = [m.start() for m in _PROVIDER_WORDS.finditer(lowered)]
     module_functions: Dict[str, List[ast.stmt]] = {}
     for stmt in ctx.tree.body:
@@ -280,7 +256,7 @@ def _walk_relevant(ctx: ModuleContext, sinks: _Sinks) -> None:
             module_functions.setdefault(stmt.name, []).append(stmt)
     walked: Set[int] = set()
     followed: Set[str] = set()
-    pending = _lines_of_match(text, sorted(offsets)) | _lines_of_match(lowered, sorted(low_offsets))
+    pending = set(line_numbers(text, sorted(offsets))) | set(line_numbers(lowered, sorted(low_offsets)))
     providers: List[ast.AST] = []
 
     def see(node: ast.AST, state: State) -> None:
@@ -300,7 +276,7 @@ def _walk_relevant(ctx: ModuleContext, sinks: _Sinks) -> None:
         sinks.reach(sinks.rocm_values, names)
         for name in {n[:-2] if n.endswith("()") else n for n in names} - followed:
             followed.add(name)
-            extra |= _lines_of_match(text, _word_offsets(text, name))
+            extra |= set(line_numbers(text, whole_word_positions(text, name)))
             for fn in module_functions.get(name, ()):  # ``name()`` reads what it returns
                 extra.update(range(fn.lineno, (fn.end_lineno or fn.lineno) + 1))
         pending = extra - walked

@@ -32,13 +32,15 @@ from rocm_lint.requirements import Parsed, clauses, marker_false_on_linux, parse
 from rocm_lint.rule import Hit, PyHit, Rule
 
 if TYPE_CHECKING:
-    from rocm_lint.configfiles.manifests import (names_other_platform, nvidia_variant, only_nvidia_images_use,
-                                                 read_manifest, replaced_by_rocm_build)
+    from rocm_lint.configfiles.manifest_platform import (names_other_platform, nvidia_variant,
+                                                         only_nvidia_images_use, replaced_by_rocm_build)
+    from rocm_lint.configfiles.manifests import read_manifest
     from rocm_lint.configfiles.unit import ConfigUnit
 
 # (the manifest reader is imported when a config file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.configfiles.manifests", "read_manifest", "names_other_platform",
-               "nvidia_variant", "only_nvidia_images_use", "replaced_by_rocm_build")
+lazy_functions(globals(), "rocm_lint.configfiles.manifests", "read_manifest")
+lazy_functions(globals(), "rocm_lint.configfiles.manifest_platform", "names_other_platform", "nvidia_variant",
+               "only_nvidia_images_use", "replaced_by_rocm_build")
 
 _LANGUAGES = ("manifest", "shell", "dockerfile", "yaml", "dotenv", "python")
 

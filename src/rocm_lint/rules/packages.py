@@ -5,12 +5,13 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import TYPE_CHECKING, Iterator, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Iterator, Optional, Set
 
 from rocm_lint.domain import NVIDIA, ROCM
 from rocm_lint.finding import Applicability, GuardImport
 from rocm_lint.lazy import LazyPattern
 from rocm_lint.python.context import ModuleContext
+from rocm_lint.rules.package_gates import path_tokens, under_if_naming
 from rocm_lint.rule import FixAvailability, Hit, PyHit, Rule
 
 if TYPE_CHECKING:
@@ -101,92 +102,6 @@ def unguarded_pynvml_import(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit
         "Guard the import with try/except ImportError (the name is None where pynvml is missing)"))
 
 
-# -- where a statement sits (shared by ROC402-ROC404) ----------------------------------
-def _words(node: ast.AST) -> Set[str]:
-    """Lower-cased names, attributes and strings in an expression (an `if` test)."""
-    out = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name):
-            out.add(sub.id.lower())
-        elif isinstance(sub, ast.Attribute):
-            out.add(sub.attr.lower())
-        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-            out.add(sub.value.lower())
-    return out
-
-
-def _under_if_naming(ctx: ModuleContext, stmt: Optional[ast.AST], keys: Tuple[str, ...],
-                     env_opt_in: bool = True) -> bool:
-    """Is the statement in either branch of an `if` whose test names one of ``keys``
-    (an availability or opt-in check: `if is_flash_attn_available():`, `if NVTX_PROFILE:`,
-    `if importlib.util.find_spec("flash_attn")`), or under `if TYPE_CHECKING:`?  With
-    ``env_opt_in``, also in the body of a switch read from the environment that is off unless
-    set (:func:`_env_opt_in`)."""
-    if stmt is None:
-        return False
-    for parent, field in ctx.enclosing_statements(stmt):
-        if isinstance(parent, ast.If) and field in ("body", "orelse"):
-            words = _words(parent.test)
-            if "type_checking" in words or any(k in w for w in words for k in keys):
-                return True
-            test = parent.test
-            if not env_opt_in:
-                continue
-            if field == "orelse":  # if not PROFILE: ... else: import nvtx
-                if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
-                    continue
-                test = test.operand
-            elif isinstance(test, ast.UnaryOp):
-                continue
-            if _env_opt_in(ctx, test):
-                return True
-    return False
-
-
-_OFF = ("", "0", "false", "no", "off", "none")
-_ON = ("1", "true", "yes", "on", "y", "t")
-
-
-def _env_opt_in(ctx: ModuleContext, test: ast.AST, depth: int = 0) -> bool:
-    """Is ``test`` an opt-in switch read from the environment and off unless set, written in the
-    module or bound to a module name (``_PROFILE = bool(int(os.environ.get("X_PROFILE", "0")))``
-    then ``if _PROFILE:``; ``os.getenv("X") == "1"``; a helper named for the environment,
-    ``get_bool_env_var("X")``)?  An import in its body runs only for who turned it on."""
-    if depth > 4:
-        return False
-    test = ctx.resolve(test)
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        right = test.comparators[0]
-        on = isinstance(right, ast.Constant) and str(right.value).lower() in _ON or \
-            isinstance(right, (ast.Tuple, ast.List, ast.Set)) and right.elts and all(
-                isinstance(e, ast.Constant) and str(e.value).lower() in _ON for e in right.elts)
-        return isinstance(test.ops[0], (ast.Eq, ast.In)) and on and _env_opt_in(ctx, test.left, depth + 1)
-    if not isinstance(test, ast.Call):
-        return False
-    qual = ctx.qualname(test.func) or ""
-    if qual in ("os.environ.get", "os.getenv"):
-        if len(test.args) == 1 and not test.keywords:
-            return True
-        default = test.args[1] if len(test.args) == 2 else None
-        return isinstance(default, ast.Constant) and str(default.value).lower() in _OFF
-    if qual in ("bool", "int", "str") and len(test.args) == 1:
-        return _env_opt_in(ctx, test.args[0], depth + 1)
-    if isinstance(test.func, ast.Attribute) and test.func.attr in ("lower", "strip") and not test.args:
-        return _env_opt_in(ctx, test.func.value, depth + 1)
-    # the project's own reader: get_bool_env_var("X"), parse_flag_from_env("X", False)
-    name = (qual or "").rsplit(".", 1)[-1].lower()
-    if "env" in name.split("_") and test.args and isinstance(test.args[0], ast.Constant) \
-            and isinstance(test.args[0].value, str):
-        rest = [*test.args[1:], *(k.value for k in test.keywords)]
-        return all(isinstance(v, ast.Constant) and str(v.value).lower() in _OFF for v in rest)
-    return False
-
-
-def _path_tokens(ctx: ModuleContext) -> Set[str]:
-    parts = re.split(r"[^a-z0-9]+", os.path.splitext(ctx.path.replace("\\", "/"))[0].lower())
-    return {p for p in parts if p}
-
-
 # -- ROC402: packages with no ROCm build ---------------------------------------------------
 # top-level module -> (what it is, what ROCm offers instead, words of an opt-in `if` test)
 _NVIDIA_ONLY = {
@@ -211,7 +126,7 @@ def _nvidia_only_module(name: Optional[str]) -> Optional[str]:
 def _named_after_backend(ctx: ModuleContext) -> bool:
     """A file whose path names the backend (`trt_utils.py`, `export/trtllm/`, `run_tensorrt_x.py`)
     is that backend's integration code: it is only imported by users who chose the backend."""
-    for tok in _path_tokens(ctx):
+    for tok in path_tokens(ctx):
         # also a converter named for its target: `fx2trt`, `onnx2trt`, `torch2trt`
         if tok.startswith(("tensorrt", "trt")) or tok.endswith(("2trt", "tensorrt")) or tok in ("nvtx", "pycuda", "dali"):
             return True
@@ -233,7 +148,7 @@ def nvidia_only_package_import(node: ast.AST, ctx: ModuleContext) -> Iterator[Py
     if mod is None:
         return
     what, instead, keys = _NVIDIA_ONLY[mod]
-    if _under_if_naming(ctx, ctx.statement, keys) or _named_after_backend(ctx):
+    if under_if_naming(ctx, ctx.statement, keys) or _named_after_backend(ctx):
         return
     yield PyHit(node, ROC402.message(what=what, instead=instead))
 
@@ -259,7 +174,7 @@ def flash_attn_import_without_fallback(node: ast.AST, ctx: ModuleContext) -> Ite
     state = ctx.state
     if state.in_function or state.import_guarded or not _imports_flash_attn(node):
         return
-    if _under_if_naming(ctx, ctx.statement, ("flash",)) or _inside_flash_attn_project(ctx):
+    if under_if_naming(ctx, ctx.statement, ("flash",)) or _inside_flash_attn_project(ctx):
         return
     yield PyHit(node, ROC403.message())
 
@@ -358,7 +273,7 @@ def _named_for_profiler(ctx: ModuleContext, tool: str) -> bool:
     run it: it is used by whoever chose that profiler."""
     fn = ctx.function
     fn_words = set(re.split(r"[^a-z0-9]+", fn.name.lower())) if fn is not None else set()
-    return _names_profiler(_path_tokens(ctx), tool) or _names_profiler(fn_words, tool)
+    return _names_profiler(path_tokens(ctx), tool) or _names_profiler(fn_words, tool)
 
 
 # What ROCm runs instead of each tool, spelled as a program name in the code.
@@ -420,7 +335,7 @@ def nvidia_tool_subprocess(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit
     if ctx.caught(ctx.statement, _SHELL_ERRORS if shell else _MISSING_TOOL_ERRORS):
         return
     # an opt-in to profiling is no platform choice (ROC404's page): no env switch here
-    if _under_if_naming(ctx, ctx.statement, (tool, tool.replace("-", "_")), env_opt_in=False):
+    if under_if_naming(ctx, ctx.statement, (tool, tool.replace("-", "_")), env_opt_in=False):
         return
     if _looks_up(ctx, ctx.function if ctx.function is not None else ctx.tree, tool):
         return
