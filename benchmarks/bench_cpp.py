@@ -33,9 +33,14 @@ import tempfile
 import time
 from pathlib import Path
 
-DEFAULT_ROOT = Path(os.environ.get("ROCM_LINT_BENCH_DIR", Path(tempfile.gettempdir()) / "rocm-lint-bench")) / "cpp"
-UPSTREAMS = {"FBGEMM": "https://github.com/pytorch/FBGEMM", "apex": "https://github.com/NVIDIA/apex",
-             "flash-attention": "https://github.com/Dao-AILab/flash-attention"}
+DEFAULT_ROOT = (
+    Path(os.environ.get("ROCM_LINT_BENCH_DIR", Path(tempfile.gettempdir()) / "rocm-lint-bench")) / "cpp"
+)
+UPSTREAMS = {
+    "FBGEMM": "https://github.com/pytorch/FBGEMM",
+    "apex": "https://github.com/NVIDIA/apex",
+    "flash-attention": "https://github.com/Dao-AILab/flash-attention",
+}
 SUFFIXES = (".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".inl")
 
 
@@ -103,8 +108,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", action="append", type=Path, help="a tree of C++/CUDA sources (repeatable)")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--no-profile", action="store_true", help="no profile of what is left under a goal not met")
-    ap.add_argument("--baseline-src", type=Path, help="another checkout's src/: its CLI rows, run alternately")
+    ap.add_argument(
+        "--no-profile", action="store_true", help="no profile of what is left under a goal not met"
+    )
+    ap.add_argument(
+        "--baseline-src", type=Path, help="another checkout's src/: its CLI rows, run alternately"
+    )
     args = ap.parse_args()
     trees = args.corpus or ensure_corpus(DEFAULT_ROOT)
 
@@ -124,24 +133,48 @@ def main() -> int:
     rows = []
 
     def run_cli(*extra, src=SRC):
-        cmd = [sys.executable, "-m", "rocm_lint", "check", "--no-cache", "--select", "ROC6,ROC7", "--exit-zero", "-q",
-               "--output-format", "concise", *extra, *map(str, trees)]
-        env = dict(ENV, PYTHONPATH=os.pathsep.join([str(src)] + ([ENV["PYTHONPATH"]] if ENV.get("PYTHONPATH") else [])))
+        cmd = [
+            sys.executable,
+            "-m",
+            "rocm_lint",
+            "check",
+            "--no-cache",
+            "--select",
+            "ROC6,ROC7",
+            "--exit-zero",
+            "-q",
+            "--output-format",
+            "concise",
+            *extra,
+            *map(str, trees),
+        ]
+        env = dict(
+            ENV,
+            PYTHONPATH=os.pathsep.join([str(src)] + ([ENV["PYTHONPATH"]] if ENV.get("PYTHONPATH") else [])),
+        )
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env)
 
     if args.baseline_src:
         base = args.baseline_src.resolve()
         (new_j, old_j, new_1, old_1), cpu = alternating(
-            [run_cli, lambda: run_cli(src=base), lambda: run_cli("-j", "1"), lambda: run_cli("-j", "1", src=base)],
-            args.repeat)
+            [
+                run_cli,
+                lambda: run_cli(src=base),
+                lambda: run_cli("-j", "1"),
+                lambda: run_cli("-j", "1", src=base),
+            ],
+            args.repeat,
+        )
         rows.append(("rocm-lint check (default jobs)", new_j, mb))
         rows.append(("rocm-lint check -j 1", new_1, mb))
         rows.append((f"baseline {base.parent.name} (default jobs)", old_j, mb))
         rows.append((f"baseline {base.parent.name} -j 1", old_1, mb))
-        print(f"this checkout / baseline, alternating, best of {args.repeat}: wall time default jobs "
-              f"{new_j / old_j:.2f}x, -j 1 {new_1 / old_1:.2f}x; CPU time default jobs {cpu[0] / cpu[1]:.2f}x "
-              f"({cpu[0]:.2f} s / {cpu[1]:.2f} s), -j 1 {cpu[2] / cpu[3]:.2f}x ({cpu[2]:.2f} s / {cpu[3]:.2f} s: "
-              f"{mb / cpu[2]:.1f} / {mb / cpu[3]:.1f} MB per CPU second)\n")
+        print(
+            f"this checkout / baseline, alternating, best of {args.repeat}: wall time default jobs "
+            f"{new_j / old_j:.2f}x, -j 1 {new_1 / old_1:.2f}x; CPU time default jobs {cpu[0] / cpu[1]:.2f}x "
+            f"({cpu[0]:.2f} s / {cpu[1]:.2f} s), -j 1 {cpu[2] / cpu[3]:.2f}x ({cpu[2]:.2f} s / {cpu[3]:.2f} s: "
+            f"{mb / cpu[2]:.1f} / {mb / cpu[3]:.1f} MB per CPU second)\n"
+        )
     else:
         rows.append(("rocm-lint check (default jobs)", best_of(run_cli, args.repeat), mb))
         rows.append(("rocm-lint check -j 1", best_of(lambda: run_cli("-j", "1"), args.repeat), mb))
@@ -158,15 +191,26 @@ def main() -> int:
     clock = time.process_time
     rows.append(("scanner in-process (CPU)", best_of(in_process, args.repeat, clock), mb))
     rows.append(("lexer (CPU)", best_of(lambda: [lex(t) for _, t in device], args.repeat, clock), mb_device))
-    rows.append(("lexer + #if model (CPU)", best_of(lambda: [analyse(t) for _, t in device], args.repeat, clock), mb_device))
+    rows.append(
+        (
+            "lexer + #if model (CPU)",
+            best_of(lambda: [analyse(t) for _, t in device], args.repeat, clock),
+            mb_device,
+        )
+    )
     try:
         from pygments.lexers import CudaLexer
 
         sample = device[: max(1, len(device) // 20)]
         mb_sample = sum(len(t.encode("utf-8")) for _, t in sample) / 1e6
         lexer = CudaLexer()
-        rows.append((f"pygments CudaLexer ({len(sample)}-file sample)",
-                     best_of(lambda: [list(lexer.get_tokens(t)) for _, t in sample], 1), mb_sample))
+        rows.append(
+            (
+                f"pygments CudaLexer ({len(sample)}-file sample)",
+                best_of(lambda: [list(lexer.get_tokens(t)) for _, t in sample], 1),
+                mb_sample,
+            )
+        )
     except ImportError:
         print("pygments not installed: its row is skipped")
 
@@ -178,9 +222,11 @@ def main() -> int:
         print(f"{name:44s} {size:6.1f} {seconds:7.2f} {rate:7.1f} {rate / scanner:9.2f}x")
     # the target reads CPU time (the in-process scanner): a shared machine's waits inflate wall time
     target = scanner_row[2] / scanner_row[1]
-    print(f"\ntarget: the scanner >= 20 MB per CPU second on this machine ({os.cpu_count()} cores): "
-          f"{'MET' if target >= 20 else 'NOT MET'} ({target:.1f} MB/s in-process"
-          + (f", {mb / cpu[2]:.1f} MB per CPU second for check -j 1)" if args.baseline_src else ")"))
+    print(
+        f"\ntarget: the scanner >= 20 MB per CPU second on this machine ({os.cpu_count()} cores): "
+        f"{'MET' if target >= 20 else 'NOT MET'} ({target:.1f} MB/s in-process"
+        + (f", {mb / cpu[2]:.1f} MB per CPU second for check -j 1)" if args.baseline_src else ")")
+    )
     if target < 20 and not args.no_profile:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         import leftover

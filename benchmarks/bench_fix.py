@@ -35,8 +35,14 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 def rocm_lint(*args: str, cwd: Path) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "rocm_lint", "check", *args, "--exit-zero", "-q"], cwd=cwd, env=ENV,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        [sys.executable, "-m", "rocm_lint", "check", *args, "--exit-zero", "-q"],
+        cwd=cwd,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
     return time.perf_counter() - start
 
 
@@ -77,14 +83,24 @@ def generated_module(lines: int = 3000, salt: int = 0) -> str:
     out = [f"# variant {salt}", "import argparse", "import os", "", "import torch", "", ""]
     n = 0
     while len(out) < lines // 2:
-        out += [f"def helper_{n}(x, y=1):", f"    z = x * {n} + y", "    if z > 3:", "        return z - 1",
-                "    return [z for _ in range(2)]", "", ""]
+        out += [
+            f"def helper_{n}(x, y=1):",
+            f"    z = x * {n} + y",
+            "    if z > 3:",
+            "        return z - 1",
+            "    return [z for _ in range(2)]",
+            "",
+            "",
+        ]
         n += 1
     out += ["def main():", "    parser = argparse.ArgumentParser()", "    args = parser.parse_args()"]
     k = 0
     while len(out) < lines - 10:
-        out += [f"    value_{k} = helper_{k % n}({k}, y=len(args.__dict__))",
-                f"    if value_{k} > {k}:", f"        print('step', value_{k})"]
+        out += [
+            f"    value_{k} = helper_{k % n}({k}, y=len(args.__dict__))",
+            f"    if value_{k} > {k}:",
+            f"        print('step', value_{k})",
+        ]
         k += 1
         if k == 150:
             out.append("    torch.backends.cuda.matmul.allow_tf32 = True")
@@ -116,13 +132,19 @@ def quick_fix(samples: int) -> dict:
         target = next(f for f in findings if f.code == "ROC101")
         for times in (first, again):
             start = time.perf_counter()
-            edits = (fix_edits(path, text, target, config, findings, **extra) if keeps
-                     else fix_edits(path, text, target, config))
+            edits = (
+                fix_edits(path, text, target, config, findings, **extra)
+                if keeps
+                else fix_edits(path, text, target, config)
+            )
             times.append(time.perf_counter() - start)
             assert edits, "the quick fix should have edits"
     shutil.rmtree(folder, ignore_errors=True)
-    return {"lines": len(generated_module().splitlines()), "first_median": statistics.median(first),
-            "again_median": statistics.median(again)}
+    return {
+        "lines": len(generated_module().splitlines()),
+        "first_median": statistics.median(first),
+        "again_median": statistics.median(again),
+    }
 
 
 def default_tree() -> Path:
@@ -141,15 +163,21 @@ def main() -> int:
     tree = (args.tree or default_tree()).resolve()
     print(f"fix benchmarks on {tree} (best of {args.repeat}, alternating)")
     warm = warm_ratios(tree, args.repeat)
-    print(f"  warm cache: concise {warm['concise']:.2f} s, json {warm['json']:.2f} s, sarif {warm['sarif']:.2f} s")
-    print(f"  JSON/concise warm ratio: {warm['json'] / warm['concise']:.2f}x "
-          f"(SARIF/concise {warm['sarif'] / warm['concise']:.2f}x)")
+    print(
+        f"  warm cache: concise {warm['concise']:.2f} s, json {warm['json']:.2f} s, sarif {warm['sarif']:.2f} s"
+    )
+    print(
+        f"  JSON/concise warm ratio: {warm['json'] / warm['concise']:.2f}x "
+        f"(SARIF/concise {warm['sarif'] / warm['concise']:.2f}x)"
+    )
     fix = fix_ratio(tree, args.repeat)
     print(f"  check --no-cache {fix['check']:.2f} s, --fix --no-cache {fix['fix']:.2f} s")
     print(f"  --fix/check ratio: {fix['fix'] / fix['check']:.2f}x")
     quick = quick_fix(args.quick_fix_samples)
-    print(f"  quick fix on a {quick['lines']}-line module: {quick['first_median'] * 1000:.0f} ms median on a new "
-          f"text, {quick['again_median'] * 1000:.1f} ms asked again")
+    print(
+        f"  quick fix on a {quick['lines']}-line module: {quick['first_median'] * 1000:.0f} ms median on a new "
+        f"text, {quick['again_median'] * 1000:.1f} ms asked again"
+    )
     return 0
 
 

@@ -64,11 +64,24 @@ class Server:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPATH"] = str(src)
         self.name = name
-        self.proc = subprocess.Popen([sys.executable, "-m", "rocm_lint", "server"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=root)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rocm_lint", "server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=root,
+        )
         self.next_id = 0
-        self.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {},
-                                    "initializationOptions": options})
+        self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri(),
+                "capabilities": {},
+                "initializationOptions": options,
+            },
+        )
         self.notify("initialized", {})
 
     def send(self, message: dict) -> None:
@@ -144,8 +157,10 @@ class Document:
         self.server, self.uri, self.version = server, path.as_uri(), 1
         self.line = _statement_line(text)
         self.inserted = False
-        server.notify("textDocument/didOpen", {"textDocument": {
-            "uri": self.uri, "languageId": "python", "version": 1, "text": text}})
+        server.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": self.uri, "languageId": "python", "version": 1, "text": text}},
+        )
         server.published(self.uri, 1)
 
     def edit(self) -> None:
@@ -156,8 +171,10 @@ class Document:
             change = {"range": {"start": start, "end": start}, "text": f"_edit = {self.version}\n"}
         self.inserted = not self.inserted
         self.version += 1
-        self.server.notify("textDocument/didChange", {
-            "textDocument": {"uri": self.uri, "version": self.version}, "contentChanges": [change]})
+        self.server.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": self.uri, "version": self.version}, "contentChanges": [change]},
+        )
 
     def keystroke(self) -> Tuple[float, float]:
         """(wall seconds, server CPU seconds) from didChange to its diagnostics."""
@@ -171,8 +188,10 @@ class Document:
 def _statement_line(text: str) -> int:
     """0-based line of the top-level statement nearest the middle: an edit there parses."""
     middle = text.count("\n") // 2
-    starts = [(s.decorator_list[0].lineno if getattr(s, "decorator_list", None) else s.lineno) - 1
-              for s in ast.parse(text).body]
+    starts = [
+        (s.decorator_list[0].lineno if getattr(s, "decorator_list", None) else s.lineno) - 1
+        for s in ast.parse(text).body
+    ]
     return min(starts, key=lambda line: abs(line - middle))
 
 
@@ -184,19 +203,27 @@ def percentile(values: List[float], q: float) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", type=Path, default=ROOT / "torch-2.13.0", help="the torch wheel's sources")
-    ap.add_argument("--module", action="append", help=f"REL[@LINES] in the tree (default: {', '.join(MODULES)})")
+    ap.add_argument(
+        "--module", action="append", help=f"REL[@LINES] in the tree (default: {', '.join(MODULES)})"
+    )
     ap.add_argument("--edits", type=int, default=40, help="timed edits per server and module")
     ap.add_argument("--burst", type=int, default=20, help="edits sent back to back (default debounce)")
-    ap.add_argument("--no-profile", action="store_true", help="no profile of what is left under a goal not met")
+    ap.add_argument(
+        "--no-profile", action="store_true", help="no profile of what is left under a goal not met"
+    )
     ap.add_argument("--baseline-src", type=Path, help="another checkout's src/: the same edits, alternately")
     args = ap.parse_args()
     if not (args.tree / "torch").is_dir():
-        raise SystemExit(f"{args.tree}: no torch sources (run benchmarks/bench_python.py --corpus torch, or --tree)")
+        raise SystemExit(
+            f"{args.tree}: no torch sources (run benchmarks/bench_python.py --corpus torch, or --tree)"
+        )
     sides: Dict[str, Path] = {"this": SRC}
     if args.baseline_src:
         sides["baseline"] = args.baseline_src.resolve()
-    print(f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, {args.edits} edits per row, "
-          f"sides alternating edit by edit: {', '.join(f'{k}={v}' for k, v in sides.items())}")
+    print(
+        f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, {args.edits} edits per row, "
+        f"sides alternating edit by edit: {', '.join(f'{k}={v}' for k, v in sides.items())}"
+    )
     for spec in args.module or MODULES:
         path, text = module_text(args.tree, spec)
         print(f"module {path.relative_to(args.tree)} ({text.count(chr(10))} lines), debounce 0")
@@ -214,22 +241,30 @@ def main() -> int:
                     walls[name].append(wall)
                     cpus[name].append(cpu)
             for name in docs:
-                print(f"  {name:<9} didChange -> diagnostics: wall median {statistics.median(walls[name]) * 1000:6.1f} ms"
-                      f"  p90 {percentile(walls[name], 0.9) * 1000:6.1f} ms;  server CPU median "
-                      f"{statistics.median(cpus[name]) * 1000:6.1f} ms  p90 {percentile(cpus[name], 0.9) * 1000:6.1f} ms")
+                print(
+                    f"  {name:<9} didChange -> diagnostics: wall median {statistics.median(walls[name]) * 1000:6.1f} ms"
+                    f"  p90 {percentile(walls[name], 0.9) * 1000:6.1f} ms;  server CPU median "
+                    f"{statistics.median(cpus[name]) * 1000:6.1f} ms  p90 {percentile(cpus[name], 0.9) * 1000:6.1f} ms"
+                )
             this_cpu = statistics.median(cpus["this"]) * 1000
-            print(f"  goal: didChange -> diagnostics <= 50 ms median server CPU: {'MET' if this_cpu <= 50 else 'NOT MET'} "
-                  f"({this_cpu:.1f} ms)")
+            print(
+                f"  goal: didChange -> diagnostics <= 50 ms median server CPU: {'MET' if this_cpu <= 50 else 'NOT MET'} "
+                f"({this_cpu:.1f} ms)"
+            )
             if this_cpu > 50 and not args.no_profile:
                 sys.path.insert(0, str(Path(__file__).resolve().parent))
                 import leftover
 
-                print("  what is left, by profile of the same check in-process (10 checks of the text, warm):")
+                print(
+                    "  what is left, by profile of the same check in-process (10 checks of the text, warm):"
+                )
                 print("\n".join(leftover.render(leftover.profile_checks([str(path)], 10, {str(path): text}))))
                 print(f"  the design that would meet it: {leftover.DESIGN}")
             if len(docs) == 2:
-                print(f"  ratio this/baseline: wall {statistics.median(walls['this']) / statistics.median(walls['baseline']):.2f}x"
-                      f"  CPU {statistics.median(cpus['this']) / max(statistics.median(cpus['baseline']), 1e-9):.2f}x")
+                print(
+                    f"  ratio this/baseline: wall {statistics.median(walls['this']) / statistics.median(walls['baseline']):.2f}x"
+                    f"  CPU {statistics.median(cpus['this']) / max(statistics.median(cpus['baseline']), 1e-9):.2f}x"
+                )
         finally:
             for server in servers.values():
                 server.close()
@@ -248,8 +283,10 @@ def burst(args, path: Path, text: str, sides: Dict[str, Path]) -> None:
             for _ in range(args.burst):
                 doc.edit()
             count, _ = server.published(doc.uri, doc.version)
-            print(f"  {name:<9} burst of {args.burst} edits (default debounce): {count} publications, last version's "
-                  f"after {(time.perf_counter() - start) * 1000:.0f} ms, server CPU {(server.cpu() - cpu) * 1000:.0f} ms")
+            print(
+                f"  {name:<9} burst of {args.burst} edits (default debounce): {count} publications, last version's "
+                f"after {(time.perf_counter() - start) * 1000:.0f} ms, server CPU {(server.cpu() - cpu) * 1000:.0f} ms"
+            )
         finally:
             server.close()
 

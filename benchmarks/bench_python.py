@@ -68,8 +68,10 @@ def ensure_corpus(name: str) -> Path:
     ROOT.mkdir(parents=True, exist_ok=True)
     pattern = str(ROOT / f"{dirname}*.whl")
     if not glob.glob(pattern):
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", requirement,
-                        "-d", str(ROOT)], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", requirement, "-d", str(ROOT)],
+            check=True,
+        )
     with zipfile.ZipFile(sorted(glob.glob(pattern))[0]) as zf:
         for member in zf.namelist():
             if member.endswith(".py"):
@@ -78,8 +80,12 @@ def ensure_corpus(name: str) -> Path:
 
 
 def python_files(tree: Path):
-    return sorted(os.path.relpath(os.path.join(d, f), tree)
-                  for d, _, fs in os.walk(tree) for f in fs if f.endswith(".py"))
+    return sorted(
+        os.path.relpath(os.path.join(d, f), tree)
+        for d, _, fs in os.walk(tree)
+        for f in fs
+        if f.endswith(".py")
+    )
 
 
 BUCKETS = 64
@@ -136,8 +142,9 @@ def race(commands, repeat: int, cwd=None):
     for _ in range(repeat):
         for name, cmd in commands.items():
             start = time.perf_counter()
-            proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  text=True, env=ENV)
+            proc = subprocess.run(
+                cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV
+            )
             best[name] = min(best[name], time.perf_counter() - start)
             if proc.returncode not in (0, 1):
                 raise SystemExit(f"{name}: {cmd[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -180,30 +187,45 @@ def bench_corpus(name, tools, args, report: Report):
     cache = tempfile.mkdtemp(prefix="rocm-lint-bench-cache-")
     ruff_cache = tempfile.mkdtemp(prefix="ruff-bench-cache-")
     try:
-        race({"fill": rocm + ["--cache-dir", cache, str(tree)],
-              "fill-ruff": ruff_e9 + ["--cache-dir", ruff_cache, str(tree)]}, 1)  # and writes bytecode
-        t = race({
-            "ours": rocm + ["--no-cache", str(tree)],
-            "ruff": ruff_e9 + ["--no-cache", str(tree)],
-            "ours-warm": rocm + ["--cache-dir", cache, str(tree)],
-            "ruff-warm": ruff_e9 + ["--cache-dir", ruff_cache, str(tree)],
-            "core": rocm + ["--no-cache", "--select", CORE, str(tree)],
-            "ast": [sys.executable, "-c", AST_ONLY, str(tree)],
-        }, args.repeat)
+        race(
+            {
+                "fill": rocm + ["--cache-dir", cache, str(tree)],
+                "fill-ruff": ruff_e9 + ["--cache-dir", ruff_cache, str(tree)],
+            },
+            1,
+        )  # and writes bytecode
+        t = race(
+            {
+                "ours": rocm + ["--no-cache", str(tree)],
+                "ruff": ruff_e9 + ["--no-cache", str(tree)],
+                "ours-warm": rocm + ["--cache-dir", cache, str(tree)],
+                "ruff-warm": ruff_e9 + ["--cache-dir", ruff_cache, str(tree)],
+                "core": rocm + ["--no-cache", "--select", CORE, str(tree)],
+                "ast": [sys.executable, "-c", AST_ONLY, str(tree)],
+            },
+            args.repeat,
+        )
     finally:
         shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(ruff_cache, ignore_errors=True)
-    report.rows(t, [("rocm-lint check --no-cache (every rule, default jobs)", "ours"),
-                    ("rocm-lint check, warm cache", "ours-warm"),
-                    ("rocm-lint check --select <7 core rules>", "core"),
-                    ("ruff check --no-cache --select E9", "ruff"),
-                    ("ruff check --select E9, warm cache", "ruff-warm"),
-                    ("ast.parse every file (1 process)", "ast")])
+    report.rows(
+        t,
+        [
+            ("rocm-lint check --no-cache (every rule, default jobs)", "ours"),
+            ("rocm-lint check, warm cache", "ours-warm"),
+            ("rocm-lint check --select <7 core rules>", "core"),
+            ("ruff check --no-cache --select E9", "ruff"),
+            ("ruff check --select E9, warm cache", "ruff-warm"),
+            ("ast.parse every file (1 process)", "ast"),
+        ],
+    )
     report.say(f"  ratio rocm-lint / ruff E9:          {t['ours'] / t['ruff']:6.2f}x  (target <= 3x)")
     report.say(f"  ratio rocm-lint / ast.parse:        {t['ours'] / t['ast']:6.2f}x  (target < 1x)")
     report.say(f"  ratio core rules / ruff E9:         {t['core'] / t['ruff']:6.2f}x")
-    report.say(f"  warm / cold rocm-lint:              {t['ours-warm'] / t['ours']:6.1%}   "
-               f"(target <= 10%; ruff's {t['ruff-warm'] / t['ruff']:.1%})")
+    report.say(
+        f"  warm / cold rocm-lint:              {t['ours-warm'] / t['ours']:6.1%}   "
+        f"(target <= 10%; ruff's {t['ruff-warm'] / t['ruff']:.1%})"
+    )
     report.say(f"  throughput rocm-lint: {mb / t['ours']:.1f} MB/s")
     if t["ours"] / t["ruff"] > 3 and not args.no_profile:
         report.say("  goal not met (<= 3x ruff E9); what is left, by profile of a one-process run:")
@@ -215,25 +237,39 @@ def bench_corpus(name, tools, args, report: Report):
         part = sample(tree, SUBSET)
         pn, pmb = tree_size(part)
         report.say(f"  -- one file in {SUBSET}: {pn} files, {pmb:.1f} MB (flake8 default jobs)")
-        p = race({
-            "plain": [tools["flake8-plain"], "--select", "E9", "--exit-zero", str(part)],
-            "plugin": [tools["flake8"], "--select", "E9", "--exit-zero", str(part)],
-            "roc": [tools["flake8"], "--select", "E9,ROC", "--exit-zero", str(part)],
-            "ours": rocm + ["--no-cache", str(part)],
-            "ruff": ruff_e9 + ["--no-cache", str(part)],
-        }, args.repeat)
-        report.rows(p, [("flake8 --select E9, without rocm-lint", "plain"),
-                        ("flake8 --select E9, rocm-lint's plugin installed", "plugin"),
-                        ("flake8 --select E9,ROC", "roc"),
-                        ("rocm-lint check --no-cache", "ours"),
-                        ("ruff check --no-cache --select E9", "ruff")])
-        report.say(f"  flake8 plugin cost, ROC not selected: {p['plugin'] / p['plain'] - 1:+6.1%}  (target <= 5%)")
-        report.say(f"  flake8 plugin cost, ROC selected:     {p['roc'] / p['plain'] - 1:+6.1%}  (target <= 10%)")
+        p = race(
+            {
+                "plain": [tools["flake8-plain"], "--select", "E9", "--exit-zero", str(part)],
+                "plugin": [tools["flake8"], "--select", "E9", "--exit-zero", str(part)],
+                "roc": [tools["flake8"], "--select", "E9,ROC", "--exit-zero", str(part)],
+                "ours": rocm + ["--no-cache", str(part)],
+                "ruff": ruff_e9 + ["--no-cache", str(part)],
+            },
+            args.repeat,
+        )
+        report.rows(
+            p,
+            [
+                ("flake8 --select E9, without rocm-lint", "plain"),
+                ("flake8 --select E9, rocm-lint's plugin installed", "plugin"),
+                ("flake8 --select E9,ROC", "roc"),
+                ("rocm-lint check --no-cache", "ours"),
+                ("ruff check --no-cache --select E9", "ruff"),
+            ],
+        )
+        report.say(
+            f"  flake8 plugin cost, ROC not selected: {p['plugin'] / p['plain'] - 1:+6.1%}  (target <= 5%)"
+        )
+        report.say(
+            f"  flake8 plugin cost, ROC selected:     {p['roc'] / p['plain'] - 1:+6.1%}  (target <= 10%)"
+        )
         small = sample(tree, TORCHFIX_SUBSET)
         sn, smb = tree_size(small)
         report.say(f"  -- one file in {TORCHFIX_SUBSET}: {sn} files, {smb:.1f} MB (TorchFix default jobs)")
-        q = race({"torchfix": [tools["torchfix"], str(small)], "ours": rocm + ["--no-cache", str(small)]},
-                 args.repeat)
+        q = race(
+            {"torchfix": [tools["torchfix"], str(small)], "ours": rocm + ["--no-cache", str(small)]},
+            args.repeat,
+        )
         report.row("torchfix (its default rules)", q["torchfix"])
         report.row("rocm-lint check --no-cache", q["ours"])
         report.say(f"  ratio torchfix / rocm-lint:           {q['torchfix'] / q['ours']:6.1f}x")
@@ -241,29 +277,45 @@ def bench_corpus(name, tools, args, report: Report):
 
 
 def bench_scaling(tree, tools, args, report: Report):
-    rocm = tools["rocm-lint"] + ["check", "--quiet", "--exit-zero", "--no-cache", "--output-format", "concise"]
+    rocm = tools["rocm-lint"] + [
+        "check",
+        "--quiet",
+        "--exit-zero",
+        "--no-cache",
+        "--output-format",
+        "concise",
+    ]
     ruff_e9 = [tools["ruff"], "check", "--select", "E9", "--exit-zero", "--quiet", "--no-cache"]
     report.say(f"scaling on {tree.name} (nested samples; rocm-lint and ruff E9 cold, default jobs)")
-    report.say(f"  {'sample':>8} {'files':>6} {'MB':>6} {'rocm-lint ms':>13} {'ms/MB':>7} {'ruff ms':>8} {'ratio':>6}")
+    report.say(
+        f"  {'sample':>8} {'files':>6} {'MB':>6} {'rocm-lint ms':>13} {'ms/MB':>7} {'ruff ms':>8} {'ratio':>6}"
+    )
     for fraction in (8, 4, 2, 1):
         part = sample(tree, fraction)
         n, mb = tree_size(part)
         t = race({"ours": rocm + [str(part)], "ruff": ruff_e9 + [str(part)]}, args.repeat)
-        report.say(f"  {'1/' + str(fraction) if fraction > 1 else 'all':>8} {n:6d} {mb:6.1f} {t['ours'] * 1000:13.0f} "
-                   f"{t['ours'] * 1000 / mb:7.0f} {t['ruff'] * 1000:8.0f} {t['ours'] / t['ruff']:5.2f}x")
+        report.say(
+            f"  {'1/' + str(fraction) if fraction > 1 else 'all':>8} {n:6d} {mb:6.1f} {t['ours'] * 1000:13.0f} "
+            f"{t['ours'] * 1000 / mb:7.0f} {t['ruff'] * 1000:8.0f} {t['ours'] / t['ruff']:5.2f}x"
+        )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--corpus", action="append", choices=sorted(CORPORA), help="default: all")
-    parser.add_argument("--no-peers", action="store_true", help="skip flake8 and TorchFix (no virtual environments)")
-    parser.add_argument("--no-profile", action="store_true", help="no profile of what is left under a goal not met")
+    parser.add_argument(
+        "--no-peers", action="store_true", help="skip flake8 and TorchFix (no virtual environments)"
+    )
+    parser.add_argument(
+        "--no-profile", action="store_true", help="no profile of what is left under a goal not met"
+    )
     args = parser.parse_args()
 
     bin_dir = Path(sys.executable).parent
     tools = {
-        "rocm-lint": [str(bin_dir / "rocm-lint")] if (bin_dir / "rocm-lint").exists()
+        "rocm-lint": [str(bin_dir / "rocm-lint")]
+        if (bin_dir / "rocm-lint").exists()
         else [sys.executable, "-m", "rocm_lint"],
         "ruff": shutil.which("ruff", path=str(bin_dir)) or shutil.which("ruff"),
         "flake8": shutil.which("flake8", path=str(bin_dir)) or shutil.which("flake8"),
@@ -273,26 +325,52 @@ def main() -> int:
     if not args.no_peers:
         if tools["flake8"] is None:
             raise SystemExit("flake8 is not installed beside rocm-lint (it is a dependency)")
-        tools["flake8-plain"] = str(ensure_venv("flake8-plain", f"flake8=={metadata.version('flake8')}") / "flake8")
+        tools["flake8-plain"] = str(
+            ensure_venv("flake8-plain", f"flake8=={metadata.version('flake8')}") / "flake8"
+        )
         tools["torchfix"] = str(ensure_venv("torchfix", TORCHFIX) / "torchfix")
 
     report = Report()
-    report.say(f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, best of {args.repeat} "
-               f"(compared commands run alternately)")
+    report.say(
+        f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, best of {args.repeat} "
+        f"(compared commands run alternately)"
+    )
     trees = {}
     for name in args.corpus or CORPORA:
         trees[name] = bench_corpus(name, tools, args, report)
     if "torch" in trees:
         bench_scaling(trees["torch"], tools, args, report)
         one = trees["torch"] / CORPORA["torch"][2]
-        rocm = tools["rocm-lint"] + ["check", "--quiet", "--exit-zero", "--no-cache", "--output-format", "concise"]
-        t = race({"ours": rocm + [str(one)],
-                  "ruff": [tools["ruff"], "check", "--select", "E9", "--exit-zero", "--quiet", "--no-cache", str(one)]},
-                 max(args.repeat, 5))
+        rocm = tools["rocm-lint"] + [
+            "check",
+            "--quiet",
+            "--exit-zero",
+            "--no-cache",
+            "--output-format",
+            "concise",
+        ]
+        t = race(
+            {
+                "ours": rocm + [str(one)],
+                "ruff": [
+                    tools["ruff"],
+                    "check",
+                    "--select",
+                    "E9",
+                    "--exit-zero",
+                    "--quiet",
+                    "--no-cache",
+                    str(one),
+                ],
+            },
+            max(args.repeat, 5),
+        )
         report.row(f"rocm-lint check {CORPORA['torch'][2]}", t["ours"], "(target <= 100 ms)")
         report.row(f"ruff check --select E9 {CORPORA['torch'][2]}", t["ruff"])
         if t["ours"] > 0.1 and not args.no_profile:
-            report.say("  goal not met (<= 100 ms); what is left, by profile (imports after rocm_lint.cli's own):")
+            report.say(
+                "  goal not met (<= 100 ms); what is left, by profile (imports after rocm_lint.cli's own):"
+            )
             for line in leftover.render(leftover.profile(str(one), [])):
                 report.say(line)
             report.say(f"    the design that would meet it: {DESIGN}")

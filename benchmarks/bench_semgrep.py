@@ -69,9 +69,26 @@ def main() -> int:
     files = [os.path.relpath(f, cwd) for f in cuda_files([Path(t).resolve() for t in trees])]
     size = sum(os.path.getsize(os.path.join(cwd, f)) for f in files) / 1e6
     print(f"corpus: {len(files)} CUDA files, {size:.1f} MB ({', '.join(t.name for t in trees)})")
-    lint = [str(BIN / "rocm-lint"), "check", "--no-cache", "--select", "ROC6,ROC7", "--output-format", "json", "--exit-zero"]
-    semgrep = [str(BIN / "semgrep"), "scan", "--config", str(RULES), "--json", "--metrics=off",
-               "--disable-version-check", "--scan-unknown-extensions"]
+    lint = [
+        str(BIN / "rocm-lint"),
+        "check",
+        "--no-cache",
+        "--select",
+        "ROC6,ROC7",
+        "--output-format",
+        "json",
+        "--exit-zero",
+    ]
+    semgrep = [
+        str(BIN / "semgrep"),
+        "scan",
+        "--config",
+        str(RULES),
+        "--json",
+        "--metrics=off",
+        "--disable-version-check",
+        "--scan-unknown-extensions",
+    ]
     rows, outputs = [], {}
     for label, cmd, repeat in [
         ("rocm-lint (default jobs)", lint + files, args.repeat),
@@ -87,8 +104,10 @@ def main() -> int:
         print(f"{label:<26} {seconds:7.2f} s  {size / seconds:6.1f} MB/s  {findings:5d} findings", flush=True)
     ratio = rows[2][1] / rows[0][1]
     ratio_1 = rows[3][1] / rows[1][1]
-    print(f"built-in scanner is {ratio:.1f}x faster than Semgrep (default jobs), {ratio_1:.1f}x at one job each "
-          f"(target: 10x)")
+    print(
+        f"built-in scanner is {ratio:.1f}x faster than Semgrep (default jobs), {ratio_1:.1f}x at one job each "
+        f"(target: 10x)"
+    )
     report_parity(outputs["rocm-lint"], outputs["semgrep"], cwd)
     return 0
 
@@ -100,14 +119,22 @@ def report_parity(builtin, semgrep, cwd):
     there); anything else is a Semgrep rule to look at, and is listed."""
     where = lambda path: os.path.normpath(os.path.join(cwd, path))
     ours = {(where(f["filename"]), f["location"]["row"], f["code"]) for f in builtin}
-    bound = {where(f["filename"]) for f in builtin
-             if f["code"] == "ROC707" and ("CUTLASS" in f["message"] or "CuTe" in f["message"])}
-    theirs = {(where(r["path"]), r["start"]["line"], r["extra"]["metadata"]["rocm-lint-code"]) for r in semgrep["results"]}
+    bound = {
+        where(f["filename"])
+        for f in builtin
+        if f["code"] == "ROC707" and ("CUTLASS" in f["message"] or "CuTe" in f["message"])
+    }
+    theirs = {
+        (where(r["path"]), r["start"]["line"], r["extra"]["metadata"]["rocm-lint-code"])
+        for r in semgrep["results"]
+    }
     only = theirs - ours
     by_design = {x for x in only if x[2] in ("ROC702", "ROC707") or x[0] in bound}
-    print(f"Semgrep findings the built-in scanner also has: {len(theirs & ours)} of {len(theirs)}; by design "
-          f"Semgrep only: {len(by_design)} (ROC702 in hipified builds, ROC707 per include, CUTLASS-bound files); "
-          f"others: {len(only - by_design)}")
+    print(
+        f"Semgrep findings the built-in scanner also has: {len(theirs & ours)} of {len(theirs)}; by design "
+        f"Semgrep only: {len(by_design)} (ROC702 in hipified builds, ROC707 per include, CUTLASS-bound files); "
+        f"others: {len(only - by_design)}"
+    )
     for path, line, code in sorted(only - by_design):
         print(f"  {os.path.relpath(path, cwd)}:{line}: {code}")
 

@@ -80,9 +80,12 @@ def main() -> int:
         bad = [p for p in paths if whole[p] != cut[p]]
         n_cut, share = _cut_share(paths, args.mode)
         findings = sum(len(v) for v in whole.values())
-        print(f"{tree}: {len(paths)} files, {findings} findings; {n_cut} checked from a cut text "
-              f"(kept {share:.0%} of their text); CPU whole {t_whole:.1f} s, {args.mode} {t_cut:.1f} s; "
-              + ("identical" if not bad else f"DIFFERENT in {len(bad)} files"), flush=True)
+        print(
+            f"{tree}: {len(paths)} files, {findings} findings; {n_cut} checked from a cut text "
+            f"(kept {share:.0%} of their text); CPU whole {t_whole:.1f} s, {args.mode} {t_cut:.1f} s; "
+            + ("identical" if not bad else f"DIFFERENT in {len(bad)} files"),
+            flush=True,
+        )
         for p in bad[:10]:
             print("  ", p, sorted(set(whole[p]) ^ set(cut[p]))[:6])
         differ += len(bad)

@@ -54,17 +54,26 @@ def _check(ruff: str, root: Path, files, extend):
         cmd += ["--extend-select", extend]
     found = {}
     for i in range(0, len(files), 200):
-        proc = subprocess.run(cmd + files[i:i + 200], cwd=root, capture_output=True, text=True)
+        proc = subprocess.run(cmd + files[i : i + 200], cwd=root, capture_output=True, text=True)
         for d in json.loads(proc.stdout or "[]"):
-            found.setdefault(os.path.relpath(d["filename"], root), []).append((d["code"], d["location"]["row"]))
+            found.setdefault(os.path.relpath(d["filename"], root), []).append(
+                (d["code"], d["location"]["row"])
+            )
     return found
 
 
 def _format(ruff: str, root: Path, rel: str) -> Counter:
-    proc = subprocess.run([ruff, "format", "--no-cache", "--diff", "--force-exclude", rel], cwd=root,
-                          capture_output=True, text=True)
-    return Counter(line[1:].strip() for line in proc.stdout.splitlines()
-                   if line.startswith("-") and not line.startswith("---"))
+    proc = subprocess.run(
+        [ruff, "format", "--no-cache", "--diff", "--force-exclude", rel],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    return Counter(
+        line[1:].strip()
+        for line in proc.stdout.splitlines()
+        if line.startswith("-") and not line.startswith("---")
+    )
 
 
 def delta(tree: Path, extend: str = "", unsafe: bool = False) -> dict:
@@ -75,8 +84,13 @@ def delta(tree: Path, extend: str = "", unsafe: bool = False) -> dict:
         shutil.copytree(tree, before, ignore=ignore, symlinks=True)
         shutil.copytree(before, after, symlinks=True)
         env = dict(os.environ, PYTHONPATH=str(SRC))
-        subprocess.run([sys.executable, "-m", "rocm_lint", "check", "--fix", "--exit-zero", "-q", "--no-cache", "."]
-                       + (["--unsafe-fixes"] if unsafe else []), cwd=after, env=env, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "rocm_lint", "check", "--fix", "--exit-zero", "-q", "--no-cache", "."]
+            + (["--unsafe-fixes"] if unsafe else []),
+            cwd=after,
+            env=env,
+            capture_output=True,
+        )
         files = _changed(before, after)
         rb, ra = _check(ruff, before, files, extend), _check(ruff, after, files, extend)
         new, new_format = [], []
@@ -84,7 +98,9 @@ def delta(tree: Path, extend: str = "", unsafe: bool = False) -> dict:
             old = (before / rel).read_text("utf-8", "replace").splitlines()
             fixed = (after / rel).read_text("utf-8", "replace").splitlines()
             touched, mapping = set(), {}
-            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, fixed, autojunk=False).get_opcodes():
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
+                None, old, fixed, autojunk=False
+            ).get_opcodes():
                 if tag == "equal":
                     mapping.update({j1 + k + 1: i1 + k + 1 for k in range(j2 - j1)})
                 else:
@@ -99,9 +115,14 @@ def delta(tree: Path, extend: str = "", unsafe: bool = False) -> dict:
                     new.append(f"{rel}:{row}: {code}")
             extra = _format(ruff, after, rel) - _format(ruff, before, rel)
             new_format += [f"{rel}: {line[:80]}" for line in extra.elements()]
-        return {"tree": str(tree), "fixed_files": len(files),
-                "ruff_findings_before": sum(map(len, rb.values())), "ruff_findings_after": sum(map(len, ra.values())),
-                "new_findings": new, "new_format_lines": new_format}
+        return {
+            "tree": str(tree),
+            "fixed_files": len(files),
+            "ruff_findings_before": sum(map(len, rb.values())),
+            "ruff_findings_after": sum(map(len, ra.values())),
+            "new_findings": new,
+            "new_format_lines": new_format,
+        }
 
 
 def main(argv=None) -> int:

@@ -28,17 +28,33 @@ def worker(index, target, deadline, batch, out, python):
     """Batches of one target until the deadline; a batch still running then is stopped and not
     counted (so a campaign ends on time)."""
     ran, failed, logs = 0, 0, []
-    env = dict(os.environ, FUZZ_EXAMPLES=str(batch), FUZZ_RANDOM="1",
-               PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(
+        os.environ,
+        FUZZ_EXAMPLES=str(batch),
+        FUZZ_RANDOM="1",
+        PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
     n = 0
     while time.monotonic() < deadline:
         n += 1
         try:
             proc = subprocess.run(
-                [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hypothesis-show-statistics",
-                 f"tests/test_fuzz_targets.py::{target}"],
-                cwd=ROOT, env=env, capture_output=True, text=True,
-                timeout=max(1.0, deadline - time.monotonic()))
+                [
+                    python,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    "--hypothesis-show-statistics",
+                    f"tests/test_fuzz_targets.py::{target}",
+                ],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=max(1.0, deadline - time.monotonic()),
+            )
         except subprocess.TimeoutExpired:
             break
         text = proc.stdout + proc.stderr
@@ -57,8 +73,12 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     ap.add_argument("--seconds", type=float, default=480)
     ap.add_argument("--batch", type=int, default=400, help="examples per C++/config batch")
-    ap.add_argument("--python-batch", type=int, default=60,
-                    help="examples per Python batch (each generated program is fixed and verified: slower)")
+    ap.add_argument(
+        "--python-batch",
+        type=int,
+        default=60,
+        help="examples per Python batch (each generated program is fixed and verified: slower)",
+    )
     ap.add_argument("--out", type=Path, default=Path("fuzz-campaign"))
     ap.add_argument("--python", default=sys.executable)
     args = ap.parse_args(argv)
@@ -66,10 +86,18 @@ def main(argv=None):
     deadline = time.monotonic() + args.seconds
     started = time.time()
     with ThreadPoolExecutor(args.workers) as pool:
-        jobs = [pool.submit(worker, i, TARGETS[i % len(TARGETS)], deadline,
-                              args.python_batch if TARGETS[i % len(TARGETS)] == "test_fuzz_python" else args.batch,
-                              args.out, args.python)
-                for i in range(args.workers)]
+        jobs = [
+            pool.submit(
+                worker,
+                i,
+                TARGETS[i % len(TARGETS)],
+                deadline,
+                args.python_batch if TARGETS[i % len(TARGETS)] == "test_fuzz_python" else args.batch,
+                args.out,
+                args.python,
+            )
+            for i in range(args.workers)
+        ]
         results = [j.result() for j in jobs]
     summary = {}
     for target, ran, failed, logs in results:
@@ -84,7 +112,9 @@ def main(argv=None):
     for target in TARGETS:
         s = summary.get(target, {"inputs": 0, "failing_batches": 0})
         print(f"{target}: {s['inputs']} inputs, {s['failing_batches']} failing batches")
-    print(f"total: {summary['_total_inputs']} inputs in {summary['_wall_seconds']} s on {args.workers} workers")
+    print(
+        f"total: {summary['_total_inputs']} inputs in {summary['_wall_seconds']} s on {args.workers} workers"
+    )
     return 1 if any(v["failing_batches"] for k, v in summary.items() if not k.startswith("_")) else 0
 
 

@@ -27,7 +27,7 @@ import sys
 import tempfile
 from typing import Dict, List, Tuple
 
-DESIGN = "docs/benchmarks.md, section \"What is left of issue #28, and the designs that would meet it\""
+DESIGN = 'docs/benchmarks.md, section "What is left of issue #28, and the designs that would meet it"'
 
 # (phase, substrings of a module path under rocm_lint/ or of a built-in's name); first match wins
 PHASES: List[Tuple[str, Tuple[str, ...]]] = [
@@ -35,10 +35,14 @@ PHASES: List[Tuple[str, Tuple[str, ...]]] = [
     ("partial parse: picking statements", ("python/partial",)),
     ("trigger search (words, Aho-Corasick)", ("rocm_lint/words", "ahocorasick")),
     ("project model (cross-module facts)", ("python/project",)),
-    ("module context (imports, bindings, predicates)", ("python/context", "python/predicates",
-                                                        "python/names", "python/source_view")),
-    ("gated walk (analyser, gates)", ("python/analyzer", "python/gates", "python/gate_control",
-                                      "python/patterns")),
+    (
+        "module context (imports, bindings, predicates)",
+        ("python/context", "python/predicates", "python/names", "python/source_view"),
+    ),
+    (
+        "gated walk (analyser, gates)",
+        ("python/analyzer", "python/gates", "python/gate_control", "python/patterns"),
+    ),
     ("rules' checkers", ("rocm_lint/rules/",)),
     ("C++ lexer", ("cpp/lexer",)),
     ("C++ #if model", ("cpp/preproc", "cpp/conditions", "cpp/nvidia_view")),
@@ -47,18 +51,49 @@ PHASES: List[Tuple[str, Tuple[str, ...]]] = [
     ("build context (CMake, setup.py)", ("rocm_lint/build/",)),
     ("config files", ("rocm_lint/configfiles/",)),
     ("suppressions (noqa)", ("rocm_lint/noqa", "tokenize")),
-    ("discovery, reading, decoding", ("rocm_lint/discovery", "pathspec", "posix.", "io.open",
-                                      "_io.", "codecs", "method 'decode'", "method 'read'")),
-    ("engine, cache, report", ("rocm_lint/engine", "rocm_lint/cache", "rocm_lint/cli",
-                               "rocm_lint/finding", "rocm_lint/output", "rocm_lint/workspace")),
-    ("start-up (imports, pattern compiles, dataclass creation)", ("importlib", "<frozen", "marshal", "re/_parser",
-                                                                  "re/_compiler", "re/__init__.py:_compile",
-                                                                  "dataclasses.py", "sre_")),
+    (
+        "discovery, reading, decoding",
+        (
+            "rocm_lint/discovery",
+            "pathspec",
+            "posix.",
+            "io.open",
+            "_io.",
+            "codecs",
+            "method 'decode'",
+            "method 'read'",
+        ),
+    ),
+    (
+        "engine, cache, report",
+        (
+            "rocm_lint/engine",
+            "rocm_lint/cache",
+            "rocm_lint/cli",
+            "rocm_lint/finding",
+            "rocm_lint/output",
+            "rocm_lint/workspace",
+        ),
+    ),
+    (
+        "start-up (imports, pattern compiles, dataclass creation)",
+        (
+            "importlib",
+            "<frozen",
+            "marshal",
+            "re/_parser",
+            "re/_compiler",
+            "re/__init__.py:_compile",
+            "dataclasses.py",
+            "sre_",
+        ),
+    ),
 ]
 
 
-def profile_checks(paths: List[str], repeat: int = 1, texts: Dict[str, str] = None,
-                   warm: bool = True) -> Dict[str, float]:
+def profile_checks(
+    paths: List[str], repeat: int = 1, texts: Dict[str, str] = None, warm: bool = True
+) -> Dict[str, float]:
     """Seconds of own time per phase of ``engine.check_source`` on ``paths`` in this process,
     ``repeat`` times with one long-lived ``Workspace`` (as the language server or a CLI worker
     checks: start-up and discovery are not in it).  ``texts``: a text per path instead of the
@@ -96,10 +131,22 @@ def profile(tree: str, extra: List[str], unplaced: Dict[str, float] = None) -> D
     """Seconds of own time per phase of ``rocm-lint check --no-cache -j 1 TREE``."""
     with tempfile.TemporaryDirectory(prefix="rocm-lint-leftover-") as tmp:
         out = os.path.join(tmp, "prof")
-        argv = ["check", "--no-cache", "-j", "1", "--quiet", "--exit-zero", "--output-format", "concise",
-                *extra, tree]
-        code = ("import cProfile, sys\nfrom rocm_lint.cli import main\n"
-                "prof = cProfile.Profile()\nprof.runcall(main, sys.argv[2:])\nprof.dump_stats(sys.argv[1])\n")
+        argv = [
+            "check",
+            "--no-cache",
+            "-j",
+            "1",
+            "--quiet",
+            "--exit-zero",
+            "--output-format",
+            "concise",
+            *extra,
+            tree,
+        ]
+        code = (
+            "import cProfile, sys\nfrom rocm_lint.cli import main\n"
+            "prof = cProfile.Profile()\nprof.runcall(main, sys.argv[2:])\nprof.dump_stats(sys.argv[1])\n"
+        )
         subprocess.run([sys.executable, "-c", code, out, *argv], stdout=subprocess.DEVNULL, check=True)
         stats = pstats.Stats(out, stream=io.StringIO())
     return _phases(stats, unplaced)
@@ -153,7 +200,7 @@ def main() -> int:
     extra = ["--select", args.select] if args.select else []
     unplaced: Dict[str, float] = {}
     print("\n".join(render(profile(args.tree, extra, unplaced))))
-    for where, seconds in sorted(unplaced.items(), key=lambda kv: -kv[1])[:args.other]:
+    for where, seconds in sorted(unplaced.items(), key=lambda kv: -kv[1])[: args.other]:
         print(f"      other: {seconds:6.3f} s  {where}")
     return 0
 

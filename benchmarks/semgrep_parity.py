@@ -50,13 +50,17 @@ def cuda_files(tree: Path) -> List[str]:
     out = []
     for dirpath, dirnames, names in os.walk(tree):
         dirnames[:] = sorted(d for d in dirnames if d != ".git")
-        out.extend(os.path.relpath(os.path.join(dirpath, n), tree) for n in sorted(names) if n.endswith(CUDA_SUFFIXES))
+        out.extend(
+            os.path.relpath(os.path.join(dirpath, n), tree)
+            for n in sorted(names)
+            if n.endswith(CUDA_SUFFIXES)
+        )
     return out
 
 
 def chunks(items: List[str], size: int = 400):
     for i in range(0, len(items), size):
-        yield items[i:i + size]
+        yield items[i : i + size]
 
 
 def run_json(cmd: List[str], cwd: Path):
@@ -70,8 +74,20 @@ def run_json(cmd: List[str], cwd: Path):
 def builtin(tree: Path, files: List[str]) -> Set[Key]:
     found: Set[Key] = set()
     for part in chunks(files):
-        cmd = [sys.executable, "-m", "rocm_lint", "check", "--no-cache", "--select", "ROC6,ROC7",
-               "--output-format", "json", "--exit-zero", "--", *part]
+        cmd = [
+            sys.executable,
+            "-m",
+            "rocm_lint",
+            "check",
+            "--no-cache",
+            "--select",
+            "ROC6,ROC7",
+            "--output-format",
+            "json",
+            "--exit-zero",
+            "--",
+            *part,
+        ]
         for f in run_json(cmd, tree):
             found.add((os.path.normpath(os.path.join(tree, f["filename"])), f["location"]["row"], f["code"]))
     return found
@@ -83,12 +99,28 @@ def semgrep(tree: Path, files: List[str]) -> Tuple[Set[Key], Set[str], List[str]
     partial: Set[str] = set()
     other: List[str] = []
     for part in chunks(files):
-        cmd = [str(BIN / "semgrep"), "scan", "--config", str(RULES), "--json", "--metrics=off",
-               "--disable-version-check", "--scan-unknown-extensions", "--no-rewrite-rule-ids", "--", *part]
+        cmd = [
+            str(BIN / "semgrep"),
+            "scan",
+            "--config",
+            str(RULES),
+            "--json",
+            "--metrics=off",
+            "--disable-version-check",
+            "--scan-unknown-extensions",
+            "--no-rewrite-rule-ids",
+            "--",
+            *part,
+        ]
         data = run_json(cmd, tree)
         for r in data["results"]:
-            found.add((os.path.normpath(os.path.join(tree, r["path"])), r["start"]["line"],
-                       r["extra"]["metadata"]["rocm-lint-code"]))
+            found.add(
+                (
+                    os.path.normpath(os.path.join(tree, r["path"])),
+                    r["start"]["line"],
+                    r["extra"]["metadata"]["rocm-lint-code"],
+                )
+            )
         for e in data["errors"]:
             kind = e.get("type")
             kind = kind[0] if isinstance(kind, list) else kind
@@ -110,7 +142,10 @@ def table(codes: List[str], ours: Set[Key], theirs: Set[Key]) -> List[Tuple[str,
 
 
 def markdown(rows, parse_rows, command: str) -> str:
-    out = ["| rule | built-in | semgrep | both | only built-in | only semgrep |", "|---|---:|---:|---:|---:|---:|"]
+    out = [
+        "| rule | built-in | semgrep | both | only built-in | only semgrep |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for code, *counts in rows:
         name = "**all**" if code == "all" else code
         out.append(f"| {name} | " + " | ".join(str(c) for c in counts) + " |")

@@ -81,7 +81,7 @@ def {func}(unit: CppUnit) -> Iterator[Hit]:
         yield {code}.hit(m.start(), m.end(), {code}.message(text=m.group(0)))
 '''
 
-PAGE = '''## What it does
+PAGE = """## What it does
 Flags {what} where the code may run on ROCm (code under a ROCm gate stays silent).
 
 ## Why is this bad on ROCm?
@@ -102,7 +102,7 @@ No autofix yet.
 
 ## References
 1. [{reference}]({reference})
-'''
+"""
 
 
 def _reason(summary: str) -> str:
@@ -115,8 +115,16 @@ def _snake(name: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
 
 
-def scaffold(code: str, name: str, summary: str, language: str, reference: str,
-             call: str = "", pattern: str = "", root: Path = ROOT) -> list:
+def scaffold(
+    code: str,
+    name: str,
+    summary: str,
+    language: str,
+    reference: str,
+    call: str = "",
+    pattern: str = "",
+    root: Path = ROOT,
+) -> list:
     """Write the rule's module, page and fixtures under ``root``; return the paths written."""
     code = code.upper()
     if not re.fullmatch(r"ROC[1-9][0-9]{2}", code):
@@ -135,13 +143,24 @@ def scaffold(code: str, name: str, summary: str, language: str, reference: str,
         if not re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*", call or ""):
             raise SystemExit("--call: the dotted name of the function to flag (torch.cuda.foo)")
         module_dir, leaf = call.rsplit(".", 1)
-        source = PY_MODULE.format(code=code, name=name, summary=summary, trigger=leaf, call=call,
-                                  func=func, message=_reason(summary))
-        positive = (f"import {call.split('.')[0]}\n\n{call}()  # expect: {code}\n\n\n"
-                    f"def train():\n    {call}()  # expect: {code}\n")
-        negative = (f"import {call.split('.')[0]}\n\nif not {call.split('.')[0]}.version.hip:\n    {call}()\n\n"
-                    f"\ndef {leaf}():  # a function of the same name elsewhere is not {call}\n    pass\n\n\n"
-                    f"{leaf}()\n")
+        source = PY_MODULE.format(
+            code=code,
+            name=name,
+            summary=summary,
+            trigger=leaf,
+            call=call,
+            func=func,
+            message=_reason(summary),
+        )
+        positive = (
+            f"import {call.split('.')[0]}\n\n{call}()  # expect: {code}\n\n\n"
+            f"def train():\n    {call}()  # expect: {code}\n"
+        )
+        negative = (
+            f"import {call.split('.')[0]}\n\nif not {call.split('.')[0]}.version.hip:\n    {call}()\n\n"
+            f"\ndef {leaf}():  # a function of the same name elsewhere is not {call}\n    pass\n\n\n"
+            f"{leaf}()\n"
+        )
         suffix, lang, example = ".py", "python", f"{call}()"
         instead = f"if not is_rocm:\n    {call}()"
         what = f"calls of `{call}()`"
@@ -152,14 +171,27 @@ def scaffold(code: str, name: str, summary: str, language: str, reference: str,
         literal = re.sub(r"\\[bBAZ]|[\^$]", "", pattern)
         sample = literal if regex.search(literal) else None
         if sample is None or not re.fullmatch(r"[\w:.]+", sample):
-            raise SystemExit("--pattern: use a pattern whose plain text is a C++ name it matches "
-                             "(__foo_sync\\b); edit the fixtures by hand for anything richer")
-        source = CPP_MODULE.format(code=code, name=name, summary=summary, trigger=sample, pattern=pattern,
-                                   func=func, message=_reason(summary))
-        positive = (f"__global__ void kernel(int* out) {{\n  out[0] = {sample}(out[1]);  // expect: {code}\n}}\n")
-        negative = (f"// {sample} in a comment is not code\n__global__ void kernel(int* out) {{\n"
-                    f"#ifndef USE_ROCM\n  out[0] = {sample}(out[1]);\n#endif\n"
-                    f"  const char* s = \"{sample}\";\n}}\n")
+            raise SystemExit(
+                "--pattern: use a pattern whose plain text is a C++ name it matches "
+                "(__foo_sync\\b); edit the fixtures by hand for anything richer"
+            )
+        source = CPP_MODULE.format(
+            code=code,
+            name=name,
+            summary=summary,
+            trigger=sample,
+            pattern=pattern,
+            func=func,
+            message=_reason(summary),
+        )
+        positive = (
+            f"__global__ void kernel(int* out) {{\n  out[0] = {sample}(out[1]);  // expect: {code}\n}}\n"
+        )
+        negative = (
+            f"// {sample} in a comment is not code\n__global__ void kernel(int* out) {{\n"
+            f"#ifndef USE_ROCM\n  out[0] = {sample}(out[1]);\n#endif\n"
+            f'  const char* s = "{sample}";\n}}\n'
+        )
         suffix, lang, example = ".cu", "cpp", f"out[0] = {sample}(x);"
         instead = f"#ifndef USE_ROCM\nout[0] = {sample}(x);\n#else\nout[0] = /* the HIP way */;\n#endif"
         what = f"`{sample}` in CUDA C++"
@@ -167,8 +199,12 @@ def scaffold(code: str, name: str, summary: str, language: str, reference: str,
         raise SystemExit("--language: python or cuda")
     written = []
     module.write_text(source, encoding="utf-8")
-    page.write_text(PAGE.format(what=what, summary=summary, lang=lang, example=example, instead=instead,
-                                reference=reference), encoding="utf-8")
+    page.write_text(
+        PAGE.format(
+            what=what, summary=summary, lang=lang, example=example, instead=instead, reference=reference
+        ),
+        encoding="utf-8",
+    )
     written += [module, page]
     for path, text in ((fixtures / f"{code}{suffix}", positive), (fixtures / f"{code}_ok{suffix}", negative)):
         if path.exists():
@@ -192,9 +228,23 @@ def scaffold(code: str, name: str, summary: str, language: str, reference: str,
     written.append(index)
     # The snapshot is written by the fixture harness itself (one format, one place).
     positive_fixture = fixtures / f"{code}{suffix}"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "tests/test_fixture_snapshots.py", "--update-snapshots", "-k", code],
-                          cwd=root, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_fixture_snapshots.py",
+            "--update-snapshots",
+            "-k",
+            code,
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
     snapshot = positive_fixture.with_name(positive_fixture.name + ".expected")
     if proc.returncode != 0 or not snapshot.is_file():
         raise SystemExit(f"the fixture harness failed on the new rule:\n{proc.stdout}{proc.stderr}")
@@ -212,8 +262,15 @@ def main(argv=None) -> int:
     parser.add_argument("--pattern", default="", help="C++: the regular expression to flag")
     parser.add_argument("--reference", required=True, help="a public URL with the evidence")
     args = parser.parse_args(argv)
-    for path in scaffold(args.code, args.name, args.summary, args.language, args.reference,
-                         call=args.call, pattern=args.pattern):
+    for path in scaffold(
+        args.code,
+        args.name,
+        args.summary,
+        args.language,
+        args.reference,
+        call=args.call,
+        pattern=args.pattern,
+    ):
         print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     return 0
 

@@ -17,16 +17,26 @@ EXPECT = re.compile(r"(?:#|//|/\*)\s*expect:\s*((?:ROC[0-9]{3}\s*)+)")  # `#` Py
 SNAPSHOT_SUFFIX = ".expected"
 # The CLI keeps a cache beside the configuration (.rocm_lint_cache): the tests' runs keep theirs
 # in one temporary directory instead of the fixtures (tests/test_cache.py uses its own).
-os.environ.setdefault("ROCM_LINT_CACHE_DIR", str(Path(__import__("tempfile").mkdtemp(prefix="rocm-lint-cache-"))))
+os.environ.setdefault(
+    "ROCM_LINT_CACHE_DIR", str(Path(__import__("tempfile").mkdtemp(prefix="rocm-lint-cache-")))
+)
 
 
 def pytest_addoption(parser):
-    parser.addoption("--update-snapshots", action="store_true", default=False,
-                     help="rewrite the fixtures' .expected snapshot files from the engine's findings "
-                          "instead of failing on a difference (tests/test_fixture_snapshots.py)")
-    parser.addoption("--all-tiers", action="store_true", default=False,
-                     help="also run the integration tier (real Semgrep, pre-commit, the Action, the "
-                          "browser, compilers, differential runs): what `make test` and CI run")
+    parser.addoption(
+        "--update-snapshots",
+        action="store_true",
+        default=False,
+        help="rewrite the fixtures' .expected snapshot files from the engine's findings "
+        "instead of failing on a difference (tests/test_fixture_snapshots.py)",
+    )
+    parser.addoption(
+        "--all-tiers",
+        action="store_true",
+        default=False,
+        help="also run the integration tier (real Semgrep, pre-commit, the Action, the "
+        "browser, compilers, differential runs): what `make test` and CI run",
+    )
 
 
 # The fast tier is what a plain `python -m pytest` runs: unit, snapshot and property tests.
@@ -69,7 +79,12 @@ def run_cli(*args, cwd=None, env=None, input=None):
         full_env.update(env)
     return subprocess.run(
         [sys.executable, "-m", "rocm_lint", *map(str, args)],
-        cwd=cwd, env=full_env, capture_output=True, text=True, input=input, timeout=300,
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        input=input,
+        timeout=300,
     )
 
 
@@ -79,8 +94,12 @@ def cli():
 
 
 _INCLUDE_LINE = re.compile(r"^(\s*)#\s*include\s*([<\"])(.*)[>\"]", re.M)
-NVIDIA_DEFINES = ("-DCUDA_VERSION=12040", "-DCUDART_VERSION=12040", "-D__CUDACC_VER_MAJOR__=12",
-                  "-D__CUDACC_VER_MINOR__=4")
+NVIDIA_DEFINES = (
+    "-DCUDA_VERSION=12040",
+    "-DCUDART_VERSION=12040",
+    "-D__CUDACC_VER_MAJOR__=12",
+    "-D__CUDACC_VER_MINOR__=4",
+)
 ROCM_DEFINES = ("-DUSE_ROCM", "-D__HIP_PLATFORM_AMD__", "-D__HIPCC__", "-D__HIP__")
 
 
@@ -91,8 +110,9 @@ def translation_unit(text, tmp_path, name, defines=NVIDIA_DEFINES):
     each platform includes is part of the result."""
     src = tmp_path / f"{name}.cu"
     src.write_text(_INCLUDE_LINE.sub(r"\1INCLUDE(\2\3)", text))
-    proc = subprocess.run(["cpp", "-P", "-x", "c++", "-undef", "-nostdinc", *defines, str(src)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["cpp", "-P", "-x", "c++", "-undef", "-nostdinc", *defines, str(src)], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return [line for line in proc.stdout.splitlines() if line.strip()]
 
@@ -106,8 +126,11 @@ def nvcc_ptx(text, tmp_path, name):
     src.write_text(text)
     out = tmp_path / f"{name}.ptx"
     for _ in range(8):
-        proc = subprocess.run(["nvcc", "-rdc=true", "--ptx", "-arch=compute_75", "-w", f"-I{stubs}", str(src),
-                               "-o", str(out)], capture_output=True, text=True)
+        proc = subprocess.run(
+            ["nvcc", "-rdc=true", "--ptx", "-arch=compute_75", "-w", f"-I{stubs}", str(src), "-o", str(out)],
+            capture_output=True,
+            text=True,
+        )
         missing = re.search(r"fatal error: ([\w./]+): No such file", proc.stderr)
         if proc.returncode == 0 or not missing:
             break

@@ -70,9 +70,14 @@ def inline_patterns(path: Path) -> Iterator[Tuple[str, int, int, str]]:
     """(pattern, flags, line, re function) of each literal pattern handed to an ``re`` function."""
     tree = ast.parse(path.read_text("utf-8"))
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
-                and node.func.attr in RE_FUNCS and node.args):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "re"
+            and node.func.attr in RE_FUNCS
+            and node.args
+        ):
             continue
         first = node.args[0]
         if not (isinstance(first, ast.Constant) and isinstance(first.value, (str, bytes))):
@@ -81,8 +86,17 @@ def inline_patterns(path: Path) -> Iterator[Tuple[str, int, int, str]]:
         for kw in node.keywords:
             if kw.arg == "flags":
                 flags = _flags(kw.value)
-        positional_flags = {"compile": 1, "search": 2, "match": 2, "fullmatch": 2, "findall": 2, "finditer": 2,
-                            "split": 3, "sub": 4, "subn": 4}[node.func.attr]
+        positional_flags = {
+            "compile": 1,
+            "search": 2,
+            "match": 2,
+            "fullmatch": 2,
+            "findall": 2,
+            "finditer": 2,
+            "split": 3,
+            "sub": 4,
+            "subn": 4,
+        }[node.func.attr]
         if len(node.args) > positional_flags:
             flags |= _flags(node.args[positional_flags])
         yield first.value, flags, node.lineno, node.func.attr
@@ -96,8 +110,11 @@ def anchored_only(name: str) -> bool:
     tried at given positions, never searched from every position)?"""
     if not _SOURCES:
         _SOURCES.update({str(p): p.read_text("utf-8") for p in SRC.rglob("*.py")})
-    uses = [m for text in _SOURCES.values()
-            for m in re.finditer(r"(?<![\w.])%s\b(?!\s*=[^=])(\.\w+)?" % re.escape(name), text)]
+    uses = [
+        m
+        for text in _SOURCES.values()
+        for m in re.finditer(r"(?<![\w.])%s\b(?!\s*=[^=])(\.\w+)?" % re.escape(name), text)
+    ]
     return bool(uses) and all(m.group(1) in (".match", ".fullmatch") for m in uses)
 
 
@@ -128,7 +145,10 @@ def all_patterns() -> Dict[str, "re.Pattern"]:
             key = (pattern.pattern, pattern.flags)
             if key not in seen:
                 seen.add(key)
-                found[f"{path.relative_to(SRC.parent)}:{line}" + (":match" if how in ("match", "fullmatch") else "")] = pattern
+                found[
+                    f"{path.relative_to(SRC.parent)}:{line}"
+                    + (":match" if how in ("match", "fullmatch") else "")
+                ] = pattern
     return found
 
 
@@ -142,7 +162,7 @@ def _accepts(items, category: str) -> List[str]:
     if category == "LITERAL":
         out.append(chr(items))
     elif category == "ANY":
-        out.extend("a \\\"")
+        out.extend('a \\"')
     elif category == "IN":
         try:
             test = re.compile(_unparse_in(items))
@@ -167,9 +187,16 @@ def _unparse_in(items) -> str:
         elif name == "RANGE":
             parts.append(f"{re.escape(chr(av[0]))}-{re.escape(chr(av[1]))}")
         elif name == "CATEGORY":
-            parts.append({"CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
-                          "CATEGORY_NOT_SPACE": r"\S", "CATEGORY_WORD": r"\w",
-                          "CATEGORY_NOT_WORD": r"\W"}.get(str(av), r"\w"))
+            parts.append(
+                {
+                    "CATEGORY_DIGIT": r"\d",
+                    "CATEGORY_NOT_DIGIT": r"\D",
+                    "CATEGORY_SPACE": r"\s",
+                    "CATEGORY_NOT_SPACE": r"\S",
+                    "CATEGORY_WORD": r"\w",
+                    "CATEGORY_NOT_WORD": r"\W",
+                }.get(str(av), r"\w")
+            )
     return "[" + ("^" if negate else "") + "".join(parts) + "]"
 
 
@@ -198,7 +225,7 @@ def _first_chars(parsed, out: Set[str]) -> None:
         if name in ("LITERAL", "ANY", "IN"):
             out.update(_accepts(av, name))
         elif name == "NOT_LITERAL":
-            out.update(c for c in "a \\\"" if ord(c) != av)
+            out.update(c for c in 'a \\"' if ord(c) != av)
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             _first_chars(av[2], out)
             if av[0] > 0:
@@ -261,7 +288,7 @@ def input_makers(pattern: "re.Pattern") -> Iterator[Tuple[str, Callable[[int], o
     # pairs of repeat characters alternating (a(ba)* style ambiguity), and prefix repeated
     ordered = sorted(chars)[:12]
     for i, a in enumerate(ordered):
-        for b in ordered[i + 1:]:
+        for b in ordered[i + 1 :]:
             yield f"({a!r}{b!r})*n", lambda size, ab=a + b: ab * (size // 2) + "\\"
     for p in sorted(prefixes):
         if p:
@@ -295,8 +322,9 @@ def _cpu(pattern: "re.Pattern", text, anchored: bool) -> float:
     return time.thread_time() - start
 
 
-def slowest_input(pattern: "re.Pattern", anchored: bool = False, size: int = SCREEN,
-                  bound: float = SCREEN_BOUND) -> Optional[str]:
+def slowest_input(
+    pattern: "re.Pattern", anchored: bool = False, size: int = SCREEN, bound: float = SCREEN_BOUND
+) -> Optional[str]:
     """The label of the input that took the most CPU time at ``size`` (None: no input); all of
     them together within ``bound`` seconds of CPU time (``Hang``)."""
     worst: Tuple[float, Optional[str]] = (-1.0, None)
@@ -306,8 +334,14 @@ def slowest_input(pattern: "re.Pattern", anchored: bool = False, size: int = SCR
     return worst[1]
 
 
-def hang_check(pattern: "re.Pattern", anchored: bool = False, big: int = BIG, bound: float = BOUND,
-               screen: int = SCREEN, screen_bound: float = SCREEN_BOUND) -> Tuple[str, float]:
+def hang_check(
+    pattern: "re.Pattern",
+    anchored: bool = False,
+    big: int = BIG,
+    bound: float = BOUND,
+    screen: int = SCREEN,
+    screen_bound: float = SCREEN_BOUND,
+) -> Tuple[str, float]:
     """(label, CPU seconds) of the pattern's slowest input run at ``big`` characters; raises
     ``Hang`` (an AssertionError) when it takes more than ``bound`` seconds."""
     label = slowest_input(pattern, anchored, screen, screen_bound)

@@ -49,8 +49,9 @@ __global__ void k(int *out, int p) {
 
 
 def git(*args, cwd):
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True
+    )
 
 
 def entry(lines, note="n", code=None):
@@ -73,25 +74,41 @@ def corpus(tmp_path_factory):
     git("init", "-q", cwd=work)
     git("add", ".", cwd=work)
     git("commit", "-q", "-m", "tiny", cwd=work)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True
+    ).stdout.strip()
     (base / "acme+bare").mkdir()
     git("clone", "-q", "--bare", str(work), str(base / "acme+bare" / "repo"), cwd=base)
     return base, commit
 
 
 def tiny_labels(repo, commit):
-    train = {"repo": repo, "path": "train.py", "kind": "py",
-             "hazards": [entry([3], code="ROC101"),            # hit, exact line
-                         entry([8, 9], code="ROC101"),         # hit (8) and a second occurrence (9)
-                         entry([13], code="ROC201"),           # finding on 14: hit within +-1
-                         entry([1], code="ROC401")],           # nothing reported there: a miss
-             "decoys": [entry([6], "gated by torch.version.hip"),  # silent: no false positive
-                        entry([12], "a decoy the tool reports")],  # false positive on a decoy
-             "ambiguous": [entry([10])],                       # its finding is ignored
-             "uncovered": [entry([11])]}                       # its finding is counted apart
-    kern = {"repo": repo, "path": "kern.cu", "kind": "cpp",
-            "hazards": [entry([1], code="ROC702"), entry([4], code="ROC602"), entry([5], code="ROC601")],
-            "decoys": [], "ambiguous": [], "uncovered": []}   # ROC601 on 4, ROC603 on 6: unlabeled FPs
+    train = {
+        "repo": repo,
+        "path": "train.py",
+        "kind": "py",
+        "hazards": [
+            entry([3], code="ROC101"),  # hit, exact line
+            entry([8, 9], code="ROC101"),  # hit (8) and a second occurrence (9)
+            entry([13], code="ROC201"),  # finding on 14: hit within +-1
+            entry([1], code="ROC401"),
+        ],  # nothing reported there: a miss
+        "decoys": [
+            entry([6], "gated by torch.version.hip"),  # silent: no false positive
+            entry([12], "a decoy the tool reports"),
+        ],  # false positive on a decoy
+        "ambiguous": [entry([10])],  # its finding is ignored
+        "uncovered": [entry([11])],
+    }  # its finding is counted apart
+    kern = {
+        "repo": repo,
+        "path": "kern.cu",
+        "kind": "cpp",
+        "hazards": [entry([1], code="ROC702"), entry([4], code="ROC602"), entry([5], code="ROC601")],
+        "decoys": [],
+        "ambiguous": [],
+        "uncovered": [],
+    }  # ROC601 on 4, ROC603 on 6: unlabeled FPs
     return {"version": 2, "repos": [{"repo": repo, "commit": commit}], "files": [train, kern]}
 
 
@@ -102,8 +119,9 @@ def write_labels(folder, name, doc):
 
 
 def run_score(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, str(SCORE), *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, str(SCORE), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_committed_labels_validate():
@@ -147,8 +165,11 @@ def test_scores_each_class_of_finding(scored):
     assert [a["line"] for a in lint["ambiguous"]] == [10]
     assert [u["line"] for u in lint["uncovered"]] == [11]
     fps = {(f["path"], f["line"], f["code"], f["where"]) for f in lint["false_positives"]}
-    assert fps == {("train.py", 12, "ROC101", "decoy"), ("kern.cu", 4, "ROC601", "other-code"),
-                   ("kern.cu", 6, "ROC603", "unlabeled")}
+    assert fps == {
+        ("train.py", 12, "ROC101", "decoy"),
+        ("kern.cu", 4, "ROC601", "other-code"),
+        ("kern.cu", 6, "ROC603", "unlabeled"),
+    }
     # only labeled files count: other.py's finding is in the tree, not in the score
     assert result["repos"][0]["findings_in_tree"] == 13
     assert lint["codes"]["ROC101"]["hazards"] == 2 and lint["codes"]["ROC603"]["fp"] == 1
@@ -158,8 +179,10 @@ def test_grep_baseline_scored_on_the_same_lines(scored):
     _, result = scored
     grep = result["grep"]
     # allow_tf32 on every assignment: the gated line 6 and line 12 are decoy FPs
-    assert {(f["line"], f["where"]) for f in grep["false_positives"] if f["path"] == "train.py"} == \
-        {(6, "decoy"), (12, "decoy")}
+    assert {(f["line"], f["where"]) for f in grep["false_positives"] if f["path"] == "train.py"} == {
+        (6, "decoy"),
+        (12, "decoy"),
+    }
     assert grep["kinds"]["py"]["hits"] == 3 and grep["kinds"]["py"]["misses"] == 1
     assert grep["codes"]["ROC602"]["hits"] == 1
     assert ("kern.cu", 6, "ROC603") in {(f["path"], f["line"], f["code"]) for f in grep["false_positives"]}
@@ -184,15 +207,21 @@ def test_bare_layout_missing_commit_and_absent_repo(corpus, tmp_path):
     doc["repos"] += direct["repos"]
     doc["files"] += direct["files"]
     doc["repos"].append({"repo": "acme/gone", "commit": commit})
-    doc["files"].append({"repo": "acme/gone", "path": "a.py", "kind": "py", "hazards": [entry([1], code="ROC101")]})
+    doc["files"].append(
+        {"repo": "acme/gone", "path": "a.py", "kind": "py", "hazards": [entry([1], code="ROC101")]}
+    )
     write_labels(tmp_path / "labels", "a.json", doc)
     write_labels(tmp_path / "labels", "b.json", tiny_labels("acme/tiny", "0" * 40))
     out = tmp_path / "r.json"
     proc = run_score("--labels", tmp_path / "labels", "--json", out, "-j", "2", cwd=ROOT)
     assert proc.returncode != 0 and "no corpus" in proc.stderr
-    proc = subprocess.run([sys.executable, str(SCORE), "--labels", str(tmp_path / "labels"), "--json", str(out),
-                           "-j", "2"], env={**__import__("os").environ, "ACCURACY_CORPUS": str(base)},
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(SCORE), "--labels", str(tmp_path / "labels"), "--json", str(out), "-j", "2"],
+        env={**__import__("os").environ, "ACCURACY_CORPUS": str(base)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     result = json.loads(out.read_text())
     by_repo = {r["repo"]: r for r in result["repos"]}
@@ -214,11 +243,14 @@ def test_snapshot_without_large_blobs_and_a_broken_link(corpus, tmp_path):
     (work / "include" / "gone.h").symlink_to("../third_party/gone.h")
     git("add", ".", cwd=work)
     git("commit", "-q", "-m", "link", cwd=work)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True
+    ).stdout.strip()
     snap = tmp_path / "corpus" / "acme+holes" / "repo"
     git("clone", "-q", "--bare", "--no-local", str(work), str(snap), cwd=tmp_path)
-    blob = subprocess.run(["git", "rev-parse", f"{head}:other.py"], cwd=work, capture_output=True,
-                          text=True).stdout.strip()
+    blob = subprocess.run(
+        ["git", "rev-parse", f"{head}:other.py"], cwd=work, capture_output=True, text=True
+    ).stdout.strip()
     packs = list((snap / "objects" / "pack").glob("*.pack"))
     for pack in packs:  # unpack, then drop other.py's blob
         pack.rename(tmp_path / pack.name)
@@ -242,21 +274,27 @@ def test_snapshot_without_large_blobs_and_a_broken_link(corpus, tmp_path):
 def test_check_labels(corpus, tmp_path):
     base, commit = corpus
     doc = tiny_labels("acme/tiny", commit)
-    doc["files"][0]["hazards"].append(entry([6], code="ROC101"))    # also a decoy
-    doc["files"][1]["hazards"].append(entry([0], code="ROC601"))    # not a positive line
-    doc["files"][1]["hazards"].append(entry([2], code="ROC999"))    # no such rule
+    doc["files"][0]["hazards"].append(entry([6], code="ROC101"))  # also a decoy
+    doc["files"][1]["hazards"].append(entry([0], code="ROC601"))  # not a positive line
+    doc["files"][1]["hazards"].append(entry([2], code="ROC999"))  # no such rule
     doc["files"].append({"repo": "acme/tiny", "path": "k.py", "kind": "python"})
     write_labels(tmp_path / "bad", "bad.json", doc)
     proc = run_score("--check-labels", "--labels", tmp_path / "bad")
     assert proc.returncode == 1
-    for words in ("both a hazard and a decoy", "positive integers", "ROC999 is not a rocm-lint rule",
-                  "`kind` must be one of py/cpp/cfg"):
+    for words in (
+        "both a hazard and a decoy",
+        "positive integers",
+        "ROC999 is not a rocm-lint rule",
+        "`kind` must be one of py/cpp/cfg",
+    ):
         assert words in proc.stdout, words
     doc = tiny_labels("acme/tiny", commit)
-    doc["files"][1]["decoys"].append(entry([40]))                       # past the end of kern.cu
+    doc["files"][1]["decoys"].append(entry([40]))  # past the end of kern.cu
     doc["files"].append({"repo": "acme/tiny", "path": "nope.py", "kind": "py", "hazards": []})
     write_labels(tmp_path / "paths", "p.json", doc)
-    assert run_score("--check-labels", "--labels", tmp_path / "paths").returncode == 0  # no corpus: schema only
+    assert (
+        run_score("--check-labels", "--labels", tmp_path / "paths").returncode == 0
+    )  # no corpus: schema only
     proc = run_score("--check-labels", base, "--labels", tmp_path / "paths")
     assert proc.returncode == 1
     assert "acme/tiny:nope.py: no such file" in proc.stdout
@@ -264,12 +302,31 @@ def test_check_labels(corpus, tmp_path):
 
 
 def test_two_readers_disagreeing_make_a_line_ambiguous(tmp_path):
-    one = {"version": 2, "repos": [{"repo": "a/b", "commit": "1" * 40}],
-           "files": [{"repo": "a/b", "path": "x.cu", "kind": "cpp",
-                      "hazards": [entry([3], code="ROC602"), entry([7], code="ROC603")]}]}
-    two = {"version": 2, "repos": [{"repo": "a/b", "commit": "1" * 40}],
-           "files": [{"repo": "a/b", "path": "x.cu", "kind": "cpp", "hazards": [entry([7], code="ROC603")],
-                      "ambiguous": [entry([3])]}]}
+    one = {
+        "version": 2,
+        "repos": [{"repo": "a/b", "commit": "1" * 40}],
+        "files": [
+            {
+                "repo": "a/b",
+                "path": "x.cu",
+                "kind": "cpp",
+                "hazards": [entry([3], code="ROC602"), entry([7], code="ROC603")],
+            }
+        ],
+    }
+    two = {
+        "version": 2,
+        "repos": [{"repo": "a/b", "commit": "1" * 40}],
+        "files": [
+            {
+                "repo": "a/b",
+                "path": "x.cu",
+                "kind": "cpp",
+                "hazards": [entry([7], code="ROC603")],
+                "ambiguous": [entry([3])],
+            }
+        ],
+    }
     write_labels(tmp_path, "one.json", one)
     write_labels(tmp_path, "two.json", two)
     labels = load_labels(label_paths(tmp_path), CODES)
@@ -282,9 +339,18 @@ def test_two_readers_disagreeing_make_a_line_ambiguous(tmp_path):
 
 
 def test_matching_prefers_exact_lines_and_is_one_to_one(tmp_path):
-    doc = {"version": 2, "repos": [{"repo": "a/b", "commit": "1" * 40}],
-           "files": [{"repo": "a/b", "path": "x.cu", "kind": "cpp",
-                      "hazards": [entry([8], code="ROC602"), entry([9], code="ROC602")]}]}
+    doc = {
+        "version": 2,
+        "repos": [{"repo": "a/b", "commit": "1" * 40}],
+        "files": [
+            {
+                "repo": "a/b",
+                "path": "x.cu",
+                "kind": "cpp",
+                "hazards": [entry([8], code="ROC602"), entry([9], code="ROC602")],
+            }
+        ],
+    }
     write_labels(tmp_path, "m.json", doc)
     f = load_labels(label_paths(tmp_path), CODES).files[("a/b", "x.cu")]
     out = score_file(f, [Finding("ROC602", 9), Finding("ROC602", 8)])
@@ -292,12 +358,20 @@ def test_matching_prefers_exact_lines_and_is_one_to_one(tmp_path):
     out = score_file(f, [Finding("ROC602", 9)])
     assert len(out["hits"]) == 1 and len(out["misses"]) == 1 and out["second"] == []
     out = score_file(f, [Finding("ROC602", 11), Finding("ROC603", 8)])  # 2 lines off; wrong code
-    assert out["hits"] == [] and {(x.line, w) for x, w, _ in out["fps"]} == {(11, "unlabeled"), (8, "other-code")}
+    assert out["hits"] == [] and {(x.line, w) for x, w, _ in out["fps"]} == {
+        (11, "unlabeled"),
+        (8, "other-code"),
+    }
 
 
 def test_grep_patterns_match_what_a_porting_engineer_greps():
     assert [f.code for f in grep_findings("torch.backends.cuda.matmul.allow_tf32 = True", "py")] == ["ROC101"]
-    assert [f.code for f in grep_findings("    m = __ballot_sync(0xffffffff, p);", "cpp")] == ["ROC601", "ROC602"]
+    assert [f.code for f in grep_findings("    m = __ballot_sync(0xffffffff, p);", "cpp")] == [
+        "ROC601",
+        "ROC602",
+    ]
     assert grep_findings("torch.backends.cuda.matmul.allow_tf32 = True", "cpp") == []  # py patterns, py files
-    assert [f.code for f in grep_findings('asm volatile("mov.u32 %0, %%laneid;" : "=r"(x));', "cpp")] == ["ROC701"]
+    assert [f.code for f in grep_findings('asm volatile("mov.u32 %0, %%laneid;" : "=r"(x));', "cpp")] == [
+        "ROC701"
+    ]
     assert [f.code for f in grep_findings("#include <cuda_fp16.h>", "cpp")] == ["ROC702"]

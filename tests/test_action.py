@@ -34,7 +34,15 @@ KERNEL_CU = "#include <cuda_runtime.h>\n__global__ void k() {}\n"
 def test_inputs_outputs_and_steps():
     assert ACTION["runs"]["using"] == "composite"
     inputs = ACTION["inputs"]
-    assert set(inputs) == {"paths", "args", "version", "python-version", "sarif-file", "changed-only", "summary"}
+    assert set(inputs) == {
+        "paths",
+        "args",
+        "version",
+        "python-version",
+        "sarif-file",
+        "changed-only",
+        "summary",
+    }
     assert inputs["version"]["default"] == "source" and inputs["sarif-file"]["default"] == ""
     assert inputs["changed-only"]["default"] == "false" and inputs["summary"]["default"] == "true"
     assert all(i.get("description") for i in inputs.values())
@@ -61,12 +69,12 @@ def test_third_party_actions_are_pinned_by_commit():
 
 def _evaluate(expression: str, inputs: dict, action_path: Path, event: dict) -> str:
     if expression.startswith("inputs."):
-        return inputs[expression[len("inputs."):]]
+        return inputs[expression[len("inputs.") :]]
     if expression == "github.action_path":
         return str(action_path)
     if expression.startswith("github.event."):
         value = event
-        for part in expression[len("github.event."):].split("."):
+        for part in expression[len("github.event.") :].split("."):
             value = value.get(part, {}) if isinstance(value, dict) else {}
         return "" if value == {} else str(value)  # a missing property is empty, as on the runner
     raise AssertionError(f"the test does not know the expression {expression!r}: teach it")
@@ -82,8 +90,13 @@ def _condition(condition, inputs: dict) -> bool:
 
 def _copy_checkout(dst: Path) -> None:
     """The working tree as the action's ref would have it (tracked and untracked, not ignored)."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     for rel in filter(None, listed.split("\0")):
         src = ROOT / rel
         if src.is_file():
@@ -100,8 +113,12 @@ def runner(tmp_path_factory):
     env_dir = tmp / "venv"
     venv.create(env_dir, with_pip=True)
     bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
-    site = subprocess.run([str(bin_dir / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(bin_dir / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     import sysconfig
 
     Path(site, "test-environment.pth").write_text(sysconfig.get_path("purelib") + "\n")
@@ -113,6 +130,7 @@ def runner(tmp_path_factory):
 
 
 LINT = ["rocm-lint"]  # the lint step alone
+
 
 @dataclass
 class Run:
@@ -147,13 +165,23 @@ def run_action(runner, repo: Path, *, event=None, path_dirs=(), only=None, **giv
     shim.mkdir()
     (shim / "rocm-lint").write_text(
         '#!/bin/bash\nprintf "%s\\n" "$*" >> "$ROCM_LINT_CALLS"\n'
-        'self="$(dirname "$0")"; PATH="${PATH//$self:/}" exec rocm-lint "$@"\n')
+        'self="$(dirname "$0")"; PATH="${PATH//$self:/}" exec rocm-lint "$@"\n'
+    )
     (shim / "rocm-lint").chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NO_COLOR", "FORCE_COLOR", "VIRTUAL_ENV")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "NO_COLOR", "FORCE_COLOR", "VIRTUAL_ENV")
+    }
     base_path = os.pathsep.join([*map(str, path_dirs)] or [str(bin_dir)]) + os.pathsep + env["PATH"]
-    env.update(GITHUB_OUTPUT=str(files["output"]), GITHUB_PATH=str(files["path"]),
-               GITHUB_STEP_SUMMARY=str(files["summary"]), RUNNER_TEMP=str(work), ROCM_LINT_CALLS=str(files["calls"]),
-               PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.update(
+        GITHUB_OUTPUT=str(files["output"]),
+        GITHUB_PATH=str(files["path"]),
+        GITHUB_STEP_SUMMARY=str(files["summary"]),
+        RUNNER_TEMP=str(work),
+        ROCM_LINT_CALLS=str(files["calls"]),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
     steps = []
     for step in ACTION["runs"]["steps"]:
         if "run" not in step or not _condition(step.get("if"), inputs) or (only and step["name"] not in only):
@@ -161,11 +189,18 @@ def run_action(runner, repo: Path, *, event=None, path_dirs=(), only=None, **giv
         added = [line for line in files["path"].read_text().splitlines() if line]
         step_env = dict(env, PATH=os.pathsep.join([str(shim), *reversed(added), base_path]))
         for key, value in (step.get("env") or {}).items():
-            step_env[key] = EXPRESSION.sub(lambda m: _evaluate(m.group(1), inputs, action_path, event or {}),
-                                           str(value))
+            step_env[key] = EXPRESSION.sub(
+                lambda m: _evaluate(m.group(1), inputs, action_path, event or {}), str(value)
+            )
         assert "${{" not in step["run"], "expressions go through env:, never into the script"
-        proc = subprocess.run(["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", step["run"]],
-                              cwd=repo, env=step_env, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", step["run"]],
+            cwd=repo,
+            env=step_env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         steps.append((step["name"], proc))
         if proc.returncode != 0:
             break
@@ -205,24 +240,44 @@ def test_the_steps_install_check_and_annotate(runner, repo):
 
 
 def test_one_run_gives_annotations_sarif_and_summary(runner, repo):
-    run = run_action(runner, repo, paths="src csrc/k.cu", args="--ignore ROC7 --force-exclude",
-                     sarif_file="rocm-lint.sarif", only=LINT)
+    run = run_action(
+        runner,
+        repo,
+        paths="src csrc/k.cu",
+        args="--ignore ROC7 --force-exclude",
+        sarif_file="rocm-lint.sarif",
+        only=LINT,
+    )
     check = run.step("rocm-lint")
     assert check.returncode == 1, check.stderr
     assert len(run.checks) == 1, run.checks  # one lint run, not one per format
     assert [line.split(",")[0] for line in check.stdout.splitlines()] == ["::error title=rocm-lint (ROC101)"]
     log = json.loads((repo / "rocm-lint.sarif").read_text("utf-8"))
     results = log["runs"][0]["results"]
-    assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in results] == [
-        ("ROC101", "src/train.py")]
+    assert [
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in results
+    ] == [("ROC101", "src/train.py")]
     assert run.output == "sarif-file=rocm-lint.sarif\n"  # set although the step failed on findings
     assert "**1 finding** in 1 file" in run.summary and "ROC7" not in run.summary
 
 
-@pytest.mark.parametrize("args", ["--output-format concise", "--output-format=concise", "--output-f concise",
-                                  "-o out.txt", "-qo out.txt", "--output-file=out.txt", "--statistics",
-                                  "--extra-output json=x.json", "--fix", "--diff", "--add-noqa",
-                                  "--write-baseline b.json"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--output-format concise",
+        "--output-format=concise",
+        "--output-f concise",
+        "-o out.txt",
+        "-qo out.txt",
+        "--output-file=out.txt",
+        "--statistics",
+        "--extra-output json=x.json",
+        "--fix",
+        "--diff",
+        "--add-noqa",
+        "--write-baseline b.json",
+    ],
+)
 def test_args_cannot_replace_what_the_action_writes(runner, repo, args):
     """`--output-format concise` in args must not put plain text where the SARIF goes (or replace
     the annotations): the step refuses it, names the option, and writes nothing."""
@@ -235,10 +290,25 @@ def test_args_cannot_replace_what_the_action_writes(runner, repo, args):
 
 def _commit(repo, message):
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false",
-                    "commit", "-qm", message], cwd=repo, check=True)
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "user.name=t",
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "-qm",
+            message,
+        ],
+        cwd=repo,
+        check=True,
+    )
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def test_changed_only_reports_what_the_pull_request_added(runner, repo):
@@ -246,15 +316,19 @@ def test_changed_only_reports_what_the_pull_request_added(runner, repo):
     (repo / "src" / "train.py").write_text(TRAIN_PY + "torch.backends.cudnn.allow_tf32 = True\n")
     _commit(repo, "the pull request")
     pull_request = {"pull_request": {"base": {"sha": base}}}
-    run = run_action(runner, repo, changed_only="true", sarif_file="rocm-lint.sarif", event=pull_request,
-                     only=LINT)
+    run = run_action(
+        runner, repo, changed_only="true", sarif_file="rocm-lint.sarif", event=pull_request, only=LINT
+    )
     check = run.step("rocm-lint")
     assert check.returncode == 1, check.stderr
     assert [line.split(",file=")[1].split(",col=")[0] for line in check.stdout.splitlines()] == [
-        "src/train.py,line=3"]  # not k.cu, not train.py's line 2: the base had them
+        "src/train.py,line=3"
+    ]  # not k.cu, not train.py's line 2: the base had them
     assert len(run.checks) == 1 and re.fullmatch(
         rf"check --output-format github --extra-output sarif=rocm-lint.sarif --extra-output summary=\S+ "
-        rf"--baseline-commit {base} -- \.", run.checks[0]), run.checks
+        rf"--baseline-commit {base} -- \.",
+        run.checks[0],
+    ), run.checks
     sarif = json.loads((repo / "rocm-lint.sarif").read_text())["runs"][0]["results"]
     assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in sarif] == [3]
     # not a pull request: every finding, with a notice
@@ -262,8 +336,9 @@ def test_changed_only_reports_what_the_pull_request_added(runner, repo):
     assert run.step("rocm-lint").returncode == 1 and len(run.step("rocm-lint").stdout.splitlines()) == 4
     assert "::notice title=rocm-lint::changed-only applies to pull requests" in run.step("rocm-lint").stdout
     # a shallow checkout without the base commit: a clear error
-    run = run_action(runner, repo, changed_only="true", event={"pull_request": {"base": {"sha": "1" * 40}}},
-                     only=LINT)
+    run = run_action(
+        runner, repo, changed_only="true", event={"pull_request": {"base": {"sha": "1" * 40}}}, only=LINT
+    )
     assert run.step("rocm-lint").returncode == 2 and "fetch-depth: 0" in run.step("rocm-lint").stdout
 
 
@@ -282,23 +357,36 @@ SYSTEM_PYTHON = Path("/usr/bin/python3")
 def _externally_managed(python: Path) -> bool:
     if not python.exists():
         return False
-    probe = subprocess.run([str(python), "-c", "import os, sys, sysconfig, venv, ensurepip; print(int("
-                            "sys.prefix == sys.base_prefix and os.path.isfile(os.path.join("
-                            "sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED'))))"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import os, sys, sysconfig, venv, ensurepip; print(int("
+            "sys.prefix == sys.base_prefix and os.path.isfile(os.path.join("
+            "sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED'))))",
+        ],
+        capture_output=True,
+        text=True,
+    )
     return probe.stdout.strip() == "1"
 
 
-@pytest.mark.skipif(not _externally_managed(SYSTEM_PYTHON), reason="needs an externally managed (PEP 668) "
-                    "system python3 with venv, as Debian 12 and Ubuntu 24.04 ship")
+@pytest.mark.skipif(
+    not _externally_managed(SYSTEM_PYTHON),
+    reason="needs an externally managed (PEP 668) "
+    "system python3 with venv, as Debian 12 and Ubuntu 24.04 ship",
+)
 def test_an_externally_managed_system_python_gets_a_venv(runner, repo, tmp_path):
     """`python-version: ''` on a runner whose python refuses `pip install` (PEP 668): the action
     installs into a virtual environment and puts it on the later steps' PATH."""
     only_python = tmp_path / "system-bin"
     only_python.mkdir()
     (only_python / "python").symlink_to(SYSTEM_PYTHON)
-    refused = subprocess.run([str(only_python / "python"), "-m", "pip", "install", "--dry-run", "rocm-lint"],
-                             capture_output=True, text=True)
+    refused = subprocess.run(
+        [str(only_python / "python"), "-m", "pip", "install", "--dry-run", "rocm-lint"],
+        capture_output=True,
+        text=True,
+    )
     assert "externally-managed-environment" in refused.stderr  # what the old action hit
     run = run_action(runner, repo, python_version="", path_dirs=[only_python])
     install, check = run.step("Install rocm-lint"), run.step("rocm-lint")

@@ -21,22 +21,69 @@ PACKAGE = SRC / "rocm_lint"
 
 # From the bottom up; a module may import its own layer and the layers below it, never above.
 LAYERS = [
-    ("data", ["rocm_lint", "rocm_lint.lines", "rocm_lint.finding", "rocm_lint.domain", "rocm_lint.lazy", "rocm_lint.words",
-              "rocm_lint.requirements"]),
-    ("settings and the rule unit", ["rocm_lint.config", "rocm_lint.rule", "rocm_lint.noqa",
-                                    "rocm_lint.discovery", "rocm_lint.workspace"]),
-    ("readers", ["rocm_lint.python", "rocm_lint.python.*", "rocm_lint.cpp", "rocm_lint.cpp.*",
-                 "rocm_lint.build", "rocm_lint.build.*",
-                 "rocm_lint.configfiles", "rocm_lint.configfiles.*", "rocm_lint.notebook"]),
+    (
+        "data",
+        [
+            "rocm_lint",
+            "rocm_lint.lines",
+            "rocm_lint.finding",
+            "rocm_lint.domain",
+            "rocm_lint.lazy",
+            "rocm_lint.words",
+            "rocm_lint.requirements",
+        ],
+    ),
+    (
+        "settings and the rule unit",
+        [
+            "rocm_lint.config",
+            "rocm_lint.rule",
+            "rocm_lint.noqa",
+            "rocm_lint.discovery",
+            "rocm_lint.workspace",
+        ],
+    ),
+    (
+        "readers",
+        [
+            "rocm_lint.python",
+            "rocm_lint.python.*",
+            "rocm_lint.cpp",
+            "rocm_lint.cpp.*",
+            "rocm_lint.build",
+            "rocm_lint.build.*",
+            "rocm_lint.configfiles",
+            "rocm_lint.configfiles.*",
+            "rocm_lint.notebook",
+        ],
+    ),
     ("rules", ["rocm_lint.rules", "rocm_lint.rules.*"]),
     ("registry", ["rocm_lint.registry", "rocm_lint.rule_index", "rocm_lint.docgen"]),
     ("engine", ["rocm_lint.engine", "rocm_lint.engine_paths", "rocm_lint.cache", "rocm_lint.unused_noqa"]),
     ("fix", ["rocm_lint.fix", "rocm_lint.fix.*"]),
-    ("front ends", ["rocm_lint.output", "rocm_lint.output.*", "rocm_lint.baseline", "rocm_lint.diffbase",
-                    "rocm_lint.cli", "rocm_lint.cli_args", "rocm_lint.cli_report", "rocm_lint.cli_stdin", "rocm_lint.cli_commands",
-                    "rocm_lint.server", "rocm_lint.server_features", "rocm_lint.flake8_plugin",
-                    "rocm_lint.server_config", "rocm_lint.server_fixes", "rocm_lint.server_positions",
-                    "rocm_lint.semgrep", "rocm_lint.runtime", "rocm_lint.__main__"]),
+    (
+        "front ends",
+        [
+            "rocm_lint.output",
+            "rocm_lint.output.*",
+            "rocm_lint.baseline",
+            "rocm_lint.diffbase",
+            "rocm_lint.cli",
+            "rocm_lint.cli_args",
+            "rocm_lint.cli_report",
+            "rocm_lint.cli_stdin",
+            "rocm_lint.cli_commands",
+            "rocm_lint.server",
+            "rocm_lint.server_features",
+            "rocm_lint.flake8_plugin",
+            "rocm_lint.server_config",
+            "rocm_lint.server_fixes",
+            "rocm_lint.server_positions",
+            "rocm_lint.semgrep",
+            "rocm_lint.runtime",
+            "rocm_lint.__main__",
+        ],
+    ),
 ]
 
 
@@ -61,7 +108,9 @@ def _lazy_import(node: ast.AST):
     if (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) != "lazy_functions":
         return None
     strings = [a.value for a in node.args[1:] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-    assert len(strings) == len(node.args) - 1 and strings, f"lazy_functions with a computed name: {ast.dump(node)}"
+    assert len(strings) == len(node.args) - 1 and strings, (
+        f"lazy_functions with a computed name: {ast.dump(node)}"
+    )
     return strings[0], strings[1:]
 
 
@@ -81,7 +130,7 @@ def _imports(name: str, path: Path) -> Dict[str, List[str]]:
             base = node.module or ""
             if node.level:
                 parts = package.split(".")
-                parts = parts[:len(parts) - node.level + 1]
+                parts = parts[: len(parts) - node.level + 1]
                 base = ".".join(parts + ([base] if base else []))
             if not base.startswith("rocm_lint"):
                 continue
@@ -112,8 +161,11 @@ def test_every_module_has_a_layer():
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_imports_point_down(name):
     mine = _layer(name)
-    up = [f"{target} ({LAYERS[_layer(target)][0]})" for target in IMPORTS[name]
-          if target in MODULES and _layer(target) > mine]
+    up = [
+        f"{target} ({LAYERS[_layer(target)][0]})"
+        for target in IMPORTS[name]
+        if target in MODULES and _layer(target) > mine
+    ]
     assert not up, f"{name} ({LAYERS[mine][0]}) imports a higher layer: {up}"
 
 
@@ -129,7 +181,7 @@ def test_no_import_cycle():
         path.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycles.append(path[path.index(nxt):] + [nxt])
+                cycles.append(path[path.index(nxt) :] + [nxt])
             elif nxt not in state:
                 visit(nxt)
         path.pop()
@@ -151,9 +203,13 @@ def test_string_imports_are_imports():
 
 
 def test_no_private_names_across_modules():
-    leaks = [f"{name} takes {target}.{n}" for name, targets in IMPORTS.items()
-             for target, names in targets.items() for n in names
-             if n.startswith("_") and not n.startswith("__") and target != name]
+    leaks = [
+        f"{name} takes {target}.{n}"
+        for name, targets in IMPORTS.items()
+        for target, names in targets.items()
+        for n in names
+        if n.startswith("_") and not n.startswith("__") and target != name
+    ]
     assert not leaks, leaks
 
 
@@ -168,7 +224,11 @@ _OUTSIDE = re.compile(r"\b(?:DESIGN|STYLE)\.md\b|\.\./shared\b")
 
 
 def test_no_reference_to_files_outside_the_repository():
-    texts = list(PACKAGE.rglob("*.py")) + list((ROOT / "tests").rglob("*.py")) + list((ROOT / "docs").rglob("*.md"))
+    texts = (
+        list(PACKAGE.rglob("*.py"))
+        + list((ROOT / "tests").rglob("*.py"))
+        + list((ROOT / "docs").rglob("*.md"))
+    )
     texts += [ROOT / "README.md", ROOT / "Makefile", ROOT / "mkdocs.yml"]
     texts += list((ROOT / "scripts").rglob("*.py")) + list((ROOT / "benchmarks").rglob("*.py"))
     here = Path(__file__).resolve()

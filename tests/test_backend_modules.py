@@ -9,8 +9,9 @@ from rocm_lint.engine import check_file
 IMPORT = "import tensorrt as trt\n\n\ndef build(net):\n    return trt.Builder(net)\n"
 
 
-@pytest.mark.parametrize("name", ["trt_utils.py", "custom_fx2trt.py", "onnx2trt.py", "export_tensorrt.py",
-                                  "tensorrt/engine.py"])
+@pytest.mark.parametrize(
+    "name", ["trt_utils.py", "custom_fx2trt.py", "onnx2trt.py", "export_tensorrt.py", "tensorrt/engine.py"]
+)
 def test_a_module_named_for_the_backend_is_silent(tmp_path, name):
     path = tmp_path / name
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,10 +7,12 @@ import pytest
 
 from conftest import run_cli
 
-KERNEL = ('__global__ void k(int* out, bool p) {\n'
-          '  unsigned int m = __ballot_sync(__activemask(), p);\n'
-          '  out[threadIdx.x] = __popc(m);\n'
-          '}\n')
+KERNEL = (
+    "__global__ void k(int* out, bool p) {\n"
+    "  unsigned int m = __ballot_sync(__activemask(), p);\n"
+    "  out[threadIdx.x] = __popc(m);\n"
+    "}\n"
+)
 TRAIN = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
 
 
@@ -33,10 +35,19 @@ def test_baseline_file_is_relative_and_readable(project):
     data = json.loads((project / "rocm-lint-baseline.json").read_text("utf-8"))
     assert data["version"] == 1
     assert data["findings"] == [
-        {"code": "ROC101", "path": "train.py", "line": "torch.backends.cuda.matmul.allow_tf32 = True", "count": 1},
+        {
+            "code": "ROC101",
+            "path": "train.py",
+            "line": "torch.backends.cuda.matmul.allow_tf32 = True",
+            "count": 1,
+        },
         {"code": "ROC601", "path": "csrc/k.cu", "line": "out[threadIdx.x] = __popc(m);", "count": 1},
-        {"code": "ROC601", "path": "csrc/k.cu", "line": "unsigned int m = __ballot_sync(__activemask(), p);",
-         "count": 1},
+        {
+            "code": "ROC601",
+            "path": "csrc/k.cu",
+            "line": "unsigned int m = __ballot_sync(__activemask(), p);",
+            "count": 1,
+        },
     ]
 
 
@@ -57,8 +68,12 @@ def test_edits_elsewhere_keep_the_finding_suppressed(project):
 
 def test_new_and_changed_lines_are_reported(project):
     kernel = project / "csrc" / "k.cu"
-    kernel.write_text(KERNEL.replace("  out[threadIdx.x] = __popc(m);\n",
-                                     "  out[threadIdx.x] = __popc(m);\n  unsigned v = __ballot_sync(__activemask(), !p);\n"))
+    kernel.write_text(
+        KERNEL.replace(
+            "  out[threadIdx.x] = __popc(m);\n",
+            "  out[threadIdx.x] = __popc(m);\n  unsigned v = __ballot_sync(__activemask(), !p);\n",
+        )
+    )
     proc = check(project, ".", "--output-format", "concise")
     assert proc.returncode == 1
     assert [l.split(":")[1] for l in proc.stdout.splitlines()] == ["4"]  # the new ballot only
@@ -75,16 +90,20 @@ def test_a_duplicate_of_a_baselined_line_is_reported(project):
 
 
 def test_baseline_works_from_another_directory(project):
-    proc = run_cli("check", project / "train.py", "--baseline", project / "rocm-lint-baseline.json",
-                   cwd=project / "csrc")
+    proc = run_cli(
+        "check", project / "train.py", "--baseline", project / "rocm-lint-baseline.json", cwd=project / "csrc"
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("content, message", [
-    ("not json", "invalid JSON"),
-    ('{"version": 99, "findings": []}', "not a rocm-lint baseline"),
-    ('{"version": 1, "findings": [{"code": "ROC101"}]}', "entry 0 needs code, path, line"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("not json", "invalid JSON"),
+        ('{"version": 99, "findings": []}', "not a rocm-lint baseline"),
+        ('{"version": 1, "findings": [{"code": "ROC101"}]}', "entry 0 needs code, path, line"),
+    ],
+)
 def test_broken_baseline_is_a_usage_error(project, content, message):
     (project / "rocm-lint-baseline.json").write_text(content)
     proc = check(project, ".")

@@ -23,8 +23,13 @@ needs_dev_zero = pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no 
 
 def _run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "rocm_lint", "check", *args],
-                          capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "rocm_lint", "check", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 @needs_fifo
@@ -112,7 +117,8 @@ def test_unreadable_directory_is_an_error_line_and_the_rest_is_checked(tmp_path,
     report = check_paths([str(tmp_path)], Config())
     assert [(f.path, f.code) for f in report.findings] == [(str(tmp_path / "a.py"), "ROC101")]
     assert [(e.path, e.reason) for e in report.errors] == [
-        (str(locked), "cannot read directory: permission denied")]
+        (str(locked), "cannot read directory: permission denied")
+    ]
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads every directory")
@@ -137,7 +143,9 @@ def test_walk_reports_an_unreadable_root(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "scandir", scandir)
     items = list(iter_files([str(tmp_path)], Config()))
-    assert [(e.path, e.reason) for e in items] == [(str(tmp_path), "cannot read directory: permission denied")]
+    assert [(e.path, e.reason) for e in items] == [
+        (str(tmp_path), "cannot read directory: permission denied")
+    ]
 
 
 def test_fix_reads_are_bounded_and_regular_files_only(tmp_path, monkeypatch):

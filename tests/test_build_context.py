@@ -39,8 +39,16 @@ add_subdirectory(csrc/common)
 
 
 def test_cmake_if_else_subdirectories(tmp_path):
-    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_SPLIT, "csrc/rocm/k.cu": KERNEL, "csrc/cuda/k.cu": KERNEL,
-                               "csrc/common/k.cu": KERNEL, "csrc/rocm/sub/deep.cu": KERNEL})
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": CMAKE_SPLIT,
+            "csrc/rocm/k.cu": KERNEL,
+            "csrc/cuda/k.cu": KERNEL,
+            "csrc/common/k.cu": KERNEL,
+            "csrc/rocm/sub/deep.cu": KERNEL,
+        },
+    )
     assert file_platform(Workspace(), str(root / "csrc/rocm/k.cu")) == ROCM
     assert file_platform(Workspace(), str(root / "csrc/rocm/sub/deep.cu")) == ROCM
     assert file_platform(Workspace(), str(root / "csrc/cuda/k.cu")) == CUDA
@@ -57,62 +65,96 @@ def test_cmake_if_else_subdirectories(tmp_path):
 def test_rocm_only_file_is_read_as_under_ifdef_use_rocm(tmp_path):
     """The directory platform goes through the #if model: a file of a ROCm-only directory gets
     exactly the findings the same code gets inside #ifdef USE_ROCM."""
-    body = ("#define WARP_SIZE 32\n#define WAVE_SIZE 64\n__global__ void k(float* x) {\n"
-            "  unsigned m = __ballot_sync(0xffffffff, x[0] > 0);\n"
-            "  x[0] = __shfl_xor_sync(0xffffffffffffffffull, x[0], 1, 32) + m;\n}\n")
-    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_SPLIT, "csrc/rocm/k.cu": body,
-                               "gated/k.cu": "#ifdef USE_ROCM\n" + body + "#endif\n"})
+    body = (
+        "#define WARP_SIZE 32\n#define WAVE_SIZE 64\n__global__ void k(float* x) {\n"
+        "  unsigned m = __ballot_sync(0xffffffff, x[0] > 0);\n"
+        "  x[0] = __shfl_xor_sync(0xffffffffffffffffull, x[0], 1, 32) + m;\n}\n"
+    )
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": CMAKE_SPLIT,
+            "csrc/rocm/k.cu": body,
+            "gated/k.cu": "#ifdef USE_ROCM\n" + body + "#endif\n",
+        },
+    )
     in_dir = _codes(root / "csrc/rocm/k.cu")
     gated = [(line - 1, code) for line, code in _codes(root / "gated/k.cu")]
     assert in_dir == gated and in_dir
     assert (2, "ROC605") in in_dir
-    assert not any(code == "ROC603" and line == 5 for line, code in in_dir)  # an explicit width on the ROCm side
+    assert not any(
+        code == "ROC603" and line == 5 for line, code in in_dir
+    )  # an explicit width on the ROCm side
 
 
-@pytest.mark.parametrize("condition, rocm_dir, cuda_dir", [
-    ("USE_ROCM", "a", "b"),
-    ("NOT USE_ROCM", "b", "a"),
-    ("${USE_HIP}", "a", "b"),
-    ("GPU_LANG STREQUAL \"HIP\"", "a", "b"),
-    ("HIP_FOUND AND NOT SKIP_KERNELS", "a", None),
-    ("USE_CUDA", None, "a"),  # `else` of a CUDA test may be a CPU build: no fact
-    ("CMAKE_CUDA_COMPILER", None, "a"),
-    ("SOME_OPTION", None, None),
-    ("USE_ROCM OR SOME_OPTION", None, "b"),  # the else is never the ROCm build
-    ("(USE_ROCM)", None, None),  # groups are not read
-])
+@pytest.mark.parametrize(
+    "condition, rocm_dir, cuda_dir",
+    [
+        ("USE_ROCM", "a", "b"),
+        ("NOT USE_ROCM", "b", "a"),
+        ("${USE_HIP}", "a", "b"),
+        ('GPU_LANG STREQUAL "HIP"', "a", "b"),
+        ("HIP_FOUND AND NOT SKIP_KERNELS", "a", None),
+        ("USE_CUDA", None, "a"),  # `else` of a CUDA test may be a CPU build: no fact
+        ("CMAKE_CUDA_COMPILER", None, "a"),
+        ("SOME_OPTION", None, None),
+        ("USE_ROCM OR SOME_OPTION", None, "b"),  # the else is never the ROCm build
+        ("(USE_ROCM)", None, None),  # groups are not read
+    ],
+)
 def test_cmake_conditions(tmp_path, condition, rocm_dir, cuda_dir):
-    root = _project(tmp_path, {
-        "CMakeLists.txt": f"if({condition})\n  add_subdirectory(a)\nelse()\n  add_subdirectory(b)\nendif()\n"
-                          "# builds for ROCm too: USE_ROCM\nif(USE_ROCM)\nendif()\n",
-        "a/k.cu": KERNEL, "b/k.cu": KERNEL})
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": f"if({condition})\n  add_subdirectory(a)\nelse()\n  add_subdirectory(b)\nendif()\n"
+            "# builds for ROCm too: USE_ROCM\nif(USE_ROCM)\nendif()\n",
+            "a/k.cu": KERNEL,
+            "b/k.cu": KERNEL,
+        },
+    )
     got = {d: file_platform(Workspace(), str(root / d / "k.cu")) for d in "ab"}
     want = {d: (ROCM if d == rocm_dir else CUDA if d == cuda_dir else None) for d in "ab"}
     assert got == want
 
 
 def test_cmake_elseif_chain(tmp_path):
-    root = _project(tmp_path, {
-        "CMakeLists.txt": "if(USE_CUDA)\n add_subdirectory(nv)\nelseif(USE_ROCM)\n add_subdirectory(amd)\n"
-                          "else()\n add_subdirectory(cpu)\nendif()\n",
-        "nv/k.cu": KERNEL, "amd/k.cu": KERNEL, "cpu/k.cu": KERNEL})
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": "if(USE_CUDA)\n add_subdirectory(nv)\nelseif(USE_ROCM)\n add_subdirectory(amd)\n"
+            "else()\n add_subdirectory(cpu)\nendif()\n",
+            "nv/k.cu": KERNEL,
+            "amd/k.cu": KERNEL,
+            "cpu/k.cu": KERNEL,
+        },
+    )
     assert file_platform(Workspace(), str(root / "nv/k.cu")) == CUDA
     assert file_platform(Workspace(), str(root / "amd/k.cu")) == ROCM
-    assert file_platform(Workspace(), str(root / "cpu/k.cu")) is None  # a CPU-only build: neither NVIDIA nor ROCm
+    assert (
+        file_platform(Workspace(), str(root / "cpu/k.cu")) is None
+    )  # a CPU-only build: neither NVIDIA nor ROCm
 
 
 def test_a_subdirectory_on_both_branches_gives_no_fact(tmp_path):
-    root = _project(tmp_path, {
-        "CMakeLists.txt": "if(USE_ROCM)\n add_subdirectory(kernels)\nelse()\n add_subdirectory(kernels)\nendif()\n",
-        "kernels/k.cu": KERNEL})
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": "if(USE_ROCM)\n add_subdirectory(kernels)\nelse()\n add_subdirectory(kernels)\nendif()\n",
+            "kernels/k.cu": KERNEL,
+        },
+    )
     assert file_platform(Workspace(), str(root / "kernels/k.cu")) is None
     assert _codes(root / "kernels/k.cu") == [(3, "ROC701")]
 
 
 def test_add_subdirectory_in_a_function_is_not_read(tmp_path):
-    root = _project(tmp_path, {
-        "CMakeLists.txt": "function(f)\n if(USE_ROCM)\n  add_subdirectory(a)\n endif()\nendfunction()\n",
-        "a/k.cu": KERNEL})
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": "function(f)\n if(USE_ROCM)\n  add_subdirectory(a)\n endif()\nendfunction()\n",
+            "a/k.cu": KERNEL,
+        },
+    )
     assert file_platform(Workspace(), str(root / "a/k.cu")) is None
 
 
@@ -124,13 +166,18 @@ add_library(k k.cu)
 
 
 def test_a_cuda_subproject_of_a_rocm_aware_project_is_silent(tmp_path):
-    root = _project(tmp_path, {
-        "CMakeLists.txt": "if(USE_ROCM)\n  add_subdirectory(csrc)\nendif()\n",
-        "csrc/k.cu": KERNEL,
-        "contrib/nv/CMakeLists.txt": CUDA_SUBPROJECT, "contrib/nv/k.cu": KERNEL,
-        "contrib/fatal/CMakeLists.txt": "if(NOT CMAKE_CUDA_COMPILER)\n  message(FATAL_ERROR \"needs nvcc\")\n"
-                                        "endif()\nset(CMAKE_CUDA_ARCHITECTURES 80)\n",
-        "contrib/fatal/k.cu": KERNEL})
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": "if(USE_ROCM)\n  add_subdirectory(csrc)\nendif()\n",
+            "csrc/k.cu": KERNEL,
+            "contrib/nv/CMakeLists.txt": CUDA_SUBPROJECT,
+            "contrib/nv/k.cu": KERNEL,
+            "contrib/fatal/CMakeLists.txt": 'if(NOT CMAKE_CUDA_COMPILER)\n  message(FATAL_ERROR "needs nvcc")\n'
+            "endif()\nset(CMAKE_CUDA_ARCHITECTURES 80)\n",
+            "contrib/fatal/k.cu": KERNEL,
+        },
+    )
     for d in ("contrib/nv", "contrib/fatal"):
         assert file_platform(Workspace(), str(root / d / "k.cu")) == CUDA, d
         assert _codes(root / d / "k.cu") == []
@@ -140,9 +187,15 @@ def test_a_cuda_subproject_of_a_rocm_aware_project_is_silent(tmp_path):
 
 def test_a_project_that_never_builds_for_rocm_is_not_silenced(tmp_path):
     """A project that never builds for ROCm is the one to port: nothing in it goes silent."""
-    root = _project(tmp_path, {"CMakeLists.txt": CUDA_SUBPROJECT, "k.cu": KERNEL,
-                               "sub/CMakeLists.txt": "if(USE_CUDA)\nadd_subdirectory(x)\nendif()\n",
-                               "sub/x/k.cu": KERNEL})
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": CUDA_SUBPROJECT,
+            "k.cu": KERNEL,
+            "sub/CMakeLists.txt": "if(USE_CUDA)\nadd_subdirectory(x)\nendif()\n",
+            "sub/x/k.cu": KERNEL,
+        },
+    )
     assert file_platform(Workspace(), str(root / "k.cu")) is None
     assert file_platform(Workspace(), str(root / "sub/x/k.cu")) is None
     assert _codes(root / "k.cu") == [(3, "ROC701")]
@@ -150,14 +203,18 @@ def test_a_project_that_never_builds_for_rocm_is_not_silenced(tmp_path):
 
 
 def test_project_languages_cuda_with_hip_in_the_file_is_no_fact(tmp_path):
-    root = _project(tmp_path, {
-        "CMakeLists.txt": "if(USE_ROCM)\nadd_subdirectory(a)\nendif()\n",
-        "b/CMakeLists.txt": "project(x LANGUAGES CXX CUDA)\nif(GPU_LANG STREQUAL \"HIP\")\nendif()\n",
-        "b/k.cu": KERNEL})
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": "if(USE_ROCM)\nadd_subdirectory(a)\nendif()\n",
+            "b/CMakeLists.txt": 'project(x LANGUAGES CXX CUDA)\nif(GPU_LANG STREQUAL "HIP")\nendif()\n',
+            "b/k.cu": KERNEL,
+        },
+    )
     assert file_platform(Workspace(), str(root / "b/k.cu")) is None
 
 
-SETUP = '''import glob
+SETUP = """import glob
 import os
 from setuptools import setup
 from torch.utils.cpp_extension import IS_HIP_EXTENSION, CUDAExtension
@@ -170,14 +227,22 @@ else:
                                                                           "csrc/shared/nv_only.cu"]
 extra = os.path.join("csrc", "computed.cu")
 setup(ext_modules=[CUDAExtension("demo", sources)])
-'''
+"""
 
 
 def test_setup_py_source_lists(tmp_path):
     root = _project(tmp_path, {"setup.py": SETUP})
-    expect = {"csrc/hip/k.cu": ROCM, "csrc/hip/sub/k.cu": None, "csrc/cuda/k.cu": CUDA,
-              "csrc/cuda/deep/er/k.cu": CUDA, "csrc/shared/both.cu": None, "csrc/shared/nv_only.cu": CUDA,
-              "csrc/common/api.cpp": None, "csrc/computed.cu": None, "elsewhere/k.cu": None}
+    expect = {
+        "csrc/hip/k.cu": ROCM,
+        "csrc/hip/sub/k.cu": None,
+        "csrc/cuda/k.cu": CUDA,
+        "csrc/cuda/deep/er/k.cu": CUDA,
+        "csrc/shared/both.cu": None,
+        "csrc/shared/nv_only.cu": CUDA,
+        "csrc/common/api.cpp": None,
+        "csrc/computed.cu": None,
+        "elsewhere/k.cu": None,
+    }
     for name in expect:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(KERNEL)
@@ -187,33 +252,48 @@ def test_setup_py_source_lists(tmp_path):
     assert _codes(root / "csrc/shared/both.cu") == [(3, "ROC701")]
 
 
-@pytest.mark.parametrize("test, platform", [
-    ("torch.version.hip", ROCM),
-    ("torch.version.hip is not None", ROCM),
-    ("torch.version.hip is None", CUDA),
-    ("IS_ROCM and not FAST", ROCM),
-    ("not SKIP_CUDA_BUILD and not IS_ROCM", CUDA),
-    ("torch.version.cuda is not None", CUDA),
-    ("SKIP_ROCM_BUILD", None),  # named for ROCm, but not a ROCm test
-    ("torch.cuda.is_available()", None),  # True on ROCm too
-    ("IS_ROCM or FAST", None),
-])
+@pytest.mark.parametrize(
+    "test, platform",
+    [
+        ("torch.version.hip", ROCM),
+        ("torch.version.hip is not None", ROCM),
+        ("torch.version.hip is None", CUDA),
+        ("IS_ROCM and not FAST", ROCM),
+        ("not SKIP_CUDA_BUILD and not IS_ROCM", CUDA),
+        ("torch.version.cuda is not None", CUDA),
+        ("SKIP_ROCM_BUILD", None),  # named for ROCm, but not a ROCm test
+        ("torch.cuda.is_available()", None),  # True on ROCm too
+        ("IS_ROCM or FAST", None),
+    ],
+)
 def test_setup_py_tests(tmp_path, test, platform):
-    root = _project(tmp_path, {
-        "setup.py": f"import torch\nIS_ROCM = torch.version.hip is not None\nif {test}:\n"
-                    "    srcs = ['kernels/k.cu']\nelse:\n    srcs = []\n"
-                    "hip = ['x.cu'] if IS_ROCM else ['y.cu']\n",
-        "kernels/k.cu": KERNEL, "x.cu": KERNEL, "y.cu": KERNEL})
+    root = _project(
+        tmp_path,
+        {
+            "setup.py": f"import torch\nIS_ROCM = torch.version.hip is not None\nif {test}:\n"
+            "    srcs = ['kernels/k.cu']\nelse:\n    srcs = []\n"
+            "hip = ['x.cu'] if IS_ROCM else ['y.cu']\n",
+            "kernels/k.cu": KERNEL,
+            "x.cu": KERNEL,
+            "y.cu": KERNEL,
+        },
+    )
     assert file_platform(Workspace(), str(root / "kernels/k.cu")) == platform
-    assert (file_platform(Workspace(), str(root / "x.cu")), file_platform(Workspace(), str(root / "y.cu"))) == (ROCM, CUDA)
+    assert (
+        file_platform(Workspace(), str(root / "x.cu")),
+        file_platform(Workspace(), str(root / "y.cu")),
+    ) == (ROCM, CUDA)
 
 
-@pytest.mark.parametrize("content", [
-    b"if IS_HIP_EXTENSION:\n    s = ['k.cu'\n",  # syntax error
-    b"\xff\xfe\x00 binary \x00",
-    b"if IS_HIP_EXTENSION:\n    s = " + b"[" * 400 + b"'k.cu'" + b"]" * 400 + b"\n",  # deep nesting
-    b"x = 1\n" + b"#" * (build_context.MAX_BUILD_FILE_BYTES + 10),  # too large
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"if IS_HIP_EXTENSION:\n    s = ['k.cu'\n",  # syntax error
+        b"\xff\xfe\x00 binary \x00",
+        b"if IS_HIP_EXTENSION:\n    s = " + b"[" * 400 + b"'k.cu'" + b"]" * 400 + b"\n",  # deep nesting
+        b"x = 1\n" + b"#" * (build_context.MAX_BUILD_FILE_BYTES + 10),  # too large
+    ],
+)
 def test_a_hostile_setup_py_gives_no_fact(tmp_path, content):
     root = _project(tmp_path, {"k.cu": KERNEL})
     (root / "setup.py").write_bytes(content)
@@ -221,12 +301,15 @@ def test_a_hostile_setup_py_gives_no_fact(tmp_path, content):
     assert _codes(root / "k.cu") == [(3, "ROC701")]
 
 
-@pytest.mark.parametrize("content", [
-    "if(USE_ROCM\n add_subdirectory(a)\n",  # unterminated
-    "#[[ if(USE_ROCM) add_subdirectory(a) endif() ]]\n",  # a bracket comment
-    "if(USE_ROCM)\n" * 5000 + "add_subdirectory(a)\n",  # never closed
-    "if(USE_ROCM)\n add_subdirectory(\"${X}/a\")\nendif()\n",  # computed
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "if(USE_ROCM\n add_subdirectory(a)\n",  # unterminated
+        "#[[ if(USE_ROCM) add_subdirectory(a) endif() ]]\n",  # a bracket comment
+        "if(USE_ROCM)\n" * 5000 + "add_subdirectory(a)\n",  # never closed
+        'if(USE_ROCM)\n add_subdirectory("${X}/a")\nendif()\n',  # computed
+    ],
+)
 def test_cmake_files_that_give_no_fact(tmp_path, content):
     root = _project(tmp_path, {"CMakeLists.txt": content, "a/k.cu": KERNEL})
     got = file_platform(Workspace(), str(root / "a/k.cu"))
@@ -242,7 +325,9 @@ def test_nothing_above_the_repository_root_is_read(tmp_path):
 
 
 def test_build_files_are_read_once_and_noted(tmp_path, monkeypatch):
-    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_SPLIT, "csrc/rocm/a.cu": KERNEL, "csrc/rocm/b.cu": KERNEL})
+    root = _project(
+        tmp_path, {"CMakeLists.txt": CMAKE_SPLIT, "csrc/rocm/a.cu": KERNEL, "csrc/rocm/b.cu": KERNEL}
+    )
     reads = []
     workspace = Workspace()
     real = workspace.read_bounded
@@ -265,12 +350,17 @@ def test_build_files_are_read_once_and_noted(tmp_path, monkeypatch):
 def test_a_directory_whose_sources_another_build_file_names_gets_no_fact(tmp_path):
     """ggml: ggml-cuda/CMakeLists.txt requires CUDA, but ggml-hip/CMakeLists.txt builds
     ../ggml-cuda/*.cu for HIP.  The CUDA directory is compiled by the ROCm build after all."""
-    root = _project(tmp_path, {
-        "CMakeLists.txt": "option(GGML_HIP \"HIP\" OFF)\nif(GGML_HIP)\nendif()\n",
-        "src/ggml-cuda/CMakeLists.txt": "enable_language(CUDA)\nadd_library(c k.cu)\n",
-        "src/ggml-cuda/k.cu": KERNEL,
-        "src/ggml-hip/CMakeLists.txt": "file(GLOB SRCS \"../ggml-cuda/*.cu\")\nadd_library(h ${SRCS})\n",
-        "src/other/CMakeLists.txt": "enable_language(CUDA)\n", "src/other/k.cu": KERNEL})
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": 'option(GGML_HIP "HIP" OFF)\nif(GGML_HIP)\nendif()\n',
+            "src/ggml-cuda/CMakeLists.txt": "enable_language(CUDA)\nadd_library(c k.cu)\n",
+            "src/ggml-cuda/k.cu": KERNEL,
+            "src/ggml-hip/CMakeLists.txt": 'file(GLOB SRCS "../ggml-cuda/*.cu")\nadd_library(h ${SRCS})\n',
+            "src/other/CMakeLists.txt": "enable_language(CUDA)\n",
+            "src/other/k.cu": KERNEL,
+        },
+    )
     assert file_platform(Workspace(), str(root / "src/ggml-cuda/k.cu")) is None
     assert file_platform(Workspace(), str(root / "src/other/k.cu")) == CUDA
     (root / "src/ggml-hip/CMakeLists.txt").write_text("add_library(h hip.cu)\n")
@@ -282,11 +372,15 @@ def test_fixes_in_a_rocm_only_directory_keep_the_nvidia_program(tmp_path):
     ROCm-only, a fix gates its edit (#ifdef USE_ROCM ... #else original) as anywhere else."""
     from conftest import run_cli
 
-    root = _project(tmp_path, {
-        "CMakeLists.txt": CMAKE_SPLIT,
-        "csrc/rocm/k.cu": "__global__ void k(float* x) {\n"
-                          "  unsigned m = __ballot_sync(0xffffffffffffffffull, x[threadIdx.x] > 0);\n"
-                          "  x[0] = __popc(m);\n}\n"})
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": CMAKE_SPLIT,
+            "csrc/rocm/k.cu": "__global__ void k(float* x) {\n"
+            "  unsigned m = __ballot_sync(0xffffffffffffffffull, x[threadIdx.x] > 0);\n"
+            "  x[0] = __popc(m);\n}\n",
+        },
+    )
     proc = run_cli("check", "--no-cache", "--unsafe-fixes", "--diff", root / "csrc/rocm/k.cu")
     assert "+#ifdef USE_ROCM\n+  unsigned long long m" in proc.stdout, proc.stdout + proc.stderr
     assert "not fixed" not in proc.stderr
@@ -297,8 +391,15 @@ def test_a_hazard_per_directory_platform(tmp_path):
     build the file, silent where only ROCm does (a deliberate 32-lane logical warp there, as
     under #ifdef USE_ROCM) and where ROCm never does."""
     body = "__global__ void k(float* x) {\n  x[0] = __shfl_xor(x[0], 1, 32);\n  x[1] = warpSize;\n}\n"
-    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_SPLIT, "csrc/rocm/k.cu": body, "csrc/cuda/k.cu": body,
-                               "csrc/common/k.cu": body})
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": CMAKE_SPLIT,
+            "csrc/rocm/k.cu": body,
+            "csrc/cuda/k.cu": body,
+            "csrc/common/k.cu": body,
+        },
+    )
     assert _codes(root / "csrc/common/k.cu") == [(2, "ROC603")]
     assert _codes(root / "csrc/rocm/k.cu") == []
     assert _codes(root / "csrc/cuda/k.cu") == []
@@ -334,10 +435,13 @@ def test_setup_py_paths_joined_from_names_and_tests_through_names(tmp_path):
 
 
 def test_setup_py_names_bound_twice_or_parent_paths_give_no_fact(tmp_path):
-    text = SETUP_JOINED.replace('    use_cuda = torch.version.cuda and CUDA_HOME is not None\n',
-                                '    use_cuda = torch.version.cuda and CUDA_HOME is not None\n    use_cuda = False\n')
-    text = text.replace('os.path.join(kernels, "amd", "mfma.cu")',
-                        'os.path.join(os.path.dirname(this_dir), "amd", "mfma.cu")')
+    text = SETUP_JOINED.replace(
+        "    use_cuda = torch.version.cuda and CUDA_HOME is not None\n",
+        "    use_cuda = torch.version.cuda and CUDA_HOME is not None\n    use_cuda = False\n",
+    )
+    text = text.replace(
+        'os.path.join(kernels, "amd", "mfma.cu")', 'os.path.join(os.path.dirname(this_dir), "amd", "mfma.cu")'
+    )
     root = _project(tmp_path, {"setup.py": text})
     assert file_platform(Workspace(), str(root / "csrc/kernels/nv/mma.cu")) is None
     assert file_platform(Workspace(), str(root / "amd/mfma.cu")) is None
@@ -354,8 +458,10 @@ def test_source_globs_as_one_regex_match_part_by_part():
     part = st.text(alphabet="ab.*?", min_size=0, max_size=4)
 
     @settings(max_examples=500, deadline=None)
-    @given(st.lists(st.one_of(st.just("**"), part), max_size=5),
-           st.lists(st.text(alphabet="ab.\n", min_size=0, max_size=4), min_size=1, max_size=5))
+    @given(
+        st.lists(st.one_of(st.just("**"), part), max_size=5),
+        st.lists(st.text(alphabet="ab.\n", min_size=0, max_size=4), min_size=1, max_size=5),
+    )
     def same(pattern, parts):
         regex = _pattern_regex(tuple(pattern))
         assert regex is not None
@@ -401,7 +507,8 @@ def test_setup_py_source_lists_count_where_they_are_added(tmp_path):
 
 
 def test_setup_py_source_list_added_for_every_platform_gives_no_fact(tmp_path):
-    text = SETUP_SOURCE_LISTS.replace("    if use_cuda:\n        sources += cuda_sources\n",
-                                      "    sources = sources + cuda_sources\n")
+    text = SETUP_SOURCE_LISTS.replace(
+        "    if use_cuda:\n        sources += cuda_sources\n", "    sources = sources + cuda_sources\n"
+    )
     root = _project(tmp_path, {"setup.py": text})
     assert file_platform(Workspace(), str(root / "pkg/csrc/cuda/mx/k.cu")) is None

@@ -21,8 +21,6 @@ from test_cpp_project import _project  # a repository (.git) holding ``files``
 NOT_ROCM = negate(ROCM_ATOM)  # an else(): the NVIDIA and the CPU-only build
 
 
-
-
 # A kernel whose PTX sits behind the project's own macro: NVIDIA-only when the build defines
 # FASTOPS_ON_AMD for ROCm only, a hazard otherwise.
 GATED_KERNEL = """#include <cstdint>
@@ -62,10 +60,15 @@ def test_a_project_option_that_turns_hip_on_is_learned():
     # a branch that turns HIP on with no CUDA on the other side teaches nothing
     assert learn_options("if(EXTRA)\n enable_language(HIP)\nendif()\n") == (set(), set())
     # nor does a compound condition or an elseif chain
-    assert learn_options("if(A AND B)\n enable_language(HIP)\nelse()\n enable_language(CUDA)\nendif()\n") == (set(), set())
+    assert learn_options("if(A AND B)\n enable_language(HIP)\nelse()\n enable_language(CUDA)\nendif()\n") == (
+        set(),
+        set(),
+    )
     # an elseif chain whose branches both turn HIP on names no single ROCm option
-    assert learn_options("if(A)\n enable_language(CUDA)\nelseif(B)\n enable_language(HIP)\nelseif(C)\n"
-                         " find_package(hip)\nendif()\n") == (set(), {"A"})
+    assert learn_options(
+        "if(A)\n enable_language(CUDA)\nelseif(B)\n enable_language(HIP)\nelseif(C)\n"
+        " find_package(hip)\nendif()\n"
+    ) == (set(), {"A"})
 
 
 def test_cmake_definitions_per_platform():
@@ -84,27 +87,42 @@ execute_process(COMMAND cmake -DNOT_A_MACRO=1)
 """
     macros = cmake_facts(text).macros
     assert {k: v[0] for k, v in macros.items()} == {
-        "LIB_HIP": (ROCM_ATOM, "1"), "LIB_WAVE": (ROCM_ATOM, "64"), "HIP_FLAG": (ROCM_ATOM, "1"),
-        "LIB_TARGET": (ROCM_ATOM, "2"), "LIB_NV": (NOT_ROCM, "1"), "LIB_CUDA_FLAG": (NOT_ROCM, "1")}
+        "LIB_HIP": (ROCM_ATOM, "1"),
+        "LIB_WAVE": (ROCM_ATOM, "64"),
+        "HIP_FLAG": (ROCM_ATOM, "1"),
+        "LIB_TARGET": (ROCM_ATOM, "2"),
+        "LIB_NV": (NOT_ROCM, "1"),
+        "LIB_CUDA_FLAG": (NOT_ROCM, "1"),
+    }
 
 
 def test_a_macro_the_build_defines_for_rocm_gates_the_kernels(tmp_path):
-    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_OPTION, "kernels/CMakeLists.txt": "add_library(k k.cu)\n",
-                               "kernels/k.cu": GATED_KERNEL, "kernels/v.cu": VALUE_KERNEL})
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": CMAKE_OPTION,
+            "kernels/CMakeLists.txt": "add_library(k k.cu)\n",
+            "kernels/k.cu": GATED_KERNEL,
+            "kernels/v.cu": VALUE_KERNEL,
+        },
+    )
     [fact] = macro_facts(Workspace(), str(root / "kernels/k.cu"))
     assert fact[0] == "FASTOPS_ON_AMD" and fact[1] == (False, None) and fact[2][0] is True
     assert _codes(root / "kernels/k.cu") == []
     assert _codes(root / "kernels/v.cu") == []  # `#if FASTOPS_ON_AMD`: 1 on ROCm, undefined (0) on NVIDIA
 
 
-@pytest.mark.parametrize("cmake", [
-    # not tied to a platform: an ordinary option
-    "option(FASTOPS_FAST \"\" ON)\nif(FASTOPS_FAST)\n add_compile_definitions(FASTOPS_ON_AMD=1)\nendif()\n",
-    # also defined for every platform
-    CMAKE_OPTION + "add_compile_definitions(FASTOPS_ON_AMD=1)\n",
-    # defined on both sides with the same value
-    "if(USE_ROCM)\n add_definitions(-DFASTOPS_ON_AMD)\nelse()\n add_definitions(-DFASTOPS_ON_AMD)\nendif()\n",
-])
+@pytest.mark.parametrize(
+    "cmake",
+    [
+        # not tied to a platform: an ordinary option
+        'option(FASTOPS_FAST "" ON)\nif(FASTOPS_FAST)\n add_compile_definitions(FASTOPS_ON_AMD=1)\nendif()\n',
+        # also defined for every platform
+        CMAKE_OPTION + "add_compile_definitions(FASTOPS_ON_AMD=1)\n",
+        # defined on both sides with the same value
+        "if(USE_ROCM)\n add_definitions(-DFASTOPS_ON_AMD)\nelse()\n add_definitions(-DFASTOPS_ON_AMD)\nendif()\n",
+    ],
+)
 def test_no_macro_fact_without_a_platform_difference(tmp_path, cmake):
     root = _project(tmp_path, {"CMakeLists.txt": cmake, "kernels/k.cu": GATED_KERNEL})
     assert macro_facts(Workspace(), str(root / "kernels/k.cu")) == ()
@@ -112,9 +130,13 @@ def test_no_macro_fact_without_a_platform_difference(tmp_path, cmake):
 
 
 def test_build_systems_that_disagree_give_no_macro_fact(tmp_path):
-    setup = ("from torch.utils.cpp_extension import IS_HIP_EXTENSION\n"
-             "setup(name='x', extra_compile_args=['-DROCM_EXT'] if IS_HIP_EXTENSION else [])\n")
-    root = _project(tmp_path, {"CMakeLists.txt": CMAKE_OPTION, "setup.py": setup, "kernels/k.cu": GATED_KERNEL})
+    setup = (
+        "from torch.utils.cpp_extension import IS_HIP_EXTENSION\n"
+        "setup(name='x', extra_compile_args=['-DROCM_EXT'] if IS_HIP_EXTENSION else [])\n"
+    )
+    root = _project(
+        tmp_path, {"CMakeLists.txt": CMAKE_OPTION, "setup.py": setup, "kernels/k.cu": GATED_KERNEL}
+    )
     assert macro_facts(Workspace(), str(root / "kernels/k.cu")) == ()
     assert _codes(root / "kernels/k.cu") == [(4, "ROC701")]
 
@@ -164,7 +186,7 @@ elseif(GPU_LANG STREQUAL "HIP")
 endif()
 add_library(ext ${EXT_SRC})
 """
-PTX = "__global__ void k(unsigned* o) {\n  asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(o[0]));\n}\n"
+PTX = '__global__ void k(unsigned* o) {\n  asm volatile("mov.u32 %0, %%laneid;" : "=r"(o[0]));\n}\n'
 
 
 def test_cmake_source_lists_chosen_per_platform(tmp_path):
@@ -219,21 +241,34 @@ def test_cpp_extension_load_flags_per_branch(tmp_path):
     assert fact[0] == "FASTOPS_ON_AMD" and fact[1] == (False, None)
     assert _codes(root / "pkg/csrc/k.cu") == []
     # the same flag for both platforms: no fact, the PTX is reported
-    root2 = _project(tmp_path / "b", {"pkg/ops.py": JIT.replace('["-O3"]\n', '["-O3", "-DFASTOPS_ON_AMD"]\n'),
-                                      "pkg/csrc/k.cu": GATED_KERNEL})
+    root2 = _project(
+        tmp_path / "b",
+        {
+            "pkg/ops.py": JIT.replace('["-O3"]\n', '["-O3", "-DFASTOPS_ON_AMD"]\n'),
+            "pkg/csrc/k.cu": GATED_KERNEL,
+        },
+    )
     assert _codes(root2 / "pkg/csrc/k.cu") == [(4, "ROC701")]
 
 
 def _db(entries):
     import json
+
     return json.dumps([{"directory": "/b", "file": f, "command": c} for f, c in entries])
 
 
 def test_a_rocm_compile_database_lists_what_the_rocm_build_compiles(tmp_path):
     hipcc = "/opt/rocm/bin/hipcc -x hip --offload-arch=gfx942 -c {}"
-    db = _db([("/src/csrc/hip/common.hip", hipcc.format("common.hip")), ("/src/csrc/k_hip.cpp", hipcc.format("k"))])
-    files = {"build/compile_commands.json": db, "csrc/common.cu": PTX, "csrc/k.cu": PTX, "csrc/nv_only.cu": PTX,
-             "csrc/lanes.cuh": PTX}
+    db = _db(
+        [("/src/csrc/hip/common.hip", hipcc.format("common.hip")), ("/src/csrc/k_hip.cpp", hipcc.format("k"))]
+    )
+    files = {
+        "build/compile_commands.json": db,
+        "csrc/common.cu": PTX,
+        "csrc/k.cu": PTX,
+        "csrc/nv_only.cu": PTX,
+        "csrc/lanes.cuh": PTX,
+    }
     root = _project(tmp_path, files)
     assert file_platform(Workspace(), str(root / "csrc/common.cu")) is None  # hipified to common.hip
     assert file_platform(Workspace(), str(root / "csrc/k.cu")) is None  # k_hip.cpp
@@ -266,7 +301,10 @@ endif()
     macros = cmake_facts(chain, learn_options(chain)).macros
     assert macros["MYLIB_ON_AMD"][0][0][0] is False  # never in the NVIDIA build
     # a project prefix before USE_ROCM names the platform by itself
-    assert cmake_facts("if(KT_USE_ROCM)\n add_compile_definitions(KT_ROCM=1)\nendif()\n").macros["KT_ROCM"][0][0] == ROCM_ATOM
+    assert (
+        cmake_facts("if(KT_USE_ROCM)\n add_compile_definitions(KT_ROCM=1)\nendif()\n").macros["KT_ROCM"][0][0]
+        == ROCM_ATOM
+    )
 
 
 def test_cmake_options_passed_by_setup_py_are_not_macros():
@@ -300,8 +338,12 @@ def test_nvidia_only_sources_reported_apart_when_asked(tmp_path):
     assert "nv_only.cu" not in plain.stdout and "Found 1 finding in 1 file" in plain.stdout + plain.stderr
     whole = subprocess.run(run + ["--report-nvidia-only-sources"], cwd=root, capture_output=True, text=True)
     assert "1 of them in sources the ROCm build never compiles" in whole.stdout + whole.stderr
-    out = subprocess.run(run + ["--report-nvidia-only-sources", "--output-format", "json"], cwd=root,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        run + ["--report-nvidia-only-sources", "--output-format", "json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    ).stdout
     marks = {os.path.basename(f["filename"]): f["nvidia_only_source"] for f in json.loads(out)}
     assert marks == {"common.cu": False, "nv_only.cu": True}
     # the same through the configuration file

@@ -54,7 +54,7 @@ endif()
 add_library(ext ${EXT_SRC})
 """
 # a header with inline PTX (ROC701 on line 3)
-MMA = "#pragma once\n__device__ inline unsigned lane() {\n  unsigned r; asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(r));\n  return r;\n}\n"
+MMA = '#pragma once\n__device__ inline unsigned lane() {\n  unsigned r; asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));\n  return r;\n}\n'
 
 
 def _codes(path, config=None):
@@ -88,7 +88,9 @@ def test_an_include_under_a_macro_only_the_cuda_build_defines_is_nvidia_only(tmp
 
 def test_the_same_header_also_included_unguarded_from_a_rocm_source_is_reported(tmp_path):
     guarded = '#if defined(EXT_HAS_MMA)\n#include "mma.cuh"\n#endif\n'
-    root = _tree(tmp_path, nv_only='#include "mma.cuh"\n', common=guarded, rocm__skinny='#include "../mma.cuh"\n')
+    root = _tree(
+        tmp_path, nv_only='#include "mma.cuh"\n', common=guarded, rocm__skinny='#include "../mma.cuh"\n'
+    )
     assert header_platform(str(root / "csrc/mma.cuh")) is None
     assert _codes(root / "csrc/mma.cuh") == [(3, "ROC701", None)]
     # the ROCm-only source gone: the one the ROCm build compiles includes it only under the macro
@@ -97,11 +99,14 @@ def test_the_same_header_also_included_unguarded_from_a_rocm_source_is_reported(
     assert header_platform(str(root / "csrc/mma.cuh")) == CUDA
 
 
-@pytest.mark.parametrize("common", [
-    '#define MMA_HEADER "mma.cuh"\n#include MMA_HEADER\n',  # through a macro: who knows where
-    '#include "sub/../mma.cuh"\n',  # nothing there: cannot tell which mma.cuh it means
-    '#include "mma.cuh"\n',  # a source the ROCm build may compile
-])
+@pytest.mark.parametrize(
+    "common",
+    [
+        '#define MMA_HEADER "mma.cuh"\n#include MMA_HEADER\n',  # through a macro: who knows where
+        '#include "sub/../mma.cuh"\n',  # nothing there: cannot tell which mma.cuh it means
+        '#include "mma.cuh"\n',  # a source the ROCm build may compile
+    ],
+)
 def test_unknown_includes_leave_the_header_to_port(tmp_path, common):
     root = _tree(tmp_path, nv_only='#include "mma.cuh"\n', common=common)
     assert header_platform(str(root / "csrc/mma.cuh")) is None
@@ -112,9 +117,15 @@ def test_a_header_nobody_includes_or_in_a_project_without_a_rocm_build_is_report
     root = _tree(tmp_path)  # nothing includes mma.cuh: another project may
     assert header_platform(str(root / "csrc/mma.cuh")) is None
     other = tmp_path / "pure"
-    _project(other, {"CMakeLists.txt": "project(p LANGUAGES CXX CUDA)\nif(GPU_LANG STREQUAL \"CUDA\")\n"
-                                       "  add_library(p csrc/nv.cu)\nendif()\n",
-                     "csrc/nv.cu": '#include "mma.cuh"\n', "csrc/mma.cuh": MMA})
+    _project(
+        other,
+        {
+            "CMakeLists.txt": 'project(p LANGUAGES CXX CUDA)\nif(GPU_LANG STREQUAL "CUDA")\n'
+            "  add_library(p csrc/nv.cu)\nendif()\n",
+            "csrc/nv.cu": '#include "mma.cuh"\n',
+            "csrc/mma.cuh": MMA,
+        },
+    )
     assert _codes(other / "csrc/mma.cuh") == [(3, "ROC701", None)]  # all of it is to port
 
 
@@ -122,7 +133,7 @@ def test_a_header_an_nvidia_only_header_includes_is_nvidia_only_too(tmp_path):
     root = _tree(tmp_path, nv_only='#include "kernels/outer.cuh"\n')
     (root / "csrc/kernels").mkdir()
     (root / "csrc/kernels/outer.cuh").write_text('#pragma once\n#include "middle.cuh"\n')
-    (root / "csrc/kernels/middle.cuh").write_text('#pragma once\n#include <mma.cuh>\n')
+    (root / "csrc/kernels/middle.cuh").write_text("#pragma once\n#include <mma.cuh>\n")
     assert header_platform(str(root / "csrc/kernels/outer.cuh")) == CUDA
     assert header_platform(str(root / "csrc/mma.cuh")) == CUDA  # <mma.cuh>: by the end of its path
     assert _codes(root / "csrc/mma.cuh") == []
@@ -172,7 +183,11 @@ def _run(project, cache):
 
 
 def test_an_edited_includer_rechecks_the_header_in_the_content_cache(tmp_path):
-    root = _tree(tmp_path / "proj", nv_only='#include "mma.cuh"\n', common='#ifndef USE_ROCM\n#include "mma.cuh"\n#endif\n')
+    root = _tree(
+        tmp_path / "proj",
+        nv_only='#include "mma.cuh"\n',
+        common='#ifndef USE_ROCM\n#include "mma.cuh"\n#endif\n',
+    )
     cache = tmp_path / "cache"
     assert [f.path for f in _run(root, cache).findings] == []
     _forget()  # a new run is a new process
@@ -182,7 +197,6 @@ def test_an_edited_includer_rechecks_the_header_in_the_content_cache(tmp_path):
     assert [(os.path.basename(f.path), f.line, f.code) for f in found] == [("mma.cuh", 3, "ROC701")]
 
 
-
 def test_an_include_no_build_compiles_or_an_includer_whose_guard_a_header_defines_is_no_fact(tmp_path):
     # `#if 0`: compiled by neither build, no NVIDIA-only include
     root = _tree(tmp_path, nv_only='#include "mma.cuh"\n', common='#if 0\n#include "mma.cuh"\n#endif\n')
@@ -190,8 +204,10 @@ def test_an_include_no_build_compiles_or_an_includer_whose_guard_a_header_define
     # outer.cuh includes mma.cuh under `#ifndef USE_ROCM`; its other include includes outer.cuh
     # back, defining outer's guard: the first inclusion still reads its lines as they are
     (root / "csrc/common.cu").write_text('#include "outer.cuh"\n')
-    (root / "csrc/outer.cuh").write_text('#ifndef OUTER_CUH_\n#define OUTER_CUH_\n#include "back.h"\n'
-                                         '#ifndef USE_ROCM\n#include "mma.cuh"\n#endif\n#endif\n')
+    (root / "csrc/outer.cuh").write_text(
+        '#ifndef OUTER_CUH_\n#define OUTER_CUH_\n#include "back.h"\n'
+        '#ifndef USE_ROCM\n#include "mma.cuh"\n#endif\n#endif\n'
+    )
     (root / "csrc/back.h").write_text('#pragma once\n#include "mid.h"\n')
     (root / "csrc/mid.h").write_text('#pragma once\n#include "outer.cuh"\n')
     _forget()
@@ -206,13 +222,37 @@ from rocm_lint.cpp.includes import _QUOTED_INCLUDE, directive_matches as _direct
 
 _ANCHORED = {  # the patterns as they were: a `^[ \t]*` lead in multi-line mode, tried at every offset
     _INCLUDE: re.compile(rb'^[ \t]*#[ \t]*include[ \t]*(["<])([^">\n]{1,512})[">]', re.M),
-    _DEFINE_PATH: re.compile(rb'^[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]+["<]([^">\n]{1,512})[">][ \t]*$', re.M),
+    _DEFINE_PATH: re.compile(
+        rb'^[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]+["<]([^">\n]{1,512})[">][ \t]*$', re.M
+    ),
     _QUOTED_INCLUDE: re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M),
     _OPENING: re.compile(r"^[ \t]*#[ \t]*if", re.M),
 }
-_PIECES = st.sampled_from([b"#", b"include", b"define", b"if", b" ", b"\t", b"\n", b'"a.h"', b"<b/c.h>", b'"', b"<",
-                           b">", b"X", b"// ", b"\r\n", b"#include \"d.h\"", b"#define P \"e.h\"", b"x",
-                           b"  #  include <f.h>", b"#ifdef A", b"\x0c"])
+_PIECES = st.sampled_from(
+    [
+        b"#",
+        b"include",
+        b"define",
+        b"if",
+        b" ",
+        b"\t",
+        b"\n",
+        b'"a.h"',
+        b"<b/c.h>",
+        b'"',
+        b"<",
+        b">",
+        b"X",
+        b"// ",
+        b"\r\n",
+        b'#include "d.h"',
+        b'#define P "e.h"',
+        b"x",
+        b"  #  include <f.h>",
+        b"#ifdef A",
+        b"\x0c",
+    ]
+)
 
 
 @settings(max_examples=600, deadline=None)
@@ -225,7 +265,9 @@ def test_directives_are_the_anchored_matches(pieces, pattern):
         data = data.decode()
     newline = "\n" if isinstance(data, str) else b"\n"
     ours = [(line, m.groups()) for m, line in _directives(pattern, data)]
-    anchored = [(data.count(newline, 0, m.start()) + 1, m.groups()) for m in _ANCHORED[pattern].finditer(data)]
+    anchored = [
+        (data.count(newline, 0, m.start()) + 1, m.groups()) for m in _ANCHORED[pattern].finditer(data)
+    ]
     assert ours == anchored
 
 

@@ -60,8 +60,9 @@ def test_a_warm_run_checks_nothing_and_finds_the_same(project, tmp_path, checked
     assert warm.findings == cold.findings
     assert [f.fix for f in warm.findings] == [f.fix for f in cold.findings]
     assert [f.recipe for f in warm.findings] == [f.recipe for f in cold.findings]
-    assert [(f.message, f.end_line, f.end_col) for f in warm.findings] == \
-        [(f.message, f.end_line, f.end_col) for f in cold.findings]
+    assert [(f.message, f.end_line, f.end_col) for f in warm.findings] == [
+        (f.message, f.end_line, f.end_col) for f in cold.findings
+    ]
 
 
 @pytest.fixture
@@ -136,8 +137,9 @@ def test_an_edit_that_keeps_size_and_modification_time_is_seen(project, tmp_path
     report, again = _run(project, cache, checked)
     assert "acme/model.py" in again and len(report.findings) == len(cold.findings) - 1
     uncached = check_paths([str(project)], Config(), jobs=1)
-    assert [(Path(f.path).name, f.line, f.code, f.message) for f in report.findings] == \
-        [(Path(f.path).name, f.line, f.code, f.message) for f in uncached.findings]
+    assert [(Path(f.path).name, f.line, f.code, f.message) for f in report.findings] == [
+        (Path(f.path).name, f.line, f.code, f.message) for f in uncached.findings
+    ]
 
 
 def test_an_edit_rechecks_the_file_and_the_files_that_read_it(project, tmp_path, checked):
@@ -149,19 +151,23 @@ def test_an_edit_rechecks_the_file_and_the_files_that_read_it(project, tmp_path,
     # model.py and compile.py read their gates and wrappers from platform.py
     assert again == ["acme/compile.py", "acme/model.py", "acme/platform.py"]
     # a gate removed in the platform module changes a finding in a module that imports it
-    platform.write_text(platform.read_text().replace("AMD_GPU = torch.version.hip is not None", "AMD_GPU = False"))
+    platform.write_text(
+        platform.read_text().replace("AMD_GPU = torch.version.hip is not None", "AMD_GPU = False")
+    )
     report, again = _run(project, cache, checked)
     assert "acme/model.py" in again
     uncached = check_paths([str(project)], Config(), jobs=1)
-    assert [(Path(f.path).name, f.line, f.code) for f in report.findings] == \
-        [(Path(f.path).name, f.line, f.code) for f in uncached.findings]
+    assert [(Path(f.path).name, f.line, f.code) for f in report.findings] == [
+        (Path(f.path).name, f.line, f.code) for f in uncached.findings
+    ]
 
 
 def test_a_new_wrapper_anywhere_rechecks_everything(project, tmp_path, checked):
     cache = tmp_path / "cache"
     _, first = _run(project, cache, checked)
     (project / "acme" / "more.py").write_text(
-        "import torch\n\n\ndef sm_version():\n    return torch.cuda.get_device_capability()\n")
+        "import torch\n\n\ndef sm_version():\n    return torch.cuda.get_device_capability()\n"
+    )
     _, again = _run(project, cache, checked)
     assert again == sorted(first + ["acme/more.py"])
 
@@ -176,9 +182,16 @@ def test_the_cache_survives_corruption_and_concurrent_runs(project, tmp_path):
         file.write_text("{ not json")
     again = run_cli("check", "--output-format", "json", ".", cwd=project, env=env)
     assert again.stdout == first.stdout and again.returncode == first.returncode
-    procs = [subprocess.Popen([sys.executable, "-m", "rocm_lint", "check", "--output-format", "json", "."],
-                              cwd=project, env={**os.environ, **env}, stdout=subprocess.PIPE, text=True)
-             for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "rocm_lint", "check", "--output-format", "json", "."],
+            cwd=project,
+            env={**os.environ, **env},
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
     outputs = [p.communicate(timeout=300)[0] for p in procs]
     assert all(o == first.stdout for o in outputs)
     for file in files:
@@ -191,8 +204,13 @@ def test_cache_directory_is_ignored_by_git_and_no_cache_writes_nothing(project, 
     proc = run_cli("check", ".", cwd=project, env={"ROCM_LINT_CACHE_DIR": ""})
     assert proc.returncode == 1, proc.stderr
     assert (project / ".rocm_lint_cache" / "CACHEDIR.TAG").is_file()
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project,
-                            capture_output=True, text=True, check=True).stdout
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert ".rocm_lint_cache" not in status
     shutil.rmtree(project / ".rocm_lint_cache")
     run_cli("check", "--no-cache", ".", cwd=project, env={"ROCM_LINT_CACHE_DIR": ""})
@@ -214,8 +232,14 @@ def test_clean_removes_the_cache_and_nothing_else(project, tmp_path):
 def test_a_read_only_cache_location_never_fails_the_run(project, tmp_path):
     blocker = tmp_path / "file-not-dir"
     blocker.write_text("")
-    proc = run_cli("check", "--output-format", "concise", ".", cwd=project,
-                   env={"ROCM_LINT_CACHE_DIR": str(blocker / "cache")})
+    proc = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        ".",
+        cwd=project,
+        env={"ROCM_LINT_CACHE_DIR": str(blocker / "cache")},
+    )
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -225,7 +249,9 @@ def test_cached_findings_name_the_file_as_this_run_was_given_it(project, tmp_pat
     absolute = run_cli("check", "--output-format", "concise", str(project / "acme" / "model.py"), env=env)
     relative = run_cli("check", "--output-format", "concise", "model.py", cwd=project / "acme", env=env)
     assert absolute.stdout.count(str(project)) == len(absolute.stdout.splitlines())
-    assert relative.stdout.splitlines() and all(line.startswith("model.py:") for line in relative.stdout.splitlines())
+    assert relative.stdout.splitlines() and all(
+        line.startswith("model.py:") for line in relative.stdout.splitlines()
+    )
 
 
 def test_an_edited_header_rechecks_the_kernels_that_include_it(tmp_path, checked):
@@ -234,7 +260,9 @@ def test_an_edited_header_rechecks_the_kernels_that_include_it(tmp_path, checked
     src = tmp_path / "src"
     src.mkdir()
     (src / "mask.h").write_text("#pragma once\n#define FULL_MASK 0xffffffff\n")
-    body = '#include "mask.h"\n__global__ void k(float* x) {{ x[0] = __shfl_xor_sync(FULL_MASK, x[0], {n}); }}\n'
+    body = (
+        '#include "mask.h"\n__global__ void k(float* x) {{ x[0] = __shfl_xor_sync(FULL_MASK, x[0], {n}); }}\n'
+    )
     for n in (1, 2):
         (src / f"k{n}.cu").write_text(body.format(n=n))
     cache = tmp_path / "cache"
@@ -252,7 +280,9 @@ def test_an_edited_build_file_rechecks_the_kernels_it_decides(tmp_path, checked)
     root = tmp_path / "proj"
     (root / "csrc" / "amd").mkdir(parents=True)
     (root / ".git").mkdir()
-    cmake = "if(USE_ROCM)\n  add_subdirectory(csrc/{rocm})\nelse()\n  add_subdirectory(csrc/{cuda})\nendif()\n"
+    cmake = (
+        "if(USE_ROCM)\n  add_subdirectory(csrc/{rocm})\nelse()\n  add_subdirectory(csrc/{cuda})\nendif()\n"
+    )
     (root / "CMakeLists.txt").write_text(cmake.format(rocm="amd", cuda="nv"))
     (root / "csrc" / "amd" / "k.cu").write_text("#define WARP_SIZE 64\n__global__ void k() {}\n")
     cache = tmp_path / "cache"
@@ -271,7 +301,6 @@ def test_an_edited_build_file_rechecks_the_kernels_it_decides(tmp_path, checked)
     created, rechecked = _run(root, cache, checked)
     assert os.path.join("csrc", "amd", "k.cu") in rechecked
     assert [f.code for f in created.findings] == ["ROC605"]
-
 
 
 def test_a_one_file_run_reads_and_writes_only_its_shard(project, tmp_path, monkeypatch):

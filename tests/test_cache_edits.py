@@ -101,8 +101,10 @@ def test_a_change_of_the_settings_recomputes(project, capsys, computed):
     _, seen = _run(project, capsys, computed)
     assert seen == ["train.py"]
     # the formatter's settings are the fix's too (it wraps what it makes too long)
-    _touch(project / "pyproject.toml", "[project]\nname = 'p'\n\n[tool.rocm-lint]\nignore = ['ROC401']\n\n"
-                                       "[tool.ruff]\nline-length = 60\n")
+    _touch(
+        project / "pyproject.toml",
+        "[project]\nname = 'p'\n\n[tool.rocm-lint]\nignore = ['ROC401']\n\n[tool.ruff]\nline-length = 60\n",
+    )
     _, seen = _run(project, capsys, computed)
     assert seen == ["train.py"]
     _, seen = _run(project, capsys, computed)

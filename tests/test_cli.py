@@ -24,7 +24,8 @@ def test_findings_exit_1_and_concise_shape(project):
     assert proc.stdout.strip() == (
         f"{project / 'train.py'}:2:1: ROC101 TF32 switch `torch.backends.cuda.matmul.allow_tf32` is "
         "ignored by ROCm builds unless HIPBLASLT_ALLOW_TF32=1 (and unsupported on some GPUs): "
-        "gate it with `if not is_rocm:`")
+        "gate it with `if not is_rocm:`"
+    )
     assert "Found 1 finding in 1 file (2 checked)." in proc.stderr
 
 
@@ -58,7 +59,10 @@ def test_select_ignore_extend_select(project):
     assert codes(run_cli("check", project)) == ["ROC101", "ROC201"]
     assert codes(run_cli("check", "--select", "ROC2", project)) == ["ROC201"]
     assert codes(run_cli("check", "--ignore", "ROC101", project)) == ["ROC201"]
-    assert codes(run_cli("check", "--select", "ROC2", "--extend-select", "ROC101", project)) == ["ROC101", "ROC201"]
+    assert codes(run_cli("check", "--select", "ROC2", "--extend-select", "ROC101", project)) == [
+        "ROC101",
+        "ROC201",
+    ]
     assert codes(run_cli("check", "--select", "ROC", "--ignore", "ROC1,ROC2", project)) == []
     # the longest matching selector wins
     assert codes(run_cli("check", "--ignore", "ROC", "--extend-select", "ROC101", project)) == ["ROC101"]
@@ -77,8 +81,20 @@ def test_json_output_is_ruff_shaped(project):
     data = json.loads(proc.stdout)
     assert len(data) == 1
     item = data[0]
-    assert set(item) == {"cell", "code", "end_location", "filename", "fix", "location", "message",
-                         "name", "noqa_row", "nvidia_only_source", "severity", "url"}
+    assert set(item) == {
+        "cell",
+        "code",
+        "end_location",
+        "filename",
+        "fix",
+        "location",
+        "message",
+        "name",
+        "noqa_row",
+        "nvidia_only_source",
+        "severity",
+        "url",
+    }
     assert item["code"] == "ROC101"
     assert item["name"] == "ungated-tf32-switch" and item["severity"] == "error"
     assert item["location"] == {"row": 2, "column": 1}
@@ -86,7 +102,9 @@ def test_json_output_is_ruff_shaped(project):
     assert item["filename"] == str(project / "train.py")
     assert item["noqa_row"] == 2
     assert item["fix"]["applicability"] == "safe"
-    assert item["fix"]["edits"][0]["content"].endswith("if not is_rocm:\n    torch.backends.cuda.matmul.allow_tf32 = True\n")
+    assert item["fix"]["edits"][0]["content"].endswith(
+        "if not is_rocm:\n    torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     assert item["url"].endswith("docs/rules/ROC101.md")
 
 
@@ -176,14 +194,17 @@ def test_undecodable_bytes(project):
 
 def test_encoding_cookie_is_honoured(tmp_path):
     (tmp_path / "latin.py").write_bytes(
-        b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\ntorch.backends.cudnn.allow_tf32 = True\n")
+        b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\ntorch.backends.cudnn.allow_tf32 = True\n"
+    )
     proc = run_cli("check", tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert "latin.py:4:1: ROC101" in proc.stdout
 
 
 def test_bom_and_crlf(tmp_path):
-    (tmp_path / "win.py").write_bytes(b"\xef\xbb\xbfimport torch\r\n\r\ntorch.backends.cudnn.allow_tf32 = True\r\n")
+    (tmp_path / "win.py").write_bytes(
+        b"\xef\xbb\xbfimport torch\r\n\r\ntorch.backends.cudnn.allow_tf32 = True\r\n"
+    )
     proc = run_cli("check", tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert "win.py:3:1: ROC101" in proc.stdout
@@ -269,7 +290,8 @@ def test_fixable_count_is_what_fix_would_fix(tmp_path):
         "import torch\ns = 1; torch.backends.cudnn.allow_tf32 = True\n"
         "if s: torch.backends.cuda.matmul.allow_tf32 = True\n"
         "torch.backends.cudnn.allow_tf32 = True; x = 2\n"
-        "torch.backends.cudnn.allow_tf32 = True  # alone on its line\n")
+        "torch.backends.cudnn.allow_tf32 = True  # alone on its line\n"
+    )
     check = run_cli("check", "t.py", cwd=tmp_path)
     assert check.stdout.count("ROC101") == 4
     assert "1 fixable with --fix" in check.stderr
@@ -295,48 +317,70 @@ def test_diff_applies_with_git_apply(tmp_path, where):
     """`--diff` (no path, `.`, `./` or a directory) prints headers `git apply` takes."""
     import subprocess
 
-    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    env = dict(
+        os.environ,
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.invalid",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.invalid",
+    )
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "x.py").write_text(
-        "import torch\nmodel = torch.compile(torch.nn.Linear(4, 4), mode='reduce-overhead')\n")
+        "import torch\nmodel = torch.compile(torch.nn.Linear(4, 4), mode='reduce-overhead')\n"
+    )
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True, env=env)
     proc = run_cli("check", "--diff", *where, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert "--- a/tests/x.py\n+++ b/tests/x.py\n" in proc.stdout
-    check = subprocess.run(["git", "apply", "--check", "-"], cwd=tmp_path, input=proc.stdout, text=True,
-                           capture_output=True, env=env)
+    check = subprocess.run(
+        ["git", "apply", "--check", "-"],
+        cwd=tmp_path,
+        input=proc.stdout,
+        text=True,
+        capture_output=True,
+        env=env,
+    )
     assert check.returncode == 0, check.stderr
     subprocess.run(["git", "apply", "-"], cwd=tmp_path, input=proc.stdout, text=True, check=True, env=env)
     assert run_cli("check", cwd=tmp_path).returncode == 0
 
 
 # -- ruff's conventions (issue #17) ---------------------------------------------------------------
-UNSAFE_CU = ("__global__ void k(int* out, bool p) {\n"
-             "  unsigned int m = __ballot_sync(0xffffffff, p);\n"
-             "  out[threadIdx.x] = __popc(m);\n}\n")
+UNSAFE_CU = (
+    "__global__ void k(int* out, bool p) {\n"
+    "  unsigned int m = __ballot_sync(0xffffffff, p);\n"
+    "  out[threadIdx.x] = __popc(m);\n}\n"
+)
 
 
 def test_summary_counts_safe_and_hidden_unsafe_fixes(tmp_path):
     (tmp_path / "t.py").write_text(HAZARD)
     (tmp_path / "k.cu").write_text(UNSAFE_CU)
     proc = run_cli("check", ".", cwd=tmp_path)
-    fixes = [i["fix"]["applicability"] for i in json.loads(
-        run_cli("check", "--output-format", "json", ".", cwd=tmp_path).stdout) if i["fix"]]
+    fixes = [
+        i["fix"]["applicability"]
+        for i in json.loads(run_cli("check", "--output-format", "json", ".", cwd=tmp_path).stdout)
+        if i["fix"]
+    ]
     # ROC101; ROC601, ROC602; the use of the ballot variable says why it has no fix of its own
     assert sorted(fixes) == ["display", "safe", "unsafe", "unsafe"]
     assert "1 fixable with --fix (2 hidden fixes can be enabled with --unsafe-fixes)." in proc.stderr
     assert "3 fixable with --fix." in run_cli("check", ".", "--unsafe-fixes", cwd=tmp_path).stderr
     (tmp_path / "t.py").unlink()
-    assert "No fixes available (2 hidden fixes can be enabled with --unsafe-fixes)." in \
-        run_cli("check", ".", cwd=tmp_path).stderr
+    assert (
+        "No fixes available (2 hidden fixes can be enabled with --unsafe-fixes)."
+        in run_cli("check", ".", cwd=tmp_path).stderr
+    )
 
 
 def test_statistics_as_json(project):
     (project / "b.py").write_text("import torch\ntorch.backends.cudnn.allow_tf32 = True; x = 1\n")
     proc = run_cli("check", "--statistics", "--output-format", "json", project)
     assert proc.returncode == 1
-    assert json.loads(proc.stdout) == [{"code": "ROC101", "name": "ungated-tf32-switch", "count": 2, "fixable": True}]
+    assert json.loads(proc.stdout) == [
+        {"code": "ROC101", "name": "ungated-tf32-switch", "count": 2, "fixable": True}
+    ]
     assert proc.stderr == ""
 
 
@@ -355,9 +399,13 @@ def test_show_fixes_lists_what_fix_applies(tmp_path):
     (tmp_path / "k.cu").write_text(UNSAFE_CU)
     would = run_cli("check", "--show-fixes", ".", cwd=tmp_path)
     assert would.returncode == 1
-    assert ("Would fix 2 findings:\n- t.py:\n    1 \u00d7 ROC101 (ungated-tf32-switch)\n"
-            "    1 \u00d7 ROC201 (reduce-overhead-compile)\n") in would.stdout
-    assert "HAZARD" not in would.stdout and (tmp_path / "t.py").read_text().startswith(HAZARD)  # nothing written
+    assert (
+        "Would fix 2 findings:\n- t.py:\n    1 \u00d7 ROC101 (ungated-tf32-switch)\n"
+        "    1 \u00d7 ROC201 (reduce-overhead-compile)\n"
+    ) in would.stdout
+    assert "HAZARD" not in would.stdout and (tmp_path / "t.py").read_text().startswith(
+        HAZARD
+    )  # nothing written
     fixed = run_cli("check", "--fix", "--show-fixes", ".", cwd=tmp_path)
     assert "Fixed 2 findings:\n- t.py:\n" in fixed.stdout and "k.cu" not in fixed.stdout.split("Fixed")[1]
     assert "is_rocm" in (tmp_path / "t.py").read_text()
@@ -365,7 +413,8 @@ def test_show_fixes_lists_what_fix_applies(tmp_path):
 
 def test_show_settings_says_where_each_value_came_from(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.rocm-lint]\nignore = ["ROC401"]\nper-file-ignores = { "tests/*" = ["ROC1"] }\n')
+        '[tool.rocm-lint]\nignore = ["ROC401"]\nper-file-ignores = { "tests/*" = ["ROC1"] }\n'
+    )
     (tmp_path / "tests").mkdir()
     proc = run_cli("check", "--show-settings", "--extend-select", "ROC2", "tests/t.py", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -376,5 +425,7 @@ def test_show_settings_says_where_each_value_came_from(tmp_path):
     assert row("select").endswith("# default")
     assert row("extend-select").endswith('= ["ROC2"]  # command line')
     assert "per-file-ignores for this path: ROC1" in proc.stdout
-    data = json.loads(run_cli("check", "--show-settings", "--output-format", "json", "tests/t.py", cwd=tmp_path).stdout)
+    data = json.loads(
+        run_cli("check", "--show-settings", "--output-format", "json", "tests/t.py", cwd=tmp_path).stdout
+    )
     assert data["per-file-ignores-here"] == ["ROC1"] and "ROC101" not in data["enabled-codes"]

@@ -24,21 +24,29 @@ def codes(proc):
 
 
 # -- 1. a code that selects no rule, in any config file ---------------------------------------------
-@pytest.mark.parametrize("name, text, key, code", [
-    ("pyproject.toml", '[tool.rocm-lint]\nselect = ["ROC999"]\n', "select", "ROC999"),
-    ("rocm-lint.toml", 'ignore = ["ROC55"]\n', "ignore", "ROC55"),
-    (".rocm-lint.toml", 'extend-select = ["ROC1", "ROC99"]\n', "extend-select", "ROC99"),
-    ("pyproject.toml", '[tool.rocm-lint]\nper-file-ignores = { "t.py" = ["ROC1", "ROC888"] }\n',
-     "per-file-ignores.t.py", "ROC888"),
-])
+@pytest.mark.parametrize(
+    "name, text, key, code",
+    [
+        ("pyproject.toml", '[tool.rocm-lint]\nselect = ["ROC999"]\n', "select", "ROC999"),
+        ("rocm-lint.toml", 'ignore = ["ROC55"]\n', "ignore", "ROC55"),
+        (".rocm-lint.toml", 'extend-select = ["ROC1", "ROC99"]\n', "extend-select", "ROC99"),
+        (
+            "pyproject.toml",
+            '[tool.rocm-lint]\nper-file-ignores = { "t.py" = ["ROC1", "ROC888"] }\n',
+            "per-file-ignores.t.py",
+            "ROC888",
+        ),
+    ],
+)
 def test_a_config_code_that_selects_no_rule_is_an_error(tmp_path, name, text, key, code):
     (tmp_path / "t.py").write_text(TF32)
     (tmp_path / name).write_text(text)
     proc = run_cli("check", "t.py", cwd=tmp_path)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert proc.stdout == ""
-    assert proc.stderr.strip() == (f"rocm-lint: error: {tmp_path / name}: '{key}': {code} selects no rule "
-                                   "(`rocm-lint rules` lists them)")
+    assert proc.stderr.strip() == (
+        f"rocm-lint: error: {tmp_path / name}: '{key}': {code} selects no rule (`rocm-lint rules` lists them)"
+    )
 
 
 def test_a_config_code_that_selects_no_rule_in_the_config_option_file(tmp_path):
@@ -51,7 +59,9 @@ def test_a_config_code_that_selects_no_rule_in_the_config_option_file(tmp_path):
 
 def test_config_prefixes_that_select_rules_still_work(tmp_path):
     (tmp_path / "t.py").write_text(TF32)
-    (tmp_path / "rocm-lint.toml").write_text('select = ["ROC1"]\nignore = ["ROC10"]\nextend-select = ["ROC"]\n')
+    (tmp_path / "rocm-lint.toml").write_text(
+        'select = ["ROC1"]\nignore = ["ROC10"]\nextend-select = ["ROC"]\n'
+    )
     proc = run_cli("check", "t.py", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr  # ROC10 ignores ROC101: the longest selector wins
     (tmp_path / "rocm-lint.toml").write_text('select = ["ROC101"]\n')
@@ -60,15 +70,23 @@ def test_config_prefixes_that_select_rules_still_work(tmp_path):
 
 # -- 1. flake8's [flake8] section -------------------------------------------------------------------
 def flake8(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "flake8", "--select", "ROC", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "ROC", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
-@pytest.mark.parametrize("name, text", [
-    ("setup.cfg", "[metadata]\nname = x\n\n[flake8]\nmax-line-length = 100\nrocm-predicates = on_amd\n"),
-    ("tox.ini", "[flake8]\nrocm_predicates =\n    other_pred,\n    on_amd\n"),
-    (".flake8", "[flake8]\nrocm-predicates = on_amd, plat.other\n"),
-])
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("setup.cfg", "[metadata]\nname = x\n\n[flake8]\nmax-line-length = 100\nrocm-predicates = on_amd\n"),
+        ("tox.ini", "[flake8]\nrocm_predicates =\n    other_pred,\n    on_amd\n"),
+        (".flake8", "[flake8]\nrocm-predicates = on_amd, plat.other\n"),
+    ],
+)
 def test_the_cli_reads_the_predicates_flake8_reads(tmp_path, name, text):
     (tmp_path / "m.py").write_text(GATED)
     (tmp_path / name).write_text(text)
@@ -76,8 +94,11 @@ def test_the_cli_reads_the_predicates_flake8_reads(tmp_path, name, text):
     assert f8.returncode == 0 and f8.stdout == "", (f8.stdout, f8.stderr)
     assert cli.returncode == 0 and cli.stdout == "", (cli.stdout, cli.stderr)
     settings = run_cli("check", "--show-settings", "--output-format", "json", "m.py", cwd=tmp_path)
-    assert "on_amd" in next(s["value"] for s in __import__("json").loads(settings.stdout)["settings"]
-                            if s["key"] == "rocm-predicates")
+    assert "on_amd" in next(
+        s["value"]
+        for s in __import__("json").loads(settings.stdout)["settings"]
+        if s["key"] == "rocm-predicates"
+    )
     # without the option both report the hazard: the same thing again
     (tmp_path / name).write_text("[flake8]\nmax-line-length = 100\n")
     cli, f8 = run_cli("check", "m.py", cwd=tmp_path), flake8("m.py", cwd=tmp_path)
@@ -86,7 +107,8 @@ def test_the_cli_reads_the_predicates_flake8_reads(tmp_path, name, text):
 
 def test_flake8_and_the_cli_read_the_other_predicate_options(tmp_path):
     """``cuda-predicates`` and ``rocm-skip-decorators`` are flake8 options too, read by both."""
-    (tmp_path / "m.py").write_text(textwrap.dedent("""\
+    (tmp_path / "m.py").write_text(
+        textwrap.dedent("""\
         import torch
         from plat import on_nvidia, skip_amd
         if on_nvidia():
@@ -94,9 +116,12 @@ def test_flake8_and_the_cli_read_the_other_predicate_options(tmp_path):
         @skip_amd
         def test_tf32():
             torch.backends.cuda.matmul.allow_tf32 = True
-        """))
+        """)
+    )
     assert codes(run_cli("check", "m.py", cwd=tmp_path)) == ["ROC101", "ROC101"]
-    (tmp_path / "setup.cfg").write_text("[flake8]\ncuda-predicates = on_nvidia\nrocm-skip-decorators = skip_amd\n")
+    (tmp_path / "setup.cfg").write_text(
+        "[flake8]\ncuda-predicates = on_nvidia\nrocm-skip-decorators = skip_amd\n"
+    )
     cli, f8 = run_cli("check", "m.py", cwd=tmp_path), flake8("m.py", cwd=tmp_path)
     assert cli.returncode == 0 and cli.stdout == "", cli.stdout
     assert f8.returncode == 0 and f8.stdout == "", (f8.stdout, f8.stderr)
@@ -142,8 +167,13 @@ def run_denied(tmp_path, locked, *args):
         finally:
             os.chmod(locked, 0o755)
     (tmp_path / "deny.py").write_text(DENY)
-    return subprocess.run([sys.executable, "deny.py", str(locked), *args], cwd=tmp_path,  # as run_cli runs it
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "deny.py", str(locked), *args],
+        cwd=tmp_path,  # as run_cli runs it
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("named", ["locked", "."])
@@ -196,7 +226,8 @@ def test_exclude_and_extend_exclude_on_the_command_line(tmp_path):
     assert files("--exclude", "gen", "--exclude", "venv") == ["a.py"]
     shown = run_cli("check", "--show-settings", "--extend-exclude", "gen", ".", cwd=tmp_path).stdout
     assert [" ".join(line.split()) for line in shown.splitlines() if line.startswith("extend-exclude ")] == [
-        'extend-exclude = ["third_party", "gen"] # command line']
+        'extend-exclude = ["third_party", "gen"] # command line'
+    ]
 
 
 def test_extend_exclude_applies_to_named_files_with_force_exclude(tmp_path):
@@ -278,13 +309,17 @@ def test_add_noqa_python_cpp_and_config_files_idempotent(tmp_path):
 
 
 def test_add_noqa_keeps_line_endings_encoding_and_mode(tmp_path):
-    data = "# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+    data = (
+        "# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     path = tmp_path / "t.py"
     path.write_bytes(data.replace("\n", "\r\n").encode("latin-1"))
     os.chmod(path, 0o750)
     proc = run_cli("check", "--no-cache", "--add-noqa", "t.py", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert path.read_bytes() == data.replace("True\n", "True  # noqa: ROC101\n").replace("\n", "\r\n").encode("latin-1")
+    assert path.read_bytes() == data.replace("True\n", "True  # noqa: ROC101\n").replace("\n", "\r\n").encode(
+        "latin-1"
+    )
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o750
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
@@ -292,9 +327,11 @@ def test_add_noqa_keeps_line_endings_encoding_and_mode(tmp_path):
 def test_add_noqa_never_writes_a_changed_program(tmp_path):
     """A line that ends inside a raw string: `// NOLINT` there would be string content, so the
     file is left as it is and the finding is named."""
-    text = ('__global__ void k(unsigned *o) {\n'
-            '  o[0] = __ballot_sync(0xffffffff, 1); const char *s = R"x(\n'
-            ')x";\n}\n')
+    text = (
+        "__global__ void k(unsigned *o) {\n"
+        '  o[0] = __ballot_sync(0xffffffff, 1); const char *s = R"x(\n'
+        ')x";\n}\n'
+    )
     (tmp_path / "k.cu").write_text(text)
     assert "ROC602" in codes(run_cli("check", "--no-cache", "k.cu", cwd=tmp_path))
     proc = run_cli("check", "--no-cache", "--add-noqa", "k.cu", cwd=tmp_path)
@@ -304,14 +341,26 @@ def test_add_noqa_never_writes_a_changed_program(tmp_path):
     assert "Added 0 noqa directives." in proc.stderr
 
 
-@pytest.mark.parametrize("name, text, why", [
-    ("Dockerfile", "FROM rocm/pytorch\nENV PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n",
-     "a Dockerfile takes inline comments only in a RUN command's shell"),
-    (".env", "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n",
-     "`docker run --env-file` would read an inline comment as part of the value"),
-    ("run.sh", "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 \\\n  X=1\n",
-     "the line continues (a trailing backslash): a comment would end the command"),
-])
+@pytest.mark.parametrize(
+    "name, text, why",
+    [
+        (
+            "Dockerfile",
+            "FROM rocm/pytorch\nENV PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n",
+            "a Dockerfile takes inline comments only in a RUN command's shell",
+        ),
+        (
+            ".env",
+            "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n",
+            "`docker run --env-file` would read an inline comment as part of the value",
+        ),
+        (
+            "run.sh",
+            "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 \\\n  X=1\n",
+            "the line continues (a trailing backslash): a comment would end the command",
+        ),
+    ],
+)
 def test_add_noqa_leaves_lines_where_a_comment_is_not_a_comment(tmp_path, name, text, why):
     (tmp_path / name).write_text(text)
     proc = run_cli("check", "--no-cache", "--add-noqa", ".", cwd=tmp_path)
@@ -332,8 +381,10 @@ def test_add_noqa_is_not_combined_with_fix(tmp_path):
 def test_config_help_says_what_it_does():
     help_text = "".join(run_cli("check", "--help").stdout.split())  # argparse wraps anywhere
     assert "insteadofpyproject.toml" not in help_text
-    assert ("--configFILEreadsettingsfromFILE(its[tool.rocm-lint]table,oritstop-levelkeys)insteadof"
-            "theclosest.rocm-lint.toml,rocm-lint.tomlorpyproject.toml") in help_text
+    assert (
+        "--configFILEreadsettingsfromFILE(its[tool.rocm-lint]table,oritstop-levelkeys)insteadof"
+        "theclosest.rocm-lint.toml,rocm-lint.tomlorpyproject.toml"
+    ) in help_text
 
 
 @pytest.mark.parametrize("flag", ["--add-noqa", "--exclude", "--extend-exclude"])
@@ -356,9 +407,21 @@ def test_bash_completion_completes_commands_options_choices_and_rules(tmp_path):
     script = _script(tmp_path, "bash")
 
     def complete(*words):
-        proc = subprocess.run(["bash", "-c", f'source {script}; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); '
-                               '_rocm_lint; printf "%s\\n" "${COMPREPLY[@]}"', "_", "rocm-lint", *words],
-                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        proc = subprocess.run(
+            [
+                "bash",
+                "-c",
+                f'source {script}; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); '
+                '_rocm_lint; printf "%s\\n" "${COMPREPLY[@]}"',
+                "_",
+                "rocm-lint",
+                *words,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.split()
 
@@ -378,32 +441,55 @@ def test_every_check_option_is_in_the_completion():
     import re
 
     options = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", help_text)) - {"--help"}
-    assert options and all(f" {o} " in bash or f" {o}\"" in bash for o in options), options
+    assert options and all(f" {o} " in bash or f' {o}"' in bash for o in options), options
 
 
 @pytest.mark.skipif(not shutil.which("fish"), reason="fish is not installed")
 def test_fish_completion(tmp_path):
     script = _script(tmp_path, "fish")
-    proc = subprocess.run(["fish", "-c", f"source {script}; complete -C 'rocm-lint check --add'; "
-                           "echo ---; complete -C 'rocm-lint check --output-format '; "
-                           "echo ---; complete -C 'rocm-lint rule ungated-t'"],
-                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            "fish",
+            "-c",
+            f"source {script}; complete -C 'rocm-lint check --add'; "
+            "echo ---; complete -C 'rocm-lint check --output-format '; "
+            "echo ---; complete -C 'rocm-lint rule ungated-t'",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
-    add, formats, rule = [[line.split("\t")[0] for line in part.strip().splitlines()]
-                          for part in proc.stdout.split("---")]
+    add, formats, rule = [
+        [line.split("\t")[0] for line in part.strip().splitlines()] for part in proc.stdout.split("---")
+    ]
     assert add == ["--add-noqa"]
-    assert sorted(formats) == sorted(["concise", "full", "json", "sarif", "github", "junit", "html", "summary"])
+    assert sorted(formats) == sorted(
+        ["concise", "full", "json", "sarif", "github", "junit", "html", "summary"]
+    )
     assert rule == ["ungated-tf32-switch"]
 
 
 @pytest.mark.skipif(not shutil.which("zsh"), reason="zsh is not installed")
 def test_zsh_completion_registers_through_bashcompinit(tmp_path):
     script = _script(tmp_path, "zsh")
-    proc = subprocess.run(["zsh", "-f", "-c", f"autoload -U compinit && compinit -u -D; source {script}; "
-                           "print -r -- $_comps[rocm-lint]; "
-                           "f() {{ emulate -L sh; COMP_WORDS=(rocm-lint check --add); COMP_CWORD=2; _rocm_lint; "
-                           'print -l -- "${{COMPREPLY[@]}}"; }}; f'.replace("{{", "{").replace("}}", "}")],
-                          capture_output=True, text=True, timeout=60, cwd=tmp_path, env=dict(os.environ, HOME=str(tmp_path)))
+    proc = subprocess.run(
+        [
+            "zsh",
+            "-f",
+            "-c",
+            f"autoload -U compinit && compinit -u -D; source {script}; "
+            "print -r -- $_comps[rocm-lint]; "
+            "f() {{ emulate -L sh; COMP_WORDS=(rocm-lint check --add); COMP_CWORD=2; _rocm_lint; "
+            'print -l -- "${{COMPREPLY[@]}}"; }}; f'.replace("{{", "{").replace("}}", "}"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env=dict(os.environ, HOME=str(tmp_path)),
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "_bash_complete -o default -o bashdefault -F _rocm_lint"
@@ -417,9 +503,37 @@ def test_statistics_in_a_format_without_a_statistics_form_is_a_usage_error(tmp_p
 
     (tmp_path / "t.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
     for fmt in ("html", "sarif", "github", "junit"):
-        proc = subprocess.run([sys.executable, "-m", "rocm_lint", "check", "t.py", "--no-cache", "--statistics",
-                               "--output-format", fmt], cwd=tmp_path, capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "rocm_lint",
+                "check",
+                "t.py",
+                "--no-cache",
+                "--statistics",
+                "--output-format",
+                fmt,
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 2 and "no statistics form" in proc.stderr, (fmt, proc.stderr)
-    ok = subprocess.run([sys.executable, "-m", "rocm_lint", "check", "t.py", "--no-cache", "--statistics",
-                         "--output-format", "json"], cwd=tmp_path, capture_output=True, text=True)
+    ok = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rocm_lint",
+            "check",
+            "t.py",
+            "--no-cache",
+            "--statistics",
+            "--output-format",
+            "json",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert ok.returncode == 1 and '"ROC101"' in ok.stdout

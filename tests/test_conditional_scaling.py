@@ -77,9 +77,11 @@ def test_the_diff_of_a_large_fixed_file_is_linear_and_difflibs(monkeypatch):
     monkeypatch.setattr(diff, "LINEAR_FROM", 0)
     assert "".join(diff.unified_diff(old, new, "a/k.cu", "b/k.cu")) == expected  # the linear path agrees
     assert_linear_steps(lambda pair: "".join(diff.unified_diff(*pair, "a/k.cu", "b/k.cu")), _fixed_pair, 300)
-    monkeypatch.setattr(diff, "LINEAR_FROM", 10 ** 9)
+    monkeypatch.setattr(diff, "LINEAR_FROM", 10**9)
     try:
-        assert_linear_steps(lambda pair: "".join(diff.unified_diff(*pair, "a/k.cu", "b/k.cu")), _fixed_pair, 300)
+        assert_linear_steps(
+            lambda pair: "".join(diff.unified_diff(*pair, "a/k.cu", "b/k.cu")), _fixed_pair, 300
+        )
     except AssertionError as exc:
         assert "steps" in str(exc)  # difflib alone is what the linear path replaces
     else:

@@ -31,8 +31,11 @@ def ids(p):
 
 
 def findings(path, text=None, language=None):
-    result = check_file(str(path), Config()) if text is None else \
-        check_source(str(path), text, Config(), language or language_of(path))
+    result = (
+        check_file(str(path), Config())
+        if text is None
+        else check_source(str(path), text, Config(), language or language_of(path))
+    )
     assert isinstance(result, list), result
     return result
 
@@ -73,8 +76,10 @@ def test_crlf_gives_the_same_findings(path, tmp_path):
     assert lf == crlf
 
 
-@pytest.mark.parametrize("style", ["# rocm-lint: ignore[{code}]", "# noqa: {code}", "# noqa:{prefix}",
-                                   "# rocm-lint: ignore", "# noqa"])
+@pytest.mark.parametrize(
+    "style",
+    ["# rocm-lint: ignore[{code}]", "# noqa: {code}", "# noqa:{prefix}", "# rocm-lint: ignore", "# noqa"],
+)
 @pytest.mark.parametrize("path", POSITIVE, ids=ids)
 def test_suppression_comments(path, style):
     """Each marker replaced by a suppression comment: that line goes quiet, the others stay."""
@@ -85,7 +90,7 @@ def test_suppression_comments(path, style):
         if not codes:
             continue
         comment = style.format(code=",".join(codes), prefix=codes[0][:4])
-        changed = lines[:n - 1] + [MARKER.sub("  " + comment, line)] + lines[n:]
+        changed = lines[: n - 1] + [MARKER.sub("  " + comment, line)] + lines[n:]
         got = Counter((f.line, f.code) for f in findings(path, "\n".join(changed)))
         assert got == Counter({k: v for k, v in expected.items() if k[0] != n}), (n, comment)
 
@@ -103,10 +108,22 @@ def test_cli_discovers_config_files_by_name():
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
     files = {line.split(":")[0].split("config/", 1)[1] for line in lines}
-    assert {"Dockerfile", "Dockerfile.rocm", "CMakeLists.txt", ".env", "docker-compose.yml",
-            ".github/workflows/ci.yml", "launch.sh", "cmake/torch_ext.cmake", "deps/requirements.txt",
-            "deps/requirements-common.txt", "deps/pyproject.toml", "deps/poetry/pyproject.toml",
-            "deps/setup.cfg", "deps/environment.yml"} <= files
+    assert {
+        "Dockerfile",
+        "Dockerfile.rocm",
+        "CMakeLists.txt",
+        ".env",
+        "docker-compose.yml",
+        ".github/workflows/ci.yml",
+        "launch.sh",
+        "cmake/torch_ext.cmake",
+        "deps/requirements.txt",
+        "deps/requirements-common.txt",
+        "deps/pyproject.toml",
+        "deps/poetry/pyproject.toml",
+        "deps/setup.cfg",
+        "deps/environment.yml",
+    } <= files
     assert not any(f.startswith("ok/") for f in files)
     assert len(lines) == sum(sum(expected_findings(p).values()) for p in FILES)
 
@@ -116,8 +133,11 @@ def test_config_findings_are_display_only():
     from rocm_lint.finding import Applicability
 
     for f in findings(CONFIG / "launch.sh") + findings(CONFIG / "Dockerfile.rocm"):
-        assert f.fix is None or (f.fix.applicability == Applicability.DISPLAY and not f.fix.edits
-                                 and f.fix.message.startswith("not fixed: "))
+        assert f.fix is None or (
+            f.fix.applicability == Applicability.DISPLAY
+            and not f.fix.edits
+            and f.fix.message.startswith("not fixed: ")
+        )
 
 
 def test_rules_are_registered_for_config_languages():
@@ -145,46 +165,75 @@ def settings(text, language, path="x"):
     return [(s.name, s.value, s.how) for s in read_unit(path, text, Config(), language).settings]
 
 
-@pytest.mark.parametrize("text,language,expected", [
-    ("export A=1 B='x y'", "shell", [("A", "1", "export"), ("B", "x y", "export")]),
-    ("A=1 env -u Z B=2 cmd C=3", "shell", [("A", "1", "prefix"), ("B", "2", "env")]),
-    ("declare -rx A=1; readonly B=2; local C=3", "shell", [("A", "1", "export"), ("B", "2", "assign")]),
-    ("echo 'A=1' # B=2", "shell", []),
-    ('echo "${#A} A=1"', "shell", []),
-    ("X=\"a#b\" # c=1", "shell", [("X", "a#b", "assign")]),
-    ("A=1\\\n2 cmd", "shell", [("A", "12", "prefix")]),
-    ("sudo -E B=2 make", "shell", [("B", "2", "env")]),
-    ("docker run -e A=1 --env=B=2 --build-arg C=3 img", "shell",
-     [("A", "1", "docker-env"), ("B", "2", "docker-env"), ("C", "3", "build-arg")]),
-    ("cmake -DA=1 -D B=gfx942 -DC:STRING=x ..", "shell",
-     [("A", "1", "define"), ("B", "gfx942", "define"), ("C", "x", "define")]),
-    ("cat <<EOF\nA=1\nEOF\nB=2", "shell", [("B", "2", "assign")]),
-    ("ENV A=1 B=\"x y\"", "dockerfile", [("A", "1", "ENV"), ("B", "x y", "ENV")]),
-    ("ENV A x y", "dockerfile", [("A", "x y", "ENV")]),
-    ("ARG A=1\nARG B", "dockerfile", [("A", "1", "ARG")]),
-    ("RUN A=1 make && export B=2", "dockerfile", [("A", "1", "prefix"), ("B", "2", "export")]),
-    ("RUN a \\\n  # gone\n  && export B=2", "dockerfile", [("B", "2", "export")]),
-    ("LABEL A=1\n# ENV B=2", "dockerfile", []),
-    ("RUN <<EOF\nexport A=1\nEOF\nRUN cat > f <<EOF\nexport B=2\nEOF", "dockerfile", [("A", "1", "export")]),
-    ('CMD ["env", "A=1"]', "dockerfile", []),
-    ("env:\n  A: \"1\"\n  B: x # c", "yaml", [("A", "1", "yaml"), ("B", "x", "yaml")]),
-    ("environment:\n  - A=1\n  - 'B=2'", "yaml", [("A", "1", "yaml"), ("B", "2", "yaml")]),
-    ("env:\n- name: A\n  value: '1'\n- name: B\n  valueFrom: {}", "yaml", [("A", "1", "yaml")]),
-    ("env: {A: 1, B: \"x\"}", "yaml", [("A", "1", "yaml"), ("B", "x", "yaml")]),
-    ("variables:\n  A:\n    value: \"1\"", "yaml", [("A", "1", "yaml")]),
-    ("steps:\n  - run: |\n      export A=1\n      echo B=2\n    env:\n      C: 3", "yaml",
-     [("C", "3", "yaml"), ("A", "1", "export")]),
-    ("script:\n  - A=1 make\n  - >\n    export B=2", "yaml", [("A", "1", "prefix"), ("B", "2", "export")]),
-    ("run: |\n  cat <<EOF\n  env:\n    A: 1\n  EOF", "yaml", []),
-    ("# env:\n#   A: 1\nname: x", "yaml", []),
-    ("A=1\nexport B=\"x y\"  # c\nC='$D'\n# D=4", "dotenv",
-     [("A", "1", "dotenv"), ("B", "x y", "export"), ("C", "$D", "dotenv")]),
-    ("set(A 1 2)\nset(ENV{B} x)\nlist(APPEND C y)", "cmake",
-     [("A", "1;2", "set"), ("B", "x", "set-env"), ("C", "y", "list")]),
-    ("# set(A 1)\n#[[ set(B 2) ]]\nmessage(\"set(C 3)\")", "cmake", []),
-    ("set_target_properties(t PROPERTIES CUDA_ARCHITECTURES 80 HIP_ARCHITECTURES gfx942)", "cmake",
-     [("CUDA_ARCHITECTURES", "80", "property"), ("HIP_ARCHITECTURES", "gfx942", "property")]),
-])
+@pytest.mark.parametrize(
+    "text,language,expected",
+    [
+        ("export A=1 B='x y'", "shell", [("A", "1", "export"), ("B", "x y", "export")]),
+        ("A=1 env -u Z B=2 cmd C=3", "shell", [("A", "1", "prefix"), ("B", "2", "env")]),
+        ("declare -rx A=1; readonly B=2; local C=3", "shell", [("A", "1", "export"), ("B", "2", "assign")]),
+        ("echo 'A=1' # B=2", "shell", []),
+        ('echo "${#A} A=1"', "shell", []),
+        ('X="a#b" # c=1', "shell", [("X", "a#b", "assign")]),
+        ("A=1\\\n2 cmd", "shell", [("A", "12", "prefix")]),
+        ("sudo -E B=2 make", "shell", [("B", "2", "env")]),
+        (
+            "docker run -e A=1 --env=B=2 --build-arg C=3 img",
+            "shell",
+            [("A", "1", "docker-env"), ("B", "2", "docker-env"), ("C", "3", "build-arg")],
+        ),
+        (
+            "cmake -DA=1 -D B=gfx942 -DC:STRING=x ..",
+            "shell",
+            [("A", "1", "define"), ("B", "gfx942", "define"), ("C", "x", "define")],
+        ),
+        ("cat <<EOF\nA=1\nEOF\nB=2", "shell", [("B", "2", "assign")]),
+        ('ENV A=1 B="x y"', "dockerfile", [("A", "1", "ENV"), ("B", "x y", "ENV")]),
+        ("ENV A x y", "dockerfile", [("A", "x y", "ENV")]),
+        ("ARG A=1\nARG B", "dockerfile", [("A", "1", "ARG")]),
+        ("RUN A=1 make && export B=2", "dockerfile", [("A", "1", "prefix"), ("B", "2", "export")]),
+        ("RUN a \\\n  # gone\n  && export B=2", "dockerfile", [("B", "2", "export")]),
+        ("LABEL A=1\n# ENV B=2", "dockerfile", []),
+        (
+            "RUN <<EOF\nexport A=1\nEOF\nRUN cat > f <<EOF\nexport B=2\nEOF",
+            "dockerfile",
+            [("A", "1", "export")],
+        ),
+        ('CMD ["env", "A=1"]', "dockerfile", []),
+        ('env:\n  A: "1"\n  B: x # c', "yaml", [("A", "1", "yaml"), ("B", "x", "yaml")]),
+        ("environment:\n  - A=1\n  - 'B=2'", "yaml", [("A", "1", "yaml"), ("B", "2", "yaml")]),
+        ("env:\n- name: A\n  value: '1'\n- name: B\n  valueFrom: {}", "yaml", [("A", "1", "yaml")]),
+        ('env: {A: 1, B: "x"}', "yaml", [("A", "1", "yaml"), ("B", "x", "yaml")]),
+        ('variables:\n  A:\n    value: "1"', "yaml", [("A", "1", "yaml")]),
+        (
+            "steps:\n  - run: |\n      export A=1\n      echo B=2\n    env:\n      C: 3",
+            "yaml",
+            [("C", "3", "yaml"), ("A", "1", "export")],
+        ),
+        (
+            "script:\n  - A=1 make\n  - >\n    export B=2",
+            "yaml",
+            [("A", "1", "prefix"), ("B", "2", "export")],
+        ),
+        ("run: |\n  cat <<EOF\n  env:\n    A: 1\n  EOF", "yaml", []),
+        ("# env:\n#   A: 1\nname: x", "yaml", []),
+        (
+            "A=1\nexport B=\"x y\"  # c\nC='$D'\n# D=4",
+            "dotenv",
+            [("A", "1", "dotenv"), ("B", "x y", "export"), ("C", "$D", "dotenv")],
+        ),
+        (
+            "set(A 1 2)\nset(ENV{B} x)\nlist(APPEND C y)",
+            "cmake",
+            [("A", "1;2", "set"), ("B", "x", "set-env"), ("C", "y", "list")],
+        ),
+        ('# set(A 1)\n#[[ set(B 2) ]]\nmessage("set(C 3)")', "cmake", []),
+        (
+            "set_target_properties(t PROPERTIES CUDA_ARCHITECTURES 80 HIP_ARCHITECTURES gfx942)",
+            "cmake",
+            [("CUDA_ARCHITECTURES", "80", "property"), ("HIP_ARCHITECTURES", "gfx942", "property")],
+        ),
+    ],
+)
 def test_settings(text, language, expected):
     assert settings(text, language) == expected
 
@@ -192,21 +241,24 @@ def test_settings(text, language, expected):
 def test_offsets_point_into_the_original_text():
     text = 'export PYTORCH_ROCM_ARCH="gfx942"\r\nENV=1\r\n'
     (s, _) = read_unit("x.sh", text, Config(), "shell").settings
-    assert s.value == "gfx942" and text[s.value_start:s.value_end] == '"gfx942"'
-    assert text[s.start:s.start + len(s.name)] == s.name
+    assert s.value == "gfx942" and text[s.value_start : s.value_end] == '"gfx942"'
+    assert text[s.start : s.start + len(s.name)] == s.name
 
 
-@pytest.mark.parametrize("cond,expected", [
-    ("[ -d /opt/rocm ]", (ROCM, NVIDIA)),
-    ("[ -z \"$ROCM_PATH\" ]", (NVIDIA, ROCM)),
-    ("command -v nvidia-smi", (NVIDIA, None)),
-    ("! command -v nvidia-smi", (None, NVIDIA)),
-    ("[[ \"$DEVICE\" == cuda ]]", (NVIDIA, None)),
-    ("[ \"$GPU\" != rocm ]", (NVIDIA, ROCM)),
-    ("python -c 'import torch; torch.cuda.is_available()'", (None, None)),  # True on ROCm too
-    ("[ -z \"$PYTORCH_ROCM_ARCH\" ]", (None, None)),  # tests a setting, not the platform
-    ("[ \"$X\" = cuda ] || [ \"$X\" = rocm ]", (None, None)),
-])
+@pytest.mark.parametrize(
+    "cond,expected",
+    [
+        ("[ -d /opt/rocm ]", (ROCM, NVIDIA)),
+        ('[ -z "$ROCM_PATH" ]', (NVIDIA, ROCM)),
+        ("command -v nvidia-smi", (NVIDIA, None)),
+        ("! command -v nvidia-smi", (None, NVIDIA)),
+        ('[[ "$DEVICE" == cuda ]]', (NVIDIA, None)),
+        ('[ "$GPU" != rocm ]', (NVIDIA, ROCM)),
+        ("python -c 'import torch; torch.cuda.is_available()'", (None, None)),  # True on ROCm too
+        ('[ -z "$PYTORCH_ROCM_ARCH" ]', (None, None)),  # tests a setting, not the platform
+        ('[ "$X" = cuda ] || [ "$X" = rocm ]', (None, None)),
+    ],
+)
 def test_branch_gates(cond, expected):
     assert branch_gates(cond) == expected
 
@@ -216,105 +268,165 @@ def gates(text):
 
 
 def test_shell_gates():
-    assert gates("if [ -d /opt/rocm ]; then a; elif [ -n x ]; then b; else c; fi; d") == \
-        [("a", ROCM), ("b", NVIDIA), ("c", NVIDIA), ("d", None)]
-    assert gates("case $V in\n  cuda|nvidia) a ;;\n  rocm) b ;;\n  *) c ;;\nesac\nd") == \
-        [("a", NVIDIA), ("b", ROCM), ("c", NVIDIA), ("d", None)]
-    assert gates("nvidia-smi && a || b; c") == [("nvidia-smi", None), ("a", NVIDIA), ("b", NVIDIA), ("c", None)]
+    assert gates("if [ -d /opt/rocm ]; then a; elif [ -n x ]; then b; else c; fi; d") == [
+        ("a", ROCM),
+        ("b", NVIDIA),
+        ("c", NVIDIA),
+        ("d", None),
+    ]
+    assert gates("case $V in\n  cuda|nvidia) a ;;\n  rocm) b ;;\n  *) c ;;\nesac\nd") == [
+        ("a", NVIDIA),
+        ("b", ROCM),
+        ("c", NVIDIA),
+        ("d", None),
+    ]
+    assert gates("nvidia-smi && a || b; c") == [
+        ("nvidia-smi", None),
+        ("a", NVIDIA),
+        ("b", NVIDIA),
+        ("c", None),
+    ]
     assert gates("for x in rocm cuda; do a; done") == [("a", None)]
 
 
 def test_dockerfile_stage_gates():
-    unit = read_unit("Dockerfile", "ARG BASE=nvcr.io/nvidia/pytorch:24.05-py3\nFROM ${BASE} AS b\nENV A=1\n"
-                                   "FROM b\nENV B=1\nFROM rocm/pytorch AS r\nENV C=1\nFROM ubuntu\nENV D=1\n",
-                     Config(), "dockerfile")
-    assert [(s.name, s.gate) for s in unit.settings if s.how == "ENV"] == \
-        [("A", NVIDIA), ("B", NVIDIA), ("C", ROCM), ("D", None)]
+    unit = read_unit(
+        "Dockerfile",
+        "ARG BASE=nvcr.io/nvidia/pytorch:24.05-py3\nFROM ${BASE} AS b\nENV A=1\n"
+        "FROM b\nENV B=1\nFROM rocm/pytorch AS r\nENV C=1\nFROM ubuntu\nENV D=1\n",
+        Config(),
+        "dockerfile",
+    )
+    assert [(s.name, s.gate) for s in unit.settings if s.how == "ENV"] == [
+        ("A", NVIDIA),
+        ("B", NVIDIA),
+        ("C", ROCM),
+        ("D", None),
+    ]
 
 
 def test_yaml_job_gates():
-    text = ("jobs:\n  a:\n    container:\n      image: nvidia/cuda:12.4.1-devel\n    env:\n      A: 1\n"
-            "  b:\n    container: rocm/pytorch\n    env:\n      B: 1\n")
+    text = (
+        "jobs:\n  a:\n    container:\n      image: nvidia/cuda:12.4.1-devel\n    env:\n      A: 1\n"
+        "  b:\n    container: rocm/pytorch\n    env:\n      B: 1\n"
+    )
     unit = read_unit("ci.yml", text, Config(), "yaml")
     assert [(s.name, s.gate) for s in unit.settings] == [("A", NVIDIA), ("B", None)]
 
 
 def test_cmake_gates_and_defaults():
-    text = ("if(USE_ROCM)\n  set(A gfx942)\nelse()\n  set(B 80)\nendif()\n"
-            "if(NOT DEFINED C)\n  set(C gfx90a)\nendif()\nset(D gfx942 CACHE STRING \"\")\n"
-            "set(E gfx942 CACHE STRING \"\" FORCE)\n"
-            "if(X)\n  set(F ${X})\nelse()\n  set(F gfx942)\nendif()\n")
+    text = (
+        "if(USE_ROCM)\n  set(A gfx942)\nelse()\n  set(B 80)\nendif()\n"
+        'if(NOT DEFINED C)\n  set(C gfx90a)\nendif()\nset(D gfx942 CACHE STRING "")\n'
+        'set(E gfx942 CACHE STRING "" FORCE)\n'
+        "if(X)\n  set(F ${X})\nelse()\n  set(F gfx942)\nendif()\n"
+    )
     unit = read_unit("CMakeLists.txt", text, Config(), "cmake")
     assert [(s.name, s.gate, s.default) for s in unit.settings] == [
-        ("A", ROCM, False), ("B", NVIDIA, False), ("C", None, True), ("D", None, True), ("E", None, False),
-        ("F", None, False), ("F", None, True)]
+        ("A", ROCM, False),
+        ("B", NVIDIA, False),
+        ("C", None, True),
+        ("D", None, True),
+        ("E", None, False),
+        ("F", None, False),
+        ("F", None, True),
+    ]
 
 
-@pytest.mark.parametrize("text,codes", [
-    ("export TORCHINDUCTOR_MAX_AUTOTUNE=ON", ["ROC302"]),
-    ("export TORCHINDUCTOR_MAX_AUTOTUNE=off", []),
-    ("export TORCHINDUCTOR_MAX_AUTOTUNE=${TORCHINDUCTOR_MAX_AUTOTUNE:-0}", []),
-    ("export TORCHINDUCTOR_MAX_AUTOTUNE=$AUTOTUNE", []),
-    ("export TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON", []),
-    ("export PYTORCH_CUDA_ALLOC_CONF=$CONF,max_split_size_mb:64", ["ROC301"]),
-    ("export PYTORCH_ROCM_ARCH=${PYTORCH_ROCM_ARCH:-gfx942}", []),
-    ("export PYTORCH_ROCM_ARCH=$(rocm_agent_enumerator | head -1)", []),
-    ("hipcc --offload-arch=gfx90a,gfx942 x.hip", ["ROC503"]),
-    ("$NVCC_BIN -arch=sm_90 x.cu", ["ROC502"]),
-    ("$NVCC_BIN -arch sm_90 x.cu", []),  # no trigger word: the file is never read (documented limit)
-    ("export CUDAARCHS=90; $NVCC_BIN -arch sm_90 x.cu", ["ROC502", "ROC502"]),
-    ("$NVCC_BIN -gencode=arch=compute_80,code=[sm_80,compute_80] x.cu", ["ROC502"]),
-    ("nvcc -arch sm_90 x.cu", []),  # a recipe that runs the CUDA toolkit itself is NVIDIA's
-    # UCCL style: not an NVIDIA list (ROC502), but one AMD arch pinned (ROC503)
-    ("TORCH_CUDA_ARCH_LIST=\"gfx942\" python setup.py build", ["ROC503"]),
-    ("GPU_ARCHS=gfx942 python3 setup.py bdist_wheel", ["ROC503"]),
-    ("export NVTE_ROCM_ARCH=gfx942", ["ROC503"]),
-    ("clang -x hip -target amdgcn-amd-amdhsa -mcpu=gfx90a -c k.hip", ["ROC503"]),
-    ("export GPU_ARCHS=${GPU_ARCHS:-gfx942}", []),
-    ("clang -mcpu=native -c k.c", []),
-    # NVIDIA profilers as a command prefix (ROC404)
-    ("nsys profile -o out python train.py", ["ROC404"]),
-    ("sudo /usr/local/cuda/bin/ncu --set full ./bench", ["ROC404"]),
-    ("mpirun -np 8 -x NCCL_DEBUG nsys profile python train.py", ["ROC404"]),
-    ("nvprof --print-gpu-trace ./bench", ["ROC404"]),
-    ("command -v nsys >/dev/null && nsys profile python train.py", []),
-    ("if [ -x \"$(command -v nsys)\" ]; then nsys profile python t.py; else python t.py; fi", []),
-    ("python train.py --profiler nsys", []),
-    ("echo 'run nsys profile python train.py'", []),
-    ("$NSYS python train.py", []),
-    ("nsys profile python a.py\nrocprofv3 --sys-trace -- python a.py", []),  # each platform's own
-])
+@pytest.mark.parametrize(
+    "text,codes",
+    [
+        ("export TORCHINDUCTOR_MAX_AUTOTUNE=ON", ["ROC302"]),
+        ("export TORCHINDUCTOR_MAX_AUTOTUNE=off", []),
+        ("export TORCHINDUCTOR_MAX_AUTOTUNE=${TORCHINDUCTOR_MAX_AUTOTUNE:-0}", []),
+        ("export TORCHINDUCTOR_MAX_AUTOTUNE=$AUTOTUNE", []),
+        ("export TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON", []),
+        ("export PYTORCH_CUDA_ALLOC_CONF=$CONF,max_split_size_mb:64", ["ROC301"]),
+        ("export PYTORCH_ROCM_ARCH=${PYTORCH_ROCM_ARCH:-gfx942}", []),
+        ("export PYTORCH_ROCM_ARCH=$(rocm_agent_enumerator | head -1)", []),
+        ("hipcc --offload-arch=gfx90a,gfx942 x.hip", ["ROC503"]),
+        ("$NVCC_BIN -arch=sm_90 x.cu", ["ROC502"]),
+        ("$NVCC_BIN -arch sm_90 x.cu", []),  # no trigger word: the file is never read (documented limit)
+        ("export CUDAARCHS=90; $NVCC_BIN -arch sm_90 x.cu", ["ROC502", "ROC502"]),
+        ("$NVCC_BIN -gencode=arch=compute_80,code=[sm_80,compute_80] x.cu", ["ROC502"]),
+        ("nvcc -arch sm_90 x.cu", []),  # a recipe that runs the CUDA toolkit itself is NVIDIA's
+        # UCCL style: not an NVIDIA list (ROC502), but one AMD arch pinned (ROC503)
+        ('TORCH_CUDA_ARCH_LIST="gfx942" python setup.py build', ["ROC503"]),
+        ("GPU_ARCHS=gfx942 python3 setup.py bdist_wheel", ["ROC503"]),
+        ("export NVTE_ROCM_ARCH=gfx942", ["ROC503"]),
+        ("clang -x hip -target amdgcn-amd-amdhsa -mcpu=gfx90a -c k.hip", ["ROC503"]),
+        ("export GPU_ARCHS=${GPU_ARCHS:-gfx942}", []),
+        ("clang -mcpu=native -c k.c", []),
+        # NVIDIA profilers as a command prefix (ROC404)
+        ("nsys profile -o out python train.py", ["ROC404"]),
+        ("sudo /usr/local/cuda/bin/ncu --set full ./bench", ["ROC404"]),
+        ("mpirun -np 8 -x NCCL_DEBUG nsys profile python train.py", ["ROC404"]),
+        ("nvprof --print-gpu-trace ./bench", ["ROC404"]),
+        ("command -v nsys >/dev/null && nsys profile python train.py", []),
+        ('if [ -x "$(command -v nsys)" ]; then nsys profile python t.py; else python t.py; fi', []),
+        ("python train.py --profiler nsys", []),
+        ("echo 'run nsys profile python train.py'", []),
+        ("$NSYS python train.py", []),
+        ("nsys profile python a.py\nrocprofv3 --sys-trace -- python a.py", []),  # each platform's own
+    ],
+)
 def test_shell_rules(text, codes):
     assert [f.code for f in findings("run.sh", text + "\n")] == codes
 
 
-@pytest.mark.parametrize("text,language,codes", [
-    ('FROM ubuntu:22.04\nCMD ["nsys", "profile", "python", "train.py"]', "dockerfile", ["ROC404"]),
-    ('FROM nvcr.io/nvidia/pytorch:24.05-py3\nCMD ["nsys", "profile", "python", "train.py"]', "dockerfile", []),
-    ('FROM ubuntu:22.04\nENTRYPOINT ["python", "serve.py", "--profiler", "nsys"]', "dockerfile", []),
-    ("containers:\n  - name: t\n    command: [\"ncu\", \"--set\", \"full\", \"python\", \"k.py\"]", "yaml", ["ROC404"]),
-    ("containers:\n  - name: t\n    command:\n      - nsys\n      - profile\n      - python", "yaml", ["ROC404"]),
-    ("steps:\n  - run: nsys profile python train.py", "yaml", ["ROC404"]),
-])
+@pytest.mark.parametrize(
+    "text,language,codes",
+    [
+        ('FROM ubuntu:22.04\nCMD ["nsys", "profile", "python", "train.py"]', "dockerfile", ["ROC404"]),
+        (
+            'FROM nvcr.io/nvidia/pytorch:24.05-py3\nCMD ["nsys", "profile", "python", "train.py"]',
+            "dockerfile",
+            [],
+        ),
+        ('FROM ubuntu:22.04\nENTRYPOINT ["python", "serve.py", "--profiler", "nsys"]', "dockerfile", []),
+        (
+            'containers:\n  - name: t\n    command: ["ncu", "--set", "full", "python", "k.py"]',
+            "yaml",
+            ["ROC404"],
+        ),
+        (
+            "containers:\n  - name: t\n    command:\n      - nsys\n      - profile\n      - python",
+            "yaml",
+            ["ROC404"],
+        ),
+        ("steps:\n  - run: nsys profile python train.py", "yaml", ["ROC404"]),
+    ],
+)
 def test_profilers_in_images_and_jobs(text, language, codes):
     name = {"dockerfile": "Dockerfile", "yaml": "deploy.yaml"}[language]
     assert [f.code for f in findings(name, text + "\n", language)] == codes
 
 
 def test_exec_form_lists_are_tool_arguments():
-    unit = read_unit("Dockerfile", 'CMD ["hipcc", "--offload-arch=gfx942", "k.hip"]\n', Config(), "dockerfile")
-    assert [[w.value for w in a.words] for a in unit.tool_args] == [["hipcc", "--offload-arch=gfx942", "k.hip"]]
+    unit = read_unit(
+        "Dockerfile", 'CMD ["hipcc", "--offload-arch=gfx942", "k.hip"]\n', Config(), "dockerfile"
+    )
+    assert [[w.value for w in a.words] for a in unit.tool_args] == [
+        ["hipcc", "--offload-arch=gfx942", "k.hip"]
+    ]
     assert all(a.exec_form for a in unit.tool_args)
     text = 'CMD ["hipcc", "--offload-arch=gfx942", "k.hip"]\n'
     (w,) = [w for a in unit.tool_args for w in a.words if w.value.startswith("--")]
-    assert text[w.start:w.end] == "--offload-arch=gfx942"
+    assert text[w.start : w.end] == "--offload-arch=gfx942"
     yaml = read_unit("pod.yaml", "command: ['hipcc', --offload-arch=gfx90a, k.hip]\n", Config(), "yaml")
-    assert [[w.value for w in a.words] for a in yaml.tool_args] == [["hipcc", "--offload-arch=gfx90a", "k.hip"]]
+    assert [[w.value for w in a.words] for a in yaml.tool_args] == [
+        ["hipcc", "--offload-arch=gfx90a", "k.hip"]
+    ]
 
 
 def test_command_v_looks_a_program_up():
-    assert read_unit("x.sh", "command -v hipcc\ncommand hipcc --version\n", Config(), "shell").tool_args[0] \
-        .words[0].value == "hipcc"
+    assert (
+        read_unit("x.sh", "command -v hipcc\ncommand hipcc --version\n", Config(), "shell")
+        .tool_args[0]
+        .words[0]
+        .value
+        == "hipcc"
+    )
     assert len(read_unit("x.sh", "command -v hipcc\n", Config(), "shell").tool_args) == 0
 
 
@@ -345,6 +457,6 @@ def test_broken_files_never_crash(path):
     junk = ["'", '"', "`", "$(", "${", "(", ")", "\\", "<<EOF", "#", "[[", "]]", "{", "}", "\n", "|", ";;"]
     for _ in range(60):
         cut = rng.randrange(len(text) + 1)
-        mutated = text[:cut] + rng.choice(junk) + text[cut + rng.randrange(3):]
+        mutated = text[:cut] + rng.choice(junk) + text[cut + rng.randrange(3) :]
         findings(path, mutated)
         findings(path, text[:cut])

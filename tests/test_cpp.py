@@ -39,8 +39,10 @@ def test_cli_reports_cpp_fixtures():
     proc = run_cli("check", "--output-format", "concise", "--quiet", "--select", "ROC6,ROC7", *CPP_FIXTURES)
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
-    want = sum(sum(c for (_, code), c in expected_findings(p).items() if code[:4] in ("ROC6", "ROC7"))
-               for p in CPP_FIXTURES)
+    want = sum(
+        sum(c for (_, code), c in expected_findings(p).items() if code[:4] in ("ROC6", "ROC7"))
+        for p in CPP_FIXTURES
+    )
     assert len(lines) == want
     assert all(re.match(r".+\.(?:cuh?|hip):\d+:\d+: ROC[67]\d\d ", line) for line in lines)
 
@@ -64,8 +66,10 @@ def test_cpp_files_are_scanned_only_with_device_code(name):
 
 # -- the lexer -----------------------------------------------------------------------------------------
 def test_lexer_keeps_offsets_and_blanks_comments_and_literals():
-    text = ('int a = 0xFFFF\'FFFF; // c \\\n  continued\nchar c = \'\\\'\'; const char* s = "a//b\\"";'
-            ' /* x\n y */ auto r = R"x(a)")x";\n')
+    text = (
+        "int a = 0xFFFF'FFFF; // c \\\n  continued\nchar c = '\\''; const char* s = \"a//b\\\"\";"
+        ' /* x\n y */ auto r = R"x(a)")x";\n'
+    )
     lexed = lex(text)
     assert len(lexed.code) == len(text)
     assert [len(line) for line in lexed.code.split("\n")] == [len(line) for line in text.split("\n")]
@@ -122,8 +126,10 @@ def assert_agrees_with_pygments(text):
     line = 0
     for i, ch in enumerate(text):
         if line not in skip and not ch.isspace() and ours[i] != theirs[i]:
-            context = text[max(0, i - 30):i + 30]
-            raise AssertionError(f"offset {i} ({ch!r}): ours {ours[i]!r}, pygments {theirs[i]!r} in {context!r}")
+            context = text[max(0, i - 30) : i + 30]
+            raise AssertionError(
+                f"offset {i} ({ch!r}): ours {ours[i]!r}, pygments {theirs[i]!r} in {context!r}"
+            )
         if ch == "\n":
             line += 1
 
@@ -133,11 +139,32 @@ def test_lexer_agrees_with_pygments_on_fixtures(path):
     assert_agrees_with_pygments(path.read_text("utf-8"))
 
 
-_PIECES = st.sampled_from([
-    "int x = 1;", "// line comment\n", "/* block */", "/* multi\nline */", '"str"', '"esc\\"aped"',
-    "'c'", "'\\n'", "a / b", "x /= 2;", "\n", " ", "__shfl_sync(0xffffffff, v, 1);", '"//not comment"',
-    "'\"'", '"/*not*/"', "0xffffffff", "f(a, b);", "{", "}", "R\"(raw\nstring)\"", '"\'"',
-])
+_PIECES = st.sampled_from(
+    [
+        "int x = 1;",
+        "// line comment\n",
+        "/* block */",
+        "/* multi\nline */",
+        '"str"',
+        '"esc\\"aped"',
+        "'c'",
+        "'\\n'",
+        "a / b",
+        "x /= 2;",
+        "\n",
+        " ",
+        "__shfl_sync(0xffffffff, v, 1);",
+        '"//not comment"',
+        "'\"'",
+        '"/*not*/"',
+        "0xffffffff",
+        "f(a, b);",
+        "{",
+        "}",
+        'R"(raw\nstring)"',
+        '"\'"',
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -156,14 +183,34 @@ def test_lexer_never_fails_and_keeps_length(text):
     analyse(text, lexed)  # the preprocessor model never raises either
 
 
-_KERNEL_PIECES = st.sampled_from([
-    "#ifdef USE_ROCM\n", "#else\n", "#endif\n", "#if CUDA_VERSION >= 11000\n", "#if __CUDA_ARCH__ >= 800\n",
-    "#define FULL_MASK 0xffffffff\n", "#define WARP_SIZE 32\n", "unsigned m = __ballot_sync(FULL_MASK, p);\n",
-    "int n = __popc(m);\n", "v += __shfl_xor_sync(0xffffffff, v, 16, 32);\n", "int lane = threadIdx.x & 31;\n",
-    'asm volatile("mov.u32 %0, %%laneid;" : "=r"(x));\n', "#include <cuda_fp16.h>\n", "// comment\n",
-    "for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(~0u, v, o);\n", "{\n", "}\n", "(", ")", "/* x",
-    '"', "__shared__ float s[warpSize];\n", "cg::this_grid().sync();\n", "#elif defined(__HIP_PLATFORM_AMD__)\n",
-])
+_KERNEL_PIECES = st.sampled_from(
+    [
+        "#ifdef USE_ROCM\n",
+        "#else\n",
+        "#endif\n",
+        "#if CUDA_VERSION >= 11000\n",
+        "#if __CUDA_ARCH__ >= 800\n",
+        "#define FULL_MASK 0xffffffff\n",
+        "#define WARP_SIZE 32\n",
+        "unsigned m = __ballot_sync(FULL_MASK, p);\n",
+        "int n = __popc(m);\n",
+        "v += __shfl_xor_sync(0xffffffff, v, 16, 32);\n",
+        "int lane = threadIdx.x & 31;\n",
+        'asm volatile("mov.u32 %0, %%laneid;" : "=r"(x));\n',
+        "#include <cuda_fp16.h>\n",
+        "// comment\n",
+        "for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(~0u, v, o);\n",
+        "{\n",
+        "}\n",
+        "(",
+        ")",
+        "/* x",
+        '"',
+        "__shared__ float s[warpSize];\n",
+        "cg::this_grid().sync();\n",
+        "#elif defined(__HIP_PLATFORM_AMD__)\n",
+    ]
+)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -182,35 +229,40 @@ def status(text):
     return {n: (pre.status(n).cuda, pre.status(n).rocm) for n in range(1, text.count("\n") + 2)}
 
 
-@pytest.mark.parametrize("cond,cuda,rocm", [
-    ("#ifdef USE_ROCM", False, True),
-    ("#ifndef USE_ROCM", True, False),
-    ("#if !defined(USE_ROCM)", True, False),
-    ("#if defined(__HIP_PLATFORM_AMD__)", False, True),
-    ("#if defined(__HIP_PLATFORM_HCC__) || defined(__HIPCC__)", False, True),
-    ("#if defined __HIP__", False, True),
-    ("#ifdef __HIP_DEVICE_COMPILE__", False, None),
-    ("#if defined(__gfx942__)", False, None),
-    ("#if HIP_VERSION >= 60000000", False, None),
-    ("#if ROCM_VERSION >= 60200", False, None),
-    ("#if TORCH_HIP_VERSION < 600", True, None),  # undefined on NVIDIA: 0 < 600
-    ("#if __CUDA_ARCH__ >= 800", None, False),
-    ("#if CUDA_VERSION >= 11000", None, False),
-    ("#if CUDA_VERSION < 11000", None, True),
-    ("#if !defined(USE_ROCM) && CUDA_VERSION >= 12000", None, False),
-    ("#if defined(USE_ROCM) || CUDA_VERSION >= 12000", None, True),
-    ("#if 0", False, False),
-    ("#if 1", True, True),
-    ("#ifdef SOME_PROJECT_FLAG", None, None),
-    ("#if (defined(USE_ROCM) ? 0 : 1)", True, False),
-])
+@pytest.mark.parametrize(
+    "cond,cuda,rocm",
+    [
+        ("#ifdef USE_ROCM", False, True),
+        ("#ifndef USE_ROCM", True, False),
+        ("#if !defined(USE_ROCM)", True, False),
+        ("#if defined(__HIP_PLATFORM_AMD__)", False, True),
+        ("#if defined(__HIP_PLATFORM_HCC__) || defined(__HIPCC__)", False, True),
+        ("#if defined __HIP__", False, True),
+        ("#ifdef __HIP_DEVICE_COMPILE__", False, None),
+        ("#if defined(__gfx942__)", False, None),
+        ("#if HIP_VERSION >= 60000000", False, None),
+        ("#if ROCM_VERSION >= 60200", False, None),
+        ("#if TORCH_HIP_VERSION < 600", True, None),  # undefined on NVIDIA: 0 < 600
+        ("#if __CUDA_ARCH__ >= 800", None, False),
+        ("#if CUDA_VERSION >= 11000", None, False),
+        ("#if CUDA_VERSION < 11000", None, True),
+        ("#if !defined(USE_ROCM) && CUDA_VERSION >= 12000", None, False),
+        ("#if defined(USE_ROCM) || CUDA_VERSION >= 12000", None, True),
+        ("#if 0", False, False),
+        ("#if 1", True, True),
+        ("#ifdef SOME_PROJECT_FLAG", None, None),
+        ("#if (defined(USE_ROCM) ? 0 : 1)", True, False),
+    ],
+)
 def test_condition_status(cond, cuda, rocm):
     assert status(f"{cond}\nx\n#endif\n")[2] == (cuda, rocm)
 
 
 def test_else_and_elif_branches_and_nesting():
-    text = ("#ifdef USE_ROCM\nr\n#elif defined(FOO)\nf\n#else\nc\n#endif\n"
-            "#ifndef __HIP_PLATFORM_AMD__\n#if CUDA_VERSION >= 11000\nn\n#endif\n#endif\n")
+    text = (
+        "#ifdef USE_ROCM\nr\n#elif defined(FOO)\nf\n#else\nc\n#endif\n"
+        "#ifndef __HIP_PLATFORM_AMD__\n#if CUDA_VERSION >= 11000\nn\n#endif\n#endif\n"
+    )
     s = status(text)
     assert s[2] == (False, True)
     assert s[4] == (None, False)
@@ -245,23 +297,28 @@ def test_config_file_reads_rocm_macros(tmp_path):
 
 
 # -- suppressions and bad input --------------------------------------------------------------------
-@pytest.mark.parametrize("comment,silent", [
-    ("// rocm-lint: ignore[ROC602]", True),
-    ("// rocm-lint: ignore[ROC6]", True),
-    ("// rocm-lint: ignore", True),
-    ("// NOLINT(ROC602)", True),
-    ("// NOLINT", True),
-    ("/* NOLINT(ROC602) */", True),
-    ("// NOLINT(bugprone-branch-clone)", False),
-    ("// rocm-lint: ignore[ROC601]", False),
-])
+@pytest.mark.parametrize(
+    "comment,silent",
+    [
+        ("// rocm-lint: ignore[ROC602]", True),
+        ("// rocm-lint: ignore[ROC6]", True),
+        ("// rocm-lint: ignore", True),
+        ("// NOLINT(ROC602)", True),
+        ("// NOLINT", True),
+        ("/* NOLINT(ROC602) */", True),
+        ("// NOLINT(bugprone-branch-clone)", False),
+        ("// rocm-lint: ignore[ROC601]", False),
+    ],
+)
 def test_suppression_comments(comment, silent):
     text = f"__device__ float f(float v) {{ return __shfl_sync(0xffffffff, v, 0); }}  {comment}\n"
     assert (codes_by_line(text) == []) is silent
 
 
 def test_nolintnextline():
-    text = "// NOLINTNEXTLINE(ROC602)\n__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"
+    text = (
+        "// NOLINTNEXTLINE(ROC602)\n__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"
+    )
     assert codes_by_line(text) == []
 
 
@@ -324,7 +381,9 @@ def test_cli_fix_writes_cpp_and_keeps_bytes(tmp_path):
     assert proc.returncode == 1  # cudnn.h has no drop-in HIP header: it remains
     data = path.read_bytes()
     assert b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
-    assert data.decode().replace("\r\n", "\n") == (FIXTURES / "fixes" / "cuda_headers.cu.fixed").read_text("utf-8")
+    assert data.decode().replace("\r\n", "\n") == (FIXTURES / "fixes" / "cuda_headers.cu.fixed").read_text(
+        "utf-8"
+    )
     assert path.stat().st_mode & 0o777 == 0o640
 
 
@@ -338,10 +397,13 @@ def test_fix_that_would_change_nvidia_is_refused(monkeypatch):
 
 
 # -- hipified builds --------------------------------------------------------------------------------------
-@pytest.mark.parametrize("build", [
-    ("setup.py", "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"),
-    ("CMakeLists.txt", "add_custom_command(COMMAND python hipify.py ${SRCS})\n"),
-])
+@pytest.mark.parametrize(
+    "build",
+    [
+        ("setup.py", "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"),
+        ("CMakeLists.txt", "add_custom_command(COMMAND python hipify.py ${SRCS})\n"),
+    ],
+)
 def test_headers_of_hipified_builds_are_not_flagged(tmp_path, build):
     (tmp_path / ".git").mkdir()
     (tmp_path / build[0]).write_text(build[1])
@@ -360,8 +422,10 @@ def test_torch_extension_source_is_hipified(tmp_path):
     assert codes_by_line(plain, str(tmp_path / "k.cu")) == [(1, "ROC702")]
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo") or not Path("/dev/zero").exists(),
-                    reason="no FIFOs or /dev/zero here")
+@pytest.mark.skipif(
+    not hasattr(__import__("os"), "mkfifo") or not Path("/dev/zero").exists(),
+    reason="no FIFOs or /dev/zero here",
+)
 def test_build_files_and_headers_are_read_bounded(tmp_path):
     """A FIFO named setup.py, a header linked to /dev/zero, an oversized header: never read
     (the run does not hang or eat memory), and each is simply no fact."""
@@ -369,23 +433,32 @@ def test_build_files_and_headers_are_read_bounded(tmp_path):
 
     from rocm_lint.cpp import includes
 
-    code = ('#include "zero.h"\n#include "big.h"\n#include "pipe.h"\n'
-            "#ifdef FROM_HEADER\n#define W 64\n#endif\n#include <cudnn.h>\n__global__ void k() {}\n")
+    code = (
+        '#include "zero.h"\n#include "big.h"\n#include "pipe.h"\n'
+        "#ifdef FROM_HEADER\n#define W 64\n#endif\n#include <cudnn.h>\n__global__ void k() {}\n"
+    )
     (tmp_path / ".git").mkdir()
     os.mkfifo(tmp_path / "setup.py")
     os.mkfifo(tmp_path / "pipe.h")
     (tmp_path / "zero.h").symlink_to("/dev/zero")
     (tmp_path / "big.h").write_text("#define FROM_HEADER 1\n" + "//" + "x" * includes.MAX_HEADER_BYTES + "\n")
     (tmp_path / "k.cu").write_text(code)
-    script = ("import sys, os; from rocm_lint.config import Config; from rocm_lint.engine import check_file; "
-              "from rocm_lint.cpp.includes import read_header; from rocm_lint.cpp.build_facts import hipify_build_above; "
-              "from rocm_lint.workspace import Workspace; ws = Workspace(); "
-              "d = os.path.dirname(sys.argv[1]); "
-              "print([(f.line, f.code) for f in check_file(sys.argv[1], Config())], hipify_build_above(ws, d), "
-              "[read_header(ws, os.path.join(d, h)) for h in ('zero.h', 'big.h', 'pipe.h', 'missing.h')])")
+    script = (
+        "import sys, os; from rocm_lint.config import Config; from rocm_lint.engine import check_file; "
+        "from rocm_lint.cpp.includes import read_header; from rocm_lint.cpp.build_facts import hipify_build_above; "
+        "from rocm_lint.workspace import Workspace; ws = Workspace(); "
+        "d = os.path.dirname(sys.argv[1]); "
+        "print([(f.line, f.code) for f in check_file(sys.argv[1], Config())], hipify_build_above(ws, d), "
+        "[read_header(ws, os.path.join(d, h)) for h in ('zero.h', 'big.h', 'pipe.h', 'missing.h')])"
+    )
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
-    proc = subprocess.run([__import__("sys").executable, "-c", script, str(tmp_path / "k.cu")],
-                          capture_output=True, text=True, timeout=60, env=env)  # used to block on the FIFO
+    proc = subprocess.run(
+        [__import__("sys").executable, "-c", script, str(tmp_path / "k.cu")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )  # used to block on the FIFO
     assert proc.returncode == 0, proc.stderr
     # no hipify build seen, no header fact (FROM_HEADER stays unknown: W 64 is not ROCm-only)
     assert proc.stdout.strip() == "[(7, 'ROC702')] False [None, None, None, None]"
@@ -396,13 +469,16 @@ def test_feature_macros_of_project_headers_gate(tmp_path):
     (tmp_path / "includes").mkdir()
     (tmp_path / "includes" / "utils.h").write_text(
         "#pragma once\n#ifdef __HIP_PLATFORM_AMD__\n#define HALF_OK 1\n#else\n"
-        "#if __CUDA_ARCH__ >= 530\n#define HALF_OK 1\n#define PTX_AVAILABLE\n#endif\n#endif\n")
+        "#if __CUDA_ARCH__ >= 530\n#define HALF_OK 1\n#define PTX_AVAILABLE\n#endif\n#endif\n"
+    )
     (tmp_path / "includes" / "memory.h").write_text('#pragma once\n#include "utils.h"\n')
-    kernel = ('#include "memory.h"\n'
-              "__device__ void f(unsigned* p) {\n#ifdef PTX_AVAILABLE\n"
-              '  asm volatile("st.shared.u32 [%0], 1;" :: "r"(p));\n#endif\n'
-              "#ifdef HALF_OK\n"
-              '  asm volatile("st.shared.u32 [%0], 2;" :: "r"(p));\n#endif\n}\n')
+    kernel = (
+        '#include "memory.h"\n'
+        "__device__ void f(unsigned* p) {\n#ifdef PTX_AVAILABLE\n"
+        '  asm volatile("st.shared.u32 [%0], 1;" :: "r"(p));\n#endif\n'
+        "#ifdef HALF_OK\n"
+        '  asm volatile("st.shared.u32 [%0], 2;" :: "r"(p));\n#endif\n}\n'
+    )
     src = tmp_path / "kernels" / "k.cu"
     src.parent.mkdir()
     src.write_text(kernel)
@@ -414,11 +490,14 @@ def test_platform_values_of_project_headers(tmp_path):
     """bitsandbytes' idiom: compat.cuh defines BNB_HIP 1 on ROCm and 0 elsewhere."""
     (tmp_path / "compat.cuh").write_text(
         "#pragma once\n#if defined(__HIP_PLATFORM_AMD__) || defined(__HIPCC__)\n#define BNB_HIP 1\n"
-        "#else\n#define BNB_HIP 0\n#endif\n#define IS_CDNA (defined(__gfx90a__) || defined(__gfx942__))\n")
+        "#else\n#define BNB_HIP 0\n#endif\n#define IS_CDNA (defined(__gfx90a__) || defined(__gfx942__))\n"
+    )
     src = tmp_path / "common.cuh"
-    src.write_text('#include "compat.cuh"\n#if BNB_HIP\n#if IS_CDNA\n#define WARP_SIZE 64\n#else\n'
-                   "#define WARP_SIZE 32\n#endif\n#else\n#define WARP_SIZE 32\n#endif\n"
-                   "__device__ int lane() { return threadIdx.x % WARP_SIZE; }\n")
+    src.write_text(
+        '#include "compat.cuh"\n#if BNB_HIP\n#if IS_CDNA\n#define WARP_SIZE 64\n#else\n'
+        "#define WARP_SIZE 32\n#endif\n#else\n#define WARP_SIZE 32\n#endif\n"
+        "__device__ int lane() { return threadIdx.x % WARP_SIZE; }\n"
+    )
     # BNB_HIP gates the NVIDIA 32 away; the ROCm side's chip list misses gfx900/906/908/950 (ROC605)
     got = [(f.line, f.code) for f in check_file(str(src), Config())]
     assert got == [(3, "ROC605")]
@@ -442,16 +521,20 @@ def test_a_lone_carriage_return_ends_a_line_for_every_part_of_the_scan():
     from rocm_lint.engine import check_source
     from rocm_lint.fix.api import fix_text
 
-    text = ('#include <cuda_runtime.h>\r  // rocm-lint: ignore[ROC702]\n\n'
-            '#if CUDA_VERSION >= 11000\n#define HAS_BF16 1\n#endif\n')
+    text = (
+        "#include <cuda_runtime.h>\r  // rocm-lint: ignore[ROC702]\n\n"
+        "#if CUDA_VERSION >= 11000\n#define HAS_BF16 1\n#endif\n"
+    )
     same_with_lf = text.replace("\r", "\n")
     found = [(f.code, f.line) for f in check_source("k.cu", text, Config(), "cuda")]
     assert found == [(f.code, f.line) for f in check_source("k.cu", same_with_lf, Config(), "cuda")]
     assert found == [("ROC702", 1), ("ROC703", 4)]
     # Fixes count lines as LF-ended text (#line numbers, gated line spans): a file with lone CRs
     # gets its findings without fixes (the fuzz target found a wrong #line and a second pass).
-    assert all(f.fix is None or (f.fix.applicability.value == "display" and "lone CR" in f.fix.message)
-               for f in check_source("k.cu", text, Config(), "cuda"))
+    assert all(
+        f.fix is None or (f.fix.applicability.value == "display" and "lone CR" in f.fix.message)
+        for f in check_source("k.cu", text, Config(), "cuda")
+    )
     assert fix_text("k.cu", text, Config(), unsafe=True, language="cuda").text == text
 
 
@@ -469,7 +552,11 @@ def test_many_calls_in_one_statement_are_fixed_in_linear_time():
     from rocm_lint.fix.api import fix_text
 
     def make(n):
-        return "__device__ float f(float v) {\n  return " + "__shfl_xor_sync(0xffffffff, v, 16) + " * n + "v;\n}\n"
+        return (
+            "__device__ float f(float v) {\n  return "
+            + "__shfl_xor_sync(0xffffffff, v, 16) + " * n
+            + "v;\n}\n"
+        )
 
     assert_linear_steps(lambda text: fix_text("k.cu", text, Config(), unsafe=True, language="cuda"), make, 20)
 
@@ -482,15 +569,19 @@ def test_no_fix_in_a_file_with_an_unterminated_string_literal():
     from rocm_lint.config import Config
     from rocm_lint.fix.api import fix_text
 
-    text = ('#include <cstdint>\n__device__ int count_votes(bool p) {\n'
-            '  unsigned mask = __ballot_sync("__activemask(), p);\n  return __popc(mask);\n}\n'
-            '__device__ int highest(bool p) {\n  uint32_t m = __ballot(p);\n  return 31 - __clz(m);\n}\n')
+    text = (
+        "#include <cstdint>\n__device__ int count_votes(bool p) {\n"
+        '  unsigned mask = __ballot_sync("__activemask(), p);\n  return __popc(mask);\n}\n'
+        "__device__ int highest(bool p) {\n  uint32_t m = __ballot(p);\n  return 31 - __clz(m);\n}\n"
+    )
     result = fix_text("k.cu", text, Config(), unsafe=True, language="cuda")
     once = result.text
     # (ROC601 itself no longer offers a fix for a ballot call that does not close before its
     # statement ends; any other fix in such a file is dropped with the literal's reason)
     assert once == text and all("line 3 holds an unterminated" in why for _, why in result.dropped)
-    directive = "#ifndef __CUDACC__\n#error This won't build without nvcc\n#endif\n" + text.replace('"__activemask(), p', "__activemask(), p")
+    directive = "#ifndef __CUDACC__\n#error This won't build without nvcc\n#endif\n" + text.replace(
+        '"__activemask(), p', "__activemask(), p"
+    )
     assert fix_text("k.cu", directive, Config(), unsafe=True, language="cuda").text != directive
     assert fix_text("k.cu", once, Config(), unsafe=True, language="cuda").text == once
 
@@ -521,15 +612,18 @@ def test_functions_are_the_outermost_bodies_with_their_calls():
     assert fns.at(inside) == index["kernel"] and fns.at(code.index("struct Op")) == -1
 
 
-@pytest.mark.parametrize("text, guard", [
-    ("#ifndef A_H\n#define A_H\nint x;\n#endif\n", "A_H"),
-    ("// c\n#pragma once\n#if !defined(A_H)\n#define A_H 1\n#endif\n", "A_H"),
-    ("#if !defined A_H\n#define A_H\n#endif\n", "A_H"),
-    ("#ifndef A_H\n#define B_H\n#endif\n", None),
-    ("#include <x.h>\n#ifndef A_H\n#define A_H\n#endif\n", None),
-    ("#ifdef A_H\n#define A_H\n#endif\n", None),
-    ("int x;\n", None),
-])
+@pytest.mark.parametrize(
+    "text, guard",
+    [
+        ("#ifndef A_H\n#define A_H\nint x;\n#endif\n", "A_H"),
+        ("// c\n#pragma once\n#if !defined(A_H)\n#define A_H 1\n#endif\n", "A_H"),
+        ("#if !defined A_H\n#define A_H\n#endif\n", "A_H"),
+        ("#ifndef A_H\n#define B_H\n#endif\n", None),
+        ("#include <x.h>\n#ifndef A_H\n#define A_H\n#endif\n", None),
+        ("#ifdef A_H\n#define A_H\n#endif\n", None),
+        ("int x;\n", None),
+    ],
+)
 def test_include_guard(text, guard):
     assert include_guard(lex(text).code) == guard
 

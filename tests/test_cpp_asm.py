@@ -10,28 +10,46 @@ from rocm_lint.cpp.scanner import holds_device_code
 from rocm_lint.engine import check_file
 
 
-@pytest.mark.parametrize("text", [
-    "mov.u32 %0, %%laneid;", "ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];", "cvt.rn.f16x2.f32 %0, %1, %2;",
-    "cp.async.commit_group;\n", "shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;", "fence.acq_rel.gpu;",
-    "vadd.u32.u32.u32.sat %0, %1, %2, %3;", "{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n}",
-    "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;", "ex2.approx.ftz.f32 %0, %1;",
-    "@p st.global.release.gpu.b32 [%0], %1;", "trap;", "fence.proxy.alias;", "prefetch.tensormap [%0];",
-    "ld.shared::cta.u32 %0, [%1];",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mov.u32 %0, %%laneid;",
+        "ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];",
+        "cvt.rn.f16x2.f32 %0, %1, %2;",
+        "cp.async.commit_group;\n",
+        "shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;",
+        "fence.acq_rel.gpu;",
+        "vadd.u32.u32.u32.sat %0, %1, %2, %3;",
+        "{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n}",
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;",
+        "ex2.approx.ftz.f32 %0, %1;",
+        "@p st.global.release.gpu.b32 [%0], %1;",
+        "trap;",
+        "fence.proxy.alias;",
+        "prefetch.tensormap [%0];",
+        "ld.shared::cta.u32 %0, [%1];",
+    ],
+)
 def test_ptx_is_recognised(text):
     assert ptx_instruction(text) is not None
 
 
-@pytest.mark.parametrize("text", [
-    "vsetvli t0, zero, e32, m8\n\tvle32.v v0, (a0)\n\tvxor.vv v8, v0, v0",  # RISC-V V
-    "fence.i", "th.vsetvli zero, %[n], e8, m1",                                  # RISC-V
-    "ptrue p0.b\nld1w {z0.s}, p0/z, [x0]\nfmla z0.s, p0/m, z1.s, z2.s",          # ARM SVE
-    "ld1 {v0.4s}, [%0]\n eor v2.16b, v15.16b, v2.16b",                           # ARM NEON
-    "ld.w $a0, $a1, 0\n xvpermi.q $xr0, $xr1, 0x20\n vori.b $vr0, $vr1, 0",      # LoongArch
-    "cvt.s.w $f0, $f1\n add.s $f2, $f0, $f0",                                    # MIPS
-    "mov.m.x m0, x0, 0xFF\n mova.x.m %0\n flw.ps f0, 0(a0)",                     # a RISC-V extension
-    "xscvdphp %x0,%x1", "", "nop",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vsetvli t0, zero, e32, m8\n\tvle32.v v0, (a0)\n\tvxor.vv v8, v0, v0",  # RISC-V V
+        "fence.i",
+        "th.vsetvli zero, %[n], e8, m1",  # RISC-V
+        "ptrue p0.b\nld1w {z0.s}, p0/z, [x0]\nfmla z0.s, p0/m, z1.s, z2.s",  # ARM SVE
+        "ld1 {v0.4s}, [%0]\n eor v2.16b, v15.16b, v2.16b",  # ARM NEON
+        "ld.w $a0, $a1, 0\n xvpermi.q $xr0, $xr1, 0x20\n vori.b $vr0, $vr1, 0",  # LoongArch
+        "cvt.s.w $f0, $f1\n add.s $f2, $f0, $f0",  # MIPS
+        "mov.m.x m0, x0, 0xFF\n mova.x.m %0\n flw.ps f0, 0(a0)",  # a RISC-V extension
+        "xscvdphp %x0,%x1",
+        "",
+        "nop",
+    ],
+)
 def test_cpu_assembly_is_not_ptx(text):
     assert ptx_instruction(text) is None
 

@@ -49,8 +49,12 @@ def numbered_unit(text, tmp_path, name, defines=NVIDIA_DEFINES):
     folder = tmp_path / name
     folder.mkdir()
     (folder / "k.cu").write_text(_INCLUDE_LINE.sub(r"\1INCLUDE(\2\3)", text))
-    proc = subprocess.run(["cpp", "-x", "c++", "-undef", "-nostdinc", *defines, "k.cu"], cwd=folder,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["cpp", "-x", "c++", "-undef", "-nostdinc", *defines, "k.cu"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out, line, current = [], 0, None
     for raw in proc.stdout.splitlines():
@@ -136,8 +140,11 @@ def test_unsafe_fixes_follow_the_value_style():
 
 
 @needs_cpp
-@pytest.mark.parametrize("text,unsafe", [(VALUE_STYLE, False), (MIXED_STYLE, False), (BALLOT_VALUE_STYLE, True)],
-                         ids=["value", "mixed", "ballot-value"])
+@pytest.mark.parametrize(
+    "text,unsafe",
+    [(VALUE_STYLE, False), (MIXED_STYLE, False), (BALLOT_VALUE_STYLE, True)],
+    ids=["value", "mixed", "ballot-value"],
+)
 def test_nvidia_translation_unit_kept_with_use_rocm_absent_and_zero(text, unsafe, tmp_path):
     out = fixed(text, unsafe=unsafe).text
     assert out != text
@@ -145,13 +152,16 @@ def test_nvidia_translation_unit_kept_with_use_rocm_absent_and_zero(text, unsafe
         before = translation_unit(text, tmp_path, f"b{n}", defines)
         assert before == translation_unit(out, tmp_path, f"a{n}", defines), defines
     # and the ROCm build does get the ROCm side
-    assert translation_unit(out, tmp_path, "rocm", ROCM_DEFINES) != translation_unit(text, tmp_path, "r0", ROCM_DEFINES)
+    assert translation_unit(out, tmp_path, "rocm", ROCM_DEFINES) != translation_unit(
+        text, tmp_path, "r0", ROCM_DEFINES
+    )
 
 
 # -- the verifier (item 4: the independent check) -------------------------------------------------------
 IFDEF_FIX_OF_VALUE_FILE = VALUE_STYLE.replace(
-    "#include <cuda_runtime.h>\n", "#ifdef USE_ROCM\n#include <hip/hip_runtime.h>\n#else\n#include <cuda_runtime.h>\n"
-                                  "#endif\n").replace("#if CUDA_VERSION >= 11000", "#if CUDA_VERSION >= 11000 && !defined(USE_ROCM)")
+    "#include <cuda_runtime.h>\n",
+    "#ifdef USE_ROCM\n#include <hip/hip_runtime.h>\n#else\n#include <cuda_runtime.h>\n#endif\n",
+).replace("#if CUDA_VERSION >= 11000", "#if CUDA_VERSION >= 11000 && !defined(USE_ROCM)")
 
 
 def test_verifier_checks_the_nvidia_view_with_the_macro_defined_to_0():
@@ -162,7 +172,8 @@ def test_verifier_checks_the_nvidia_view_with_the_macro_defined_to_0():
     assert value_tested_macros(VALUE_STYLE) == {"USE_ROCM"}
     assert nvidia_define_sets(VALUE_STYLE) == [frozenset(), frozenset({"USE_ROCM"})]
     value_fix = IFDEF_FIX_OF_VALUE_FILE.replace("#ifdef USE_ROCM", "#if USE_ROCM").replace(
-        "!defined(USE_ROCM)", "!USE_ROCM")
+        "!defined(USE_ROCM)", "!USE_ROCM"
+    )
     assert same_on_nvidia(VALUE_STYLE, value_fix)
     # a file that never reads the macro by value is checked with it absent only
     defined_only = VALUE_STYLE.replace("#if USE_ROCM", "#ifdef USE_ROCM")
@@ -209,11 +220,19 @@ def test_fixes_keep_line_numbers_on_nvidia():
 
 
 @needs_cpp
-@pytest.mark.parametrize("text,unsafe,builds", [
-    (LINE_SENSITIVE, True, (NVIDIA_DEFINES,)),  # -DUSE_ROCM=0 only where the file reads the macro by value
-    (VALUE_STYLE, False, (NVIDIA_DEFINES, ZERO)),
-    (BALLOT_VALUE_STYLE, True, (NVIDIA_DEFINES, ZERO)),
-], ids=["check-macro", "value", "ballot-value"])
+@pytest.mark.parametrize(
+    "text,unsafe,builds",
+    [
+        (
+            LINE_SENSITIVE,
+            True,
+            (NVIDIA_DEFINES,),
+        ),  # -DUSE_ROCM=0 only where the file reads the macro by value
+        (VALUE_STYLE, False, (NVIDIA_DEFINES, ZERO)),
+        (BALLOT_VALUE_STYLE, True, (NVIDIA_DEFINES, ZERO)),
+    ],
+    ids=["check-macro", "value", "ballot-value"],
+)
 def test_gcc_line_numbers_are_kept(text, unsafe, builds, tmp_path):
     out = fixed(text, unsafe=unsafe).text
     for n, defines in enumerate(builds):
@@ -224,8 +243,9 @@ def test_gcc_line_numbers_are_kept(text, unsafe, builds, tmp_path):
 def test_a_second_fix_pass_numbers_from_the_first_passes_line_directives():
     """A file fixed before (with #line directives) and then edited: the new fix's #line numbers
     follow what __LINE__ says there, not the physical line."""
-    once = fixed(LINE_SENSITIVE.replace("  return n + __shfl_sync(0xffffffff, n, 0);\n", "  return n;\n"),
-                 unsafe=True).text
+    once = fixed(
+        LINE_SENSITIVE.replace("  return n + __shfl_sync(0xffffffff, n, 0);\n", "  return n;\n"), unsafe=True
+    ).text
     edited = once.replace("  return n;\n", "  return n + __shfl_sync(0xffffffff, n, 0);\n")
     twice = fixed(edited, unsafe=True).text
     assert twice != edited
@@ -234,8 +254,9 @@ def test_a_second_fix_pass_numbers_from_the_first_passes_line_directives():
 
 # -- ROC601 on thousands of ballots (item 5: 1000/2000/4000 declarations took 26/99/253 s) ----------------------
 def ballot_kernel(n):
-    body = "".join(f"  unsigned m{i} = __ballot_sync(0xffffffffu, p);\n  int c{i} = __popc(m{i});\n"
-                   for i in range(n))
+    body = "".join(
+        f"  unsigned m{i} = __ballot_sync(0xffffffffu, p);\n  int c{i} = __popc(m{i});\n" for i in range(n)
+    )
     return "__global__ void k(bool p, int* out) {\n" + body + "  out[0] = 0;\n}\n"
 
 
@@ -260,8 +281,10 @@ def test_roc601_and_its_fix_scale_linearly_with_ballots():
 
 
 def test_roc601_still_sees_overlapping_shift_tests():
-    text = ("__device__ bool f(bool p, int x, int y) {\n  unsigned mask = __ballot(p);\n"
-            "  return x & (1 << y) & mask;\n}\n")
+    text = (
+        "__device__ bool f(bool p, int x, int y) {\n  unsigned mask = __ballot(p);\n"
+        "  return x & (1 << y) & mask;\n}\n"
+    )
     got = [(f.line, f.code, "tested with" in f.message) for f in check_source("k.cu", text, Config(), "cuda")]
     assert (3, "ROC601", True) in got
 
@@ -288,8 +311,10 @@ def test_block_end_is_the_first_unmatched_close(code, data):
 
 
 def assignment_kernel(n):
-    body = "".join(f"  unsigned m{i};\n  m{i} = __ballot_sync(0xffffffffu, p);\n  int c{i} = __popc(m{i});\n"
-                   for i in range(n))
+    body = "".join(
+        f"  unsigned m{i};\n  m{i} = __ballot_sync(0xffffffffu, p);\n  int c{i} = __popc(m{i});\n"
+        for i in range(n)
+    )
     return "__global__ void k(bool p, int* out) {\n" + body + "  out[0] = 0;\n}\n"
 
 
@@ -314,14 +339,41 @@ _TYPE32 = r"(?:unsigned\s+int|unsigned(?!\s+(?:long|char|short))|(?<!long\s)int|
 
 
 def _naive_declared_32(code, name, before):
-    pattern = re.compile(r"\b" + _TYPE32 + r"\s+(?:[A-Za-z_]\w*\s*(?:=[^,;]*)?,\s*)*" + re.escape(name) + r"\s*[;,=]")
+    pattern = re.compile(
+        r"\b" + _TYPE32 + r"\s+(?:[A-Za-z_]\w*\s*(?:=[^,;]*)?,\s*)*" + re.escape(name) + r"\s*[;,=]"
+    )
     start = code.rfind("{", 0, before)
     return bool(pattern.search(code, max(0, start - 2000) if start >= 0 else 0, before))
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["unsigned ", "unsigned int ", "long int ", "uint32_t ", "int ", "m", "a", "=", "0",
-                                 ", ", ";", "{", "}", " ", "\n", "f(x, y)", "long "]), max_size=25), st.data())
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "unsigned ",
+                "unsigned int ",
+                "long int ",
+                "uint32_t ",
+                "int ",
+                "m",
+                "a",
+                "=",
+                "0",
+                ", ",
+                ";",
+                "{",
+                "}",
+                " ",
+                "\n",
+                "f(x, y)",
+                "long ",
+            ]
+        ),
+        max_size=25,
+    ),
+    st.data(),
+)
 def test_declared_32_finds_what_a_search_would(pieces, data):
     from rocm_lint.rules.lane_masks import declared_32
 

@@ -12,7 +12,9 @@ from rocm_lint.cpp import narrowing as scanner
 from rocm_lint.engine import check_source
 from rocm_lint.registry import all_rules
 
-CPP_FIXTURES = sorted(p for p in Path(FIXTURES).rglob("*") if p.suffix in (".cu", ".cuh", ".hip", ".cpp", ".h"))
+CPP_FIXTURES = sorted(
+    p for p in Path(FIXTURES).rglob("*") if p.suffix in (".cu", ".cuh", ".hip", ".cpp", ".h")
+)
 
 
 def _both(monkeypatch, path: str, text: str):
@@ -36,14 +38,40 @@ def test_narrowing_keeps_the_fixture_findings(monkeypatch, path):
     assert narrowed == every
 
 
-_WORDS = ["asm", "asm volatile(\"cp.async.ca.shared.global [%0], [%1], 16;\" :: \"r\"(a), \"l\"(b));",
-          "__asm__(\"mov.u32 %0, %%laneid;\" : \"=r\"(x));", "#include <mma.h>\n", "#include \"./mma.h\"\n",
-          "nvcuda::wmma::fragment<a> f;", "#include <cutlass/gemm.h>\n", "#include <cuda/std/atomic>\n",
-          "cute::Tensor t;", "cutlass::half_t h;", "__nanosleep(10);", "__syncwarp(mask);", "__pipeline_commit();",
-          "cuda::memcpy_async(a, b, c);", "k<<<1, 32>>>(x);", "cudaDeviceSynchronize();", "cudaMallocManaged(&p, n);",
-          "__managed__ int g;", "cudaMemAdvise(p, n, a, d);", "int v; cudaRuntimeGetVersion(&v); if (v < 11000) {}",
-          "__global__ void k(int *x) {", "__device__ void d() {", "}", "\n", "// asm cp.async\n", "/* <<< */",
-          "\"nvcuda\"", "#define M(x) x\n", "#if defined(__HIP_PLATFORM_AMD__)\n", "#else\n", "#endif\n", ";"]
+_WORDS = [
+    "asm",
+    'asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" :: "r"(a), "l"(b));',
+    '__asm__("mov.u32 %0, %%laneid;" : "=r"(x));',
+    "#include <mma.h>\n",
+    '#include "./mma.h"\n',
+    "nvcuda::wmma::fragment<a> f;",
+    "#include <cutlass/gemm.h>\n",
+    "#include <cuda/std/atomic>\n",
+    "cute::Tensor t;",
+    "cutlass::half_t h;",
+    "__nanosleep(10);",
+    "__syncwarp(mask);",
+    "__pipeline_commit();",
+    "cuda::memcpy_async(a, b, c);",
+    "k<<<1, 32>>>(x);",
+    "cudaDeviceSynchronize();",
+    "cudaMallocManaged(&p, n);",
+    "__managed__ int g;",
+    "cudaMemAdvise(p, n, a, d);",
+    "int v; cudaRuntimeGetVersion(&v); if (v < 11000) {}",
+    "__global__ void k(int *x) {",
+    "__device__ void d() {",
+    "}",
+    "\n",
+    "// asm cp.async\n",
+    "/* <<< */",
+    '"nvcuda"',
+    "#define M(x) x\n",
+    "#if defined(__HIP_PLATFORM_AMD__)\n",
+    "#else\n",
+    "#endif\n",
+    ";",
+]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

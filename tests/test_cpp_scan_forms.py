@@ -21,8 +21,27 @@ def _statement_bounds_by_lines(code):
     return bounds
 
 
-_PIECES = st.sampled_from(["#", "##", "define X", "\n", " ", "\t", "\r", "\x0c", "\u2028", "x", ";", "{", "}",
-                           "  #if A\n", "a # b", "\n#", "#\n"])
+_PIECES = st.sampled_from(
+    [
+        "#",
+        "##",
+        "define X",
+        "\n",
+        " ",
+        "\t",
+        "\r",
+        "\x0c",
+        "\u2028",
+        "x",
+        ";",
+        "{",
+        "}",
+        "  #if A\n",
+        "a # b",
+        "\n#",
+        "#\n",
+    ]
+)
 
 
 @settings(max_examples=500, deadline=None)
@@ -35,14 +54,42 @@ def test_statement_bounds_as_by_lines(pieces):
 # -- the lexer's search for comments and literals ---------------------------------------------------
 from rocm_lint.cpp.lexer import _FAST_TOKEN, lex  # noqa: E402
 
-_LOOKAHEAD_TOKEN = re.compile(r"""(?=[/"'])(?:
+_LOOKAHEAD_TOKEN = re.compile(
+    r"""(?=[/"'])(?:
     (?P<line>//[^\\\n]*(?:\\(?:\r?\n|.)[^\\\n]*)*)
   | (?P<block>/\*[\s\S]*?(?:\*/|\Z))
   | (?P<str>"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*\\?(?:"|$))
   | (?P<chr>(?<![0-9A-Fa-f_])'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*\\?(?:'|$)))
-""", re.X | re.M)  # the form it replaced
-_LEX_PIECES = st.sampled_from(["/", "//", "/*", "*/", "*", '"', "'", "\\", "\n", "\r\n", " ", "a", "0x1", "F", "_",
-                               "9", "u8", "L", "x = 'a';", '"s\\"t"', "// c\\\n d", "/* b */", "1'000"])
+""",
+    re.X | re.M,
+)  # the form it replaced
+_LEX_PIECES = st.sampled_from(
+    [
+        "/",
+        "//",
+        "/*",
+        "*/",
+        "*",
+        '"',
+        "'",
+        "\\",
+        "\n",
+        "\r\n",
+        " ",
+        "a",
+        "0x1",
+        "F",
+        "_",
+        "9",
+        "u8",
+        "L",
+        "x = 'a';",
+        '"s\\"t"',
+        "// c\\\n d",
+        "/* b */",
+        "1'000",
+    ]
+)
 
 
 @settings(max_examples=800, deadline=None)
@@ -58,8 +105,29 @@ def test_the_fast_token_search_matches_the_lookahead_form(pieces):
 from rocm_lint.cpp.facts import _const_word  # noqa: E402
 from rocm_lint.cpp.logical_warp import _NAMED_HELPER, _NAMED_HELPER_LOWER  # noqa: E402
 
-_WORD_PIECES = st.sampled_from(["const", "constexpr", "expr", "x", "_", "9", " ", "\n", "é", "Ω", "(", ";", "Shfl",
-                                "SHUFFLE", "ballot", "ActiveMask", "shfl", "K", "ſ"])
+_WORD_PIECES = st.sampled_from(
+    [
+        "const",
+        "constexpr",
+        "expr",
+        "x",
+        "_",
+        "9",
+        " ",
+        "\n",
+        "é",
+        "Ω",
+        "(",
+        ";",
+        "Shfl",
+        "SHUFFLE",
+        "ballot",
+        "ActiveMask",
+        "shfl",
+        "K",
+        "ſ",
+    ]
+)
 
 
 @settings(max_examples=500, deadline=None)
@@ -87,9 +155,18 @@ from rocm_lint.cpp.scanner import ASM_WORDS, DEVICE_WORDS, holds_device_code  # 
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(list(DEVICE_WORDS) + list(ASM_WORDS) + ['"shfl.sync.bfly.b32"', "x" * 300, "__", "asm", "<<", "thread", "Idx", "\n"]),
-                max_size=12))
+@given(
+    st.lists(
+        st.sampled_from(
+            list(DEVICE_WORDS)
+            + list(ASM_WORDS)
+            + ['"shfl.sync.bfly.b32"', "x" * 300, "__", "asm", "<<", "thread", "Idx", "\n"]
+        ),
+        max_size=12,
+    )
+)
 def test_holds_device_code_as_any_word(pieces):
     text = "".join(pieces)
-    assert holds_device_code(text) == (any(w in text for w in DEVICE_WORDS)
-                                       or any(w in text for w in ASM_WORDS) and holds_gpu_assembly(text))
+    assert holds_device_code(text) == (
+        any(w in text for w in DEVICE_WORDS) or any(w in text for w in ASM_WORDS) and holds_gpu_assembly(text)
+    )

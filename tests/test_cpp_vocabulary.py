@@ -37,7 +37,9 @@ def _codes(tmp_path, text, name="k.cu"):
 def test_a_macro_whose_branches_include_hip_and_cuda_headers_is_a_platform_gate(tmp_path):
     assert learned_macros(analyse(TAUGHT)) == ({"MYLIB_HIP"}, set())
     assert _codes(tmp_path, TAUGHT) == []
-    mirror = TAUGHT.replace("#ifndef MYLIB_HIP", "#ifdef MYLIB_NV").replace("!defined(MYLIB_HIP)", "defined(MYLIB_NV)")
+    mirror = TAUGHT.replace("#ifndef MYLIB_HIP", "#ifdef MYLIB_NV").replace(
+        "!defined(MYLIB_HIP)", "defined(MYLIB_NV)"
+    )
     mirror = mirror.replace("#if MYLIB_HIP\n#else\n", "#if !MYLIB_NV\n#else\n")
     assert learned_macros(analyse(mirror)) == (set(), {"MYLIB_NV"})
     assert _codes(tmp_path, mirror) == []
@@ -180,7 +182,9 @@ def test_a_vendor_chain_without_a_hip_only_branch_teaches_nothing(tmp_path):
     assert learned_macros(analyse(no_hip)) == (set(), set())
     assert _codes(tmp_path, no_hip, "common.h") == [(7, "ROC702")]
     # a HIP branch that also includes a CUDA-only header is no vendor split
-    mixed = VENDOR_CHAIN.replace("#include <hip/hip_fp16.h>\n", "#include <hip/hip_fp16.h>\n#include <cub/cub.cuh>\n")
+    mixed = VENDOR_CHAIN.replace(
+        "#include <hip/hip_fp16.h>\n", "#include <hip/hip_fp16.h>\n#include <cub/cub.cuh>\n"
+    )
     assert learned_macros(analyse(mixed)) == (set(), set())
     # a CUDA branch after the HIP one is not learned as NVIDIA's (the macro may be defined on
     # ROCm too: only its place before the HIP branch says it is not); the HIP one, first, is

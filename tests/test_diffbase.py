@@ -22,12 +22,14 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is neede
 
 # -- the parser, on git's output (fast) -----------------------------------------------------------
 def test_parse_diff_hunks_renames_deletions_and_quoted_names():
-    patch = (b"diff --git a/a.py b/a.py\nindex 1..2 100644\n--- a/a.py\n+++ b/a.py\n"
-             b"@@ -2,0 +3 @@ x\n+new\n@@ -7,2 +8,3 @@\n-a\n-b\n+c\n+d\n+e\n@@ -20 +22,0 @@\n-gone\n"
-             b"diff --git a/old.py b/sub/new.py\nsimilarity index 100%\nrename from old.py\nrename to sub/new.py\n"
-             b"diff --git a/d.py b/d.py\ndeleted file mode 100644\n--- a/d.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-x\n-y\n"
-             b'diff --git "a/t\\tb.py" "b/t\\tb.py"\n--- "a/t\\tb.py"\n+++ "b/t\\tb.py"\n@@ -0,0 +1 @@\n+z\n'
-             b'diff --git "a/\\303\\251.py" "b/\\303\\251.py"\n--- /dev/null\n+++ "b/\\303\\251.py"\n@@ -0,0 +1,2 @@\n')
+    patch = (
+        b"diff --git a/a.py b/a.py\nindex 1..2 100644\n--- a/a.py\n+++ b/a.py\n"
+        b"@@ -2,0 +3 @@ x\n+new\n@@ -7,2 +8,3 @@\n-a\n-b\n+c\n+d\n+e\n@@ -20 +22,0 @@\n-gone\n"
+        b"diff --git a/old.py b/sub/new.py\nsimilarity index 100%\nrename from old.py\nrename to sub/new.py\n"
+        b"diff --git a/d.py b/d.py\ndeleted file mode 100644\n--- a/d.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-x\n-y\n"
+        b'diff --git "a/t\\tb.py" "b/t\\tb.py"\n--- "a/t\\tb.py"\n+++ "b/t\\tb.py"\n@@ -0,0 +1 @@\n+z\n'
+        b'diff --git "a/\\303\\251.py" "b/\\303\\251.py"\n--- /dev/null\n+++ "b/\\303\\251.py"\n@@ -0,0 +1,2 @@\n'
+    )
     assert parse_diff(patch) == {
         b"a.py": {3, 8, 9, 10},  # a pure deletion (+22,0) adds no line
         b"sub/new.py": set(),  # renamed, unchanged: followed, nothing new
@@ -76,26 +78,41 @@ def repo(tmp_path):
 
 def findings(proc):
     assert proc.returncode in (0, 1), proc.stderr
-    return sorted((f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in json.loads(proc.stdout))
+    return sorted(
+        (f["filename"].rsplit("/", 1)[-1], f["location"]["row"], f["code"]) for f in json.loads(proc.stdout)
+    )
 
 
 @needs_git
 @pytest.mark.integration
 def test_only_the_lines_the_branch_added_are_reported(repo):
     everything = findings(run_cli("check", "--output-format", "json", "--no-cache", cwd=repo))
-    assert everything == [("edited.py", 2, "ROC101"), ("edited.py", 3, "ROC101"),
-                          ("on_main.py", 2, "ROC101"), ("pkg_renamed.py", 5, "ROC101")]
+    assert everything == [
+        ("edited.py", 2, "ROC101"),
+        ("edited.py", 3, "ROC101"),
+        ("on_main.py", 2, "ROC101"),
+        ("pkg_renamed.py", 5, "ROC101"),
+    ]
     # the added cudnn line only: the untouched line, the renamed file and on_main.py (whose line
     # main removed after the branch point: a diff against main's tip would call it added) stay quiet
     proc = run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", "main", cwd=repo)
     assert findings(proc) == [("edited.py", 3, "ROC101")]
     assert proc.returncode == 1
     # a user's git settings do not change what is read (prefixes, colour, external diff, context)
-    for settings in ([("diff.mnemonicPrefix", "true"), ("color.diff", "always"), ("diff.external", "false"),
-                      ("diff.context", "9")], [("diff.noprefix", "true")]):
+    for settings in (
+        [
+            ("diff.mnemonicPrefix", "true"),
+            ("color.diff", "always"),
+            ("diff.external", "false"),
+            ("diff.context", "9"),
+        ],
+        [("diff.noprefix", "true")],
+    ):
         for key, value in settings:
             git(repo, "config", key, value)
-        proc = run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", "main", cwd=repo)
+        proc = run_cli(
+            "check", "--output-format", "json", "--no-cache", "--baseline-commit", "main", cwd=repo
+        )
         assert findings(proc) == [("edited.py", 3, "ROC101")], settings
     # the working tree counts: an unstaged edit, a staged one, an untracked file
     (repo / "pkg_renamed.py").write_text((repo / "pkg_renamed.py").read_text() + "    " + CUDNN)
@@ -105,17 +122,31 @@ def test_only_the_lines_the_branch_added_are_reported(repo):
     (repo / "sub").mkdir()
     (repo / "sub" / "untracked.py").write_text("import torch\n\n" + CUDNN)
     proc = run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", "main", cwd=repo)
-    assert findings(proc) == [("edited.py", 3, "ROC101"), ("pkg_renamed.py", 6, "ROC101"),
-                              ("staged.py", 2, "ROC101"), ("untracked.py", 3, "ROC101")]
+    assert findings(proc) == [
+        ("edited.py", 3, "ROC101"),
+        ("pkg_renamed.py", 6, "ROC101"),
+        ("staged.py", 2, "ROC101"),
+        ("untracked.py", 3, "ROC101"),
+    ]
     # a new file that git pairs with the deleted one (-M) is that file renamed: its old lines stay quiet
     (repo / "reborn.py").write_text("import torch\n\n\ndef other():\n    return 2\n" + TF32)
     git(repo, "add", "reborn.py")
-    proc = run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", "main", "reborn.py",
-                   cwd=repo)
+    proc = run_cli(
+        "check", "--output-format", "json", "--no-cache", "--baseline-commit", "main", "reborn.py", cwd=repo
+    )
     assert findings(proc) == []
     # from a subdirectory, and naming a file: the same repository, the same lines
-    proc = run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", "main", ".",
-                   "../edited.py", cwd=repo / "sub")
+    proc = run_cli(
+        "check",
+        "--output-format",
+        "json",
+        "--no-cache",
+        "--baseline-commit",
+        "main",
+        ".",
+        "../edited.py",
+        cwd=repo / "sub",
+    )
     assert findings(proc) == [("edited.py", 3, "ROC101"), ("untracked.py", 3, "ROC101")]
 
 
@@ -142,8 +173,12 @@ def test_clean_when_the_branch_adds_nothing_and_summary(repo):
     assert "3 more on lines not changed since HEAD." in proc.stderr  # main's three findings
     # a commit id works as well as a branch name
     sha = git(repo, "rev-parse", "HEAD~1").strip()
-    assert findings(run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", sha,
-                            cwd=repo)) == []  # main's last commit removed a line: nothing added
+    assert (
+        findings(
+            run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", sha, cwd=repo)
+        )
+        == []
+    )  # main's last commit removed a line: nothing added
 
 
 @needs_git
@@ -157,9 +192,16 @@ def test_bad_ref_not_a_repository_and_stdin_are_usage_errors(repo, tmp_path_fact
     assert proc.returncode == 2
     outside = tmp_path_factory.mktemp("nogit")
     (outside / "t.py").write_text("import torch\n" + TF32)
-    proc = run_cli("check", "--baseline-commit", "main", cwd=outside,
-                   env={"GIT_CEILING_DIRECTORIES": str(outside.parent)})
-    assert proc.returncode == 2 and "works in a git repository" in proc.stderr and "Traceback" not in proc.stderr
+    proc = run_cli(
+        "check",
+        "--baseline-commit",
+        "main",
+        cwd=outside,
+        env={"GIT_CEILING_DIRECTORIES": str(outside.parent)},
+    )
+    assert (
+        proc.returncode == 2 and "works in a git repository" in proc.stderr and "Traceback" not in proc.stderr
+    )
     proc = run_cli("check", "-", "--baseline-commit", "main", cwd=repo, input="import torch\n" + TF32)
     assert proc.returncode == 2 and "not on stdin" in proc.stderr
     proc = run_cli("check", "--baseline-commit", "main", "--write-baseline", "b.json", cwd=repo)
@@ -176,7 +218,9 @@ def test_bad_ref_not_a_repository_and_stdin_are_usage_errors(repo, tmp_path_fact
 def test_fix_and_diff_touch_only_the_reported_findings(repo):
     proc = run_cli("check", "--no-cache", "--diff", "--baseline-commit", "main", "edited.py", cwd=repo)
     assert proc.returncode == 1, proc.stderr
-    removed = [line for line in proc.stdout.splitlines() if line.startswith("-") and not line.startswith("---")]
+    removed = [
+        line for line in proc.stdout.splitlines() if line.startswith("-") and not line.startswith("---")
+    ]
     assert removed == ["-" + CUDNN.strip()]  # main's TF32 line is left as it is
     assert "Would fix 1 finding." in proc.stderr
     proc = run_cli("check", "--no-cache", "--fix", "--baseline-commit", "main", cwd=repo)
@@ -186,7 +230,9 @@ def test_fix_and_diff_touch_only_the_reported_findings(repo):
     # what remains: main's findings, not the branch's
     assert findings(run_cli("check", "--output-format", "json", "--no-cache", cwd=repo)) == [
         ("edited.py", text.splitlines().index(TF32.strip()) + 1, "ROC101"),
-        ("on_main.py", 2, "ROC101"), ("pkg_renamed.py", 5, "ROC101")]
+        ("on_main.py", 2, "ROC101"),
+        ("pkg_renamed.py", 5, "ROC101"),
+    ]
 
 
 @needs_git
@@ -195,16 +241,42 @@ def test_with_a_baseline_file_both_filters_apply(repo):
     (repo / "pkg_renamed.py").write_text((repo / "pkg_renamed.py").read_text() + "    " + CUDNN)
     proc = run_cli("check", "--no-cache", "--write-baseline", "bl.json", "pkg_renamed.py", cwd=repo)
     assert proc.returncode == 0, proc.stderr
-    proc = run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", "main",
-                   "--baseline", "bl.json", cwd=repo)
+    proc = run_cli(
+        "check",
+        "--output-format",
+        "json",
+        "--no-cache",
+        "--baseline-commit",
+        "main",
+        "--baseline",
+        "bl.json",
+        cwd=repo,
+    )
     assert findings(proc) == [("edited.py", 3, "ROC101")]  # pkg_renamed.py's new line is in bl.json
 
 
 def _notebook(*cells):
-    return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                                  "source": source} for source in cells],
-                       "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
-                       "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    return (
+        json.dumps(
+            {
+                "cells": [
+                    {
+                        "cell_type": "code",
+                        "execution_count": None,
+                        "metadata": {},
+                        "outputs": [],
+                        "source": source,
+                    }
+                    for source in cells
+                ],
+                "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
 
 
 @needs_git
@@ -213,8 +285,9 @@ def test_a_notebook_counts_whole_when_git_says_it_changed(repo):
     (repo / "proto.ipynb").write_text(_notebook("import torch\n" + TF32))
     git(repo, "add", "proto.ipynb")
     git(repo, "commit", "-qm", "notebook")
-    check = lambda: run_cli("check", "--output-format", "json", "--no-cache", "--baseline-commit", "HEAD",
-                            "proto.ipynb", cwd=repo)
+    check = lambda: run_cli(
+        "check", "--output-format", "json", "--no-cache", "--baseline-commit", "HEAD", "proto.ipynb", cwd=repo
+    )
     assert findings(check()) == []  # untouched
     (repo / "proto.ipynb").write_text(_notebook("import torch\n" + TF32, "x = 1\n"))
     assert [(c["cell"], c["location"]["row"]) for c in json.loads(check().stdout)] == [(1, 2)]
@@ -225,7 +298,9 @@ def test_a_notebook_counts_whole_when_git_says_it_changed(repo):
 def test_after_fix_the_remaining_findings_are_read_against_the_fixed_file(repo):
     """The fix inserts lines above main's TF32 line, moving it onto a line number the branch had
     added before the fix: what remains is asked of git again, so it stays quiet."""
-    (repo / "edited.py").write_text("import torch\n" + CUDNN + TF32 + "".join(f"v{i} = {i}\n" for i in range(9)))
+    (repo / "edited.py").write_text(
+        "import torch\n" + CUDNN + TF32 + "".join(f"v{i} = {i}\n" for i in range(9))
+    )
     proc = run_cli("check", "--no-cache", "--fix", "--baseline-commit", "main", "edited.py", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Fixed 1 finding, 0 remaining" in proc.stderr

@@ -55,7 +55,9 @@ def test_per_file_ignores(tmp_path):
     hazard = "import torch\ntorch.backends.cudnn.allow_tf32 = True\n"
     (tmp_path / "tests" / "test_a.py").write_text(hazard)
     (tmp_path / "train.py").write_text(hazard)
-    (tmp_path / "pyproject.toml").write_text('[tool.rocm-lint]\nper-file-ignores = { "tests/*" = ["ROC1"] }\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.rocm-lint]\nper-file-ignores = { "tests/*" = ["ROC1"] }\n'
+    )
     from rocm_lint.config import discover
 
     report = check_paths([str(tmp_path)], discover([str(tmp_path)]))
@@ -65,7 +67,9 @@ def test_per_file_ignores(tmp_path):
 def test_force_exclude_applies_excludes_to_named_files(tmp_path):
     """What pre-commit needs: it names every file, so the project's excludes must apply to them."""
     make(tmp_path, ["src/a.py", "third_party/lib/w.py", "gen/proto_pb2.py", "src/vendored_x.py"])
-    named = [tmp_path / p for p in ("src/a.py", "third_party/lib/w.py", "gen/proto_pb2.py", "src/vendored_x.py")]
+    named = [
+        tmp_path / p for p in ("src/a.py", "third_party/lib/w.py", "gen/proto_pb2.py", "src/vendored_x.py")
+    ]
     config = Config(extend_exclude=("third_party", "gen/*_pb2.py", "vendored_*"), root=tmp_path)
     assert names(named, config) == ["a.py", "proto_pb2.py", "vendored_x.py", "w.py"]  # named: always checked
     assert names(named, Config(**{**config.__dict__, "force_exclude": True})) == ["a.py"]
@@ -80,7 +84,8 @@ def test_force_exclude_from_config_and_cli(tmp_path):
     assert run_cli("check", "third_party/w.py", cwd=tmp_path).returncode == 1
     assert run_cli("check", "--force-exclude", "third_party/w.py", cwd=tmp_path).returncode == 0
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.rocm-lint]\nextend-exclude = ["third_party"]\nforce-exclude = true\n')
+        '[tool.rocm-lint]\nextend-exclude = ["third_party"]\nforce-exclude = true\n'
+    )
     assert run_cli("check", "third_party/w.py", cwd=tmp_path).returncode == 0
 
 
@@ -103,14 +108,51 @@ def test_a_gitignore_without_negations_matches_as_one_regex_as_pathspec_does():
 
     from rocm_lint.discovery import _combined, _OneRegexSpec
 
-    lines = ["*.o", "build/", "/dist", "docs/**/x", "**/tmp", "a?c", "[ab]*.py", "foo", "*.egg-info/",
-             "\\#x", "dir/*.txt", "**", "# comment", "", "  ", "x/", "/a/b", "*.P<y", "(?P<z>", "c.py "]
-    parts = ["a", "b", "build", "dist", "docs", "x", "foo", "t.o", "c.py", "abc", "tmp", "d.egg-info", "#x", "(?P<z>"]
+    lines = [
+        "*.o",
+        "build/",
+        "/dist",
+        "docs/**/x",
+        "**/tmp",
+        "a?c",
+        "[ab]*.py",
+        "foo",
+        "*.egg-info/",
+        "\\#x",
+        "dir/*.txt",
+        "**",
+        "# comment",
+        "",
+        "  ",
+        "x/",
+        "/a/b",
+        "*.P<y",
+        "(?P<z>",
+        "c.py ",
+    ]
+    parts = [
+        "a",
+        "b",
+        "build",
+        "dist",
+        "docs",
+        "x",
+        "foo",
+        "t.o",
+        "c.py",
+        "abc",
+        "tmp",
+        "d.egg-info",
+        "#x",
+        "(?P<z>",
+    ]
 
     @settings(max_examples=300, deadline=None)
-    @given(st.lists(st.sampled_from(lines), min_size=1, max_size=6),
-           st.lists(st.lists(st.sampled_from(parts), min_size=1, max_size=4), min_size=1, max_size=8),
-           st.booleans())
+    @given(
+        st.lists(st.sampled_from(lines), min_size=1, max_size=6),
+        st.lists(st.lists(st.sampled_from(parts), min_size=1, max_size=4), min_size=1, max_size=8),
+        st.booleans(),
+    )
     def same(patterns, paths, as_dir):
         spec = pathspec.GitIgnoreSpec.from_lines(patterns)
         one = _combined(spec)

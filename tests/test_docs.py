@@ -8,8 +8,14 @@ from conftest import ROOT
 from rocm_lint.docgen import render_all
 from rocm_lint.registry import all_rules
 
-SECTIONS = ["## What it does", "## Why is this bad on ROCm?", "## Example", "## Use instead",
-            "## Fix safety", "## References"]
+SECTIONS = [
+    "## What it does",
+    "## Why is this bad on ROCm?",
+    "## Example",
+    "## Use instead",
+    "## Fix safety",
+    "## References",
+]
 
 
 def test_docs_rules_are_generated_from_registry():

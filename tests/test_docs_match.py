@@ -39,7 +39,9 @@ def test_no_install_command_asks_the_index_for_rocm_lint():
     for doc in DOCS:
         for block in FENCE.findall(doc.read_text("utf-8")):
             for line in block.splitlines():
-                m = re.search(r"\b(?:pip|pipx|uv tool|uv pip) install\s+(['\"]?)rocm-lint\b[^@\s]*\1(\s|$)", line)
+                m = re.search(
+                    r"\b(?:pip|pipx|uv tool|uv pip) install\s+(['\"]?)rocm-lint\b[^@\s]*\1(\s|$)", line
+                )
                 if m:
                     bad.append(f"{doc.name}: {line.strip()}")
     assert not bad, "rocm-lint is not on PyPI yet; install from the repository at a commit: " + "; ".join(bad)
@@ -50,7 +52,9 @@ def test_pre_commit_revs_resolve():
     for doc in DOCS:
         for block in FENCE.findall(doc.read_text("utf-8")):
             for rev in re.findall(r"^\s*rev:\s*(\S+)", block, re.M):
-                assert rev in tags or rev.startswith("<"), f"{doc.name}: rev {rev} is not a tag of this repository"
+                assert rev in tags or rev.startswith("<"), (
+                    f"{doc.name}: rev {rev} is not a tag of this repository"
+                )
 
 
 def test_the_config_help_says_flake8_options_still_add():

@@ -53,16 +53,39 @@ def test_nav_and_docs_folder_agree(nav):
     assert missing == [], "nav entries with no file"
     pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
     assert sorted(pages - set(nav)) == [], "pages in docs/ that the nav does not reach"
-    for page in ("index.md", "install.md", "usage.md", "configuration.md", "integrations.md",
-                 "editors.md", "fixes.md", "runtime.md", "benchmarks.md", "architecture.md"):
+    for page in (
+        "index.md",
+        "install.md",
+        "usage.md",
+        "configuration.md",
+        "integrations.md",
+        "editors.md",
+        "fixes.md",
+        "runtime.md",
+        "benchmarks.md",
+        "architecture.md",
+    ):
         assert page in nav
 
 
 def test_mkdocs_build_strict(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"),
-         "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(ROOT / "mkdocs.yml"),
+            "--site-dir",
+            str(tmp_path / "site"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     site = tmp_path / "site"
     assert (site / "index.html").is_file()

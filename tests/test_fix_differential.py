@@ -225,7 +225,7 @@ for _name in ("backends.cuda.matmul.allow_tf32", "backends.cudnn.allow_tf32", "b
     types.ModuleType.__setattr__(sys.modules[_path], _leaf, False)
 '''
 
-RUNNER = r'''
+RUNNER = r"""
 import importlib
 import json
 import os
@@ -305,7 +305,7 @@ out["settings"] = {k: simple(v) for k, v in record.items()}
 out["environ"] = {k: v for k, v in os.environ.items() if env_before.get(k) != v}
 out["namespace"] = {k: simple(v) for k, v in vars(module).items() if not k.startswith("__")} if module else {}
 print(json.dumps(out, sort_keys=True))
-'''
+"""
 
 
 def _write_stubs(where: Path) -> Path:
@@ -322,13 +322,31 @@ def _write_stubs(where: Path) -> Path:
 
 def import_record(work: Path, root: Path, dotted: str, hip=None, catch_all=False, timeout=30):
     """Import ``dotted`` from ``root`` in a fresh interpreter under the stub torch: its record."""
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(work), "PYTHONHASHSEED": "0",
-           "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(work),
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     if hip:
         env["STUB_TORCH_HIP"] = hip
-    proc = subprocess.run([sys.executable, "-I", "-S" if False else "-B", str(work / "runner.py"),
-                           str(work / "stubs"), str(root), dotted, "1" if catch_all else "0"],
-                          cwd=str(root), env=env, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-S" if False else "-B",
+            str(work / "runner.py"),
+            str(work / "stubs"),
+            str(root),
+            dotted,
+            "1" if catch_all else "0",
+        ],
+        cwd=str(root),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if proc.returncode != 0 or not proc.stdout.strip():
         return {"error": f"runner exit {proc.returncode}: {proc.stderr[-300:]}"}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -371,7 +389,7 @@ def star_importers(root: Path, dotted: set) -> set:
             name = m.group(1)
             if name.startswith("."):
                 level = len(name) - len(name.lstrip("."))
-                base = package[:len(package) - (level - 1)] if level > 1 else package
+                base = package[: len(package) - (level - 1)] if level > 1 else package
                 name = ".".join(base + [p for p in name.lstrip(".").split(".") if p])
             if name in dotted:
                 found.add(me)
@@ -418,8 +436,11 @@ def compare(original_root: Path, fixed_root: Path, modules, work: Path, catch_al
         statuses[dotted] = "identical" if not problems else "different: " + ", ".join(problems)
         ra = import_record(work, original_root, dotted, hip="6.2", catch_all=catch_all)
         rb = import_record(work, fixed_root, dotted, hip="6.2", catch_all=catch_all)
-        if not ra.get("error") and not rb.get("error") and \
-                (ra["settings"], ra["environ"]) != (rb["settings"], rb["environ"]):
+        if (
+            not ra.get("error")
+            and not rb.get("error")
+            and (ra["settings"], ra["environ"]) != (rb["settings"], rb["environ"])
+        ):
             rocm_changed += 1
     return statuses, rocm_changed
 
@@ -448,9 +469,19 @@ def test_differential_on_the_vendored_sample(tmp_path):
     assert statuses, "nothing was fixed"
     assert all(s == "identical" for s in statuses.values()), statuses
     # every sample with a fix that could be placed was fixed and compared
-    assert {"train_argparse", "test_kernels", "setup_params", "shop.train", "future_code",
-            "dotenv_app", "lazy_torch", "config_train", "lab.train", "lab_main", "shop"} <= set(statuses), \
-        sorted(statuses)
+    assert {
+        "train_argparse",
+        "test_kernels",
+        "setup_params",
+        "shop.train",
+        "future_code",
+        "dotenv_app",
+        "lazy_torch",
+        "config_train",
+        "lab.train",
+        "lab_main",
+        "shop",
+    } <= set(statuses), sorted(statuses)
     # the ROCm side changed where a flag or inline test was used
     assert rocm_changed >= 5, rocm_changed
 
@@ -459,8 +490,10 @@ def test_differential_catches_a_fix_that_changes_nvidia(tmp_path):
     """The harness is not blind: the old fixer's output for a parameter named is_rocm differs."""
     (tmp_path / "src").mkdir()
     original = "import torch\n\ndef setup(is_rocm=True):\n    torch.backends.cuda.matmul.allow_tf32 = True\n\nsetup()\n"
-    broken = ("import torch\nis_rocm = torch.version.hip is not None\n\ndef setup(is_rocm=True):\n"
-              "    if not is_rocm:\n        torch.backends.cuda.matmul.allow_tf32 = True\n\nsetup()\n")
+    broken = (
+        "import torch\nis_rocm = torch.version.hip is not None\n\ndef setup(is_rocm=True):\n"
+        "    if not is_rocm:\n        torch.backends.cuda.matmul.allow_tf32 = True\n\nsetup()\n"
+    )
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     (tmp_path / "a" / "m.py").write_text(original)
@@ -475,7 +508,9 @@ def test_differential_catches_a_new_name_code_can_see(tmp_path):
     a star importer and replaces its is_rocm()."""
     sample = SAMPLES / "config_train.py"
     original = sample.read_text("utf-8")
-    broken = original.replace("import torch\n", "import torch\n\nis_rocm = torch.version.hip is not None\n", 1)
+    broken = original.replace(
+        "import torch\n", "import torch\n\nis_rocm = torch.version.hip is not None\n", 1
+    )
     for side, text in (("a", original), ("b", broken)):
         (tmp_path / side).mkdir()
         (tmp_path / side / "config_train.py").write_text(text)
@@ -497,6 +532,16 @@ if __name__ == "__main__":
             counts = {}
             for s in statuses.values():
                 counts[s.split(":")[0]] = counts.get(s.split(":")[0], 0) + 1
-            print(json.dumps({"repo": repo, "fixed_modules": len(changed), "compared": len(statuses),
-                              "counts": counts, "rocm_side_changed": rocm_changed,
-                              "details": {k: v for k, v in statuses.items() if v != "identical"}}, indent=1))
+            print(
+                json.dumps(
+                    {
+                        "repo": repo,
+                        "fixed_modules": len(changed),
+                        "compared": len(statuses),
+                        "counts": counts,
+                        "rocm_side_changed": rocm_changed,
+                        "details": {k: v for k, v in statuses.items() if v != "identical"},
+                    },
+                    indent=1,
+                )
+            )

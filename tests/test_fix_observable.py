@@ -93,8 +93,11 @@ def nvidia_namespace(text, hip=None):
 
 def simple(ns):
     """Values as code sees them: plain values, and a namespace copy by its names."""
-    return {k: sorted(v) if isinstance(v, dict) else v for k, v in ns.items()
-            if isinstance(v, (int, float, bool, str, list, dict, tuple))}
+    return {
+        k: sorted(v) if isinstance(v, dict) else v
+        for k, v in ns.items()
+        if isinstance(v, (int, float, bool, str, list, dict, tuple))
+    }
 
 
 # -- 1. a module that reads its own namespace --------------------------------------------------------
@@ -113,14 +116,21 @@ INTROSPECTING = {
     "dir_at_module_level": "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\nNAMES = dir()\n",
     "vars_at_module_level": "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\nSNAPSHOT = dict(vars())\n",
     "locals_at_module_level": "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\nSEEN = sorted(locals())\n",
-    "computed_all": ("import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
-                     "__all__ = [n for n in dir() if not n.startswith('_')]\n"),
-    "module_dict": ("import sys\n\nimport torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
-                    "OPTIONS = sorted(sys.modules[__name__].__dict__)\n"),
-    "globals_in_a_function": ("import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n\n\n"
-                              "def settings():\n    return {k: v for k, v in globals().items() if k.isupper()}\n"),
-    "exec_of_a_config_file": ("import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
-                              "exec('N_LAYER = 2')\n"),
+    "computed_all": (
+        "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+        "__all__ = [n for n in dir() if not n.startswith('_')]\n"
+    ),
+    "module_dict": (
+        "import sys\n\nimport torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+        "OPTIONS = sorted(sys.modules[__name__].__dict__)\n"
+    ),
+    "globals_in_a_function": (
+        "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n\n\n"
+        "def settings():\n    return {k: v for k, v in globals().items() if k.isupper()}\n"
+    ),
+    "exec_of_a_config_file": (
+        "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\nexec('N_LAYER = 2')\n"
+    ),
 }
 
 
@@ -148,11 +158,14 @@ def test_nanogpt_config_keys_are_unchanged():
     assert after["model"] == ("compiled", "reduce-overhead")
 
 
-@pytest.mark.parametrize("text", [
-    # a namespace that is not the module's: the default form (the `is_rocm` flag) stays
-    "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n\n\ndef f(x):\n    return vars(x), dir(x), locals()\n",
-    "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n\n\nclass C:\n    names = dir()\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a namespace that is not the module's: the default form (the `is_rocm` flag) stays
+        "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n\n\ndef f(x):\n    return vars(x), dir(x), locals()\n",
+        "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n\n\nclass C:\n    names = dir()\n",
+    ],
+)
 def test_other_namespaces_keep_the_default_flag(text):
     result = fix(text)
     assert "is_rocm = torch.version.hip is not None" in result.text
@@ -160,27 +173,35 @@ def test_other_namespaces_keep_the_default_flag(text):
 
 
 def test_introspecting_module_reuses_an_existing_predicate():
-    text = ("import torch\n\nIS_HIP = torch.version.hip is not None\n"
-            "torch.backends.cuda.matmul.allow_tf32 = True\nKEYS = list(globals())\n")
+    text = (
+        "import torch\n\nIS_HIP = torch.version.hip is not None\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\nKEYS = list(globals())\n"
+    )
     result = fix(text)
     assert "if not IS_HIP:" in result.text and top_names(result.text) == top_names(text)
 
 
 def test_introspecting_module_gets_no_import_torch():
     """``from torch import nn`` only: the usual fix adds ``import torch``, a new name here."""
-    text = ("from torch import backends\n\nbackends.cuda.matmul.allow_tf32 = True\n"
-            "KEYS = [k for k in globals() if not k.startswith('_')]\n")
+    text = (
+        "from torch import backends\n\nbackends.cuda.matmul.allow_tf32 = True\n"
+        "KEYS = [k for k in globals() if not k.startswith('_')]\n"
+    )
     result = fix(text)
     assert result.text == text or top_names(result.text) == top_names(text)
     assert "import torch\n" not in result.text
 
 
 # -- 2. a module another project module star-imports ---------------------------------------------------
-def _project(tmp_path, train_text, main="from pkg.utils import *\nfrom pkg.train import *\n\nON_AMD = is_rocm()\n"):
+def _project(
+    tmp_path, train_text, main="from pkg.utils import *\nfrom pkg.train import *\n\nON_AMD = is_rocm()\n"
+):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "utils.py").write_text("import torch\n\n\ndef is_rocm():\n    return torch.version.hip is not None\n")
+    (pkg / "utils.py").write_text(
+        "import torch\n\n\ndef is_rocm():\n    return torch.version.hip is not None\n"
+    )
     (pkg / "train.py").write_text(train_text)
     (tmp_path / "main.py").write_text(main)
     return pkg / "train.py"
@@ -192,7 +213,9 @@ TRAIN = "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\nSTEPS = 1
 def _run_main(root, hip=None):
     """Import main.py of the project at ``root`` under a fake torch: its namespace."""
     torch = fake_torch(hip)
-    saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k in ("torch", "main") or k.startswith("pkg")}
+    saved = {
+        k: sys.modules.pop(k) for k in list(sys.modules) if k in ("torch", "main") or k.startswith("pkg")
+    }
     sys.modules["torch"] = torch
     sys.path.insert(0, str(root))
     try:
@@ -263,8 +286,10 @@ def test_module_nobody_star_imports_keeps_the_flag(tmp_path):
 # -- 3. a predicate that may be rebound after its definition -------------------------------------------
 def test_predicate_rebound_by_a_later_star_import_is_not_reused(tmp_path):
     (tmp_path / "helpers.py").write_text("IS_HIP = True\n")
-    text = ("import torch\n\nIS_HIP = torch.version.hip is not None\n\nfrom helpers import *  # noqa\n\n"
-            "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    text = (
+        "import torch\n\nIS_HIP = torch.version.hip is not None\n\nfrom helpers import *  # noqa\n\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     path = tmp_path / "train.py"
     path.write_text(text)
     result = fix(text, path=path)
@@ -281,8 +306,10 @@ def test_predicate_rebound_by_a_later_star_import_is_not_reused(tmp_path):
 
 def test_star_import_before_the_predicate_does_not_prevent_reuse(tmp_path):
     (tmp_path / "helpers.py").write_text("IS_HIP = True\n")
-    text = ("import torch\nfrom helpers import *  # noqa\n\nIS_HIP = torch.version.hip is not None\n"
-            "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    text = (
+        "import torch\nfrom helpers import *  # noqa\n\nIS_HIP = torch.version.hip is not None\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     result = fix(text, path=tmp_path / "train.py")
     assert "if not IS_HIP:" in result.text
 
@@ -298,15 +325,20 @@ def test_new_flag_is_never_a_name_a_star_import_may_bind(tmp_path):
     assert "is_rocm" not in result.text and "if torch.version.hip is None:" in result.text
 
 
-@pytest.mark.parametrize("write", [
-    'globals()["IS_HIP"] = True',
-    'setattr(sys.modules[__name__], "IS_HIP", True)',
-    'exec("IS_HIP = True", globals())',
-    'globals().update(IS_HIP=True)',
-])
+@pytest.mark.parametrize(
+    "write",
+    [
+        'globals()["IS_HIP"] = True',
+        'setattr(sys.modules[__name__], "IS_HIP", True)',
+        'exec("IS_HIP = True", globals())',
+        "globals().update(IS_HIP=True)",
+    ],
+)
 def test_predicate_with_a_dynamic_namespace_write_is_not_reused(write):
-    text = (f"import sys\n\nimport torch\n\nIS_HIP = torch.version.hip is not None\n{write}\n"
-            "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    text = (
+        f"import sys\n\nimport torch\n\nIS_HIP = torch.version.hip is not None\n{write}\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     result = fix(text)
     assert result.applied and "if not IS_HIP:" not in result.text
     _, settings = nvidia_namespace(result.text)
@@ -349,21 +381,27 @@ def test_checker_rejects_a_flag_a_star_import_of_the_module_may_bind(tmp_path):
     (tmp_path / "helpers.py").write_text("def is_rocm():\n    return False\n")
     text = "import torch\nfrom helpers import *  # noqa\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
     bad = text.replace("# noqa\n", "# noqa\n\nis_rocm = torch.version.hip is not None\n").replace(
-        "torch.backends", "if not is_rocm:\n    torch.backends")
+        "torch.backends", "if not is_rocm:\n    torch.backends"
+    )
     why = check_nvidia_path(text, bad, path=str(tmp_path / "train.py"))
     assert why is not None and "may bind `is_rocm`" in why, why
 
 
-@pytest.mark.parametrize("rebind", [
-    "from helpers import *  # noqa",
-    'globals()["IS_HIP"] = True',
-    'setattr(sys.modules[__name__], "IS_HIP", True)',
-    'exec("IS_HIP = True", globals())',
-])
+@pytest.mark.parametrize(
+    "rebind",
+    [
+        "from helpers import *  # noqa",
+        'globals()["IS_HIP"] = True',
+        'setattr(sys.modules[__name__], "IS_HIP", True)',
+        'exec("IS_HIP = True", globals())',
+    ],
+)
 def test_checker_rejects_reuse_of_a_rebindable_predicate(tmp_path, rebind):
     (tmp_path / "helpers.py").write_text("IS_HIP = True\n")
-    text = (f"import sys\n\nimport torch\n\nIS_HIP = torch.version.hip is not None\n{rebind}\n"
-            "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    text = (
+        f"import sys\n\nimport torch\n\nIS_HIP = torch.version.hip is not None\n{rebind}\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     bad = text.replace("torch.backends", "if not IS_HIP:\n    torch.backends")
     why = check_nvidia_path(text, bad, path=str(tmp_path / "train.py"))
     assert why is not None and "may be rebound" in why, why
@@ -384,14 +422,19 @@ def test_checker_still_accepts_reuse_of_a_predicate_nothing_rebinds(tmp_path):
     assert check_nvidia_path(text, good, path=str(tmp_path / "train.py")) is None
 
 
-@pytest.mark.parametrize("helpers", [
-    "STEPS = 10\n",  # never mentions it
-    "__all__ = ['STEPS']\nSTEPS = 10\nIS_HIP = True\n",  # binds it, but its __all__ leaves it out
-])
+@pytest.mark.parametrize(
+    "helpers",
+    [
+        "STEPS = 10\n",  # never mentions it
+        "__all__ = ['STEPS']\nSTEPS = 10\nIS_HIP = True\n",  # binds it, but its __all__ leaves it out
+    ],
+)
 def test_later_star_import_that_cannot_bind_the_predicate_keeps_the_reuse(tmp_path, helpers):
     (tmp_path / "helpers.py").write_text(helpers)
-    text = ("import torch\n\nIS_HIP = torch.version.hip is not None\n\nfrom helpers import *  # noqa\n\n"
-            "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    text = (
+        "import torch\n\nIS_HIP = torch.version.hip is not None\n\nfrom helpers import *  # noqa\n\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     path = tmp_path / "train.py"
     result = fix(text, path=path)
     assert "if not IS_HIP:" in result.text

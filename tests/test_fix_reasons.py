@@ -38,19 +38,28 @@ def test_every_fixture_finding_has_a_fix_or_a_reason():
     assert not _unexplained(report.findings)
 
 
-@pytest.mark.parametrize("source,code,words", [
-    ("#if (__CUDACC_VER_MAJOR__ > 11) || \\\n    (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 8)\n"
-     "#define NEW 1\n#endif\n", "ROC703", "several lines"),
-    ("#line 100 \"gen.cu\"\n#include <cuda_fp16.h>\n__global__ void k() {}\n", "ROC702", "line numbers"),
-    ("#include <nvtx3/nvToolsExt.h>\n__global__ void k() {}\n", "ROC702", "no HIP header"),
-])
+@pytest.mark.parametrize(
+    "source,code,words",
+    [
+        (
+            "#if (__CUDACC_VER_MAJOR__ > 11) || \\\n    (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 8)\n"
+            "#define NEW 1\n#endif\n",
+            "ROC703",
+            "several lines",
+        ),
+        ('#line 100 "gen.cu"\n#include <cuda_fp16.h>\n__global__ void k() {}\n', "ROC702", "line numbers"),
+        ("#include <nvtx3/nvToolsExt.h>\n__global__ void k() {}\n", "ROC702", "no HIP header"),
+    ],
+)
 def test_the_cpp_reasons(tmp_path, source, code, words):
     path = tmp_path / "k.cu"
     path.write_text(source)
     found = [f for f in check_paths([str(path)], Config()).findings if f.code == code]
     assert found, code
-    assert all(f.fix is not None and f.fix.applicability == Applicability.DISPLAY and words in f.fix.message
-               for f in found), [f.fix for f in found]
+    assert all(
+        f.fix is not None and f.fix.applicability == Applicability.DISPLAY and words in f.fix.message
+        for f in found
+    ), [f.fix for f in found]
 
 
 def test_a_python_shape_with_no_safe_rewrite_says_why(tmp_path):

@@ -56,7 +56,9 @@ def test_the_right_fix_passes_and_only_its_statements_are_compared():
     assert shapes == [([], ["Assign"]), (["Assign"], ["If"])]
     # told apart by their text (what check_nvidia_path does), the same regions
     by_text = changed_regions(ast.parse(ORIGINAL), ast.parse(GOOD), ORIGINAL, GOOD)
-    assert [([type(s).__name__ for s in old], [type(s).__name__ for s in new]) for old, new in by_text] == shapes
+    assert [
+        ([type(s).__name__ for s in old], [type(s).__name__ for s in new]) for old, new in by_text
+    ] == shapes
     # a different __future__ import set: statements are compared by their ASTs
     future = "from __future__ import annotations\n"
     assert len(changed_regions(ast.parse(ORIGINAL), ast.parse(future + GOOD), ORIGINAL, future + GOOD)) >= 2
@@ -71,15 +73,17 @@ BAD = {
     # a statement removed far from the fix
     "an unrelated statement dropped": GOOD.replace("print(other())\n", ""),
     # the flag rebinds a name an unchanged function reads
-    "the flag shadows a name the module reads": ORIGINAL.replace("return 1", "return is_rocm")
-    .replace("import torch\n", "import torch\nis_rocm = torch.version.hip is not None\n", 1),
+    "the flag shadows a name the module reads": ORIGINAL.replace("return 1", "return is_rocm").replace(
+        "import torch\n", "import torch\nis_rocm = torch.version.hip is not None\n", 1
+    ),
     # the gate tests the wrong way round
     "the gate inverted": GOOD.replace("if not is_rocm:", "if is_rocm:"),
     # two changes far apart, the second one wrong
     "a second change elsewhere": GOOD.replace("return 1", "return 2"),
     # an inserted import of torch rebinds a name the module already uses
-    "torch rebound by an inserted import": ORIGINAL.replace("import torch\n", "import torch as torch_\ntorch = 1\n")
-    .replace("print(other())", "print(other(), torch)"),
+    "torch rebound by an inserted import": ORIGINAL.replace(
+        "import torch\n", "import torch as torch_\ntorch = 1\n"
+    ).replace("print(other())", "print(other(), torch)"),
 }
 
 
@@ -89,7 +93,8 @@ def test_a_wrong_fix_is_still_refused(name):
     fixed = BAD[name]
     if name == "the flag shadows a name the module reads":
         original = ORIGINAL.replace("return 1", "return is_rocm").replace(
-            "import torch\n", "import torch\nis_rocm = 0\n", 1)
+            "import torch\n", "import torch\nis_rocm = 0\n", 1
+        )
     if name == "torch rebound by an inserted import":
         original, fixed = fixed, fixed.replace("torch = 1\n", "torch = 1\nimport torch\n")
     assert check_nvidia_path(original, fixed) is not None
@@ -99,13 +104,23 @@ def test_far_apart_changes_are_each_compared():
     import ast
 
     far = ORIGINAL + "".join(f"x{i} = {i}\n" for i in range(50)) + "torch.backends.cudnn.allow_tf32 = True\n"
-    fixed = GOOD + "".join(f"x{i} = {i}\n" for i in range(50)) + \
-        "if not is_rocm:\n    torch.backends.cudnn.allow_tf32 = True\n"
+    fixed = (
+        GOOD
+        + "".join(f"x{i} = {i}\n" for i in range(50))
+        + "if not is_rocm:\n    torch.backends.cudnn.allow_tf32 = True\n"
+    )
     assert len(changed_regions(ast.parse(far), ast.parse(fixed))) == 3
     assert check_nvidia_path(far, fixed) is None
     assert check_nvidia_path(far, fixed.replace("x7 = 7", "x7 = 8")) is not None
-    assert check_nvidia_path(far, fixed.replace("if not is_rocm:\n    torch.backends.cudnn",
-                                                "if is_rocm:\n    torch.backends.cudnn")) is not None
+    assert (
+        check_nvidia_path(
+            far,
+            fixed.replace(
+                "if not is_rocm:\n    torch.backends.cudnn", "if is_rocm:\n    torch.backends.cudnn"
+            ),
+        )
+        is not None
+    )
 
 
 def test_blocks_of_a_statement_with_the_same_header_are_compared_one_by_one():
@@ -127,19 +142,29 @@ def test_blocks_of_a_statement_with_the_same_header_are_compared_one_by_one():
                 torch.backends.cudnn.allow_tf32 = True
             return x
     """)
-    fixed = original.replace("import torch\n", "import torch\n\nis_rocm = torch.version.hip is not None\n") \
-        .replace("        torch.backends.cuda.matmul.allow_tf32 = True",
-                 "        if not is_rocm:\n            torch.backends.cuda.matmul.allow_tf32 = True") \
-        .replace("    else:\n        torch.backends.cudnn.allow_tf32 = True",
-                 "    else:\n        if not is_rocm:\n            torch.backends.cudnn.allow_tf32 = True")
+    fixed = (
+        original.replace("import torch\n", "import torch\n\nis_rocm = torch.version.hip is not None\n")
+        .replace(
+            "        torch.backends.cuda.matmul.allow_tf32 = True",
+            "        if not is_rocm:\n            torch.backends.cuda.matmul.allow_tf32 = True",
+        )
+        .replace(
+            "    else:\n        torch.backends.cudnn.allow_tf32 = True",
+            "    else:\n        if not is_rocm:\n            torch.backends.cudnn.allow_tf32 = True",
+        )
+    )
     regions = changed_regions(ast.parse(original), ast.parse(fixed))
     assert [len(old) for old, _ in regions] == [0, 1, 1]  # the flag, then one statement per block
     assert check_nvidia_path(original, fixed) is None
-    for wrong in (fixed.replace("except ValueError as e", "except TypeError as e"),
-                  fixed.replace("def main(args)", "def main(args, y=0)"),
-                  fixed.replace("    x = 1\n", "    x = 2\n"),
-                  fixed.replace("        if not is_rocm:\n            torch.backends.cudnn",
-                                "        if is_rocm:\n            torch.backends.cudnn"),
-                  fixed.replace("    return x", "    return is_rocm")):
+    for wrong in (
+        fixed.replace("except ValueError as e", "except TypeError as e"),
+        fixed.replace("def main(args)", "def main(args, y=0)"),
+        fixed.replace("    x = 1\n", "    x = 2\n"),
+        fixed.replace(
+            "        if not is_rocm:\n            torch.backends.cudnn",
+            "        if is_rocm:\n            torch.backends.cudnn",
+        ),
+        fixed.replace("    return x", "    return is_rocm"),
+    ):
         assert wrong != fixed
         assert check_nvidia_path(original, wrong) is not None

@@ -36,6 +36,7 @@ def nvidia_run(text):
     torch.backends = Any()
     ns = {"__name__": "m"}
     import sys
+
     saved = sys.modules.get("torch")
     sys.modules["torch"] = torch
     try:
@@ -52,9 +53,9 @@ def nvidia_run(text):
 CODE_BEFORE_IMPORT = [
     'import os\nos.environ["PYTORCH_CUDA_ALLOC_CONF"]="max_split_size_mb:128"\nimport torch\n',
     'import os\nimport sys\nsys.path.insert(0, "..")\nimport torch\nos.environ["TORCHINDUCTOR_MAX_AUTOTUNE"] = "1"\n',
-    'import argparse\np = argparse.ArgumentParser()\nargs = p.parse_args([])\nimport torch\n'
-    'torch.backends.cuda.matmul.allow_tf32 = True\n',
-    'from __future__ import annotations\nimport os\nX = 1\nimport torch\ntorch.backends.cudnn.allow_tf32 = True\n',
+    "import argparse\np = argparse.ArgumentParser()\nargs = p.parse_args([])\nimport torch\n"
+    "torch.backends.cuda.matmul.allow_tf32 = True\n",
+    "from __future__ import annotations\nimport os\nX = 1\nimport torch\ntorch.backends.cudnn.allow_tf32 = True\n",
 ]
 
 
@@ -64,10 +65,14 @@ def test_flag_never_read_before_torch_is_bound(text):
     new = result.text
     if result.applied:
         tree = ast.parse(new)
-        first_torch = min(i for i, s in enumerate(tree.body)
-                          if isinstance(s, ast.Import) and s.names[0].name == "torch")
-        flag_at = [i for i, s in enumerate(tree.body) if isinstance(s, ast.Assign)
-                   and ast.unparse(s.value).endswith("version.hip is not None")]
+        first_torch = min(
+            i for i, s in enumerate(tree.body) if isinstance(s, ast.Import) and s.names[0].name == "torch"
+        )
+        flag_at = [
+            i
+            for i, s in enumerate(tree.body)
+            if isinstance(s, ast.Assign) and ast.unparse(s.value).endswith("version.hip is not None")
+        ]
         assert flag_at and flag_at[0] > first_torch
     # never an import added or moved
     assert new.count("import torch") == text.count("import torch")
@@ -92,7 +97,9 @@ def test_parameter_named_is_rocm_is_not_the_flag():
 
 
 def test_later_def_is_rocm_is_not_replaced():
-    text = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n\n\ndef is_rocm():\n    return False\n"
+    text = (
+        "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n\n\ndef is_rocm():\n    return False\n"
+    )
     new = fix(text).text
     assert "\nis_rocm =" not in new
     ns = nvidia_run(new)
@@ -110,22 +117,27 @@ def test_reexported_is_rocm_in_package_init(tmp_path):
     assert result.applied and "is_rocm" not in result.text
     assert "if torch.version.hip is None:" in result.text
     # the checker refuses a public flag the package star-imports
-    public = text.replace("torch.backends", "is_rocm = torch.version.hip is not None\nif not is_rocm:\n"
-                                            "    torch.backends")
+    public = text.replace(
+        "torch.backends", "is_rocm = torch.version.hip is not None\nif not is_rocm:\n    torch.backends"
+    )
     assert "package" in check_nvidia_path(text, public, path=str(pkg / "train.py"))
 
 
 def test_init_module_defining_is_rocm_function():
-    text = ("import torch\n\n\ndef is_rocm():\n    return torch.version.hip is not None\n\n\n"
-            "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    text = (
+        "import torch\n\n\ndef is_rocm():\n    return torch.version.hip is not None\n\n\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     new = fix(text, path="pkg/__init__.py").text
     assert "def is_rocm():" in new and "if not is_rocm:" not in new
     assert callable(nvidia_run(new)["is_rocm"])
 
 
 def test_module_level_predicate_shadowed_by_a_local_is_not_reused():
-    text = ("import torch\nIS_HIP = torch.version.hip is not None\n\n\ndef f(IS_HIP=True):\n"
-            "    torch.backends.cuda.matmul.allow_tf32 = True\n")
+    text = (
+        "import torch\nIS_HIP = torch.version.hip is not None\n\n\ndef f(IS_HIP=True):\n"
+        "    torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     new = fix(text).text
     assert "if not IS_HIP" not in new
     assert check_nvidia_path(text, new) is None
@@ -134,10 +146,10 @@ def test_module_level_predicate_shadowed_by_a_local_is_not_reused():
 # -- 3. no module-level import of torch where the module imports it lazily -------------------------------
 LAZY = {
     "try_except": "try:\n    import torch\nexcept ImportError:\n    torch = None\n\n\ndef f():\n"
-                  "    torch.backends.cuda.matmul.allow_tf32 = True\n",
+    "    torch.backends.cuda.matmul.allow_tf32 = True\n",
     "platform": "import sys\nif sys.platform == 'linux':\n    import torch\n    torch.backends.cudnn.allow_tf32 = True\n",
     "dotenv": "from dotenv import load_dotenv\nload_dotenv(override=True)\nimport os\n"
-              "os.environ['TORCHINDUCTOR_MAX_AUTOTUNE'] = '1'\nimport torch\n",
+    "os.environ['TORCHINDUCTOR_MAX_AUTOTUNE'] = '1'\nimport torch\n",
 }
 
 
@@ -153,13 +165,17 @@ def test_no_import_added_where_torch_is_lazy(name):
 def test_lazy_import_in_function_gates_inline():
     text = "def main():\n    import torch\n    torch.backends.cuda.matmul.allow_tf32 = True\n"
     new = fix(text).text
-    assert new == ("def main():\n    import torch\n    if torch.version.hip is None:\n"
-                   "        torch.backends.cuda.matmul.allow_tf32 = True\n")
+    assert new == (
+        "def main():\n    import torch\n    if torch.version.hip is None:\n"
+        "        torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     assert check_nvidia_path(text, new) is None
 
 
 def test_importorskip_binds_torch():
-    text = 'import pytest\ntorch = pytest.importorskip("torch")\ntorch.backends.cuda.matmul.allow_tf32 = True\n'
+    text = (
+        'import pytest\ntorch = pytest.importorskip("torch")\ntorch.backends.cuda.matmul.allow_tf32 = True\n'
+    )
     new = fix(text).text
     assert new.count("import") == text.count("import")
     assert new.index("is_rocm = torch.version.hip") > new.index("importorskip")
@@ -169,32 +185,46 @@ def test_importorskip_binds_torch():
 # -- 4. the independent checker rejects what the old fixer wrote -----------------------------------------
 OLD_FIXER_OUTPUTS = [
     # flag before `import torch` (NameError on NVIDIA)
-    ('import os\nos.environ["PYTORCH_CUDA_ALLOC_CONF"]="max_split_size_mb:128"\nimport torch\n',
-     'import os\nimport torch\nis_rocm = torch.version.hip is not None\nif not is_rocm:\n'
-     '    os.environ["PYTORCH_CUDA_ALLOC_CONF"]="max_split_size_mb:128"\nimport torch\n'),
-    ('import os\nos.environ["X"] = "1"\nimport torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n',
-     'import os\nis_rocm = torch.version.hip is not None\nos.environ["X"] = "1"\nimport torch\n'
-     'if not is_rocm:\n    torch.backends.cuda.matmul.allow_tf32 = True\n'),
+    (
+        'import os\nos.environ["PYTORCH_CUDA_ALLOC_CONF"]="max_split_size_mb:128"\nimport torch\n',
+        "import os\nimport torch\nis_rocm = torch.version.hip is not None\nif not is_rocm:\n"
+        '    os.environ["PYTORCH_CUDA_ALLOC_CONF"]="max_split_size_mb:128"\nimport torch\n',
+    ),
+    (
+        'import os\nos.environ["X"] = "1"\nimport torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n',
+        'import os\nis_rocm = torch.version.hip is not None\nos.environ["X"] = "1"\nimport torch\n'
+        "if not is_rocm:\n    torch.backends.cuda.matmul.allow_tf32 = True\n",
+    ),
     # the parameter is read by the inserted test
-    ("import torch\ndef setup(model, is_rocm=True):\n    torch.backends.cuda.matmul.allow_tf32 = True\n",
-     "import torch\nis_rocm = torch.version.hip is not None\ndef setup(model, is_rocm=True):\n"
-     "    if not is_rocm:\n        torch.backends.cuda.matmul.allow_tf32 = True\n"),
+    (
+        "import torch\ndef setup(model, is_rocm=True):\n    torch.backends.cuda.matmul.allow_tf32 = True\n",
+        "import torch\nis_rocm = torch.version.hip is not None\ndef setup(model, is_rocm=True):\n"
+        "    if not is_rocm:\n        torch.backends.cuda.matmul.allow_tf32 = True\n",
+    ),
     # a later def replaces the flag
-    ("import torch\ndef f():\n    torch.backends.cuda.matmul.allow_tf32 = True\ndef is_rocm():\n    return 0\n",
-     "import torch\nis_rocm = torch.version.hip is not None\ndef f():\n    if not is_rocm:\n"
-     "        torch.backends.cuda.matmul.allow_tf32 = True\ndef is_rocm():\n    return 0\n"),
+    (
+        "import torch\ndef f():\n    torch.backends.cuda.matmul.allow_tf32 = True\ndef is_rocm():\n    return 0\n",
+        "import torch\nis_rocm = torch.version.hip is not None\ndef f():\n    if not is_rocm:\n"
+        "        torch.backends.cuda.matmul.allow_tf32 = True\ndef is_rocm():\n    return 0\n",
+    ),
     # a module-level import of torch added to a lazily importing module
-    ("def f():\n    import torch\n    torch.backends.cuda.matmul.allow_tf32 = True\n",
-     "import torch\nis_rocm = torch.version.hip is not None\ndef f():\n    import torch\n    if not is_rocm:\n"
-     "        torch.backends.cuda.matmul.allow_tf32 = True\n"),
+    (
+        "def f():\n    import torch\n    torch.backends.cuda.matmul.allow_tf32 = True\n",
+        "import torch\nis_rocm = torch.version.hip is not None\ndef f():\n    import torch\n    if not is_rocm:\n"
+        "        torch.backends.cuda.matmul.allow_tf32 = True\n",
+    ),
     # an import moved above load_dotenv
-    ("from dotenv import load_dotenv\nload_dotenv(override=True)\nimport torch\ntorch.backends.cudnn.allow_tf32 = True\n",
-     "from dotenv import load_dotenv\nimport torch\nis_rocm = torch.version.hip is not None\nload_dotenv(override=True)\n"
-     "import torch\nif not is_rocm:\n    torch.backends.cudnn.allow_tf32 = True\n"),
+    (
+        "from dotenv import load_dotenv\nload_dotenv(override=True)\nimport torch\ntorch.backends.cudnn.allow_tf32 = True\n",
+        "from dotenv import load_dotenv\nimport torch\nis_rocm = torch.version.hip is not None\nload_dotenv(override=True)\n"
+        "import torch\nif not is_rocm:\n    torch.backends.cudnn.allow_tf32 = True\n",
+    ),
     # inline test where torch is a fallback None
-    ("try:\n    import torch\nexcept ImportError:\n    torch = None\ndef f():\n    torch.backends.cudnn.allow_tf32 = True\n",
-     "try:\n    import torch\nexcept ImportError:\n    torch = None\ndef f():\n    if torch.version.hip is None:\n"
-     "        torch.backends.cudnn.allow_tf32 = True\n"),
+    (
+        "try:\n    import torch\nexcept ImportError:\n    torch = None\ndef f():\n    torch.backends.cudnn.allow_tf32 = True\n",
+        "try:\n    import torch\nexcept ImportError:\n    torch = None\ndef f():\n    if torch.version.hip is None:\n"
+        "        torch.backends.cudnn.allow_tf32 = True\n",
+    ),
 ]
 
 
@@ -216,13 +246,17 @@ def test_checker_accepts_the_right_fix_and_keeps_inserted_lines():
 @pytest.fixture
 def huge_or(tmp_path):
     src = tmp_path / "big.py"
-    src.write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\nx = "
-                   + " or ".join(f"a{i}" for i in range(10000)) + "\n")
+    src.write_text(
+        "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\nx = "
+        + " or ".join(f"a{i}" for i in range(10000))
+        + "\n"
+    )
     return src
 
 
-@pytest.mark.parametrize("args", [("--fix",), ("--diff",), ("--output-format", "json"),
-                                  ("--output-format", "sarif")])
+@pytest.mark.parametrize(
+    "args", [("--fix",), ("--diff",), ("--output-format", "json"), ("--output-format", "sarif")]
+)
 def test_huge_or_chain_does_not_crash_the_run(huge_or, tmp_path, args):
     other = tmp_path / "z.py"
     other.write_text("import torch\ntorch.backends.cudnn.allow_tf32 = True\n")
@@ -236,8 +270,9 @@ def test_huge_or_chain_does_not_crash_the_run(huge_or, tmp_path, args):
     if args[-1] == "json":
         items = json.loads(proc.stdout)
         assert {i["filename"].rsplit("/", 1)[-1] for i in items} == {"big.py", "z.py"}
-        assert next(i for i in items if i["filename"].endswith("big.py"))["fix"] is None or \
-            not next(i for i in items if i["filename"].endswith("big.py"))["fix"].get("edits")
+        assert next(i for i in items if i["filename"].endswith("big.py"))["fix"] is None or not next(
+            i for i in items if i["filename"].endswith("big.py")
+        )["fix"].get("edits")
 
 
 def test_deep_nesting_is_refused_not_crashed():

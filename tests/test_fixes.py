@@ -85,22 +85,34 @@ HAZARDS = [
     "m = torch.compile(m, mode='reduce-overhead')",
     "m = torch.compile(m, options={'max_autotune': True})",
 ]
-FILLER = ["x = 1", "print(x)", "# a comment", "", "y = [i for i in range(3)]", "def f():\n    return 2",
-          "s = '''a\nmultiline\n  string'''", "if x:\n    pass\nelse:\n    x = 2"]
+FILLER = [
+    "x = 1",
+    "print(x)",
+    "# a comment",
+    "",
+    "y = [i for i in range(3)]",
+    "def f():\n    return 2",
+    "s = '''a\nmultiline\n  string'''",
+    "if x:\n    pass\nelse:\n    x = 2",
+]
 
 
 def _assert_fix_invariants(text, path="gen.py"):
     result = fixed_text(text, path=path)
     ast.parse(result.text)
     if result.applied:
-        assert same_on_nvidia(text, result.text, [result.flag], [result.torch_alias, "torch"], result.inserted)
+        assert same_on_nvidia(
+            text, result.text, [result.flag], [result.torch_alias, "torch"], result.inserted
+        )
     assert fixed_text(result.text, path=path).text == result.text
     return result
 
 
 @settings(max_examples=120, deadline=None)
-@given(stmts=st.lists(st.one_of(st.sampled_from(HAZARDS), st.sampled_from(FILLER)), min_size=1, max_size=10),
-       in_function=st.booleans())
+@given(
+    stmts=st.lists(st.one_of(st.sampled_from(HAZARDS), st.sampled_from(FILLER)), min_size=1, max_size=10),
+    in_function=st.booleans(),
+)
 def test_generated_modules(stmts, in_function):
     body = "\n".join(stmts)
     if in_function:
@@ -118,8 +130,9 @@ def _torch_sources(n=12):
     return random.Random(13).sample(files, min(n, len(files)))
 
 
-@pytest.mark.parametrize("path", _torch_sources() if os.environ.get("ROCM_LINT_SKIP_TORCH") is None else [],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", _torch_sources() if os.environ.get("ROCM_LINT_SKIP_TORCH") is None else [], ids=lambda p: p.name
+)
 @pytest.mark.integration  # a real external tool or torch itself: --all-tiers
 def test_hazards_injected_into_real_torch_modules(path):
     """Inject each hazard into a real module (top level and a function body) and fix it."""
@@ -128,14 +141,27 @@ def test_hazards_injected_into_real_torch_modules(path):
     rnd = random.Random(path.name)
     lines = text.splitlines(keepends=True)
     top = [s for s in tree.body if not isinstance(s, (ast.Expr,))]
-    funcs = [s for s in ast.walk(tree) if isinstance(s, ast.FunctionDef) and s.body
-             and not isinstance(s.body[0], ast.Expr)]
+    funcs = [
+        s
+        for s in ast.walk(tree)
+        if isinstance(s, ast.FunctionDef) and s.body and not isinstance(s.body[0], ast.Expr)
+    ]
     for hazard in rnd.sample(HAZARDS, 3):
         where = rnd.choice(top) if top else None
         if where is None:
             continue
-        at = where.lineno - 1 if not getattr(where, "decorator_list", None) else where.decorator_list[0].lineno - 1
-        injected = "".join(lines[:at]) + "import os, torch\n" + hazard.replace("m = ", "_m = ").replace("(m,", "(None,") + "\n" + "".join(lines[at:])
+        at = (
+            where.lineno - 1
+            if not getattr(where, "decorator_list", None)
+            else where.decorator_list[0].lineno - 1
+        )
+        injected = (
+            "".join(lines[:at])
+            + "import os, torch\n"
+            + hazard.replace("m = ", "_m = ").replace("(m,", "(None,")
+            + "\n"
+            + "".join(lines[at:])
+        )
         try:
             ast.parse(injected)
         except SyntaxError:
@@ -146,7 +172,15 @@ def test_hazards_injected_into_real_torch_modules(path):
             first = fn.body[0]
             indent = " " * first.col_offset
             at = first.lineno - 1
-            injected = "".join(lines[:at]) + indent + "import os, torch\n" + indent + hazard.replace("m = ", "_m = ").replace("(m,", "(None,") + "\n" + "".join(lines[at:])
+            injected = (
+                "".join(lines[:at])
+                + indent
+                + "import os, torch\n"
+                + indent
+                + hazard.replace("m = ", "_m = ").replace("(m,", "(None,")
+                + "\n"
+                + "".join(lines[at:])
+            )
             try:
                 ast.parse(injected)
             except SyntaxError:
@@ -168,7 +202,10 @@ def test_cli_fix_and_diff(tmp_path):
     proc = run_cli("check", "--fix", src)
     assert proc.returncode == 0, proc.stderr
     assert "Fixed 1 finding, 0 remaining" in proc.stderr
-    assert src.read_text() == f"import torch\n\nis_rocm = torch.version.hip is not None\n\nif not is_rocm:\n    {HAZARD}\n"
+    assert (
+        src.read_text()
+        == f"import torch\n\nis_rocm = torch.version.hip is not None\n\nif not is_rocm:\n    {HAZARD}\n"
+    )
     assert run_cli("check", "--fix", src).returncode == 0
 
 
@@ -177,7 +214,9 @@ def test_fix_keeps_crlf_bom_encoding_and_mode(tmp_path):
     crlf.write_bytes(b"\xef\xbb\xbfimport torch\r\n" + HAZARD.encode() + b"\r\n")
     crlf.chmod(0o751)
     latin = tmp_path / "latin.py"
-    latin.write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\n" + HAZARD.encode())  # no final newline
+    latin.write_bytes(
+        b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\n" + HAZARD.encode()
+    )  # no final newline
     assert run_cli("check", "--fix", tmp_path).returncode == 0
     data = crlf.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf") and b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
@@ -203,7 +242,9 @@ def test_fix_that_would_not_parse_is_dropped(tmp_path, monkeypatch):
 
     path = tmp_path / "a.py"
     path.write_text(f"import torch\n{HAZARD}\n")
-    monkeypatch.setattr(engine, "_transform", lambda text, subset, flag, path="": ("def (:\n", {id(f) for f in subset}, True))
+    monkeypatch.setattr(
+        engine, "_transform", lambda text, subset, flag, path="": ("def (:\n", {id(f) for f in subset}, True)
+    )
     outcome = fix_file(str(path), Config(), unsafe=False, write=True)
     assert outcome.applied == [] and outcome.dropped
     assert "would not parse" in outcome.dropped[0][1]
@@ -226,8 +267,13 @@ def test_json_carries_fix_edits(tmp_path):
     src.write_text(f"import torch\n{HAZARD}\n")
     (item,) = json.loads(run_cli("check", "--output-format", "json", src).stdout)
     assert item["fix"]["applicability"] == "safe"
-    assert item["fix"]["edits"] == [{"content": f"\nis_rocm = torch.version.hip is not None\nif not is_rocm:\n    {HAZARD}\n",
-                                     "location": {"row": 2, "column": 1}, "end_location": {"row": 3, "column": 1}}]
+    assert item["fix"]["edits"] == [
+        {
+            "content": f"\nis_rocm = torch.version.hip is not None\nif not is_rocm:\n    {HAZARD}\n",
+            "location": {"row": 2, "column": 1},
+            "end_location": {"row": 3, "column": 1},
+        }
+    ]
 
 
 @pytest.mark.parametrize("odd", ["\x0c", "\x0b", "\x1c", "\x85", "\u2028"])
@@ -245,7 +291,7 @@ def test_line_breaks_python_does_not_count_keep_edits_and_diffs_in_place(tmp_pat
     assert item["location"]["row"] == 4
     lines = re.findall(r"[^\n]*\n", original)
     for edit in reversed(item["fix"]["edits"]):  # whole-line replacements, bottom up
-        lines[edit["location"]["row"] - 1:edit["end_location"]["row"] - 1] = [edit["content"]]
+        lines[edit["location"]["row"] - 1 : edit["end_location"]["row"] - 1] = [edit["content"]]
     from_edits = "".join(lines)
     diff = run_cli("check", "--diff", "a.py", cwd=tmp_path).stdout
     assert run_cli("check", "--fix", src).returncode == 0
@@ -253,7 +299,9 @@ def test_line_breaks_python_does_not_count_keep_edits_and_diffs_in_place(tmp_pat
     assert from_edits == fixed and fixed.endswith(f"x = 1  # {odd} keep\n")
     src.write_text(original, encoding="utf-8")
     (tmp_path / "d.patch").write_text(diff, encoding="utf-8")
-    subprocess.run(["git", "apply", "--unsafe-paths", "d.patch"], cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "apply", "--unsafe-paths", "d.patch"], cwd=tmp_path, check=True, capture_output=True
+    )
     assert src.read_text(encoding="utf-8") == fixed
 
 
@@ -284,7 +332,9 @@ def test_fix_the_sample_project(tmp_path):
             changed += 1
             ast.parse(new)
             result = fixed_text(old, unsafe=False, path=str(path))
-            assert same_on_nvidia(old, result.text, [result.flag], [result.torch_alias, "torch"], result.inserted)
+            assert same_on_nvidia(
+                old, result.text, [result.flag], [result.torch_alias, "torch"], result.inserted
+            )
     assert changed >= 2
     assert run_cli("check", "--fix", "--unsafe-fixes", copy).stderr.count("Fixed") == 0  # nothing left to fix
 
@@ -296,8 +346,10 @@ def test_fix_reuses_a_configured_rocm_predicate(tmp_path):
     engine rebuilt the module's facts with the default configuration)."""
     from rocm_lint.fix.api import fix_text
 
-    text = ("import torch\nfrom platforms import on_amd\n\nIS_AMD = on_amd()\n"
-            "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    text = (
+        "import torch\nfrom platforms import on_amd\n\nIS_AMD = on_amd()\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     config = Config(rocm_predicates=Config().rocm_predicates + ("on_amd",))
     result = fix_text("t.py", text, config)
     assert result.text == text.replace("torch.backends", "if not IS_AMD:\n    torch.backends")
@@ -347,8 +399,10 @@ def test_lazy_positions_equal_libcst_positions_for_every_node():
     from rocm_lint.fix.positions import lazy_positions
 
     checked = 0
-    extra = ("import os; import sys  # two\n\n\n@dec\n@dec2(1)\nasync def f():\n    # c\n    return 1\n"
-             "    # tail\n\nclass C:\n    x = 1\n\n\nif x:\n    y = 2\n# trailing\n")
+    extra = (
+        "import os; import sys  # two\n\n\n@dec\n@dec2(1)\nasync def f():\n    # c\n    return 1\n"
+        "    # tail\n\nclass C:\n    x = 1\n\n\nif x:\n    y = 2\n# trailing\n"
+    )
     texts = list(_all_python_fixture_texts()) + [("extra", extra), ("crlf", extra.replace("\n", "\r\n"))]
     for path, text in texts:
         wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)

@@ -106,7 +106,7 @@ def render(path: Path) -> str:
     for f, line in zip(found, concise):
         prefix = f"{f.path}:"
         assert line.startswith(prefix), line
-        m = re.match(r"(\d+):(\d+): (ROC\d{3}) (.*)\Z", line[len(prefix):])
+        m = re.match(r"(\d+):(\d+): (ROC\d{3}) (.*)\Z", line[len(prefix) :])
         assert m and (int(m.group(1)), m.group(3)) == (f.line, f.code), line
         lines.append(_relative(f"{m.group(1)}:{m.group(2)} {m.group(3)} {m.group(4)}"))
         if f.fix is not None:
@@ -136,14 +136,22 @@ def stored_codes(path: Path) -> frozenset:
 
 def diff(expected: str, actual: str, path: Path) -> str:
     name = rel(path)
-    return "".join(difflib.unified_diff(expected.splitlines(keepends=True), actual.splitlines(keepends=True),
-                                        fromfile=f"{name}{SNAPSHOT_SUFFIX} (snapshot)",
-                                        tofile=f"{name} (engine's findings)"))
+    return "".join(
+        difflib.unified_diff(
+            expected.splitlines(keepends=True),
+            actual.splitlines(keepends=True),
+            fromfile=f"{name}{SNAPSHOT_SUFFIX} (snapshot)",
+            tofile=f"{name} (engine's findings)",
+        )
+    )
 
 
 def marker_diff(markers: Counter, snapshot: Counter) -> str:
-    lines = [f"  line {ln}: {code} marked {markers[(ln, code)]}x, in the snapshot {snapshot[(ln, code)]}x"
-             for ln, code in sorted(set(markers) | set(snapshot)) if markers[(ln, code)] != snapshot[(ln, code)]]
+    lines = [
+        f"  line {ln}: {code} marked {markers[(ln, code)]}x, in the snapshot {snapshot[(ln, code)]}x"
+        for ln, code in sorted(set(markers) | set(snapshot))
+        if markers[(ln, code)] != snapshot[(ln, code)]
+    ]
     return "\n".join(lines)
 
 
@@ -158,8 +166,11 @@ def triggers_for(path: Path) -> Dict[str, Tuple[str, ...]]:
     """The look-alike words a negative fixture must hold: its rule's, or (fixtures/config/ok/) those of
     every rule for its language."""
     code, language = rule_of(path), language_of(path)
-    return {r.code: r.triggers for r in all_rules()
-            if (r.code == code if code else language in r.languages) and r.triggers}
+    return {
+        r.code: r.triggers
+        for r in all_rules()
+        if (r.code == code if code else language in r.languages) and r.triggers
+    }
 
 
 # -- one check per fixture file -----------------------------------------------------------------------------
@@ -167,7 +178,9 @@ def assert_is_a_positive_fixture(path: Path, actual: str) -> None:
     assert language_of(path) in LINTED_LANGUAGES, f"{rel(path)}: no linted language, the engine skips it"
     assert actual, f"{rel(path)}: a positive fixture with no finding (negatives go in *_ok.* or config/ok/)"
     code = rule_of(path)
-    assert code is None or code in {c for _, c in parse_snapshot(actual)}, f"{rel(path)} has no {code} finding"
+    assert code is None or code in {c for _, c in parse_snapshot(actual)}, (
+        f"{rel(path)} has no {code} finding"
+    )
 
 
 @pytest.mark.parametrize("path", POSITIVE, ids=rel)
@@ -179,19 +192,27 @@ def test_positive_fixture_matches_snapshot(path, request):
         if not snap.is_file() or snap.read_text("utf-8") != actual:
             snap.write_text(actual, "utf-8", newline="\n")
     elif not snap.is_file():
-        pytest.fail(f"no snapshot for {rel(path)}: run `{UPDATE_HINT}` to write "
-                    f"{rel(snap)}, then review it", pytrace=False)
+        pytest.fail(
+            f"no snapshot for {rel(path)}: run `{UPDATE_HINT}` to write {rel(snap)}, then review it",
+            pytrace=False,
+        )
     else:
         expected = snap.read_text("utf-8")
         if expected != actual:
-            pytest.fail(f"{rel(path)}: the findings differ from the snapshot (- snapshot, + engine); "
-                        f"if the change is intended, run `{UPDATE_HINT}` and review the diff\n"
-                        + diff(expected, actual, path), pytrace=False)
+            pytest.fail(
+                f"{rel(path)}: the findings differ from the snapshot (- snapshot, + engine); "
+                f"if the change is intended, run `{UPDATE_HINT}` and review the diff\n"
+                + diff(expected, actual, path),
+                pytrace=False,
+            )
         assert_is_a_positive_fixture(path, actual)
     markers, pinned = expected_findings(path), parse_snapshot(snap.read_text("utf-8"))
     if markers != pinned:
-        pytest.fail(f"{rel(path)}: the `expect:` markers and the snapshot name different findings\n"
-                    + marker_diff(markers, pinned), pytrace=False)
+        pytest.fail(
+            f"{rel(path)}: the `expect:` markers and the snapshot name different findings\n"
+            + marker_diff(markers, pinned),
+            pytrace=False,
+        )
 
 
 @pytest.mark.parametrize("path", NEGATIVE, ids=rel)
@@ -201,46 +222,62 @@ def test_negative_fixture_is_silent(path, request):
     snap = snapshot_path(path)
     if snap.is_file():
         if not request.config.getoption("--update-snapshots"):
-            pytest.fail(f"{rel(snap)}: a negative fixture takes no snapshot (it stays silent); "
-                        f"run `{UPDATE_HINT}` to remove it", pytrace=False)
+            pytest.fail(
+                f"{rel(snap)}: a negative fixture takes no snapshot (it stays silent); "
+                f"run `{UPDATE_HINT}` to remove it",
+                pytrace=False,
+            )
         snap.unlink()
     found = render(path)
     assert not found, f"{rel(path)} must stay silent, found:\n{found}"
     triggers = triggers_for(path)
     assert triggers, f"{rel(path)}: no rule with trigger words applies to it"
     text = path.read_text("utf-8")
-    assert any(t in text for words in triggers.values() for t in words), \
+    assert any(t in text for words in triggers.values() for t in words), (
         f"{rel(path)}: a negative fixture must hold look-alikes (a trigger word of {sorted(triggers)})"
+    )
 
 
 def test_every_snapshot_has_its_fixture(request):
     """A snapshot whose fixture was renamed or deleted is stale (removed by --update-snapshots)."""
     fixtures = {snapshot_path(p) for p in POSITIVE}
-    snapshots = {p for d in (RULE_FIXTURES, CONFIG_FIXTURES) for p in d.rglob("*" + SNAPSHOT_SUFFIX) if p.is_file()}
+    snapshots = {
+        p for d in (RULE_FIXTURES, CONFIG_FIXTURES) for p in d.rglob("*" + SNAPSHOT_SUFFIX) if p.is_file()
+    }
     stale = sorted(snapshots - fixtures)
     if stale and request.config.getoption("--update-snapshots"):
         for p in stale:
-            if p.with_name(p.name[:-len(SNAPSHOT_SUFFIX)]).is_file():
+            if p.with_name(p.name[: -len(SNAPSHOT_SUFFIX)]).is_file():
                 continue  # a negative fixture's: test_negative_fixture_is_silent says so and removes it
             p.unlink()
         return
     if stale:
-        pytest.fail(f"snapshots without a positive fixture: {[rel(p) for p in stale]}; run `{UPDATE_HINT}` "
-                    "to remove them", pytrace=False)
+        pytest.fail(
+            f"snapshots without a positive fixture: {[rel(p) for p in stale]}; run `{UPDATE_HINT}` "
+            "to remove them",
+            pytrace=False,
+        )
 
 
 # -- every rule is covered ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
 def test_every_rule_has_positive_and_negative_fixtures(rule):
     named = [rel(p) for p in POSITIVE if rule.code in stored_codes(p)]
-    assert named, f"no positive fixture's snapshot names {rule.code} (a missing snapshot? run `{UPDATE_HINT}`)"
+    assert named, (
+        f"no positive fixture's snapshot names {rule.code} (a missing snapshot? run `{UPDATE_HINT}`)"
+    )
     if "python" in rule.languages:
         assert (RULE_FIXTURES / f"{rule.code}_ok.py").is_file(), f"no fixtures/rules/{rule.code}_ok.py"
     if set(rule.languages) & set(CPP_LANGUAGES):
         assert (RULE_FIXTURES / f"{rule.code}_ok.cu").is_file(), f"no fixtures/rules/{rule.code}_ok.cu"
     if not set(rule.languages) & {"python", *CPP_LANGUAGES}:  # config files only
-        negatives = [p for p in NEGATIVE if p.parent != RULE_FIXTURES and language_of(p) in rule.languages
-                     and any(t in p.read_text("utf-8") for t in rule.triggers)]
+        negatives = [
+            p
+            for p in NEGATIVE
+            if p.parent != RULE_FIXTURES
+            and language_of(p) in rule.languages
+            and any(t in p.read_text("utf-8") for t in rule.triggers)
+        ]
         assert negatives, f"no file in fixtures/config/ok/ holds a {rule.code} look-alike"
 
 
@@ -252,4 +289,6 @@ def test_the_harness_sees_every_kind_of_fixture():
     # ROC001 (unused suppressions, off by default) is tested by tests/test_unused_noqa.py,
     # runtime rules by tests/test_runtime.py, ROC000 (flake8's "not analysed") by
     # tests/test_front_end_crashes.py; every other rule has snapshot fixtures
-    assert all(set(languages) <= {"runtime", "flake8", "suppressions"} for languages in unlinted.values()), unlinted
+    assert all(set(languages) <= {"runtime", "flake8", "suppressions"} for languages in unlinted.values()), (
+        unlinted
+    )

@@ -21,18 +21,24 @@ from rocm_lint.output.github import escape_data, escape_property
 from rocm_lint.output.progress import ProgressBar, wants_progress
 from rocm_lint.registry import all_rules
 
-SCHEMA = ROOT / "tests" / "data" / "sarif-2.1.0.json"  # OASIS SARIF 2.1.0 schema, as shipped by sarif-multitool
+SCHEMA = (
+    ROOT / "tests" / "data" / "sarif-2.1.0.json"
+)  # OASIS SARIF 2.1.0 schema, as shipped by sarif-multitool
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # A non-ASCII string before the hazard: Python's columns are UTF-8 bytes, CI formats want characters.
-TRAIN = ('import torch\n'
-         'label = "débit"; torch.backends.cuda.matmul.allow_tf32 = True\n'
-         'model = torch.compile(model, mode="reduce-overhead")\n')
-KERNEL = ('#include <cuda_runtime.h>\n'
-          '__global__ void k(int* out, bool p) {\n'
-          '  unsigned int m = __ballot_sync(0xffffffff, p);\n'
-          '  out[threadIdx.x] = __popc(m);\n'
-          '}\n')
-LAUNCH = 'export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:512\n'
+TRAIN = (
+    "import torch\n"
+    'label = "débit"; torch.backends.cuda.matmul.allow_tf32 = True\n'
+    'model = torch.compile(model, mode="reduce-overhead")\n'
+)
+KERNEL = (
+    "#include <cuda_runtime.h>\n"
+    "__global__ void k(int* out, bool p) {\n"
+    "  unsigned int m = __ballot_sync(0xffffffff, p);\n"
+    "  out[threadIdx.x] = __popc(m);\n"
+    "}\n"
+)
+LAUNCH = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:512\n"
 
 
 @pytest.fixture
@@ -70,11 +76,18 @@ def test_sarif_rules_results_and_locations(sarif, project):
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == [r.code for r in all_rules()]
     assert all(r["helpUri"].endswith(f"/{r['id']}.md") and r["shortDescription"]["text"] for r in rules)
-    results = {(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]): r
-               for r in run["results"]}
-    assert set(results) == {("ROC101", "train.py"), ("ROC201", "train.py"), ("ROC601", "csrc/k.cu"),
-                            ("ROC602", "csrc/k.cu"), ("ROC702", "csrc/k.cu"),
-                            ("ROC301", "my%20scripts/launch.sh")}
+    results = {
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]): r
+        for r in run["results"]
+    }
+    assert set(results) == {
+        ("ROC101", "train.py"),
+        ("ROC201", "train.py"),
+        ("ROC601", "csrc/k.cu"),
+        ("ROC602", "csrc/k.cu"),
+        ("ROC702", "csrc/k.cu"),
+        ("ROC301", "my%20scripts/launch.sh"),
+    }
     for r in run["results"]:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
         assert r["locations"][0]["physicalLocation"]["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
@@ -92,7 +105,9 @@ def test_sarif_carries_fixes_and_file_errors(sarif):
     by_rule = {r["ruleId"]: r for r in run["results"]}
     assert "fixes" not in by_rule["ROC101"]  # no safe place: a compound line
     fix = by_rule["ROC201"]["fixes"][0]
-    inserted = "".join(rep["insertedContent"]["text"] for ch in fix["artifactChanges"] for rep in ch["replacements"])
+    inserted = "".join(
+        rep["insertedContent"]["text"] for ch in fix["artifactChanges"] for rep in ch["replacements"]
+    )
     assert 'mode="default" if is_rocm else "reduce-overhead"' in inserted
     header_fix = by_rule["ROC702"]["fixes"][0]["artifactChanges"][0]["replacements"][0]
     assert "hip/hip_runtime.h" in header_fix["insertedContent"]["text"]
@@ -119,8 +134,12 @@ def test_sarif_passes_microsofts_validator(project, tmp_path_factory):
     out = tmp_path_factory.mktemp("sarif") / "rocm-lint.sarif"
     proc = run_cli("check", ".", "--output-format", "sarif", cwd=project)
     out.write_text(proc.stdout, encoding="utf-8")
-    validator = subprocess.run(["npx", "--yes", "@microsoft/sarif-multitool@5.7.0", "validate", str(out)],
-                               capture_output=True, text=True, timeout=300)
+    validator = subprocess.run(
+        ["npx", "--yes", "@microsoft/sarif-multitool@5.7.0", "validate", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     report = validator.stdout + validator.stderr
     assert "Analysis completed successfully" in report, report
     problems = [l for l in report.splitlines() if re.search(r": (error|warning) [A-Z]+\d+:", l)]
@@ -134,9 +153,13 @@ def test_github_annotations(project):
     lines = proc.stdout.splitlines()
     tf32 = next(l for l in lines if "ROC101" in l)
     col = TRAIN.splitlines()[1].index("torch") + 1
-    assert tf32.startswith(f"::error title=rocm-lint (ROC101),file=train.py,line=2,col={col},endLine=2,endColumn=")
+    assert tf32.startswith(
+        f"::error title=rocm-lint (ROC101),file=train.py,line=2,col={col},endLine=2,endColumn="
+    )
     assert "::train.py:2:" in tf32
-    assert any(l.startswith("::error title=rocm-lint (ROC301),file=my scripts/launch.sh,line=1,") for l in lines)
+    assert any(
+        l.startswith("::error title=rocm-lint (ROC301),file=my scripts/launch.sh,line=1,") for l in lines
+    )
     assert any("file=broken.py::" in l and "binary" in l for l in lines)
     assert all(l.startswith("::error ") for l in lines)
 
@@ -155,7 +178,12 @@ def test_junit_report(project):
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     kernel = suites["csrc/k.cu"] if "csrc/k.cu" in suites else suites["./csrc/k.cu"]
     cases = kernel.findall("testcase")
-    assert sorted(c.get("name") for c in cases) == ["rocm-lint.ROC601", "rocm-lint.ROC601", "rocm-lint.ROC602", "rocm-lint.ROC702"]
+    assert sorted(c.get("name") for c in cases) == [
+        "rocm-lint.ROC601",
+        "rocm-lint.ROC601",
+        "rocm-lint.ROC602",
+        "rocm-lint.ROC702",
+    ]
     assert all(c.find("failure") is not None and c.get("line") for c in cases)
     errors = [c for c in root.iter("testcase") if c.find("error") is not None]
     assert len(errors) == 1 and "broken.py" in errors[0].get("classname")
@@ -177,10 +205,17 @@ def test_every_format_and_flake8_count_characters(project):
     col = TRAIN.splitlines()[1].index("torch") + 1
     concise = run_cli("check", "train.py", "--output-format", "concise", cwd=project).stdout
     full = run_cli("check", "train.py", "--output-format", "full", cwd=project).stdout
-    [item] = [i for i in json.loads(run_cli("check", "train.py", "--output-format", "json", cwd=project).stdout)
-              if i["code"] == "ROC101"]
-    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "ROC", "train.py"], cwd=project,
-                            capture_output=True, text=True).stdout
+    [item] = [
+        i
+        for i in json.loads(run_cli("check", "train.py", "--output-format", "json", cwd=project).stdout)
+        if i["code"] == "ROC101"
+    ]
+    flake8 = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "ROC", "train.py"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    ).stdout
     expected = f"train.py:2:{col}: ROC101"
     assert expected in concise and expected in full and expected in flake8
     assert item["location"]["column"] == col == 18
@@ -203,8 +238,14 @@ def test_force_color_highlights_and_no_color_wins(project):
     # pygments coloured the C++ code frame: the keyword `unsigned` carries its own colour code
     frame = next(l for l in colored.stdout.splitlines() if "__ballot_sync" in l and "|" in l)
     assert re.search(r"\x1b\[[0-9;]+munsigned", frame)
-    never = run_cli("check", "csrc/k.cu", "--output-format", "full", cwd=project,
-                    env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    never = run_cli(
+        "check",
+        "csrc/k.cu",
+        "--output-format",
+        "full",
+        cwd=project,
+        env={"FORCE_COLOR": "1", "NO_COLOR": "1"},
+    )
     assert "\x1b[" not in never.stdout + never.stderr
 
 
@@ -259,7 +300,9 @@ def test_progress_only_on_a_terminal_and_not_quiet(monkeypatch):
 
 def test_check_paths_reports_progress(project):
     calls = []
-    report = check_paths([str(project)], Config(), jobs=1, progress=lambda done, total: calls.append((done, total)))
+    report = check_paths(
+        [str(project)], Config(), jobs=1, progress=lambda done, total: calls.append((done, total))
+    )
     assert calls[-1] == (report.files_checked, report.files_checked)
     assert [d for d, _ in calls] == list(range(1, report.files_checked + 1))
 
@@ -270,14 +313,21 @@ def _results(proc):
 
 
 def test_sarif_fingerprints_survive_edits_elsewhere(tmp_path):
-    (tmp_path / "t.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
-                                   "torch.backends.cuda.matmul.allow_tf32 = True\n")
-    before = [r["partialFingerprints"] for r in _results(run_cli("check", "--output-format", "sarif", ".", cwd=tmp_path))]
+    (tmp_path / "t.py").write_text(
+        "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
+    before = [
+        r["partialFingerprints"]
+        for r in _results(run_cli("check", "--output-format", "sarif", ".", cwd=tmp_path))
+    ]
     assert len(before) == 2 and before[0] != before[1]  # two identical lines: told apart by occurrence
     assert all(set(fp) == {"rocmLintLineHash/v1"} for fp in before)
-    (tmp_path / "t.py").write_text("import torch\n\n\n# moved down\nx = 1\n"
-                                   "torch.backends.cuda.matmul.allow_tf32   =   True\n"
-                                   "torch.backends.cuda.matmul.allow_tf32 = True\n")
+    (tmp_path / "t.py").write_text(
+        "import torch\n\n\n# moved down\nx = 1\n"
+        "torch.backends.cuda.matmul.allow_tf32   =   True\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     after = _results(run_cli("check", "--output-format", "sarif", ".", cwd=tmp_path))
     assert [r["partialFingerprints"] for r in after] == before
     assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in after] == [6, 7]
@@ -297,6 +347,8 @@ def test_ci_formats_name_files_from_the_repository_root_in_a_subdirectory(tmp_pa
     run = data["runs"][0]
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
     assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {
-        "uri": "pkg/t.py", "uriBaseId": "%SRCROOT%"}
+        "uri": "pkg/t.py",
+        "uriBaseId": "%SRCROOT%",
+    }
     github = run_cli("check", "--output-format", "github", "t.py", cwd=tmp_path / "pkg").stdout
     assert github.startswith("::error title=rocm-lint (ROC101),file=pkg/t.py,line=2,")

@@ -16,8 +16,10 @@ def test_a_binding_that_is_read_picks_the_format(tmp_path):
 
 
 def test_a_binding_nothing_reads_picks_nothing(tmp_path):
-    text = ("import torch\n\n\ndef check(x, ref):\n    dtype = torch.float8_e4m3fn\n"
-            "    # assert_close(x.view(dtype), ref.view(dtype))\n    return x\n")
+    text = (
+        "import torch\n\n\ndef check(x, ref):\n    dtype = torch.float8_e4m3fn\n"
+        "    # assert_close(x.view(dtype), ref.view(dtype))\n    return x\n"
+    )
     assert _lines(tmp_path, text) == []
     # a module-level name may be imported elsewhere: still reported
     assert _lines(tmp_path, "import torch\n\nFP8 = torch.float8_e4m3fn\n") == [(3, "ROC801")]

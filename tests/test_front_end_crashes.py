@@ -23,14 +23,22 @@ STRICT = {"PYTHONIOENCODING": "utf-8:strict"}
 # -- the flake8 plugin --------------------------------------------------------------------------
 def test_flake8_goes_on_after_a_file_nested_too_deep(tmp_path):
     # (a hazard the pre-filter lets through, and an expression nested past what the analysis takes)
-    (tmp_path / "deep.py").write_text(f"import torch\n{HAZARD}\nf = {'lambda: ' * 500}{HAZARD.split(' =')[0]}\n")
+    (tmp_path / "deep.py").write_text(
+        f"import torch\n{HAZARD}\nf = {'lambda: ' * 500}{HAZARD.split(' =')[0]}\n"
+    )
     (tmp_path / "ok.py").write_text(SOURCE)
     import rocm_lint
 
     src = str(Path(rocm_lint.__file__).resolve().parent.parent)  # the rocm_lint these tests import
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    result = subprocess.run([sys.executable, "-m", "flake8", "--select", "ROC", "deep.py", "ok.py"],
-                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "ROC", "deep.py", "ok.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 1
     lines = result.stdout.splitlines()
@@ -64,8 +72,10 @@ def test_odd_file_names_in_every_format(odd_names, fmt):
         assert "\\udce9" not in out  # no lone surrogate
     elif fmt == "sarif":
         log = json.loads(out)
-        uris = sorted(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-                      for r in log["runs"][0]["results"])
+        uris = sorted(
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in log["runs"][0]["results"]
+        )
         assert uris == ["a%1B%5B31mred%0Db%0Ac.py", "caf%E9.py"]  # the name's bytes, %-encoded
     elif fmt == "junit":
         names = sorted(s.get("name") for s in ET.fromstring(out.split("\n", 1)[1]).iter("testsuite"))
@@ -95,7 +105,8 @@ def test_odd_file_names_in_diff_errors_and_baseline(odd_names):
 # -- JSON/SARIF fix edits: once per file -----------------------------------------------------------
 def _module(n: int) -> str:
     return "import torch\n\n" + "".join(
-        f"def f{i}():\n    x = {i}\n    {HAZARD}\n    return x\n\n" for i in range(n))
+        f"def f{i}():\n    x = {i}\n    {HAZARD}\n    return x\n\n" for i in range(n)
+    )
 
 
 def _whole_file_fixes(tmp_path: Path, n: int, monkeypatch) -> int:
@@ -134,16 +145,21 @@ CASES = {
     "neighbours_share_a_block": f"import torch\n{HAZARD}\ntorch.backends.cudnn.allow_tf32 = True\nx = 1\n{HAZARD}\n",
     "flag_right_after_imports": f"import torch\n{HAZARD}\nx = 1\n\n{HAZARD}\n",
     "crlf": f"import torch\r\n\r\n{HAZARD}\r\nx = 1\r\n\r\n{HAZARD}\r\n",
-    "predicate_bound_midway": (f"import torch\n\ndef f():\n    {HAZARD}\n\nIS_ROCM = torch.version.hip is not None\n\n"
-                               f"def g():\n    {HAZARD}\n    x = 1; {HAZARD}\n\nclass A:\n    {HAZARD}\n"),
+    "predicate_bound_midway": (
+        f"import torch\n\ndef f():\n    {HAZARD}\n\nIS_ROCM = torch.version.hip is not None\n\n"
+        f"def g():\n    {HAZARD}\n    x = 1; {HAZARD}\n\nclass A:\n    {HAZARD}\n"
+    ),
 }
 
 
 FIXTURES = [p for p in sorted((ROOT / "fixtures").glob("*/*.py")) if not p.stem.endswith("_ok")]
 
 
-@pytest.mark.parametrize("source", [*CASES.values(), *[p.read_text("utf-8") for p in FIXTURES]],
-                         ids=[*CASES, *[p.name for p in FIXTURES]])
+@pytest.mark.parametrize(
+    "source",
+    [*CASES.values(), *[p.read_text("utf-8") for p in FIXTURES]],
+    ids=[*CASES, *[p.name for p in FIXTURES]],
+)
 def test_edits_per_file_are_the_edits_of_each_finding_alone(tmp_path, source):
     from rocm_lint.engine import check_source
     from rocm_lint.fix.api import edits_by_finding, edits_for
@@ -152,8 +168,9 @@ def test_edits_per_file_are_the_edits_of_each_finding_alone(tmp_path, source):
     Path(path).write_text(source, encoding="utf-8", newline="")
     findings = check_source(path, source, Config())
     if isinstance(findings, list):
-        assert edits_by_finding(path, source, findings, Config()) == [edits_for(path, source, f, Config())
-                                                                        for f in findings]
+        assert edits_by_finding(path, source, findings, Config()) == [
+            edits_for(path, source, f, Config()) for f in findings
+        ]
 
 
 def test_a_rule_that_crashes_costs_one_error_line(tmp_path, monkeypatch, request):
@@ -162,7 +179,9 @@ def test_a_rule_that_crashes_costs_one_error_line(tmp_path, monkeypatch, request
     from rocm_lint.engine_paths import check_paths
     from rocm_lint.rules import full_masks
 
-    (tmp_path / "a.cu").write_text("__global__ void k(float* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n")
+    (tmp_path / "a.cu").write_text(
+        "__global__ void k(float* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n"
+    )
     (tmp_path / "b.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
 
     def broken(unit):
@@ -172,14 +191,17 @@ def test_a_rule_that_crashes_costs_one_error_line(tmp_path, monkeypatch, request
     import dataclasses
 
     checkers = full_masks.ROC602.source_checkers
-    monkeypatch.setattr(full_masks.ROC602, "source_checkers", [dataclasses.replace(c, fn=broken) for c in checkers])
+    monkeypatch.setattr(
+        full_masks.ROC602, "source_checkers", [dataclasses.replace(c, fn=broken) for c in checkers]
+    )
     from rocm_lint import registry
 
     registry.source_checkers.cache_clear()
     request.addfinalizer(registry.source_checkers.cache_clear)  # after monkeypatch restores the rule
     report = check_paths([str(tmp_path)], Config(), jobs=1)
-    assert [e.path.endswith("a.cu") and "internal error" in e.reason and "boom" in e.reason
-            for e in report.errors] == [True]
+    assert [
+        e.path.endswith("a.cu") and "internal error" in e.reason and "boom" in e.reason for e in report.errors
+    ] == [True]
     assert [f.code for f in report.findings] == ["ROC101"]
 
 
@@ -187,17 +209,21 @@ def test_flake8_without_roc_selected_runs_no_analysis(tmp_path):
     """flake8 runs every installed plugin on every file and filters afterwards: a run that does
     not select ROC must not pay for the analysis (it cost +18% of `flake8 --select E9`)."""
     (tmp_path / "t.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
-    code = ("import sys\nfrom flake8.main.cli import main\nimport rocm_lint.engine as engine\n"
-            "calls = []\nreal = engine.analyse_python_tree\n"
-            "engine.analyse_python_tree = lambda *a, **k: calls.append(1) or real(*a, **k)\n"
-            "for select in sys.argv[1:]:\n"
-            "    try:\n"
-            "        main(['-j1', '--select', select, '--exit-zero', 't.py'])\n"
-            "    except SystemExit:\n"
-            "        pass\n"
-            "    sys.stderr.write('%s analysed:%s\\n' % (select, bool(calls)))\n")
+    code = (
+        "import sys\nfrom flake8.main.cli import main\nimport rocm_lint.engine as engine\n"
+        "calls = []\nreal = engine.analyse_python_tree\n"
+        "engine.analyse_python_tree = lambda *a, **k: calls.append(1) or real(*a, **k)\n"
+        "for select in sys.argv[1:]:\n"
+        "    try:\n"
+        "        main(['-j1', '--select', select, '--exit-zero', 't.py'])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "    sys.stderr.write('%s analysed:%s\\n' % (select, bool(calls)))\n"
+    )
     quiet = subprocess.run([sys.executable, "-c", code, "E9"], capture_output=True, text=True, cwd=tmp_path)
     assert "E9 analysed:False" in quiet.stderr, quiet.stderr
     assert "ROC101" not in quiet.stdout
-    loud = subprocess.run([sys.executable, "-c", code, "E9,ROC1"], capture_output=True, text=True, cwd=tmp_path)
+    loud = subprocess.run(
+        [sys.executable, "-c", code, "E9,ROC1"], capture_output=True, text=True, cwd=tmp_path
+    )
     assert "ROC101" in loud.stdout and "analysed:True" in loud.stderr, loud.stdout + loud.stderr

@@ -28,8 +28,7 @@ GATES = [
 ]
 FILLER = ["x = 1", "print(x)", "y = [i for i in range(3)]", "def f():\n    return 2", "pass"]
 
-settings.register_profile("ci", max_examples=150, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci")
 
 
@@ -59,7 +58,11 @@ def test_gate_decides_whether_a_hazard_is_reported(hazard, gate, before, after, 
     block = "\n".join(before + [f"{test}\n    {stmt}"] + after)
     if in_function:
         block = "def main(model, x):\n" + textwrap.indent(block, "    ")
-    src = "import os\nimport torch\nis_rocm = torch.version.hip is not None\nx = 0\nmodel = None\n" + block + "\n"
+    src = (
+        "import os\nimport torch\nis_rocm = torch.version.hip is not None\nx = 0\nmodel = None\n"
+        + block
+        + "\n"
+    )
     ast.parse(src)
     result = check_python_source("gen.py", src, Config())
     assert isinstance(result, list)

@@ -27,8 +27,13 @@ hypothesmith = pytest.importorskip("hypothesmith")
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
 # A hang is an input that takes this long (the slowest real files check in well under a second).
 HANG_SECONDS = float(os.environ.get("FUZZ_HANG_SECONDS", "20"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("FUZZ_RANDOM"),
-                suppress_health_check=list(HealthCheck), database=None)
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=not os.environ.get("FUZZ_RANDOM"),
+    suppress_health_check=list(HealthCheck),
+    database=None,
+)
 
 PY_HAZARDS = [
     "torch.backends.cuda.matmul.allow_tf32 = True",
@@ -39,22 +44,82 @@ PY_HAZARDS = [
     "import pynvml",
     "major, minor = torch.cuda.get_device_capability()\nuse_fa3 = major >= 9",
 ]
-CPP_PIECES = ['"', "'", "\\", "\\\n", "/*", "*/", "//", "\n", "R\"(", ")\"", "{", "}", "(", ")", ";",
-              "#if USE_ROCM\n", "#ifdef USE_ROCM\n", "#ifndef USE_ROCM\n", "#else\n", "#endif\n",
-              "#if CUDA_VERSION >= 11000\n", "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n",
-              "#include <cuda_fp16.h>\n", "#define WARP_SIZE 32\n",
-              "unsigned mask = __ballot_sync(0xffffffff, p);\n", "__shfl_xor_sync(0xffffffff, v, 16)",
-              "asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(x));", "\r\n", "\r", "\f", "\0"]
-CONFIG_PIECES = ['"', "'", "\\", "\\\n", "$(", "${", "}", ")", "`", "\n", "\r\n", "\r", "\f", "\ufeff",
-                 "#", "if [ -d /opt/rocm ]; then\n", "else\n", "fi\n", "case $X in\n", "esac\n",
-                 "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n", "ENV TORCHINDUCTOR_MAX_AUTOTUNE=1\n",
-                 "FROM nvidia/cuda:12.4\n", "env:\n  TORCH_CUDA_ARCH_LIST: '8.0'\n", "set(CMAKE_CUDA_ARCHITECTURES 80)\n",
-                 "if(USE_ROCM)\n", "endif()\n", "<<EOF\n", "EOF\n", "- name: X\n  value: \"1\"\n"]
+CPP_PIECES = [
+    '"',
+    "'",
+    "\\",
+    "\\\n",
+    "/*",
+    "*/",
+    "//",
+    "\n",
+    'R"(',
+    ')"',
+    "{",
+    "}",
+    "(",
+    ")",
+    ";",
+    "#if USE_ROCM\n",
+    "#ifdef USE_ROCM\n",
+    "#ifndef USE_ROCM\n",
+    "#else\n",
+    "#endif\n",
+    "#if CUDA_VERSION >= 11000\n",
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n",
+    "#include <cuda_fp16.h>\n",
+    "#define WARP_SIZE 32\n",
+    "unsigned mask = __ballot_sync(0xffffffff, p);\n",
+    "__shfl_xor_sync(0xffffffff, v, 16)",
+    'asm volatile("mov.u32 %0, %%laneid;" : "=r"(x));',
+    "\r\n",
+    "\r",
+    "\f",
+    "\0",
+]
+CONFIG_PIECES = [
+    '"',
+    "'",
+    "\\",
+    "\\\n",
+    "$(",
+    "${",
+    "}",
+    ")",
+    "`",
+    "\n",
+    "\r\n",
+    "\r",
+    "\f",
+    "\ufeff",
+    "#",
+    "if [ -d /opt/rocm ]; then\n",
+    "else\n",
+    "fi\n",
+    "case $X in\n",
+    "esac\n",
+    "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n",
+    "ENV TORCHINDUCTOR_MAX_AUTOTUNE=1\n",
+    "FROM nvidia/cuda:12.4\n",
+    "env:\n  TORCH_CUDA_ARCH_LIST: '8.0'\n",
+    "set(CMAKE_CUDA_ARCHITECTURES 80)\n",
+    "if(USE_ROCM)\n",
+    "endif()\n",
+    "<<EOF\n",
+    "EOF\n",
+    '- name: X\n  value: "1"\n',
+]
 
 
 def _corpus(*patterns):
-    files = sorted({p for pat in patterns for p in FIXTURES.glob(pat) if p.is_file() and not is_snapshot(p)
-                    and not p.name.endswith(".fixed")})
+    files = sorted(
+        {
+            p
+            for pat in patterns
+            for p in FIXTURES.glob(pat)
+            if p.is_file() and not is_snapshot(p) and not p.name.endswith(".fixed")
+        }
+    )
     return [(p.name, p.read_text("utf-8", errors="replace")) for p in files if language_of(str(p))]
 
 
@@ -132,12 +197,18 @@ def _verify_cpp(old, result, unsafe):
 
 
 @FUZZ
-@given(program=hypothesmith.from_grammar(), hazards=st.lists(st.sampled_from(PY_HAZARDS), min_size=1, max_size=3),
-       first=st.booleans())
+@given(
+    program=hypothesmith.from_grammar(),
+    hazards=st.lists(st.sampled_from(PY_HAZARDS), min_size=1, max_size=3),
+    first=st.booleans(),
+)
 def test_fuzz_python(program, hazards, first):
     block = "\n".join(hazards)
-    text = (f"import os\nimport torch\n{block}\n{program}\n" if first
-            else f"import os\nimport torch\n{program}\n{block}\n")
+    text = (
+        f"import os\nimport torch\n{block}\n{program}\n"
+        if first
+        else f"import os\nimport torch\n{program}\n{block}\n"
+    )
     try:
         compile(text, "fuzz.py", "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -151,17 +222,25 @@ def test_fuzz_python(program, hazards, first):
 @given(case=mutated(CPP_CORPUS, CPP_PIECES))
 # Found by the long campaign (benchmarks/fuzz_campaign.py): a comment swallows the ballot call's
 # `, p);`, the call ran into the next function and the fix rewrote both (not idempotent).
-@example(case=("cuda_ballot_unsafe.cu",
-               "__device__ int count_votes(bool p) {\n  unsigned mask = __ballot_sync(//__activemask(), p);\n"
-               "  int n = __popc(mask);\n  return n;\n}\n\n__device__ int highest(bool p) {\n"
-               "  uint32_t m = __ballot(p);  // no automatic fix\n  return 31 - __clz(m);\n}\n"))
+@example(
+    case=(
+        "cuda_ballot_unsafe.cu",
+        "__device__ int count_votes(bool p) {\n  unsigned mask = __ballot_sync(//__activemask(), p);\n"
+        "  int n = __popc(mask);\n  return n;\n}\n\n__device__ int highest(bool p) {\n"
+        "  uint32_t m = __ballot(p);  // no automatic fix\n  return 31 - __clz(m);\n}\n",
+    )
+)
 # The same shape through ROC602's fix: `0xffffffff//, v, 16)` leaves the shuffle call open (the
 # statement's lines must hold whole brackets: cpp.gates.whole_statement_lines).
-@example(case=("cuda_ballot_unsafe.cu",
-               "__device__ int f(bool p, int v) {\n  int n = 0;\n"
-               "__shfl_xor_sync(0xffffffff//, v, 16)__shfl_xor_sync(0xffffffff, v, 16)  return n;\n}\n\n"
-               "__device__ int highest(bool p) {\n  uint32_t m = __ballot(p);  // no automatic fix\n"
-               "  return 31 - __clz(m);\n}\n"))
+@example(
+    case=(
+        "cuda_ballot_unsafe.cu",
+        "__device__ int f(bool p, int v) {\n  int n = 0;\n"
+        "__shfl_xor_sync(0xffffffff//, v, 16)__shfl_xor_sync(0xffffffff, v, 16)  return n;\n}\n\n"
+        "__device__ int highest(bool p) {\n  uint32_t m = __ballot(p);  // no automatic fix\n"
+        "  return 31 - __clz(m);\n}\n",
+    )
+)
 def test_fuzz_cpp(case):
     name, text = case
     _check_and_fix(name, text, _verify_cpp)
@@ -174,11 +253,15 @@ def test_fuzz_config(case):
     name, text = case
     result = _timed(check_source, name, text, Config())
     assert isinstance(result, (list, FileError))
-    event("not analysable (one error line)" if isinstance(result, FileError)
-          else "with findings" if result else "no finding")
+    event(
+        "not analysable (one error line)"
+        if isinstance(result, FileError)
+        else "with findings"
+        if result
+        else "no finding"
+    )
 
 
 def test_corpora_cover_every_language():
     assert {language_of(n) for n, _ in CPP_CORPUS} >= {"cuda"}
     assert {language_of(n) for n, _ in CONFIG_CORPUS} >= {"shell", "dockerfile", "yaml", "dotenv", "cmake"}
-

@@ -918,14 +918,28 @@ def test_configured_predicate():
 
 def test_configured_dotted_predicate_needs_its_owner():
     cfg = Config(cuda_predicates=("accel.is_nvidia",))
-    assert check_python_source("case.py", _module("""
+    assert (
+        check_python_source(
+            "case.py",
+            _module("""
         if accel.is_nvidia():
             HAZARD
-    """), cfg) == []
-    assert check_python_source("case.py", _module("""
+    """),
+            cfg,
+        )
+        == []
+    )
+    assert (
+        check_python_source(
+            "case.py",
+            _module("""
         if other.is_nvidia():
             HAZARD
-    """), cfg) != []
+    """),
+            cfg,
+        )
+        != []
+    )
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
@@ -937,18 +951,20 @@ def test_bindings_are_learned_on_the_right_lines_whatever_the_line_ends(newline)
 
     from rocm_lint.python.context import ModuleContext
 
-    src = newline.join([
-        "import torch",
-        "x = 1",
-        "IS_HIP = torch.version.hip is not None",
-        "values = [",
-        "    1,",
-        "]",
-        "ON_AMD = IS_HIP",
-        "def helper():",
-        "    return 2",
-        "",
-    ])
+    src = newline.join(
+        [
+            "import torch",
+            "x = 1",
+            "IS_HIP = torch.version.hip is not None",
+            "values = [",
+            "    1,",
+            "]",
+            "ON_AMD = IS_HIP",
+            "def helper():",
+            "    return 2",
+            "",
+        ]
+    )
     ctx = ModuleContext("m.py", ast.parse(src), Config(), src)
     assert {"IS_HIP", "ON_AMD"} <= set(ctx.gates.bound_names)
     assert "x" not in ctx.gates.bound_names and "values" not in ctx.gates.bound_names

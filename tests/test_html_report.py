@@ -68,15 +68,27 @@ class Parsed(HTMLParser):
         return next(attrs for tag, attrs in self.tags if attrs.get("id") == ident)
 
     def all(self, tag, **match):
-        return [a for t, a in self.tags if t == tag and all(a.get(k.rstrip("_").replace("_", "-")) == v for k, v in match.items())]
+        return [
+            a
+            for t, a in self.tags
+            if t == tag and all(a.get(k.rstrip("_").replace("_", "-")) == v for k, v in match.items())
+        ]
 
 
 def expected_numbers(findings):
-    fix = Counter("manual" if not f["fix"] or f["fix"]["applicability"] == "display" else f["fix"]["applicability"]
-                  for f in findings)
-    return {"total": len(findings), "families": dict(Counter(f["code"][:4] for f in findings)),
-            "files": len({f["filename"] for f in findings}), "rules": len({f["code"] for f in findings}),
-            "safe": fix["safe"], "unsafe": fix["unsafe"], "manual": fix["manual"]}
+    fix = Counter(
+        "manual" if not f["fix"] or f["fix"]["applicability"] == "display" else f["fix"]["applicability"]
+        for f in findings
+    )
+    return {
+        "total": len(findings),
+        "families": dict(Counter(f["code"][:4] for f in findings)),
+        "files": len({f["filename"] for f in findings}),
+        "rules": len({f["code"] for f in findings}),
+        "safe": fix["safe"],
+        "unsafe": fix["unsafe"],
+        "manual": fix["manual"],
+    }
 
 
 # -- browserless: structure, numbers, escaping ----------------------------------------------------------
@@ -93,9 +105,13 @@ def test_report_structure_and_numbers(sample):
     count = lambda ident: int(doc.by_id(ident)["data-count"])
     assert count("total-findings") == want["total"]
     assert count("total-files") == want["files"] and count("total-rules") == want["rules"]
-    assert [count(f"total-{k}") for k in ("safe", "unsafe", "manual")] == [want[k] for k in ("safe", "unsafe", "manual")]
+    assert [count(f"total-{k}") for k in ("safe", "unsafe", "manual")] == [
+        want[k] for k in ("safe", "unsafe", "manual")
+    ]
     assert count("total-errors") == 0
-    assert {a["data-family"]: int(a["data-count"]) for a in doc.all("tr", class_="family-row")} == want["families"]
+    assert {a["data-family"]: int(a["data-count"]) for a in doc.all("tr", class_="family-row")} == want[
+        "families"
+    ]
     assert len(doc.all("li", class_="finding")) == want["total"]
     # every finding links its rule page; every family is named
     links = {a["href"] for a in doc.all("a", class_="code")}
@@ -106,16 +122,24 @@ def test_report_structure_and_numbers(sample):
     assert len(doc.all("table", class_="frame")) == want["total"]
     assert len(doc.all("tr", class_="hit")) >= want["total"]
     # self-contained: one inline script, inline style, no external resource, a CSP that forbids them
-    assert len(doc.scripts) == 1 and not any("src" in a for t, a in doc.tags if t in ("script", "img", "iframe"))
+    assert len(doc.scripts) == 1 and not any(
+        "src" in a for t, a in doc.tags if t in ("script", "img", "iframe")
+    )
     assert not any(t == "link" for t, _ in doc.tags)
-    csp = next(a["content"] for t, a in doc.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
+    csp = next(
+        a["content"] for t, a in doc.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"
+    )
     assert "default-src 'none'" in csp
     assert not any(k.startswith("on") for _, a in doc.tags for k in a)  # no inline handlers
 
 
-HOSTILE_PY = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True  # </script><script>alert(1)</script>\n"
-HOSTILE_CU = ('#include <cuda_runtime.h> // "><img src=x onerror=alert(2)> &amp; \x1b[31m\n'
-              "__global__ void k(unsigned* o) { unsigned m = __ballot_sync(0xffffffff, 1); o[0] = m; }\n")
+HOSTILE_PY = (
+    "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True  # </script><script>alert(1)</script>\n"
+)
+HOSTILE_CU = (
+    '#include <cuda_runtime.h> // "><img src=x onerror=alert(2)> &amp; \x1b[31m\n'
+    "__global__ void k(unsigned* o) { unsigned m = __ballot_sync(0xffffffff, 1); o[0] = m; }\n"
+)
 
 
 def hostile_tree(root: Path):
@@ -164,7 +188,9 @@ def test_empty_report(tmp_path):
 def browser():
     if CHROMIUM is None:
         pytest.skip("no chromium here (make test installs Debian's chromium with apt-get where it can)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')"
+    )
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         yield b
@@ -193,17 +219,24 @@ def test_report_in_a_browser(browser, sample):
         box = page.locator(f"#{chart}").bounding_box()
         assert box and box["width"] > 100 and box["height"] > 10, chart
         sizes = page.eval_on_selector_all(
-            f"#{chart} rect", "els => els.map(e => { const b = e.getBoundingClientRect(); return [b.width, b.height]; })")
+            f"#{chart} rect",
+            "els => els.map(e => { const b = e.getBoundingClientRect(); return [b.width, b.height]; })",
+        )
         assert sizes and all(w > 0 and h > 0 for w, h in sizes), (chart, sizes)
-    bars = page.eval_on_selector_all("#family-chart g.bar", "gs => gs.map(g => [g.dataset.key, +g.dataset.count])")
+    bars = page.eval_on_selector_all(
+        "#family-chart g.bar", "gs => gs.map(g => [g.dataset.key, +g.dataset.count])"
+    )
     assert dict(bars) == want["families"]
     assert len(bars) == len(page.query_selector_all("#family-chart rect"))
     # the numbers a person reads equal the JSON output's
     number = lambda sel: int(page.locator(sel).inner_text().split()[0])
     assert number("#total-findings b") == want["total"]
-    assert [number(f"#total-{k} b") for k in ("safe", "unsafe", "manual")] == [want[k] for k in ("safe", "unsafe", "manual")]
-    rows = page.eval_on_selector_all("#family-table tr.family-row",
-                                     "trs => trs.map(tr => [tr.cells[0].innerText, +tr.cells[2].innerText])")
+    assert [number(f"#total-{k} b") for k in ("safe", "unsafe", "manual")] == [
+        want[k] for k in ("safe", "unsafe", "manual")
+    ]
+    rows = page.eval_on_selector_all(
+        "#family-table tr.family-row", "trs => trs.map(tr => [tr.cells[0].innerText, +tr.cells[2].innerText])"
+    )
     assert dict(rows) == want["families"]
     dirs = page.eval_on_selector_all("#directory-chart g.bar", "gs => gs.map(g => +g.dataset.count)")
     assert sum(dirs) == want["total"]
@@ -216,7 +249,9 @@ def test_report_in_a_browser(browser, sample):
     page.locator(f'#family-chart g.bar[data-key="{family}"] rect').click()
     assert page.locator("li.finding:visible").count() == want["families"][family]
     page.locator('#filters input[data-group="fix"][value="manual"]').uncheck()
-    left = sum(1 for f in findings if f["code"][:4] == family and f["fix"] and f["fix"]["applicability"] != "display")
+    left = sum(
+        1 for f in findings if f["code"][:4] == family and f["fix"] and f["fix"]["applicability"] != "display"
+    )
     assert page.locator("li.finding:visible").count() == left
     page.locator("#show-all").click()
     assert page.locator("li.finding:visible").count() == want["total"]
@@ -237,21 +272,29 @@ def test_hostile_report_in_a_browser(browser, tmp_path):
     names = page.eval_on_selector_all("details.file > summary", "ss => ss.map(s => s.innerText)")
     assert any('x"><img src=x onerror=alert(4)>.py' in n for n in names), names
     assert page.locator("#errors li.file-error").count() == 1
-    assert page.locator("li.finding:visible").count() == int(page.locator("#total-findings").get_attribute("data-count"))
+    assert page.locator("li.finding:visible").count() == int(
+        page.locator("#total-findings").get_attribute("data-count")
+    )
 
 
 # -- issue #29 item 8: what was scanned, every directory, family colours, the ROCm/NVIDIA split ---------
 from test_build_context import CMAKE_SPLIT, KERNEL  # noqa: E402 (the project the build tests use)
+
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
 def split_project(root: Path) -> Path:
     """A repository whose CMake build compiles csrc/cuda only for NVIDIA; HEAD names a branch
     that lives in packed-refs (as after `git gc`)."""
-    files = {"CMakeLists.txt": CMAKE_SPLIT, "csrc/cuda/k.cu": KERNEL, "csrc/common/k.cu": KERNEL,
-             "csrc/common/deep/er/k2.cu": KERNEL, "tools/t.py": HOSTILE_PY.split("  #")[0] + "\n",
-             ".git/HEAD": "ref: refs/heads/port\n",
-             ".git/packed-refs": f"# pack-refs with: peeled fully-peeled sorted \n{SHA} refs/heads/port\n"}
+    files = {
+        "CMakeLists.txt": CMAKE_SPLIT,
+        "csrc/cuda/k.cu": KERNEL,
+        "csrc/common/k.cu": KERNEL,
+        "csrc/common/deep/er/k2.cu": KERNEL,
+        "tools/t.py": HOSTILE_PY.split("  #")[0] + "\n",
+        ".git/HEAD": "ref: refs/heads/port\n",
+        ".git/packed-refs": f"# pack-refs with: peeled fully-peeled sorted \n{SHA} refs/heads/port\n",
+    }
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
@@ -261,7 +304,10 @@ def split_project(root: Path) -> Path:
 
 def tree_counts(doc):
     """{directory path: (findings, in NVIDIA-only sources)} of the report's directory tree."""
-    return {a["data-path"]: (int(a["data-count"]), int(a["data-nvidia-only"])) for a in doc.all("details", class_="dir")}
+    return {
+        a["data-path"]: (int(a["data-count"]), int(a["data-nvidia-only"]))
+        for a in doc.all("details", class_="dir")
+    }
 
 
 def json_counts(findings, cwd: Path):
@@ -295,7 +341,9 @@ def assert_tree_equals_json(text, findings, cwd: Path):
     for a in doc.all("li", class_="dir-file"):
         listed["n"] += int(a["data-count"])
         listed["nvidia"] += int(a["data-nvidia-only"])
-    assert listed == Counter(n=len(findings), nvidia=sum(f["nvidia_only_source"] for f in findings)) - Counter()
+    assert (
+        listed == Counter(n=len(findings), nvidia=sum(f["nvidia_only_source"] for f in findings)) - Counter()
+    )
     anchors = {a["id"] for a in doc.all("details", class_="file")}
     tree_links = {a["href"][1:] for t, a in doc.tags if t == "a" and a.get("href", "").startswith("#file-")}
     assert tree_links == anchors
@@ -333,7 +381,9 @@ def test_header_tree_and_split_on_a_project_with_nvidia_only_sources(tmp_path):
     text = "".join(doc.text)
     assert "on branch port" in text and "2026-09-21" in text
     assert doc.by_id("scan-date")["data-epoch"] == "1790000000"
-    assert int(doc.by_id("scan-files")["data-count"]) == int(html_run.stderr.split("(")[1].split(" checked")[0])
+    assert int(doc.by_id("scan-files")["data-count"]) == int(
+        html_run.stderr.split("(")[1].split(" checked")[0]
+    )
     assert doc.by_id("scan-nvidia-only")["data-reported"] == "true"
     assert int(doc.by_id("scan-errors")["data-count"]) == 0
     # the filters offer the split
@@ -401,10 +451,18 @@ def test_commit_equals_git_rev_parse(tmp_path):
     git = shutil.which("git")
     if git is None:
         pytest.skip("no git here")
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@e", GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
-    run = lambda *a, cwd=tmp_path / "r": subprocess.run([git, *a], cwd=cwd, env=env, check=True, capture_output=True,
-                                                         text=True).stdout.strip()
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@e",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@e",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CONFIG_NOSYSTEM="1",
+    )
+    run = lambda *a, cwd=tmp_path / "r": subprocess.run(
+        [git, *a], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
     (tmp_path / "r").mkdir()
     run("init", "-q", "-b", "trunk")
     (tmp_path / "r" / "a.py").write_text("x = 1\n")
@@ -427,15 +485,20 @@ def test_commit_equals_git_rev_parse(tmp_path):
 def _hue_and_contrast(colour):
     import colorsys
 
-    r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
     lin = lambda c: c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
     lum = lambda rgb: 0.2126 * lin(rgb[0]) + 0.7152 * lin(rgb[1]) + 0.0722 * lin(rgb[2])
     ratio = lambda a, b: (max(a, b) + 0.05) / (min(a, b) + 0.05)
-    hexrgb = lambda h: tuple(int(h[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    hexrgb = lambda h: tuple(int(h[i : i + 2], 16) / 255 for i in (1, 3, 5))
     from rocm_lint.output.html_assets import DARK_BACKGROUND, LIGHT_BACKGROUND
 
     hue, _, sat = colorsys.rgb_to_hls(r, g, b)
-    return hue * 360, sat, ratio(lum((r, g, b)), lum(hexrgb(LIGHT_BACKGROUND))), ratio(lum((r, g, b)), lum(hexrgb(DARK_BACKGROUND)))
+    return (
+        hue * 360,
+        sat,
+        ratio(lum((r, g, b)), lum(hexrgb(LIGHT_BACKGROUND))),
+        ratio(lum((r, g, b)), lum(hexrgb(DARK_BACKGROUND))),
+    )
 
 
 def test_family_colours_are_categorical_and_readable():
@@ -465,8 +528,9 @@ def test_real_tree_counts_equal_the_json(tmp_path):
     findings = json.loads(json_run.stdout)
     doc = assert_tree_equals_json(html_run.stdout, findings, Path(tree))
     assert int(doc.by_id("total-findings")["data-count"]) == len(findings)
-    assert {a["data-family"]: int(a["data-count"]) for a in doc.all("tr", class_="family-row")} == \
-        expected_numbers(findings)["families"]
+    assert {
+        a["data-family"]: int(a["data-count"]) for a in doc.all("tr", class_="family-row")
+    } == expected_numbers(findings)["families"]
 
 
 @pytest.mark.integration  # a real browser
@@ -474,8 +538,16 @@ def test_directory_tree_in_a_browser(browser, tmp_path):
     """Without any script, the tree opens by click: a directory closed at first shows its
     subdirectories and files once opened; each family bar segment has a real size."""
     root = split_project(tmp_path / "project")
-    run = run_cli("check", "--output-format", "html", "--report-nvidia-only-sources", "--no-cache", ".", cwd=root,
-                  env=SRC)
+    run = run_cli(
+        "check",
+        "--output-format",
+        "html",
+        "--report-nvidia-only-sources",
+        "--no-cache",
+        ".",
+        cwd=root,
+        env=SRC,
+    )
     page_file = tmp_path / "report.html"
     page_file.write_text(run.stdout, "utf-8")
     page, problems, requests, dialogs = open_page(browser, page_file)
@@ -491,8 +563,9 @@ def test_directory_tree_in_a_browser(browser, tmp_path):
     assert link.inner_text() == "k2.cu"
     link.click()
     assert page.evaluate("() => location.hash") == link.get_attribute("href")
-    widths = page.eval_on_selector_all('details.dir[data-path="."] > summary .mix i',
-                                       "els => els.map(e => e.getBoundingClientRect().width)")
+    widths = page.eval_on_selector_all(
+        'details.dir[data-path="."] > summary .mix i', "els => els.map(e => e.getBoundingClientRect().width)"
+    )
     assert len(widths) == 2 and all(w > 0 for w in widths)
     split = page.locator('details.dir[data-path="csrc"] > summary .split').inner_text()
     assert split.startswith("2 ROCm build") and split.endswith("1 NVIDIA-only")
@@ -512,7 +585,9 @@ def test_directory_tree_deeper_than_pythons_stack():
     from rocm_lint.output.html_tree import render_tree
 
     depth = sys.getrecursionlimit() + 200
-    rows = [("/".join(["d"] * level + [f"f{level}.py"]), "ROC1", level % 2 == 0) for level in range(1, depth + 1)]
+    rows = [
+        ("/".join(["d"] * level + [f"f{level}.py"]), "ROC1", level % 2 == 0) for level in range(1, depth + 1)
+    ]
     doc = Parsed(render_tree(rows, show_split=True))
     dirs = tree_counts(doc)
     assert len(dirs) == depth + 1

@@ -71,10 +71,28 @@ def test_a_one_file_python_check_imports_only_what_python_needs(tmp_path):
     assert "ROC101" in proc.stdout, proc.stdout + proc.stderr
     loaded = set(proc.stderr.split("LOADED:")[1].split("\n")[0].split(","))
     assert "rocm_lint.python.analyzer" in loaded  # the list is read from a real check
-    unwanted = {"tomllib", "tomli", "configparser", "json", "libcst", "torch", "rocm_lint.fix",
-                "rocm_lint.cache", "rocm_lint.notebook", "rocm_lint.semgrep", "rocm_lint.build"}
-    prefixes = ("rocm_lint.cpp", "rocm_lint.configfiles", "rocm_lint.build.", "rocm_lint.fix.",
-                "rocm_lint.output.json", "rocm_lint.output.sarif", "rocm_lint.output.html")
+    unwanted = {
+        "tomllib",
+        "tomli",
+        "configparser",
+        "json",
+        "libcst",
+        "torch",
+        "rocm_lint.fix",
+        "rocm_lint.cache",
+        "rocm_lint.notebook",
+        "rocm_lint.semgrep",
+        "rocm_lint.build",
+    }
+    prefixes = (
+        "rocm_lint.cpp",
+        "rocm_lint.configfiles",
+        "rocm_lint.build.",
+        "rocm_lint.fix.",
+        "rocm_lint.output.json",
+        "rocm_lint.output.sarif",
+        "rocm_lint.output.html",
+    )
     assert not sorted(m for m in loaded if m in unwanted or m.startswith(prefixes))
 
 
@@ -96,14 +114,44 @@ def _one_file_check(tmp_path, name: str, text: str, code: str):
 
 # Python's reader (the project model stays: the run over paths holds one for every language), the
 # rule families of Python files only, and what no one-file check of another language needs.
-_PYTHON_READER = ("rocm_lint.python.context", "rocm_lint.python.analyzer", "rocm_lint.python.predicates",
-                  "rocm_lint.python.gates", "rocm_lint.python.source_view", "rocm_lint.python.patterns")
-_PYTHON_FAMILIES = ("rocm_lint.rules.backends", "rocm_lint.rules.inductor", "rocm_lint.rules.capability",
-                    "rocm_lint.rules.build", "rocm_lint.rules.hardware", "rocm_lint.rules.graph_capture",
-                    "rocm_lint.rules.warp_width", "rocm_lint.rules.cuda_version")
-_NEVER = {"tomllib", "tomli", "configparser", "libcst", "torch", "rocm_lint.fix", "rocm_lint.cache",
-          "rocm_lint.notebook", "rocm_lint.semgrep", "rocm_lint.cli_commands", "rocm_lint.cli_stdin", "shutil"}
-_NEVER_PREFIXES = ("rocm_lint.fix.", "rocm_lint.output.json", "rocm_lint.output.sarif", "rocm_lint.output.html")
+_PYTHON_READER = (
+    "rocm_lint.python.context",
+    "rocm_lint.python.analyzer",
+    "rocm_lint.python.predicates",
+    "rocm_lint.python.gates",
+    "rocm_lint.python.source_view",
+    "rocm_lint.python.patterns",
+)
+_PYTHON_FAMILIES = (
+    "rocm_lint.rules.backends",
+    "rocm_lint.rules.inductor",
+    "rocm_lint.rules.capability",
+    "rocm_lint.rules.build",
+    "rocm_lint.rules.hardware",
+    "rocm_lint.rules.graph_capture",
+    "rocm_lint.rules.warp_width",
+    "rocm_lint.rules.cuda_version",
+)
+_NEVER = {
+    "tomllib",
+    "tomli",
+    "configparser",
+    "libcst",
+    "torch",
+    "rocm_lint.fix",
+    "rocm_lint.cache",
+    "rocm_lint.notebook",
+    "rocm_lint.semgrep",
+    "rocm_lint.cli_commands",
+    "rocm_lint.cli_stdin",
+    "shutil",
+}
+_NEVER_PREFIXES = (
+    "rocm_lint.fix.",
+    "rocm_lint.output.json",
+    "rocm_lint.output.sarif",
+    "rocm_lint.output.html",
+)
 
 
 @pytest.mark.integration  # a subprocess per check
@@ -111,11 +159,19 @@ def test_a_one_file_cpp_check_imports_only_what_cpp_needs(tmp_path):
     """A ``.cu`` file loads the C++ reader and the C++ rule families, not Python's reader nor the
     families of Python rules (the project pre-pass's facts are Python's: a run without a Python
     file collects none), nor the config-file readers of the settings rules."""
-    loaded = _one_file_check(tmp_path, "k.cu", "__global__ void k(int *o) { unsigned m = "
-                             "__ballot_sync(0xffffffff, o[0]); o[1] = m; }\n", "ROC601")
+    loaded = _one_file_check(
+        tmp_path,
+        "k.cu",
+        "__global__ void k(int *o) { unsigned m = __ballot_sync(0xffffffff, o[0]); o[1] = m; }\n",
+        "ROC601",
+    )
     assert "rocm_lint.cpp.scanner" in loaded and "rocm_lint.rules.lane_masks" in loaded
-    unwanted = set(_PYTHON_READER) | set(_PYTHON_FAMILIES) | _NEVER | {"rocm_lint.rules.allocator",
-                                                                       "rocm_lint.rules.dependencies"}
+    unwanted = (
+        set(_PYTHON_READER)
+        | set(_PYTHON_FAMILIES)
+        | _NEVER
+        | {"rocm_lint.rules.allocator", "rocm_lint.rules.dependencies"}
+    )
     assert not sorted(m for m in loaded if m in unwanted or m.startswith(_NEVER_PREFIXES))
 
 
@@ -125,16 +181,32 @@ def test_a_one_file_config_check_imports_only_what_its_language_needs(tmp_path):
     reader, no family of C++ rules or of Python rules only.  (The settings families, ROC3/ROC4/ROC5,
     hold Python rules too and still import Python's reader: docs/benchmarks.md, what is left.)
     A requirements file with no trigger word of any rule loads no reader and no family at all."""
-    loaded = _one_file_check(tmp_path, "Dockerfile", "FROM ubuntu:22.04\n"
-                             "ENV PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n", "ROC301")
+    loaded = _one_file_check(
+        tmp_path,
+        "Dockerfile",
+        "FROM ubuntu:22.04\nENV PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n",
+        "ROC301",
+    )
     assert "rocm_lint.configfiles.scanner" in loaded and "rocm_lint.rules.allocator" in loaded
-    cpp = ("rocm_lint.cpp.scanner", "rocm_lint.cpp.lexer", "rocm_lint.cpp.preproc", "rocm_lint.cpp.facts",
-           "rocm_lint.rules.lane_masks", "rocm_lint.rules.warp_size", "rocm_lint.rules.cuda_cpp",
-           "rocm_lint.rules.cuda_versions", "rocm_lint.rules.device_runtime")
+    cpp = (
+        "rocm_lint.cpp.scanner",
+        "rocm_lint.cpp.lexer",
+        "rocm_lint.cpp.preproc",
+        "rocm_lint.cpp.facts",
+        "rocm_lint.rules.lane_masks",
+        "rocm_lint.rules.warp_size",
+        "rocm_lint.rules.cuda_cpp",
+        "rocm_lint.rules.cuda_versions",
+        "rocm_lint.rules.device_runtime",
+    )
     unwanted = set(cpp) | set(_PYTHON_FAMILIES) - {"rocm_lint.rules.build"} | _NEVER
     assert not sorted(m for m in loaded if m in unwanted or m.startswith(_NEVER_PREFIXES))
     (tmp_path / "sub").mkdir()
     loaded = _one_file_check(tmp_path / "sub", "requirements.txt", "numpy==2.0\n", "")
-    assert not sorted(m for m in loaded if m.startswith(("rocm_lint.rules.", "rocm_lint.configfiles",
-                                                         "rocm_lint.cpp", "rocm_lint.build"))
-                      or m in _PYTHON_READER or m in _NEVER)
+    assert not sorted(
+        m
+        for m in loaded
+        if m.startswith(("rocm_lint.rules.", "rocm_lint.configfiles", "rocm_lint.cpp", "rocm_lint.build"))
+        or m in _PYTHON_READER
+        or m in _NEVER
+    )

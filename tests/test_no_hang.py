@@ -62,23 +62,28 @@ def test_the_cpu_bound_fails_even_where_the_interruption_is_caught():
 def test_lexer_string_ending_in_backslash_at_end_of_file_in_a_subprocess():
     """`"aaaa...\\` at the end of the file backtracked exponentially (24 characters: 5 s, 40:
     hours; the language server froze while a user typed)."""
-    code = ("from rocm_lint.cpp.lexer import lex\n"
-            "for q in ('\"', \"'\"):\n"
-            "    for text in (q + 'a' * 60 + '\\\\', 'R\"x()x\" ' + q + 'a' * 60 + '\\\\', q + '\\\\' + q * 60 + '\\\\'):\n"
-            "        lex(text)\n")
+    code = (
+        "from rocm_lint.cpp.lexer import lex\n"
+        "for q in ('\"', \"'\"):\n"
+        "    for text in (q + 'a' * 60 + '\\\\', 'R\"x()x\" ' + q + 'a' * 60 + '\\\\', q + '\\\\' + q * 60 + '\\\\'):\n"
+        "        lex(text)\n"
+    )
     env = dict(os.environ, PYTHONPATH=SRC)
     subprocess.run([sys.executable, "-c", code], check=True, timeout=30, env=env)
 
 
-@pytest.mark.parametrize("make", [
-    # (`"aaa...\` itself is exponential on the old lexer: only run in the subprocess above)
-    lambda n: '"' + '\\"' * n + "\\",  # each quote restarted a scan to the end: quadratic
-    lambda n: "'" + "\\'" * n + "\\",
-    lambda n: 'R"x( )x" "' + '\\"' * n + "\\",
-    lambda n: "// " + "\\\n" * n,
-    lambda n: "/* " + "*" * n,
-    lambda n: 'R"' + "a" * 10 + "(" + ")" * n,
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        # (`"aaa...\` itself is exponential on the old lexer: only run in the subprocess above)
+        lambda n: '"' + '\\"' * n + "\\",  # each quote restarted a scan to the end: quadratic
+        lambda n: "'" + "\\'" * n + "\\",
+        lambda n: 'R"x( )x" "' + '\\"' * n + "\\",
+        lambda n: "// " + "\\\n" * n,
+        lambda n: "/* " + "*" * n,
+        lambda n: 'R"' + "a" * 10 + "(" + ")" * n,
+    ],
+)
 def test_lexer_is_linear(make):
     """The lexer's work is in its regular expressions (a few Python steps whatever the input):
     a CPU-time guard only.  300,000 repeats lex in ~0.1 s; a scan restarted from each quote costs
@@ -95,41 +100,82 @@ def test_lexer_takes_a_trailing_backslash_into_the_literal():
 
 
 # -- quadratic paths in the readers and the Python analyser -------------------------------------------
-@pytest.mark.parametrize("name, make", [
-    # one long word in a shell/CMake `if` (SETTING_NAMES tried from every position of the word)
-    ("x.sh", lambda n: "if [ " + "a" * n + " ]; then echo; fi\nexport PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n"),
-    ("CMakeLists.txt", lambda n: "if(" + "a" * n + ")\nendif()\nset(TORCH_CUDA_ARCH_LIST \"8.0\")\n"),
-])
+@pytest.mark.parametrize(
+    "name, make",
+    [
+        # one long word in a shell/CMake `if` (SETTING_NAMES tried from every position of the word)
+        (
+            "x.sh",
+            lambda n: (
+                "if [ "
+                + "a" * n
+                + " ]; then echo; fi\nexport PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n"
+            ),
+        ),
+        ("CMakeLists.txt", lambda n: "if(" + "a" * n + ')\nendif()\nset(TORCH_CUDA_ARCH_LIST "8.0")\n'),
+    ],
+)
 def test_long_word_in_a_condition_is_linear(name, make):
     """A word of 300,000 characters: ~0.2 s today; trying the names from every position scans
     the rest of the word each time, >= ~60 s (see the lexer; the old reader: ~10 s at 30,000)."""
     assert_linear(_check(name), make, 300, 300_000)
 
 
-@pytest.mark.parametrize("make, big", [
-    # 20k `x=1;` on one line: every statement lowered the whole line (`may_matter`); 30,000:
-    # ~0.4 s today, the old reader was still running after 20 s
-    (lambda n: "import torch\n" + "x=1;" * n + "\ntorch.backends.cuda.matmul.allow_tf32 = True\n", 30_000),
-    # many findings on one line: `alone_on_its_lines` encoded the line for each, noqa searched it;
-    # 20,000: ~2 s today (the linear work per finding is large), the old reader ~8 s at 10,000,
-    # ~30 s here
-    (lambda n: "import torch\n" + "torch.backends.cuda.matmul.allow_tf32 = True;" * n + "  # noqa: ROC999\n",
-     20_000),
-    # many names bound on a trigger line: one alternation of every name; 10,000: ~0.4 s today,
-    # the old reader was still running after 20 s
-    (lambda n: "import torch\n" + "".join(f"m{i} = 'reduce-overhead';" for i in range(n)) + "\n"
-     + "".join(f"torch.compile(f, mode=m{i})\n" for i in range(0, n, 50)), 10_000),
-])
+@pytest.mark.parametrize(
+    "make, big",
+    [
+        # 20k `x=1;` on one line: every statement lowered the whole line (`may_matter`); 30,000:
+        # ~0.4 s today, the old reader was still running after 20 s
+        (
+            lambda n: "import torch\n" + "x=1;" * n + "\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
+            30_000,
+        ),
+        # many findings on one line: `alone_on_its_lines` encoded the line for each, noqa searched it;
+        # 20,000: ~2 s today (the linear work per finding is large), the old reader ~8 s at 10,000,
+        # ~30 s here
+        (
+            lambda n: (
+                "import torch\n" + "torch.backends.cuda.matmul.allow_tf32 = True;" * n + "  # noqa: ROC999\n"
+            ),
+            20_000,
+        ),
+        # many names bound on a trigger line: one alternation of every name; 10,000: ~0.4 s today,
+        # the old reader was still running after 20 s
+        (
+            lambda n: (
+                "import torch\n"
+                + "".join(f"m{i} = 'reduce-overhead';" for i in range(n))
+                + "\n"
+                + "".join(f"torch.compile(f, mode=m{i})\n" for i in range(0, n, 50))
+            ),
+            10_000,
+        ),
+    ],
+)
 def test_many_statements_on_one_line_are_linear(make, big):
     assert_linear(_check("x.py"), make, 60, big)
 
 
-@pytest.mark.parametrize("name, make", [
-    ("x.sh", lambda n: "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128;" * n + "  # noqa: ROC999\n"),
-    ("x.yml", lambda n: "jobs:\n" + "".join(f"  j{i}:\n    env:\n      PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb:128\n\n"
-                                            for i in range(n))),
-    ("Dockerfile", lambda n: "FROM ubuntu\n" + "ENV PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n" * n),
-])
+@pytest.mark.parametrize(
+    "name, make",
+    [
+        (
+            "x.sh",
+            lambda n: "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128;" * n + "  # noqa: ROC999\n",
+        ),
+        (
+            "x.yml",
+            lambda n: (
+                "jobs:\n"
+                + "".join(
+                    f"  j{i}:\n    env:\n      PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb:128\n\n"
+                    for i in range(n)
+                )
+            ),
+        ),
+        ("Dockerfile", lambda n: "FROM ubuntu\n" + "ENV PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n" * n),
+    ],
+)
 def test_config_readers_are_linear(name, make):
     """Steps from 100 to 1000 items (the YAML block ends found per job: 20x steps, the old reader);
     3,000 items take ~0.3 s today, a hang guard with 30x to spare."""
@@ -138,9 +184,13 @@ def test_config_readers_are_linear(name, make):
 
 # -- readers see every line -------------------------------------------------------------------------
 YAML = "env:\n  PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb:128\n  X: 1\n"
-DOCKERFILE = ("FROM ubuntu\nENV PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n"
-              "RUN echo a \\\n  && export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n")
-SHELL = "#!/bin/sh\nexport PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\nif [ -d /opt/rocm ]; then\n  echo\nfi\n"
+DOCKERFILE = (
+    "FROM ubuntu\nENV PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n"
+    "RUN echo a \\\n  && export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n"
+)
+SHELL = (
+    "#!/bin/sh\nexport PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\nif [ -d /opt/rocm ]; then\n  echo\nfi\n"
+)
 DOTENV = "A=1\nPYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n"
 FILES = [("a.yml", YAML), ("Dockerfile", DOCKERFILE), ("a.sh", SHELL), (".env", DOTENV)]
 
@@ -161,7 +211,9 @@ def test_cr_only_line_ends_read_as_lf(name, text):
 @pytest.mark.parametrize("name, text", FILES)
 def test_a_byte_order_mark_hides_nothing(name, text):
     expected = _findings(name, text)
-    assert _findings(name, "\ufeff" + text) == [(ln, col + (ln == 1), code, e) for ln, col, code, e in expected]
+    assert _findings(name, "\ufeff" + text) == [
+        (ln, col + (ln == 1), code, e) for ln, col, code, e in expected
+    ]
 
 
 def test_bom_yaml_first_key_with_one_space_children():

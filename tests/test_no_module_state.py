@@ -75,10 +75,36 @@ NOT_YET_MOVED = {
     "rocm_lint.fix.files._swept": "directories already swept of stale temporary files",
 }
 
-_MUTABLE_CALLS = {"dict", "list", "set", "defaultdict", "OrderedDict", "deque", "Counter", "WeakKeyDictionary",
-                  "WeakValueDictionary", "WeakSet", "bytearray"}
-_MUTATORS = {"append", "add", "update", "setdefault", "pop", "popitem", "clear", "extend", "insert", "remove",
-             "discard", "appendleft", "sort", "reverse", "__setitem__"}
+_MUTABLE_CALLS = {
+    "dict",
+    "list",
+    "set",
+    "defaultdict",
+    "OrderedDict",
+    "deque",
+    "Counter",
+    "WeakKeyDictionary",
+    "WeakValueDictionary",
+    "WeakSet",
+    "bytearray",
+}
+_MUTATORS = {
+    "append",
+    "add",
+    "update",
+    "setdefault",
+    "pop",
+    "popitem",
+    "clear",
+    "extend",
+    "insert",
+    "remove",
+    "discard",
+    "appendleft",
+    "sort",
+    "reverse",
+    "__setitem__",
+}
 _CACHES = {"lru_cache", "cache"}
 
 
@@ -109,8 +135,12 @@ def _containers(tree: ast.Module) -> Set[str]:
     for stmt in _top_level(tree.body):
         if isinstance(stmt, ast.Assign) and _mutable(stmt.value):
             out.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
-        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and _mutable(stmt.value) \
-                and isinstance(stmt.target, ast.Name):
+        elif (
+            isinstance(stmt, ast.AnnAssign)
+            and stmt.value is not None
+            and _mutable(stmt.value)
+            and isinstance(stmt.target, ast.Name)
+        ):
             out.add(stmt.target.id)
     return out
 
@@ -126,8 +156,13 @@ def _mutated(tree: ast.Module, names: Set[str]) -> Set[str]:
         for t in targets:
             if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in names:
                 out.add(t.value.id)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id in names:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATORS
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in names
+        ):
             out.add(node.func.value.id)
     return out
 
@@ -138,7 +173,13 @@ def _cached_functions(tree: ast.Module) -> List[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for dec in node.decorator_list:
                 target = dec.func if isinstance(dec, ast.Call) else dec
-                name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+                name = (
+                    target.id
+                    if isinstance(target, ast.Name)
+                    else target.attr
+                    if isinstance(target, ast.Attribute)
+                    else ""
+                )
                 if name in _CACHES:
                     out.append(node.name)
     return out
@@ -162,10 +203,15 @@ def _state() -> Dict[str, List[str]]:
 
 def test_no_module_level_mutable_caches():
     state = _state()
-    unexpected = {k: v for k, v in state.items()
-                  if k not in PURE_MEMOS and k not in ALLOWED_STATE and k not in NOT_YET_MOVED}
-    assert not unexpected, ("module-level state: keep it on the front end's Workspace "
-                            f"(rocm_lint.workspace), or say here why it is pure: {unexpected}")
+    unexpected = {
+        k: v
+        for k, v in state.items()
+        if k not in PURE_MEMOS and k not in ALLOWED_STATE and k not in NOT_YET_MOVED
+    }
+    assert not unexpected, (
+        "module-level state: keep it on the front end's Workspace "
+        f"(rocm_lint.workspace), or say here why it is pure: {unexpected}"
+    )
 
 
 def test_the_allow_lists_name_only_what_exists():
@@ -175,8 +221,10 @@ def test_the_allow_lists_name_only_what_exists():
 
 
 def test_the_detector_sees_each_kind():
-    tree = ast.parse("import functools\nA = {}\nB: list = []\nC = set()\nT = {'x': 1}\n"
-                     "def f():\n    A['k'] = 1\n    B.append(1)\n    C.add(2)\n    global D\n    D = 3\n"
-                     "@functools.lru_cache(maxsize=2)\ndef g(x):\n    return x\n")
+    tree = ast.parse(
+        "import functools\nA = {}\nB: list = []\nC = set()\nT = {'x': 1}\n"
+        "def f():\n    A['k'] = 1\n    B.append(1)\n    C.add(2)\n    global D\n    D = 3\n"
+        "@functools.lru_cache(maxsize=2)\ndef g(x):\n    return x\n"
+    )
     assert _mutated(tree, _containers(tree)) == {"A", "B", "C"}  # T is a constant table
     assert _cached_functions(tree) == ["g"]

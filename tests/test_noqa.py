@@ -20,19 +20,22 @@ def lines(src):
     return [f.line for f in result]
 
 
-@pytest.mark.parametrize("comment,suppressed", [
-    ("# noqa", True),
-    ("# NOQA", True),
-    ("# noqa: ROC101", True),
-    ("# noqa:ROC101", True),
-    ("# noqa: ROC101,ROC201", True),
-    ("# noqa: ROC201 ROC101", True),
-    ("# noqa: ROC1", True),  # flake8 matches prefixes
-    ("# noqa: ROC201", False),
-    ("# noqa: E501", False),
-    ("#noqa", False),  # flake8 needs "# noqa"
-    ("# not a noqa", False),
-])
+@pytest.mark.parametrize(
+    "comment,suppressed",
+    [
+        ("# noqa", True),
+        ("# NOQA", True),
+        ("# noqa: ROC101", True),
+        ("# noqa:ROC101", True),
+        ("# noqa: ROC101,ROC201", True),
+        ("# noqa: ROC201 ROC101", True),
+        ("# noqa: ROC1", True),  # flake8 matches prefixes
+        ("# noqa: ROC201", False),
+        ("# noqa: E501", False),
+        ("#noqa", False),  # flake8 needs "# noqa"
+        ("# not a noqa", False),
+    ],
+)
 def test_inline_forms(comment, suppressed):
     assert (lines(f"{H}  {comment}\n") == []) is suppressed
 
@@ -80,8 +83,12 @@ def test_ruff_accepts_our_noqa(tmp_path):
     """ruff must not report or strip `# noqa: ROC101` when ROC is declared external."""
     (tmp_path / "pyproject.toml").write_text('[tool.ruff.lint]\nexternal = ["ROC"]\nselect = ["RUF100"]\n')
     (tmp_path / "a.py").write_text(f"import torch\n{H}  # noqa: ROC101\n")
-    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", str(tmp_path)],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -124,8 +131,11 @@ x = 1 + \\
 _MATCH = "match x:\n    case [1,\n          2]:  # noqa\n        pass\n"
 
 
-@pytest.mark.parametrize("text", [_SHAPES, ROOT.joinpath("src", "rocm_lint", "engine.py").read_text()]
-                         + ([_MATCH] if sys.version_info >= (3, 10) else []))
+@pytest.mark.parametrize(
+    "text",
+    [_SHAPES, ROOT.joinpath("src", "rocm_lint", "engine.py").read_text()]
+    + ([_MATCH] if sys.version_info >= (3, 10) else []),
+)
 def test_the_parsed_tree_gives_flake8s_logical_lines(text):
     """With the parsed tree only the statements holding findings are tokenized: every line's
     logical line must be the one tokenizing the whole file gives (flake8's mapping)."""

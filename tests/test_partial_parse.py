@@ -52,8 +52,9 @@ def _plan(path: str, text: str, config: Config = Config()):
     old = os.environ.get(partial.ENV_ALWAYS)
     os.environ[partial.ENV_ALWAYS] = "always"
     try:
-        return partial.plan(text, trigger_lines(text, walk[1]), walk[0], "__main__" in text,
-                            platform=platform_words(config))
+        return partial.plan(
+            text, trigger_lines(text, walk[1]), walk[0], "__main__" in text, platform=platform_words(config)
+        )
     finally:
         if old is None:
             del os.environ[partial.ENV_ALWAYS]
@@ -62,8 +63,12 @@ def _plan(path: str, text: str, config: Config = Config()):
 
 
 def _python_fixtures():
-    found = sorted(p for pattern in ("**/*.py", "**/*.ipynb") for p in FIXTURES.glob(pattern)
-                   if p.is_file() and not is_snapshot(p))
+    found = sorted(
+        p
+        for pattern in ("**/*.py", "**/*.ipynb")
+        for p in FIXTURES.glob(pattern)
+        if p.is_file() and not is_snapshot(p)
+    )
     return [pytest.param(p, id=str(p.relative_to(FIXTURES))) for p in found]
 
 
@@ -72,14 +77,19 @@ def test_every_fixture_finds_the_same(path, monkeypatch):
     text = engine.read_source(str(path))
     assert isinstance(text, str)
     for config in (Config(), ALL_CODES):
-        assert _check(str(path), text, "partial", monkeypatch, config) == \
-            _check(str(path), text, "whole", monkeypatch, config)
+        assert _check(str(path), text, "partial", monkeypatch, config) == _check(
+            str(path), text, "whole", monkeypatch, config
+        )
 
 
 def test_fixtures_do_exercise_the_partial_parse():
     """Not a vacuous property: some fixtures are checked from a cut text."""
-    cut = [p for p in FIXTURES.glob("**/*.py") if not is_snapshot(p)
-           and (lambda t: isinstance(t, str) and _plan(str(p), t) is not None)(engine.read_source(str(p)))]
+    cut = [
+        p
+        for p in FIXTURES.glob("**/*.py")
+        if not is_snapshot(p)
+        and (lambda t: isinstance(t, str) and _plan(str(p), t) is not None)(engine.read_source(str(p)))
+    ]
     assert len(cut) >= 2, cut  # few: the name closure keeps most of a fixture (docs/architecture.md)
 
 
@@ -121,29 +131,38 @@ def test_the_cut_keeps_lines_and_columns(monkeypatch):
     for i, (a, b) in enumerate(zip(kept, whole), 1):
         assert a == b or (a == "" and plan.dropped_block(i) is not None)
     assert "class Unrelated" not in plan.source and "def helper" not in plan.source
-    assert 'def not_a_function' in plan.source  # a column-0 line in a string starts nothing
+    assert "def not_a_function" in plan.source  # a column-0 line in a string starts nothing
     tree = ast.parse(plan.source)
     whole_tree = ast.parse(MODULE)
-    kept_nodes = {(type(n).__name__, n.lineno, n.col_offset, getattr(n, "end_col_offset", None))
-                  for n in ast.walk(tree) if hasattr(n, "lineno")}
-    whole_nodes = {(type(n).__name__, n.lineno, n.col_offset, getattr(n, "end_col_offset", None))
-                   for n in ast.walk(whole_tree) if hasattr(n, "lineno")}
+    kept_nodes = {
+        (type(n).__name__, n.lineno, n.col_offset, getattr(n, "end_col_offset", None))
+        for n in ast.walk(tree)
+        if hasattr(n, "lineno")
+    }
+    whole_nodes = {
+        (type(n).__name__, n.lineno, n.col_offset, getattr(n, "end_col_offset", None))
+        for n in ast.walk(whole_tree)
+        if hasattr(n, "lineno")
+    }
     assert kept_nodes < whole_nodes  # the same nodes at the same places, fewer of them
     assert _check("m.py", MODULE, "partial", monkeypatch) == _check("m.py", MODULE, "whole", monkeypatch)
 
 
-@pytest.mark.parametrize("text", [
-    # a column-0 continuation inside brackets cuts a def in two: the kept part does not parse
-    "import torch\n\ndef f():\n    x = g(\n1)\n    return x\n\n"
-    "def uses():\n    torch.backends.cuda.matmul.allow_tf32 = True\n",
-    # a backslash continuation at column 0 keeps its block whole
-    "import torch\n\ndef f():\n    y = 1 + \\\nfoo()\n    return y\n\n"
-    "def uses():\n    torch.backends.cuda.matmul.allow_tf32 = True\n",
-    # a matrix product at column 0 inside brackets is no decorator
-    "import torch\n\nz = (a\n@ b)\n\ndef uses():\n    torch.backends.cuda.matmul.allow_tf32 = z\n",
-    # a syntax error in a blanked def: the partial parse does not see it (documented)
-    "import torch\n\ndef broken(:\n    pass\n\ndef uses():\n    torch.backends.cuda.matmul.allow_tf32 = True\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a column-0 continuation inside brackets cuts a def in two: the kept part does not parse
+        "import torch\n\ndef f():\n    x = g(\n1)\n    return x\n\n"
+        "def uses():\n    torch.backends.cuda.matmul.allow_tf32 = True\n",
+        # a backslash continuation at column 0 keeps its block whole
+        "import torch\n\ndef f():\n    y = 1 + \\\nfoo()\n    return y\n\n"
+        "def uses():\n    torch.backends.cuda.matmul.allow_tf32 = True\n",
+        # a matrix product at column 0 inside brackets is no decorator
+        "import torch\n\nz = (a\n@ b)\n\ndef uses():\n    torch.backends.cuda.matmul.allow_tf32 = z\n",
+        # a syntax error in a blanked def: the partial parse does not see it (documented)
+        "import torch\n\ndef broken(:\n    pass\n\ndef uses():\n    torch.backends.cuda.matmul.allow_tf32 = True\n",
+    ],
+)
 def test_a_wrong_cut_falls_back_or_agrees(text, monkeypatch):
     partial_result = _check("m.py", text, "partial", monkeypatch)
     whole_result = _check("m.py", text, "whole", monkeypatch)
@@ -165,12 +184,16 @@ def test_a_last_block_without_a_newline_is_blanked_to_its_last_line():
     text = MODULE + "\n\ndef tail():\n    return 3"
     plan = _plan("m.py", text)
     last = text.count("\n") + 1
-    assert plan is not None and plan.dropped_block(last) is not None and plan.dropped_block(last - 1) is not None
+    assert (
+        plan is not None and plan.dropped_block(last) is not None and plan.dropped_block(last - 1) is not None
+    )
 
 
 def test_whole_module_rules_keep_the_whole_parse():
-    text = "import torch\n\ndef f():\n    return 1\n\n\ndef g():\n    flags = ['--use_fast_math']\n" \
-           "    load(name='x', sources=['a.cu'], extra_cuda_cflags=flags)  # nvcc\n" + "\n" * 10
+    text = (
+        "import torch\n\ndef f():\n    return 1\n\n\ndef g():\n    flags = ['--use_fast_math']\n"
+        "    load(name='x', sources=['a.cu'], extra_cuda_cflags=flags)  # nvcc\n" + "\n" * 10
+    )
     assert _plan("m.py", text) is None
 
 
@@ -185,8 +208,10 @@ def test_the_escape_hatch_parses_whole(monkeypatch):
     assert calls and calls[0] != MODULE
 
 
-_MARKERS = re.compile(r"\bctx\.tree\b|\bwalk_gated\(ctx\b|all_bindings\.items\(\)|imports\.names\.values\(\)"
-                      r"|single_bindings\.items\(\)")
+_MARKERS = re.compile(
+    r"\bctx\.tree\b|\bwalk_gated\(ctx\b|all_bindings\.items\(\)|imports\.names\.values\(\)"
+    r"|single_bindings\.items\(\)"
+)
 
 
 def test_every_whole_module_reader_is_declared():
@@ -215,7 +240,25 @@ def test_every_whole_module_reader_is_declared():
 
 
 # -- generated modules -----------------------------------------------------------------------
-NAMES = ["mode", "flags", "opts", "is_rocm", "_helper", "cap", "MAX_BLOCK", "dev", "x", "a1", "b2", "c3", "d4", "e5", "f6", "flag", "use_flag_x"]
+NAMES = [
+    "mode",
+    "flags",
+    "opts",
+    "is_rocm",
+    "_helper",
+    "cap",
+    "MAX_BLOCK",
+    "dev",
+    "x",
+    "a1",
+    "b2",
+    "c3",
+    "d4",
+    "e5",
+    "f6",
+    "flag",
+    "use_flag_x",
+]
 TRIGGERS = [
     "torch.backends.cuda.matmul.allow_tf32 = {v}",
     "model = torch.compile(model, mode={n})",
@@ -227,10 +270,22 @@ TRIGGERS = [
     "if torch.version.hip:\n{i}    return {n}",
     "{n}()",
 ]
-PLAIN = ["{n} = {v}", "{n} = 'reduce-overhead'", "{n} = {{'max_autotune': True}}", "return {n}",
-         "{n} = torch.version.hip is not None", "{n} = not {m}", "import {m}", "from os import path as {n}",
-         "self.{n} = {v}", "{n}: int = (\n{i}    {v})", "{n} = {m} + \\\n{i}    1", "s = '''\ndef {n}():\n'''",
-         "assert not {n}", "{n} = {m}(\n{i}1)"]
+PLAIN = [
+    "{n} = {v}",
+    "{n} = 'reduce-overhead'",
+    "{n} = {{'max_autotune': True}}",
+    "return {n}",
+    "{n} = torch.version.hip is not None",
+    "{n} = not {m}",
+    "import {m}",
+    "from os import path as {n}",
+    "self.{n} = {v}",
+    "{n}: int = (\n{i}    {v})",
+    "{n} = {m} + \\\n{i}    1",
+    "s = '''\ndef {n}():\n'''",
+    "assert not {n}",
+    "{n} = {m}(\n{i}1)",
+]
 
 
 @st.composite
@@ -252,11 +307,18 @@ def top_block(draw):
         inner = [line.replace("\n", "\n    ") for line in body]
         return f"class {name.title()}:\n    def m(self):\n" + "\n".join("    " + b for b in inner)
     if kind == "if":
-        return f"if {name}:\n    import sys\n    sys.exit()" if draw(st.booleans()) else \
-            f"if not {name}:\n" + "\n".join(b.replace("return ", "y = ") for b in body)
+        return (
+            f"if {name}:\n    import sys\n    sys.exit()"
+            if draw(st.booleans())
+            else f"if not {name}:\n" + "\n".join(b.replace("return ", "y = ") for b in body)
+        )
     if kind == "try":
         return "try:\n    import pynvml\nexcept ImportError:\n    pynvml = None"
-    head = f"def {name}():\n" if kind == "def" else f"@pytest.mark.skipif(torch.version.hip, reason='x')\ndef {name}():\n"
+    head = (
+        f"def {name}():\n"
+        if kind == "def"
+        else f"@pytest.mark.skipif(torch.version.hip, reason='x')\ndef {name}():\n"
+    )
     return head + "\n".join(body)
 
 
@@ -275,12 +337,23 @@ def blocks_of_a_module(draw):
 
 
 @given(blocks_of_a_module(), st.sampled_from(["m.py", "setup.py"]), st.booleans())
-@settings(max_examples=int(os.environ.get("PARTIAL_EXAMPLES", "120")), deadline=None, database=None,
-          suppress_health_check=list(HealthCheck), derandomize=True)
-@example(["def _nv():\n    torch.backends.cuda.matmul.allow_tf32 = True",
-          "if not is_rocm:\n    _nv()"], "m.py", False)
-@example(["def f():\n    mode = 'reduce-overhead'", "def g():\n    model = torch.compile(model, mode=mode)"],
-         "m.py", False)
+@settings(
+    max_examples=int(os.environ.get("PARTIAL_EXAMPLES", "120")),
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=True,
+)
+@example(
+    ["def _nv():\n    torch.backends.cuda.matmul.allow_tf32 = True", "if not is_rocm:\n    _nv()"],
+    "m.py",
+    False,
+)
+@example(
+    ["def f():\n    mode = 'reduce-overhead'", "def g():\n    model = torch.compile(model, mode=mode)"],
+    "m.py",
+    False,
+)
 def test_generated_modules_find_the_same(blocks, name, main):
     text = "import torch\nimport os\n\n" + "\n\n\n".join(blocks) + "\n"
     if main:
@@ -300,8 +373,13 @@ hypothesmith = pytest.importorskip("hypothesmith")
 
 
 @given(hypothesmith.from_grammar(auto_target=False), st.sampled_from(TRIGGERS[:5]))
-@settings(max_examples=int(os.environ.get("PARTIAL_EXAMPLES", "30")), deadline=None, database=None,
-          suppress_health_check=list(HealthCheck), derandomize=True)
+@settings(
+    max_examples=int(os.environ.get("PARTIAL_EXAMPLES", "30")),
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=True,
+)
 def test_grammar_generated_code_around_triggers(code, trigger):
     """hypothesmith's modules (any syntax: strings, continuations, decorators) between defs
     that hold trigger lines."""
@@ -321,8 +399,12 @@ def test_grammar_generated_code_around_triggers(code, trigger):
 @pytest.mark.integration
 def test_real_tree_compare_script(tmp_path):
     """The script that compares both parses on real trees runs (on the repository's fixtures)."""
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "compare_partial_parse.py"), str(FIXTURES)],
-                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "compare_partial_parse.py"), str(FIXTURES)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
     assert out.returncode == 0, out.stderr
     assert "identical" in out.stdout
 
@@ -330,7 +412,10 @@ def test_real_tree_compare_script(tmp_path):
 def test_the_cut_is_opt_in(monkeypatch):
     """Off by default (it cuts nothing on real code today, docs/benchmarks.md): without
     ``ROCM_LINT_PARTIAL_PARSE`` no plan is made, with ``auto`` one is."""
-    text = "import torch\n\n\ndef unrelated():\n    return 1\n" * 400 + "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    text = (
+        "import torch\n\n\ndef unrelated():\n    return 1\n" * 400
+        + "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     plans = []
     real = partial.plan
     monkeypatch.setattr(partial, "plan", lambda *a, **k: plans.append(1) or real(*a, **k))

@@ -46,16 +46,27 @@ def _env(tmp: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
     env.update(
         PRE_COMMIT_HOME=str(tmp / "pre-commit-home"),
-        GIT_AUTHOR_NAME="rocm-lint tests", GIT_AUTHOR_EMAIL="tests@example.invalid",
-        GIT_COMMITTER_NAME="rocm-lint tests", GIT_COMMITTER_EMAIL="tests@example.invalid",
-        GIT_CONFIG_NOSYSTEM="1", NO_COLOR="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
+        GIT_AUTHOR_NAME="rocm-lint tests",
+        GIT_AUTHOR_EMAIL="tests@example.invalid",
+        GIT_COMMITTER_NAME="rocm-lint tests",
+        GIT_COMMITTER_EMAIL="tests@example.invalid",
+        GIT_CONFIG_NOSYSTEM="1",
+        NO_COLOR="1",
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
     )
     return env
 
 
 def _git(*args, cwd, env):
-    return subprocess.run(["git", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", *args],
-                          cwd=cwd, env=env, check=True, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["git", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", *args],
+        cwd=cwd,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +117,12 @@ def try_repo(workspace, project, hook):
     _, hooks, env = workspace
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), hook, "--all-files", "--color", "never"],
-        cwd=project, env=env, capture_output=True, text=True, timeout=300)
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_check_hook_fails_and_names_the_hazards(workspace, project):
@@ -128,10 +144,14 @@ OTHER_KINDS = {
     "launch.sh": "#!/bin/sh\nexport PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512\npython train.py\n",
     "Dockerfile": "FROM rocm/pytorch:latest\nENV TORCHINDUCTOR_MAX_AUTOTUNE=1\n",
     ".env": "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\n",
-    ".github/workflows/ci.yml": ("jobs:\n  train:\n    runs-on: [self-hosted, mi300]\n    env:\n"
-                                "      TORCHINDUCTOR_MAX_AUTOTUNE: \"1\"\n    steps:\n      - run: python train.py\n"),
-    "kernel.hip": ("#include <hip/hip_runtime.h>\n__global__ void k(int* out, bool p) {\n"
-                   "  unsigned mask = __ballot(p);\n  out[0] = __popc(mask);\n}\n"),
+    ".github/workflows/ci.yml": (
+        "jobs:\n  train:\n    runs-on: [self-hosted, mi300]\n    env:\n"
+        '      TORCHINDUCTOR_MAX_AUTOTUNE: "1"\n    steps:\n      - run: python train.py\n'
+    ),
+    "kernel.hip": (
+        "#include <hip/hip_runtime.h>\n__global__ void k(int* out, bool p) {\n"
+        "  unsigned mask = __ballot(p);\n  out[0] = __popc(mask);\n}\n"
+    ),
     "util.cpp": "int add(int a, int b) { return a + b; }  // host code: no device code, not read\n",
     # The project's excludes apply to the files pre-commit names (the hooks pass --force-exclude).
     "pyproject.toml": '[tool.rocm-lint]\nextend-exclude = ["third_party"]\n',
@@ -147,8 +167,14 @@ def test_check_hook_reads_every_kind_and_honours_excludes(workspace, project):
     result = try_repo(workspace, project, "rocm-lint")
     out = result.stdout + result.stderr
     assert result.returncode == 1, out
-    for expected in ("launch.sh:2:32: ROC301", "Dockerfile:2:5: ROC302", ".env:1:25: ROC301",
-                     ".github/workflows/ci.yml:5:7: ROC302", "kernel.hip:3:3: ROC601", "train.py:3:1: ROC101"):
+    for expected in (
+        "launch.sh:2:32: ROC301",
+        "Dockerfile:2:5: ROC302",
+        ".env:1:25: ROC301",
+        ".github/workflows/ci.yml:5:7: ROC302",
+        "kernel.hip:3:3: ROC601",
+        "train.py:3:1: ROC101",
+    ):
         assert expected in out, expected
     assert "util.cpp" not in out and "README.md:" not in out and "third_party" not in out
 
@@ -162,7 +188,10 @@ def test_fix_hook_fixes_the_safe_ones_then_only_unfixable_remain(workspace, proj
     train, kernel = (project / "train.py").read_text(), (project / "kernel.cu").read_text()
     assert "if not is_rocm:\n    torch.backends.cuda.matmul.allow_tf32 = True" in train
     assert "is_rocm = torch.version.hip is not None" in train
-    assert "#ifdef USE_ROCM\n#include <hip/hip_fp16.h>\n#else\n#line 1\n#include <cuda_fp16.h>\n#endif\n#line 2" in kernel
+    assert (
+        "#ifdef USE_ROCM\n#include <hip/hip_fp16.h>\n#else\n#line 1\n#include <cuda_fp16.h>\n#endif\n#line 2"
+        in kernel
+    )
     assert "#define WARP_SIZE 32" in kernel  # display-only: never rewritten
     assert (project / "README.md").read_text() == README
 
@@ -224,12 +253,21 @@ def test_the_readme_snippet_runs_in_real_pre_commit(workspace, project, tmp_path
     shim = bin_dir / "rocm-lint"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rocm_lint "$@"\n')
     shim.chmod(0o755)
-    env = dict(env, PATH=f"{bin_dir}{os.pathsep}{env['PATH']}",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")])))
+    env = dict(
+        env,
+        PATH=f"{bin_dir}{os.pathsep}{env['PATH']}",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")])),
+    )
     (project / ".pre-commit-config.yaml").write_text(_doc_config(ROOT / "README.md"))
     _git("add", "-A", cwd=project, env=env)
-    proc = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
-                          cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert "rocm-lint" in out and "Failed" in out
@@ -241,10 +279,17 @@ def test_the_shipped_hooks_at_a_commit_rev_run_in_real_pre_commit(workspace, pro
     _, hooks, env = workspace
     sha = _git("rev-parse", "HEAD", cwd=hooks, env=env).stdout.strip()
     (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {hooks}\n    rev: {sha}\n    hooks:\n      - id: rocm-lint\n")
+        f"repos:\n  - repo: {hooks}\n    rev: {sha}\n    hooks:\n      - id: rocm-lint\n"
+    )
     _git("add", "-A", cwd=project, env=env)
-    proc = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
-                          cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert "train.py:3:1: ROC101" in out

@@ -69,9 +69,21 @@ def test_one_changed_file_reports_its_markers(name):
 
 def test_flake8_reports_the_same():
     proc = subprocess.run(
-        [sys.executable, "-m", "flake8", "--isolated", "--select", "ROC",
-         "--format", "%(path)s:%(row)d:%(col)d: %(code)s %(text)s", *[str(p.relative_to(PROJECT)) for p in FILES]],
-        capture_output=True, text=True, timeout=300, cwd=PROJECT,
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--isolated",
+            "--select",
+            "ROC",
+            "--format",
+            "%(path)s:%(row)d:%(col)d: %(code)s %(text)s",
+            *[str(p.relative_to(PROJECT)) for p in FILES],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=PROJECT,
     )
     assert proc.returncode in (0, 1), proc.stderr
     assert _found(proc.stdout, PROJECT) == _expected()
@@ -93,7 +105,8 @@ def test_diff_reuses_the_imported_predicate(tmp_path):
     (pkg / "platform.py").write_text("import torch\nON_AMD = torch.version.hip is not None\n")
     (pkg / "train.py").write_text(
         "import torch\nfrom .platform import ON_AMD\n\n\ndef setup():\n"
-        "    torch.backends.cuda.matmul.allow_tf32 = True\n")
+        "    torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     proc = run_cli("check", "--fix", tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     fixed = (pkg / "train.py").read_text()
@@ -110,9 +123,11 @@ def test_an_imported_name_that_is_no_predicate_is_not_reused(tmp_path):
     (pkg / "__init__.py").write_text("")
     (pkg / "platform.py").write_text(
         "import torch\nON_AMD = torch.version.hip is not None\n\n\ndef force(v):\n"
-        "    global ON_AMD\n    ON_AMD = v\n")
+        "    global ON_AMD\n    ON_AMD = v\n"
+    )
     (pkg / "train.py").write_text(
-        "import torch\nfrom .platform import ON_AMD\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
+        "import torch\nfrom .platform import ON_AMD\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     proc = run_cli("check", "--fix", tmp_path)
     fixed = (pkg / "train.py").read_text()
     assert "if not ON_AMD:" not in fixed, fixed
@@ -135,7 +150,11 @@ def test_import_cycles_and_deep_reexports_terminate(tmp_path):
     from rocm_lint.python.project import PREDICATES, Project
 
     for i in range(6):  # a.m0 re-exports from m1, ... m5 defines it
-        body = f"from .m{i + 1} import FLAG\n" if i < 5 else "import torch\nFLAG = torch.version.hip is not None\n"
+        body = (
+            f"from .m{i + 1} import FLAG\n"
+            if i < 5
+            else "import torch\nFLAG = torch.version.hip is not None\n"
+        )
         (tmp_path / f"m{i}.py").write_text(body)
     (tmp_path / "x.py").write_text("from .y import FLAG\n")
     (tmp_path / "y.py").write_text("from .x import FLAG\n")
@@ -165,17 +184,20 @@ def test_candidates_are_definitions_and_their_callers_only():
     assert sorted(CAPABILITY_EXPORTS.candidates(text)) == ["get_cc", "wrap"]
 
 
-@pytest.mark.parametrize("text, reached", [
-    ("from .platform import get_cc\nif get_cc() >= (9, 0): pass\n", ["get_cc"]),
-    ("from .platform import (\n    ON_AMD,\n    get_cc as cc,  # the wrapper\n)\n", ["get_cc"]),
-    ("from acme import platform\nplatform.get_cc()\n", ["get_cc"]),
-    ("import acme.platform as plat\nplat.get_cc()\n", ["get_cc"]),
-    ("def get_cc():\n    return 1\nget_cc()\n", ["get_cc"]),
-    # mentioned only: a method of another object, a string, a local name, torch's own module
-    ("x = obj.get_cc()\ns = 'get_cc'\n", []),
-    ("def f():\n    get_cc = 1\n    return get_cc\n", []),
-    ("import torch\ntorch.cuda.get_cc()\n", []),
-])
+@pytest.mark.parametrize(
+    "text, reached",
+    [
+        ("from .platform import get_cc\nif get_cc() >= (9, 0): pass\n", ["get_cc"]),
+        ("from .platform import (\n    ON_AMD,\n    get_cc as cc,  # the wrapper\n)\n", ["get_cc"]),
+        ("from acme import platform\nplatform.get_cc()\n", ["get_cc"]),
+        ("import acme.platform as plat\nplat.get_cc()\n", ["get_cc"]),
+        ("def get_cc():\n    return 1\nget_cc()\n", ["get_cc"]),
+        # mentioned only: a method of another object, a string, a local name, torch's own module
+        ("x = obj.get_cc()\ns = 'get_cc'\n", []),
+        ("def f():\n    get_cc = 1\n    return get_cc\n", []),
+        ("import torch\ntorch.cuda.get_cc()\n", []),
+    ],
+)
 def test_trigger_names_are_those_the_file_can_reach(text, reached):
     from rocm_lint.config import Config
     from rocm_lint.python.project import Project

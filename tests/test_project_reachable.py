@@ -34,13 +34,33 @@ def _plain_reachable(text, words):
     return sorted(found | (_plain_attribute_names(text, modules) & set(words)))
 
 
-PIECES = st.sampled_from([
-    "from .utils import get_cc, cc as c2\n", "from kernels import (ops,\n  fp8)\n", "import pkg.utils as u\n",
-    "import utils, config\n", "from . import V\n", "x = utils.get_cc()\n", "y = u . is_sm90\n", "z = u\t.fp8\n",
-    "def is_sm90():\n    return 1\n", "a_b = 3\n", "V.config.a_b\n", "self.utils.cc\n", "xutils.cc\n",
-    "print(ops.kernels.fp8)\n", "\udcff", "é", " ", ".", "\n", "#", "(", "x" * 300,
-    "from a import b, c, d, e, f, g\n",
-])
+PIECES = st.sampled_from(
+    [
+        "from .utils import get_cc, cc as c2\n",
+        "from kernels import (ops,\n  fp8)\n",
+        "import pkg.utils as u\n",
+        "import utils, config\n",
+        "from . import V\n",
+        "x = utils.get_cc()\n",
+        "y = u . is_sm90\n",
+        "z = u\t.fp8\n",
+        "def is_sm90():\n    return 1\n",
+        "a_b = 3\n",
+        "V.config.a_b\n",
+        "self.utils.cc\n",
+        "xutils.cc\n",
+        "print(ops.kernels.fp8)\n",
+        "\udcff",
+        "é",
+        " ",
+        ".",
+        "\n",
+        "#",
+        "(",
+        "x" * 300,
+        "from a import b, c, d, e, f, g\n",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -51,6 +71,11 @@ def test_reachable_is_the_plain_definition(parts, words):
 
 
 def test_many_modules_read_through_dots():
-    text = ("from .m import " + ", ".join(f"n{i}" for i in range(20)) + "\n"
-            + "x = n3.get_cc\ny = n7 .is_sm90\nz = n9\t.fp8 + an9.cc\n" + "pad\n" * 100)
+    text = (
+        "from .m import "
+        + ", ".join(f"n{i}" for i in range(20))
+        + "\n"
+        + "x = n3.get_cc\ny = n7 .is_sm90\nz = n9\t.fp8 + an9.cc\n"
+        + "pad\n" * 100
+    )
     assert reachable(text, frozenset(NAMES)) == _plain_reachable(text, NAMES) == ["fp8", "get_cc", "is_sm90"]

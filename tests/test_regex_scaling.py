@@ -22,8 +22,7 @@ PATTERNS = all_patterns()
 # Super-linear patterns in files this part of the work does not own, with a reproducer each
 # (``pattern.finditer(text)`` on the input named, 200,000 characters); reported to their owners.  Once fixed, the
 # entry goes: the test then holds them like the rest (xfail is not strict, so it says XPASS).
-KNOWN = {
-}
+KNOWN = {}
 
 
 @pytest.mark.parametrize("where", sorted(PATTERNS))
@@ -33,10 +32,13 @@ def test_regex_scales_linearly(where):
     hang_check(PATTERNS[where], anchored=where.endswith(":match"))
 
 
-@pytest.mark.parametrize("bad, where", [
-    (r"(a+)+b", "at 400 characters"),  # exponential: interrupted in the screen
-    (r"\s*;", "at 15000 characters"),  # quadratic: found by the screen, failed at the large size
-])
+@pytest.mark.parametrize(
+    "bad, where",
+    [
+        (r"(a+)+b", "at 400 characters"),  # exponential: interrupted in the screen
+        (r"\s*;", "at 15000 characters"),  # quadratic: found by the screen, failed at the large size
+    ],
+)
 def test_the_hang_check_flags_super_linear_patterns(bad, where):
     r"""The check fails what it guards against, at sizes and bounds scaled down to keep this
     cheap: at 15,000 characters ``\s*;`` (a quadratic pattern with one of the cheapest steps of
@@ -53,6 +55,12 @@ def test_the_reader_patterns_are_all_found():
     from rocm_lint.cpp import lexer
 
     found = {(p.pattern, p.flags) for p in PATTERNS.values()}
-    for pattern in (lexer._TOKEN, lexer._FAST_TOKEN, platform_tests.SETTING_NAMES, noqa.NOQA_INLINE, noqa.NOQA_FILE):
+    for pattern in (
+        lexer._TOKEN,
+        lexer._FAST_TOKEN,
+        platform_tests.SETTING_NAMES,
+        noqa.NOQA_INLINE,
+        noqa.NOQA_FILE,
+    ):
         assert (pattern.pattern, pattern.flags) in found, pattern.pattern
     assert len(PATTERNS) > 100

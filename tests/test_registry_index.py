@@ -25,13 +25,21 @@ def test_the_index_answers_as_the_catalogue():
     assert registry.python_observers(everything) == tuple(c for r in rules for c in r.observers)
     for language in ("cuda", "shell", "dockerfile", "yaml", "dotenv", "cmake", "manifest", "python"):
         assert registry.source_checkers(language, everything) == tuple(
-            c for r in rules for c in r.source_checkers if language in c.languages), language
+            c for r in rules for c in r.source_checkers if language in c.languages
+        ), language
         assert registry.superseding_rules(language) == tuple(
-            r for r in rules if r.supersedes is not None and any(language in c.languages for c in r.source_checkers))
+            r
+            for r in rules
+            if r.supersedes is not None and any(language in c.languages for c in r.source_checkers)
+        )
     for rule in rules:
         assert registry.get_rule(rule.code) is rule
         info = next(i for i in registry.rule_infos() if i.code == rule.code)
-        assert (info.languages, info.triggers, info.precheck) == (rule.languages, rule.triggers, rule.precheck)
+        assert (info.languages, info.triggers, info.precheck) == (
+            rule.languages,
+            rule.triggers,
+            rule.precheck,
+        )
 
 
 def _run(code: str) -> str:
@@ -87,13 +95,20 @@ def _fingerprinted(node, assigned, imported) -> bool:
     if isinstance(node, ast.Constant):
         return True
     if isinstance(node, (ast.Tuple, ast.List)):
-        return all(_fingerprinted(e.value if isinstance(e, ast.Starred) else e, assigned, imported) for e in node.elts)
+        return all(
+            _fingerprinted(e.value if isinstance(e, ast.Starred) else e, assigned, imported)
+            for e in node.elts
+        )
     if isinstance(node, ast.BinOp):
-        return _fingerprinted(node.left, assigned, imported) and _fingerprinted(node.right, assigned, imported)
+        return _fingerprinted(node.left, assigned, imported) and _fingerprinted(
+            node.right, assigned, imported
+        )
     if isinstance(node, ast.Name):
         if node.id in assigned:
             return _fingerprinted(assigned.pop(node.id), assigned, imported)  # (popped: no cycle)
-        return imported.get(node.id, "") == "rocm_lint.rule" or imported.get(node.id, "").startswith("rocm_lint.rules.")
+        return imported.get(node.id, "") == "rocm_lint.rule" or imported.get(node.id, "").startswith(
+            "rocm_lint.rules."
+        )
     return False
 
 
@@ -108,15 +123,25 @@ def test_what_the_index_holds_is_written_in_the_files_its_checksum_covers():
     bad = []
     for path in sorted(families.glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        assigned = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
-                    for t in node.targets if isinstance(t, ast.Name)}
-        imported = {alias.asname or alias.name: node.module for node in ast.walk(tree)
-                    if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
+        assigned = {
+            t.id: node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            for t in node.targets
+            if isinstance(t, ast.Name)
+        }
+        imported = {
+            alias.asname or alias.name: node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module
+            for alias in node.names
+        }
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Rule":
                 for kw in node.keywords:
-                    if kw.arg in ("triggers", "precheck", "languages") and \
-                            not _fingerprinted(kw.value, dict(assigned), imported):
+                    if kw.arg in ("triggers", "precheck", "languages") and not _fingerprinted(
+                        kw.value, dict(assigned), imported
+                    ):
                         bad.append(f"{path.name}:{kw.value.lineno} {kw.arg}")
     assert not bad
 
@@ -125,12 +150,20 @@ def test_what_the_index_holds_is_written_in_the_files_its_checksum_covers():
 # decide a match (a leading `\b`, or alternatives with no common literal, made the regex engine try
 # every position of a file: 4.5, 3, 1.3, 1.1 and 0.5 ms on torch/_inductor/config.py).
 _LITERAL_LED = {
-    "ROC701": (r"\b(?:__)?asm(?:__)?\b|inline_asm_elementwise", ["asm", "__asm__", "__asm", "asm__", "inline_asm_elementwise"]),
+    "ROC701": (
+        r"\b(?:__)?asm(?:__)?\b|inline_asm_elementwise",
+        ["asm", "__asm__", "__asm", "asm__", "inline_asm_elementwise"],
+    ),
     "ROC404": (r"\b(?:nvidia-smi|nvcc|nsys|ncu|nvprof)\b", ["nvidia-smi", "nvcc", "nsys", "ncu", "nvprof"]),
-    "ROC203": (r"cudagraph(?:s|_trees)\s*=(?!=)|[\"']triton\.cudagraph",
-               ["cudagraphs =", "cudagraph_trees=", "'triton.cudagraph", '"triton.cudagraphs']),
+    "ROC203": (
+        r"cudagraph(?:s|_trees)\s*=(?!=)|[\"']triton\.cudagraph",
+        ["cudagraphs =", "cudagraph_trees=", "'triton.cudagraph", '"triton.cudagraphs'],
+    ),
     "ROC205": (r"memory_planning\s*=(?!=)|[\"']memory_planning", ["memory_planning =", "'memory_planning"]),
-    "ROC107": (r"version\.cuda|torch\.version\s*,\s*[\"']cuda", ["version.cuda", "torch.version, 'cuda", 'torch.version,"cuda']),
+    "ROC107": (
+        r"version\.cuda|torch\.version\s*,\s*[\"']cuda",
+        ["version.cuda", "torch.version, 'cuda", 'torch.version,"cuda'],
+    ),
 }
 _EDITS = "_a=' \".,-\nx1é"
 
@@ -148,7 +181,11 @@ def _near(example: str, rng) -> str:
                 del text[at]
             else:
                 text[at] = rng.choice(_EDITS)
-    return rng.choice(["", " ", "x", "_", "a", "\n", "."]) + "".join(text) + rng.choice(["", " ", "x", "_", "=", "\n"])
+    return (
+        rng.choice(["", " ", "x", "_", "a", "\n", "."])
+        + "".join(text)
+        + rng.choice(["", " ", "x", "_", "=", "\n"])
+    )
 
 
 def test_literal_led_prechecks_match_the_same_texts_as_their_plain_forms():
@@ -160,7 +197,9 @@ def test_literal_led_prechecks_match_the_same_texts_as_their_plain_forms():
 
     from conftest import FIXTURES
 
-    fixtures = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(FIXTURES.rglob("*")) if p.is_file()]
+    fixtures = [
+        p.read_text(encoding="utf-8", errors="replace") for p in sorted(FIXTURES.rglob("*")) if p.is_file()
+    ]
     rng = random.Random(28)
     for code, (plain, examples) in _LITERAL_LED.items():
         fast = re.compile(registry.get_rule(code).precheck)

@@ -12,9 +12,20 @@ FIXTURE_FILES = sorted(RULE_FIXTURES.glob("*.py"))
 
 def _flake8_lines(paths):
     proc = subprocess.run(
-        [sys.executable, "-m", "flake8", "--isolated", "--select", "ROC",
-         "--format", "%(path)s:%(row)d:%(col)d: %(code)s %(text)s", *map(str, paths)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--isolated",
+            "--select",
+            "ROC",
+            "--format",
+            "%(path)s:%(row)d:%(col)d: %(code)s %(text)s",
+            *map(str, paths),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode in (0, 1), proc.stderr
     return sorted(proc.stdout.splitlines())

@@ -15,9 +15,14 @@ def _runtime_codes():
     """The codes ``rocm_lint.runtime.check()`` can report: ``_finding("ROCxxx", ...)`` and the
     codes of its settings tables."""
     tree = ast.parse((ROOT / "src" / "rocm_lint" / "runtime.py").read_text("utf-8"))
-    codes = {node.args[0].value for node in ast.walk(tree)
-             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_finding"
-             and node.args and isinstance(node.args[0], ast.Constant)}
+    codes = {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "_finding"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    }
     codes |= {code for _, code in runtime.UNSAFE_INDUCTOR_SETTINGS}
     return codes
 

@@ -30,30 +30,74 @@ BUILD_SOURCES = [
     ("split-key-lines", 'args = {\n    "nv"\n    "cc": ["--use_fast_math"],\n}\n', (1, 1, 0)),
     ("escaped-key", 'args = {"\\x6evcc": ["--use_fast_math"]}\n', (1, 1, 0)),
     ("continued-key", 'args = {"nv\\\ncc": ["--use_fast_math"]}\n', (1, 1, 0)),
-    ("subscript", 'args = {}\nargs["nv" "cc"] = ["-Xptxas"]\nargs["nvcc"].append("--threads 4")\n', (2, 2, 0)),
+    (
+        "subscript",
+        'args = {}\nargs["nv" "cc"] = ["-Xptxas"]\nargs["nvcc"].append("--threads 4")\n',
+        (2, 2, 0),
+    ),
     ("nfkc-name", 'ｆlags = ["--use_fast_math"]\nargs = {"nvcc": flags}\n', (1, 1, 0)),
-    ("nfkc-keyword", 'flags = ["--use_fast_math"]\nload("x", ["a.cu"], ｅxtra_cuda_cflags=flags)\n', (1, 1, 0)),
-    ("provider-upper", 'class B:\n    def NVCC_FLAGS(self):\n        f = ["--use_fast_math"]\n'
-                       '        f.append("-Xptxas")\n        return f\n', (2, 2, 0)),
-    ("provider-cuda-cflags", 'class B:\n    def get_cuda_cflags(self):\n        out = []\n'
-                             '        out += ["--expt-relaxed-constexpr"]\n        return out\n', (1, 1, 0)),
-    ("module-function", 'def extra():\n    x = 1\n    return ["-gencode=arch=compute_80,code=sm_80"]\n\n'
-                        'args = dict(nvcc=extra())\n', (1, 1, 0)),
-    ("chain", 'base = ["-O3"]\narch = ["--threads", "4"]\nallf = base + arch\n'
-              'def f():\n    return load("m", [], extra_cuda_cflags=allf)\n', (3, 3, 0)),
-    ("imported-helper", 'from .flags import extra_nvcc_flags\nimport helpers\n'
-                        'load("m", [], extra_cuda_cflags=extra_nvcc_flags() + helpers.more())\n', (0, 0, 2)),
-    ("imported-rebound-gated", 'import torch\nfrom .flags import flags\nif torch.version.cuda:\n'
-                               '    flags = ["--use_fast_math"]\nargs = {"nvcc": flags}\n', (0, 0, 1)),
-    ("gated", 'import torch\nfrom torch.utils.cpp_extension import IS_HIP_EXTENSION\nflags = ["-O3"]\n'
-              'if not IS_HIP_EXTENSION:\n    flags.append("--use_fast_math")\nelse:\n'
-              '    flags.append("--offload-arch=gfx90a")\nargs = {"nvcc": flags}\n'
-              'if IS_HIP_EXTENSION:\n    args["nvcc"] += ["-fgpu-rdc"]\n', (2, 3, 0)),
-    ("inherited-gate", 'import torch\nfrom torch.utils.cpp_extension import IS_HIP_EXTENSION\n'
-                       'def _nv():\n    flags = ["--use_fast_math"]\n    return {"nvcc": flags}\n'
-                       'if not IS_HIP_EXTENSION:\n    args = _nv()\nflags = ["-O2"]\n', (0, 0, 0)),
-    ("parameter", 'def build(flags):\n    flags.append("--use_fast_math")\n    return {"nvcc": flags}\n'
-                  'flags = ["-O3"]\n', (1, 1, 0)),
+    (
+        "nfkc-keyword",
+        'flags = ["--use_fast_math"]\nload("x", ["a.cu"], ｅxtra_cuda_cflags=flags)\n',
+        (1, 1, 0),
+    ),
+    (
+        "provider-upper",
+        'class B:\n    def NVCC_FLAGS(self):\n        f = ["--use_fast_math"]\n'
+        '        f.append("-Xptxas")\n        return f\n',
+        (2, 2, 0),
+    ),
+    (
+        "provider-cuda-cflags",
+        "class B:\n    def get_cuda_cflags(self):\n        out = []\n"
+        '        out += ["--expt-relaxed-constexpr"]\n        return out\n',
+        (1, 1, 0),
+    ),
+    (
+        "module-function",
+        'def extra():\n    x = 1\n    return ["-gencode=arch=compute_80,code=sm_80"]\n\n'
+        "args = dict(nvcc=extra())\n",
+        (1, 1, 0),
+    ),
+    (
+        "chain",
+        'base = ["-O3"]\narch = ["--threads", "4"]\nallf = base + arch\n'
+        'def f():\n    return load("m", [], extra_cuda_cflags=allf)\n',
+        (3, 3, 0),
+    ),
+    (
+        "imported-helper",
+        "from .flags import extra_nvcc_flags\nimport helpers\n"
+        'load("m", [], extra_cuda_cflags=extra_nvcc_flags() + helpers.more())\n',
+        (0, 0, 2),
+    ),
+    (
+        "imported-rebound-gated",
+        "import torch\nfrom .flags import flags\nif torch.version.cuda:\n"
+        '    flags = ["--use_fast_math"]\nargs = {"nvcc": flags}\n',
+        (0, 0, 1),
+    ),
+    (
+        "gated",
+        'import torch\nfrom torch.utils.cpp_extension import IS_HIP_EXTENSION\nflags = ["-O3"]\n'
+        'if not IS_HIP_EXTENSION:\n    flags.append("--use_fast_math")\nelse:\n'
+        '    flags.append("--offload-arch=gfx90a")\nargs = {"nvcc": flags}\n'
+        'if IS_HIP_EXTENSION:\n    args["nvcc"] += ["-fgpu-rdc"]\n',
+        (2, 3, 0),
+    ),
+    (
+        "inherited-gate",
+        "import torch\nfrom torch.utils.cpp_extension import IS_HIP_EXTENSION\n"
+        'def _nv():\n    flags = ["--use_fast_math"]\n    return {"nvcc": flags}\n'
+        'if not IS_HIP_EXTENSION:\n    args = _nv()\nflags = ["-O2"]\n',
+        (0, 0, 0),
+    ),
+    (
+        "parameter",
+        'def build(flags):\n    flags.append("--use_fast_math")\n    return {"nvcc": flags}\n'
+        'flags = ["-O3"]\n',
+        (1, 1, 0),
+    ),
     ("no-sink", 'flags = ["--use_fast_math"]\nprint(flags)\n', (0, 0, 0)),
 ]
 
@@ -70,7 +114,9 @@ def test_build_facts_narrow_walk_equals_whole_walk(name, source, found):
         whole = _learn_build_facts_whole(ModuleContext("build_ext.py", tree, Config(), text))
         assert narrow == whole, name
         if text == source:
-            assert (len(whole.nvcc_constants), len(whole.sink_constants), len(whole.nvcc_imports)) == found, name
+            assert (len(whole.nvcc_constants), len(whole.sink_constants), len(whole.nvcc_imports)) == found, (
+                name
+            )
 
 
 @pytest.mark.parametrize("path", PY_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
@@ -101,16 +147,32 @@ def test_build_facts_of_the_fixtures_are_not_all_empty():
 SETUP_SOURCES = [
     ("from-import", 'from setuptools import setup\nsetup(install_requires=["nvidia-cublas-cu12"])\n', 1),
     ("alias", 'from setuptools import setup as s\nREQ = ["cupy-cuda12x"]\ns(install_requires=REQ)\n', 1),
-    ("module", 'import setuptools\nsetuptools.setup(\n    name="x",\n    install_requires=["torch==2.4.0"],\n)\n', 1),
+    (
+        "module",
+        'import setuptools\nsetuptools.setup(\n    name="x",\n    install_requires=["torch==2.4.0"],\n)\n',
+        1,
+    ),
     ("distutils", 'import distutils.core as dc\ndc.setup(tests_require=["torch==2.4.0"])\n', 1),
     ("distutils-core", 'from distutils import core\ncore.setup(setup_requires=["torch==2.4.0"])\n', 1),
     ("unimported", 'setuptools.setup(install_requires=["torch==2.4.0"])\n', 1),
     ("shadowed", 'import other as setuptools\nsetuptools.setup(install_requires=["torch==2.4.0"])\n', 0),
-    ("nested", 'import setuptools\nif True:\n    def main():\n        return [setuptools.setup(\n'
-               '            extras_require={"gpu": ["cupy-cuda12x"]})]\n', 1),
-    ("decorator", 'import setuptools\n@setuptools.setup(install_requires=["torch==2.4.0"])\ndef f():\n    pass\n', 1),
-    ("two-calls", 'from setuptools import setup\nL = ["torch==2.4.0"]\n'
-                  'def a():\n    x = [[setup(extras_require={"a": L})]]\nsetup(install_requires=L)\n', 2),
+    (
+        "nested",
+        "import setuptools\nif True:\n    def main():\n        return [setuptools.setup(\n"
+        '            extras_require={"gpu": ["cupy-cuda12x"]})]\n',
+        1,
+    ),
+    (
+        "decorator",
+        'import setuptools\n@setuptools.setup(install_requires=["torch==2.4.0"])\ndef f():\n    pass\n',
+        1,
+    ),
+    (
+        "two-calls",
+        'from setuptools import setup\nL = ["torch==2.4.0"]\n'
+        'def a():\n    x = [[setup(extras_require={"a": L})]]\nsetup(install_requires=L)\n',
+        2,
+    ),
     ("nfkc", 'from setuptools import setup\nｓetup(install_requires=["torch==2.4.0"])\n', 1),
 ]
 
@@ -120,8 +182,11 @@ def _setup_calls_whole(ctx):
 
 
 def _setup_calls_narrow(ctx):
-    return [n for n in _walk_naming(ctx, _setup_roots(ctx))
-            if isinstance(n, ast.Call) and ctx.qualname(n.func) in _SETUP]
+    return [
+        n
+        for n in _walk_naming(ctx, _setup_roots(ctx))
+        if isinstance(n, ast.Call) and ctx.qualname(n.func) in _SETUP
+    ]
 
 
 @pytest.mark.parametrize("name,source,calls", SETUP_SOURCES, ids=[s[0] for s in SETUP_SOURCES])
@@ -153,23 +218,44 @@ def test_setup_search_narrow_equals_whole_on_fixtures(path):
 
 
 TRY_SOURCES = [
-    ("module", 'import torch\ntry:\n    cc = torch.cuda.get_device_capability()\nexcept RuntimeError:\n    cc = 0\n', 1),
-    ("nested", 'class A:\n    def f(self):\n        with x:\n            for i in y:\n                try:\n'
-               '                    pass\n                except Exception:\n                    cc: int = 0\n'
-               '                    other = f()\n', 1),
-    ("two", 'def f():\n    try:\n        a = 1\n    except E:\n        a = 2\n\ntry:\n    b = 1\nexcept E:\n'
-            '    b = 3\nfinally:\n    c = 4\n', 2),
-    ("match", 'match v:\n    case 1:\n        try:\n            pass\n        except E:\n            z = 0\n', 1),
-    ("nfkc", 'ｘ = 1\ntry:\n    pass\nexcept E:\n    ｙ = 0\n', 1),
+    (
+        "module",
+        "import torch\ntry:\n    cc = torch.cuda.get_device_capability()\nexcept RuntimeError:\n    cc = 0\n",
+        1,
+    ),
+    (
+        "nested",
+        "class A:\n    def f(self):\n        with x:\n            for i in y:\n                try:\n"
+        "                    pass\n                except Exception:\n                    cc: int = 0\n"
+        "                    other = f()\n",
+        1,
+    ),
+    (
+        "two",
+        "def f():\n    try:\n        a = 1\n    except E:\n        a = 2\n\ntry:\n    b = 1\nexcept E:\n"
+        "    b = 3\nfinally:\n    c = 4\n",
+        2,
+    ),
+    (
+        "match",
+        "match v:\n    case 1:\n        try:\n            pass\n        except E:\n            z = 0\n",
+        1,
+    ),
+    ("nfkc", "ｘ = 1\ntry:\n    pass\nexcept E:\n    ｙ = 0\n", 1),
 ]
 
 
 def _fallbacks_whole(ctx):
     from rocm_lint.rules.capability_model import _compound_statements
 
-    return {id(stmt) for node in _compound_statements(ctx.tree.body) if isinstance(node, ast.Try)
-            for handler in node.handlers for stmt in handler.body
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Constant)}
+    return {
+        id(stmt)
+        for node in _compound_statements(ctx.tree.body)
+        if isinstance(node, ast.Try)
+        for handler in node.handlers
+        for stmt in handler.body
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Constant)
+    }
 
 
 @pytest.mark.parametrize("name,source,count", TRY_SOURCES, ids=[s[0] for s in TRY_SOURCES])

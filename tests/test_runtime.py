@@ -22,7 +22,9 @@ from conftest import FIXTURES, ROOT  # noqa: E402
 
 @pytest.fixture
 def clean_env(monkeypatch, tmp_path):
-    for var in runtime.ALLOC_CONF_VARS + runtime.AUTOTUNE_ENV + ("HIPBLASLT_ALLOW_TF32", "HIP_FORCE_DEV_KERNARG"):
+    for var in (
+        runtime.ALLOC_CONF_VARS + runtime.AUTOTUNE_ENV + ("HIPBLASLT_ALLOW_TF32", "HIP_FORCE_DEV_KERNARG")
+    ):
         monkeypatch.delenv(var, raising=False)
     numa = tmp_path / "numa_balancing"
     numa.write_text("0\n")
@@ -36,8 +38,11 @@ def clean_env(monkeypatch, tmp_path):
     saved_tf32 = torch.backends.cuda.matmul.allow_tf32  # a property of torch's C state
     torch.backends.cuda.matmul.allow_tf32 = False
     real_find_spec = runtime.importlib.util.find_spec
-    monkeypatch.setattr(runtime.importlib.util, "find_spec",
-                        lambda name, *a: None if name == "pynvml" else real_find_spec(name, *a))
+    monkeypatch.setattr(
+        runtime.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "pynvml" else real_find_spec(name, *a),
+    )
     # The live Inductor config at known values for the test's duration (Inductor's own patch()).
     defaults = {dotted: dotted == "triton.cudagraph_trees" for dotted, _ in runtime.UNSAFE_INDUCTOR_SETTINGS}
     with inductor_config.patch(defaults):
@@ -51,9 +56,13 @@ def simulate(monkeypatch, *, hip="6.3.42131", arch="gfx942:sramecc+:xnack-", war
     monkeypatch.setattr(torch.version, "cuda", None if hip else "12.8")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1 if gpu else 0)
-    props = SimpleNamespace(name="AMD Instinct MI300X" if hip else "NVIDIA H100 80GB HBM3",
-                            gcnArchName=arch if hip else "NVIDIA", warp_size=warp,
-                            major=9, minor=4 if hip else 0)
+    props = SimpleNamespace(
+        name="AMD Instinct MI300X" if hip else "NVIDIA H100 80GB HBM3",
+        gcnArchName=arch if hip else "NVIDIA",
+        warp_size=warp,
+        major=9,
+        minor=4 if hip else 0,
+    )
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d=0: props)
 
 
@@ -71,18 +80,23 @@ def test_cpu_torch_is_not_rocm(clean_env):
     assert runtime.apply_rocm_safe_defaults() == {}
 
 
-@pytest.mark.parametrize("arch,warp,fnuz", [
-    ("gfx942:sramecc+:xnack-", 64, True),   # MI300: FNUZ fp8, wave64
-    ("gfx950", 64, False),                  # MI350: OCP fp8
-    ("gfx1100", 32, False),                 # RDNA3: wave32
-    ("gfx1201", 32, False),                 # RDNA4: OCP fp8, wave32
-])
+@pytest.mark.parametrize(
+    "arch,warp,fnuz",
+    [
+        ("gfx942:sramecc+:xnack-", 64, True),  # MI300: FNUZ fp8, wave64
+        ("gfx950", 64, False),  # MI350: OCP fp8
+        ("gfx1100", 32, False),  # RDNA3: wave32
+        ("gfx1201", 32, False),  # RDNA4: OCP fp8, wave32
+    ],
+)
 def test_arch_warp_fp8(monkeypatch, clean_env, arch, warp, fnuz):
     simulate(monkeypatch, arch=arch, warp=warp)
     assert runtime.is_rocm()
     assert runtime.gpu_arch() == arch.split(":")[0]
     assert runtime.warp_size() == warp
-    expected = (torch.float8_e4m3fnuz, torch.float8_e5m2fnuz) if fnuz else (torch.float8_e4m3fn, torch.float8_e5m2)
+    expected = (
+        (torch.float8_e4m3fnuz, torch.float8_e5m2fnuz) if fnuz else (torch.float8_e4m3fn, torch.float8_e5m2)
+    )
     assert runtime.fp8_dtypes() == expected
 
 
@@ -110,10 +124,13 @@ def test_simulated_rocm_clean_host(monkeypatch, clean_env):
     assert runtime.check() == []
 
 
-@pytest.mark.parametrize("value,severity", [
-    ("max_split_size_mb:128", "warning"),
-    ("expandable_segments:True,max_split_size_mb:128", "critical"),
-])
+@pytest.mark.parametrize(
+    "value,severity",
+    [
+        ("max_split_size_mb:128", "warning"),
+        ("expandable_segments:True,max_split_size_mb:128", "critical"),
+    ],
+)
 def test_roc301_alloc_conf(monkeypatch, clean_env, value, severity):
     simulate(monkeypatch, arch="gfx1100", warp=32)
     monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", value)
@@ -131,10 +148,15 @@ def test_roc204_env(monkeypatch, clean_env):
     assert runtime.check() == []
 
 
-@pytest.mark.parametrize("dotted,code", [
-    ("triton.cudagraphs", "ROC203"), ("max_autotune", "ROC204"),
-    ("max_autotune_gemm", "ROC204"), ("memory_planning", "ROC205"),
-])
+@pytest.mark.parametrize(
+    "dotted,code",
+    [
+        ("triton.cudagraphs", "ROC203"),
+        ("max_autotune", "ROC204"),
+        ("max_autotune_gemm", "ROC204"),
+        ("memory_planning", "ROC205"),
+    ],
+)
 def test_live_inductor_config(monkeypatch, clean_env, dotted, code):
     simulate(monkeypatch, arch="gfx1100", warp=32)
     assert runtime.check() == []  # defaults (cudagraph_trees True alone does not fire)
@@ -153,8 +175,9 @@ def test_roc101_tf32(monkeypatch, clean_env):
 def test_roc401_pynvml(monkeypatch, clean_env):
     simulate(monkeypatch, arch="gfx1100", warp=32)
     real = runtime.importlib.util.find_spec
-    monkeypatch.setattr(runtime.importlib.util, "find_spec",
-                        lambda name, *a: object() if name == "pynvml" else real(name, *a))
+    monkeypatch.setattr(
+        runtime.importlib.util, "find_spec", lambda name, *a: object() if name == "pynvml" else real(name, *a)
+    )
     assert codes(runtime.check()) == ["ROC401"]
 
 
@@ -201,7 +224,9 @@ def amd_host(monkeypatch, root, *, kfd=True, gpu_nodes=1, rocm=None):
     for i in range(gpu_nodes + 1):
         (nodes / str(i)).mkdir(parents=True)
         simd = 0 if i == 0 else 304
-        (nodes / str(i) / "properties").write_text(f"cpu_cores_count 64\nsimd_count {simd}\ngfx_target_version 90402\n")
+        (nodes / str(i) / "properties").write_text(
+            f"cpu_cores_count 64\nsimd_count {simd}\ngfx_target_version 90402\n"
+        )
     monkeypatch.setattr(runtime, "KFD_TOPOLOGY", str(nodes))
     if rocm:
         (root / "rocm" / ".info").mkdir(parents=True)
@@ -323,7 +348,8 @@ def test_no_torch_installed():
         "assert runtime.is_rocm() is False and runtime.check() == [] and runtime.fp8_dtypes() is None\n"
         "assert runtime.apply_rocm_safe_defaults() == {}\n"
         "from rocm_lint.cli import main\n"
-        "raise SystemExit(main(['doctor']))\n")
+        "raise SystemExit(main(['doctor']))\n"
+    )
     assert proc.returncode == 0, proc.stderr
     assert "torch is not installed" in proc.stdout
 

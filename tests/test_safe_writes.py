@@ -145,8 +145,9 @@ def test_a_new_baseline_gets_the_umask_mode(tmp_path):
 
 
 def test_stale_temp_files_of_killed_runs_are_removed(tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     dead_pid = int(dead.stdout)
     write(tmp_path / "a.py")
     (tmp_path / f".rocm-lint-{dead_pid}-k1ll3d.tmp").write_text("half a file")
@@ -164,12 +165,14 @@ def test_a_sigkilled_fix_leaves_a_temp_file_the_next_run_removes(tmp_path):
     """Kill the fixer between writing its temporary file and the rename; the next --fix run
     removes what it left and fixes the file."""
     path = write(tmp_path / "a.py")
-    code = ("import os, signal, sys\n"
-            "from rocm_lint.config import Config\n"
-            "from rocm_lint.fix import files\n"
-            "real = files.os.replace\n"
-            "files.os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
-            "files.fix_file(sys.argv[1], Config(), unsafe=False, write=True)\n")
+    code = (
+        "import os, signal, sys\n"
+        "from rocm_lint.config import Config\n"
+        "from rocm_lint.fix import files\n"
+        "real = files.os.replace\n"
+        "files.os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "files.fix_file(sys.argv[1], Config(), unsafe=False, write=True)\n"
+    )
     killed = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
     assert killed.returncode == -9, killed.stderr
     assert len(temps(tmp_path)) == 1 and path.read_text() == SOURCE
@@ -182,8 +185,10 @@ def test_fixes_in_worker_processes_write_what_a_serial_run_writes(tmp_path):
     and a file reached twice (a symbolic link beside it) is fixed once, never concurrently."""
     from conftest import run_cli
 
-    source = ("import torch\n\n\ndef setup(n):\n    torch.backends.cuda.matmul.allow_tf32 = True\n"
-              "    return torch.compile(n, mode='reduce-overhead')\n")
+    source = (
+        "import torch\n\n\ndef setup(n):\n    torch.backends.cuda.matmul.allow_tf32 = True\n"
+        "    return torch.compile(n, mode='reduce-overhead')\n"
+    )
     trees = {}
     for jobs in ("1", "2"):
         root = tmp_path / f"j{jobs}"

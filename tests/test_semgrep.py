@@ -23,7 +23,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import FIXTURES, NVIDIA_DEFINES, ROCM_DEFINES, ROOT, RULE_FIXTURES, is_snapshot, nvcc_ptx, translation_unit
+from conftest import (
+    FIXTURES,
+    NVIDIA_DEFINES,
+    ROCM_DEFINES,
+    ROOT,
+    RULE_FIXTURES,
+    is_snapshot,
+    nvcc_ptx,
+    translation_unit,
+)
 from rocm_lint.config import Config
 from rocm_lint.cpp.logical_warp import LogicalWarps
 from rocm_lint.cpp.nvidia_view import same_on_nvidia
@@ -51,9 +60,21 @@ if semgrep_command() is None:  # pragma: no cover - `make test` installs semgrep
 
 def run_semgrep(files):
     proc = subprocess.run(
-        [*semgrep_command(), "scan", "--config", str(RULES), "--json", "--metrics=off", "--disable-version-check",
-         "--scan-unknown-extensions", *map(str, files)],
-        capture_output=True, text=True, timeout=600)
+        [
+            *semgrep_command(),
+            "scan",
+            "--config",
+            str(RULES),
+            "--json",
+            "--metrics=off",
+            "--disable-version-check",
+            "--scan-unknown-extensions",
+            *map(str, files),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = json.loads(proc.stdout)
     fatal = [e for e in data["errors"] if e.get("level") != "warn"]  # PartialParsing is a warning
@@ -74,9 +95,16 @@ def rules():
 
 
 # The whole file, where it tests USE_ROCM by value (`#if USE_ROCM`): no `#ifdef USE_ROCM` fix there.
-BY_VALUE_FILE = next(p["pattern-regex"] for r in rules() if r["id"] == "rocm-lint.ROC702-by-value"
-                     for p in r["patterns"] if p.get("pattern-regex", "").startswith("(?s)\\A"))
-FIX_VARIANTS = {code for code, n in Counter(r["metadata"]["rocm-lint-code"] for r in rules()).items() if n > 2}
+BY_VALUE_FILE = next(
+    p["pattern-regex"]
+    for r in rules()
+    if r["id"] == "rocm-lint.ROC702-by-value"
+    for p in r["patterns"]
+    if p.get("pattern-regex", "").startswith("(?s)\\A")
+)
+FIX_VARIANTS = {
+    code for code, n in Counter(r["metadata"]["rocm-lint-code"] for r in rules()).items() if n > 2
+}
 
 
 def fixture_files():
@@ -85,7 +113,9 @@ def fixture_files():
 
 
 def shared_files():
-    return sorted(p for p in RULE_FIXTURES.iterdir() if p.name.startswith(("ROC6", "ROC7")) and not is_snapshot(p))
+    return sorted(
+        p for p in RULE_FIXTURES.iterdir() if p.name.startswith(("ROC6", "ROC7")) and not is_snapshot(p)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -125,14 +155,20 @@ def test_rules_mirror_the_cpp_catalogue():
         assert r["id"] == f"rocm-lint.{code}" or r["id"].startswith(f"rocm-lint.{code}-")
         assert meta["category"] == "portability" and meta["confidence"] in ("HIGH", "MEDIUM", "LOW")
         assert any(ref.endswith(f"/docs/rules/{code}.md") for ref in meta["references"])
-        assert r["severity"] in ("ERROR", "WARNING") and r["languages"] == ["generic"] and r["message"].strip()
+        assert (
+            r["severity"] in ("ERROR", "WARNING") and r["languages"] == ["generic"] and r["message"].strip()
+        )
         assert {"*.cu", "*.cuh", "*.hip", "*.cpp", "*.h"} <= set(r["paths"]["include"]), r["id"]
     # A code has several entries only to give its safe fix one template each (ROC702 per HIP
     # header, ROC703 per ROCm value of the condition); at most one of them reports without a fix.
     # Each also has a `-by-value` entry: the same findings, without a fix, in files that test
     # USE_ROCM by value, which every entry with a fix leaves out (test below).
     for code in FIX_VARIANTS:
-        plain = [r for r in entries if r["metadata"]["rocm-lint-code"] == code and not r["id"].endswith("-by-value")]
+        plain = [
+            r
+            for r in entries
+            if r["metadata"]["rocm-lint-code"] == code and not r["id"].endswith("-by-value")
+        ]
         assert sum("fix" not in r for r in plain) <= 1, code
         (twin,) = [r for r in entries if r["id"] == f"rocm-lint.{code}-by-value"]
         assert "fix" not in twin and BY_VALUE_FILE in [p.get("pattern-regex") for p in twin["patterns"]]
@@ -151,10 +187,18 @@ def test_rules_file_is_plain_yaml():
     events = list(yaml.parse(RULES.read_text("utf-8")))
     assert [e for e in events if isinstance(e, yaml.AliasEvent) or getattr(e, "anchor", None)] == []
     assert list(yaml.safe_load(RULES.read_text("utf-8"))) == ["rules"]
-    regions = Counter(p["pattern-not-regex"][:60] for r in rules() for p in r.get("patterns", [])
-                      if "pattern-not-regex" in p and p["pattern-not-regex"].startswith("(?sm)^[ \\t]*#"))
-    texts = {p["pattern-not-regex"] for r in rules() for p in r.get("patterns", [])
-             if "pattern-not-regex" in p and p["pattern-not-regex"][:60] in regions}
+    regions = Counter(
+        p["pattern-not-regex"][:60]
+        for r in rules()
+        for p in r.get("patterns", [])
+        if "pattern-not-regex" in p and p["pattern-not-regex"].startswith("(?sm)^[ \\t]*#")
+    )
+    texts = {
+        p["pattern-not-regex"]
+        for r in rules()
+        for p in r.get("patterns", [])
+        if "pattern-not-regex" in p and p["pattern-not-regex"][:60] in regions
+    }
     assert len(texts) == len(regions), "two copies of a region differ"
 
 
@@ -164,14 +208,30 @@ def test_semgrep_validates_the_rules_without_errors(experimental, tmp_path):
     (which rejected the file for its `x-regions` key), and still finds what it should."""
     shutil.copy(SEMGREP_FIXTURES / "ROC602.cu", tmp_path / "k.cu")
     proc = subprocess.run(
-        [*semgrep_command(), "scan", *(["--experimental"] if experimental else []), "--config", str(RULES),
-         "--json", "--metrics=off", "--disable-version-check", "--scan-unknown-extensions", "k.cu"],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        [
+            *semgrep_command(),
+            "scan",
+            *(["--experimental"] if experimental else []),
+            "--config",
+            str(RULES),
+            "--json",
+            "--metrics=off",
+            "--disable-version-check",
+            "--scan-unknown-extensions",
+            "k.cu",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     for word in ("RuleParseError", "validation failed", "Invalid YAML", "Unknown or duplicate"):
         assert word not in proc.stderr
     data = json.loads(proc.stdout)
-    assert [e for e in data["errors"] if e.get("type") != "PartialParsing" and e["type"][0] != "PartialParsing"] == []
+    assert [
+        e for e in data["errors"] if e.get("type") != "PartialParsing" and e["type"][0] != "PartialParsing"
+    ] == []
     assert {r["extra"]["metadata"]["rocm-lint-code"] for r in data["results"]} == {"ROC602"}
 
 
@@ -224,7 +284,9 @@ def test_every_semgrep_finding_is_a_builtin_finding(path, semgrep_findings, monk
     # (the one ROC707 finding may name libcu++, included before CUTLASS)
     bound = any(f.code == "ROC707" for f in ours) and (
         any(f.code == "ROC707" and ("CUTLASS" in f.message or "CuTe" in f.message) for f in ours)
-        or re.search(r'(?m)^[ \t]*#[ \t]*include[ \t]*[<"](?:cutlass|cute)/', path.read_text("utf-8")) is not None)
+        or re.search(r'(?m)^[ \t]*#[ \t]*include[ \t]*[<"](?:cutlass|cute)/', path.read_text("utf-8"))
+        is not None
+    )
     if bound:  # compared per file: Semgrep's ROC707 must be the built-in one
         assert {c for _, c in found if c == "ROC707"} <= {f.code for f in ours}
         return
@@ -264,7 +326,7 @@ def _ptx_on_line(lines, line):
     """Does the asm statement starting on ``line`` hold a PTX instruction (the built-in's test)?"""
     from rocm_lint.cpp.asm import ptx_instruction
 
-    text = "\n".join(lines[line - 1:line + 3])
+    text = "\n".join(lines[line - 1 : line + 3])
     return any(ptx_instruction(literal) for literal in re.findall(r'"((?:[^"\\\n]|\\.)*)"', text))
 
 
@@ -276,8 +338,9 @@ def test_crlf_files_give_the_same_findings(semgrep_findings, tmp_path):
         copy.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
         copies[copy.resolve()] = path.resolve()
     crlf = run_semgrep(list(copies))
-    assert {copies[p]: lines for p, lines in crlf.items()} == {p: semgrep_findings[p] for p in copies.values()
-                                                                 if p in semgrep_findings}
+    assert {copies[p]: lines for p, lines in crlf.items()} == {
+        p: semgrep_findings[p] for p in copies.values() if p in semgrep_findings
+    }
 
 
 def test_parity_is_not_vacuous(semgrep_findings):
@@ -287,15 +350,33 @@ def test_parity_is_not_vacuous(semgrep_findings):
 
 
 # -- the safe fixes (ROC702, ROC703) -----------------------------------------------------------------------
-FIXABLE = [SEMGREP_FIXTURES / "ROC702.cu", SEMGREP_FIXTURES / "ROC703.cu",
-           FIXTURES / "fixes" / "cuda_headers.cu", FIXTURES / "fixes" / "cuda_version_guard.cu"]
+FIXABLE = [
+    SEMGREP_FIXTURES / "ROC702.cu",
+    SEMGREP_FIXTURES / "ROC703.cu",
+    FIXTURES / "fixes" / "cuda_headers.cu",
+    FIXTURES / "fixes" / "cuda_version_guard.cu",
+]
 
 
 def semgrep_json(files, *options, cwd=None):
     proc = subprocess.run(
-        [*semgrep_command(), "scan", "--config", str(RULES), "--json", "--metrics=off", "--disable-version-check",
-         "--scan-unknown-extensions", *options, *map(str, files)],
-        capture_output=True, text=True, timeout=600, cwd=cwd)
+        [
+            *semgrep_command(),
+            "scan",
+            "--config",
+            str(RULES),
+            "--json",
+            "--metrics=off",
+            "--disable-version-check",
+            "--scan-unknown-extensions",
+            *options,
+            *map(str, files),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)["results"]
 
@@ -322,7 +403,9 @@ def test_semgrep_fixes_keep_the_nvidia_program(path, semgrep_fixed, tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="no CUDA toolkit here")
-@pytest.mark.parametrize("path", [p for p in FIXABLE if "__global__" in p.read_text("utf-8")], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [p for p in FIXABLE if "__global__" in p.read_text("utf-8")], ids=lambda p: p.name
+)
 def test_semgrep_fixes_keep_nvcc_ptx_identical(path, semgrep_fixed, tmp_path):
     before, after = semgrep_fixed[path]
     assert nvcc_ptx(before, tmp_path, "before") == nvcc_ptx(after, tmp_path, "after")
@@ -352,13 +435,19 @@ def test_semgrep_fixes_are_final(semgrep_fixed, tmp_path):
         copies[-1].write_text(after)
     assert [r["start"]["line"] for r in semgrep_json(copies) if r["extra"].get("fix")] == []
     text_of = {p.resolve(): p.read_text("utf-8").splitlines() for p in FIXABLE}
-    had_fix = {(Path(r["path"]).resolve(), text_of[Path(r["path"]).resolve()][r["start"]["line"] - 1].strip())
-               for r in semgrep_json(FIXABLE) if r["extra"].get("fix")}
+    had_fix = {
+        (Path(r["path"]).resolve(), text_of[Path(r["path"]).resolve()][r["start"]["line"] - 1].strip())
+        for r in semgrep_json(FIXABLE)
+        if r["extra"].get("fix")
+    }
     assert len(had_fix) >= 8
     for path, (before, after) in semgrep_fixed.items():
         lines = after.splitlines()
-        remaining = [(f.code, lines[f.line - 1].strip()) for f in check_source(str(path), after, Config())
-                     if f.code in ("ROC702", "ROC703")]
+        remaining = [
+            (f.code, lines[f.line - 1].strip())
+            for f in check_source(str(path), after, Config())
+            if f.code in ("ROC702", "ROC703")
+        ]
         assert [r for r in remaining if (path.resolve(), r[1]) in had_fix] == []
 
 
@@ -379,7 +468,11 @@ def test_no_ifdef_fix_where_the_file_tests_use_rocm_by_value(tmp_path):
     assert {r["extra"]["metadata"]["rocm-lint-code"] for r in found} >= {"ROC702", "ROC703"}
     assert [(r["path"], r["start"]["line"]) for r in found if r["extra"].get("fix")] == []
     # The same lines have a fix where the file tests the macro with #ifdef ...
-    key = lambda r: (Path(r["path"]).name.split("-", 2)[2], r["start"]["line"], r["extra"]["metadata"]["rocm-lint-code"])
+    key = lambda r: (
+        Path(r["path"]).name.split("-", 2)[2],
+        r["start"]["line"],
+        r["extra"]["metadata"]["rocm-lint-code"],
+    )
     with_fix = {key(r): r for r in semgrep_json(defined) if r["extra"].get("fix")}
     value_keys = {key(r) for r in found if "-value-" in r["path"]}
     assert len(with_fix) >= 8 and set(with_fix) <= value_keys
@@ -389,10 +482,13 @@ def test_no_ifdef_fix_where_the_file_tests_use_rocm_by_value(tmp_path):
     changed = []
     for d, v in zip(defined, by_value):
         before = v.read_text("utf-8")
-        fixed_as_ifdef = d.read_text("utf-8").replace(prefix.replace("#if USE_ROCM", "#ifdef USE_ROCM"), prefix, 1)
+        fixed_as_ifdef = d.read_text("utf-8").replace(
+            prefix.replace("#if USE_ROCM", "#ifdef USE_ROCM"), prefix, 1
+        )
         assert fixed_as_ifdef != before
-        if (translation_unit(before, tmp_path, "before", defines=nvidia0)
-                != translation_unit(fixed_as_ifdef, tmp_path, "after", defines=nvidia0)):
+        if translation_unit(before, tmp_path, "before", defines=nvidia0) != translation_unit(
+            fixed_as_ifdef, tmp_path, "after", defines=nvidia0
+        ):
             changed.append(v.name.split("-", 2)[2])
     assert {"ROC702.cu", "cuda_headers.cu"} <= set(changed)  # the HIP headers (ROC703's macros print nothing)
     # --autofix leaves the by-value files as they are.
@@ -421,10 +517,18 @@ def test_directories_and_named_files_are_scanned_python_is_not(tmp_path):
     Python file that holds the same text."""
     shutil.copy(SEMGREP_FIXTURES / "ROC701.cu", tmp_path / "k.cu")
     shutil.copy(SEMGREP_FIXTURES / "ROC701.cu", tmp_path / "k.py")
-    base = [*semgrep_command(), "scan", "--config", str(RULES), "--json", "--metrics=off",
-            "--disable-version-check"]
-    run = lambda args: json.loads(subprocess.run(
-        base + args, capture_output=True, text=True, timeout=300, cwd=tmp_path).stdout)
+    base = [
+        *semgrep_command(),
+        "scan",
+        "--config",
+        str(RULES),
+        "--json",
+        "--metrics=off",
+        "--disable-version-check",
+    ]
+    run = lambda args: json.loads(
+        subprocess.run(base + args, capture_output=True, text=True, timeout=300, cwd=tmp_path).stdout
+    )
     for args in (["."], ["k.cu"], ["--scan-unknown-extensions", "k.cu"]):
         data = run(args)
         assert {r["path"] for r in data["results"]} == {"k.cu"}, args
@@ -437,17 +541,36 @@ def test_no_parse_errors_on_cuda(semgrep_findings):
     where `languages: [cpp]` rules gave one per file with `__global__` or `<<<...>>>`."""
     files = fixture_files() + shared_files()
     proc = subprocess.run(
-        [*semgrep_command(), "scan", "--config", str(RULES), "--json", "--metrics=off", "--disable-version-check",
-         *map(str, files)], capture_output=True, text=True, timeout=600)
+        [
+            *semgrep_command(),
+            "scan",
+            "--config",
+            str(RULES),
+            "--json",
+            "--metrics=off",
+            "--disable-version-check",
+            *map(str, files),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     data = json.loads(proc.stdout)
     assert data["errors"] == []
-    assert len(data["paths"]["scanned"]) == len([f for f in files if f.suffix != ".py"])  # (ROC701's .py: never)
+    assert len(data["paths"]["scanned"]) == len(
+        [f for f in files if f.suffix != ".py"]
+    )  # (ROC701's .py: never)
 
 
 def test_semgrep_test_passes():
     """`semgrep --test semgrep-rules/` (the annotated files of tests/rocm-lint/, exact rule ids)."""
-    proc = subprocess.run([*semgrep_command(), "--test", "--metrics=off", "--disable-version-check", str(SEMGREP_DIR)],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    proc = subprocess.run(
+        [*semgrep_command(), "--test", "--metrics=off", "--disable-version-check", str(SEMGREP_DIR)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert "0/0" not in proc.stdout and "passed" in proc.stdout.lower(), proc.stdout[-2000:]
 
@@ -466,18 +589,27 @@ def test_wrapper_picks_cpp_files(tmp_path, capsys):
     assert main([names[0]]) == 1  # a finding: --error
     assert main(["--autofix", names[0]]) == 1  # options go to Semgrep: the hook's `args: [--autofix]`
     assert (tmp_path / "k.cu").read_text() == (
-        "#ifdef USE_ROCM\n#include <hip/hip_runtime.h>\n#else\n#include <cuda_runtime.h>\n#endif\n")
+        "#ifdef USE_ROCM\n#include <hip/hip_runtime.h>\n#else\n#include <cuda_runtime.h>\n#endif\n"
+    )
     assert main([names[0]]) == 0
 
 
-WRAPPER = "import sys; from rocm_lint.semgrep import main; sys.argv[0] = 'rocm-lint-semgrep'; sys.exit(main())"
+WRAPPER = (
+    "import sys; from rocm_lint.semgrep import main; sys.argv[0] = 'rocm-lint-semgrep'; sys.exit(main())"
+)
 
 
 def run_wrapper(*args, cwd, src=ROOT / "src"):
     """`rocm-lint-semgrep` in a subprocess, with rocm_lint imported from ``src``."""
     env = dict(os.environ, PYTHONPATH=str(src))
-    return subprocess.run([sys.executable, "-c", WRAPPER, *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", WRAPPER, *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_wrapper_help():
@@ -516,7 +648,9 @@ def test_wrapper_passes_option_values_to_semgrep(tmp_path):
 def sarif_rule_ids(proc, path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     run = json.loads(Path(path).read_text())["runs"][0]
-    return sorted({r["ruleId"] for r in run["results"]}), sorted(r["id"] for r in run["tool"]["driver"]["rules"])
+    return sorted({r["ruleId"] for r in run["results"]}), sorted(
+        r["id"] for r in run["tool"]["driver"]["rules"]
+    )
 
 
 def test_rule_ids_do_not_depend_on_where_rules_and_semgrep_are(tmp_path):
@@ -529,39 +663,69 @@ def test_rule_ids_do_not_depend_on_where_rules_and_semgrep_are(tmp_path):
     for name in ("ROC602.cu", "ROC702.cu"):
         shutil.copy(SEMGREP_FIXTURES / name, project / "kernels" / name)
     site = tmp_path / "venv" / "lib" / "site-packages"  # an installed copy of the package
-    shutil.copytree(ROOT / "src" / "rocm_lint", site / "rocm_lint",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "src" / "rocm_lint", site / "rocm_lint", ignore=shutil.ignore_patterns("__pycache__")
+    )
     seen = [
-        sarif_rule_ids(run_wrapper("--sarif", "--output", tmp_path / "a.sarif", "kernels", cwd=project),
-                       tmp_path / "a.sarif"),
-        sarif_rule_ids(run_wrapper("--sarif", "--output", tmp_path / "b.sarif", ".", cwd=project / "kernels"),
-                       tmp_path / "b.sarif"),
-        sarif_rule_ids(run_wrapper("--sarif", "--output", tmp_path / "c.sarif", "kernels", cwd=project, src=site),
-                       tmp_path / "c.sarif"),
-        sarif_rule_ids(run_wrapper("--sarif", "--output", tmp_path / "d.sarif", project, cwd=site, src=site),
-                       tmp_path / "d.sarif"),
+        sarif_rule_ids(
+            run_wrapper("--sarif", "--output", tmp_path / "a.sarif", "kernels", cwd=project),
+            tmp_path / "a.sarif",
+        ),
+        sarif_rule_ids(
+            run_wrapper("--sarif", "--output", tmp_path / "b.sarif", ".", cwd=project / "kernels"),
+            tmp_path / "b.sarif",
+        ),
+        sarif_rule_ids(
+            run_wrapper("--sarif", "--output", tmp_path / "c.sarif", "kernels", cwd=project, src=site),
+            tmp_path / "c.sarif",
+        ),
+        sarif_rule_ids(
+            run_wrapper("--sarif", "--output", tmp_path / "d.sarif", project, cwd=site, src=site),
+            tmp_path / "d.sarif",
+        ),
     ]
     assert seen[0][0] and "rocm-lint.ROC602" in seen[0][0] and "rocm-lint.ROC702-hip-runtime" in seen[0][0]
     assert all(s == seen[0] for s in seen), seen
     assert all(i.startswith("rocm-lint.ROC") for i in seen[0][1])
     # Why the wrapper passes --no-rewrite-rule-ids: Semgrep's own default from the same places.
-    plain = subprocess.run([*semgrep_command(), "scan", "--config", str(site / "rocm_lint/semgrep/rocm-lint.yaml"),
-                            "--json", "--metrics=off", "--disable-version-check", "--scan-unknown-extensions",
-                            "kernels/ROC602.cu"], cwd=project, capture_output=True, text=True, timeout=600)
+    plain = subprocess.run(
+        [
+            *semgrep_command(),
+            "scan",
+            "--config",
+            str(site / "rocm_lint/semgrep/rocm-lint.yaml"),
+            "--json",
+            "--metrics=off",
+            "--disable-version-check",
+            "--scan-unknown-extensions",
+            "kernels/ROC602.cu",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     (plain_id,) = {r["check_id"] for r in json.loads(plain.stdout)["results"]}
     assert plain_id.endswith(".venv.lib.site-packages.rocm_lint.semgrep.rocm-lint.ROC602"), plain_id
 
 
-@pytest.mark.parametrize("page", [ROOT / "docs" / "semgrep.md", SEMGREP_DIR / "README.md"], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "page", [ROOT / "docs" / "semgrep.md", SEMGREP_DIR / "README.md"], ids=lambda p: p.name
+)
 def test_documented_ci_command_fails_on_findings(page, tmp_path):
     """The `semgrep scan` command the docs give for CI exits 1 on findings (it lacked `--error`
     and passed) and reports the rules file's ids."""
     block = re.search(r"```sh\n(semgrep scan [^`]*?)```", page.read_text("utf-8")).group(1)
     words = block.replace("\\\n", " ").split()
-    words = [w.replace("semgrep-rules/rocm-lint.yaml", str(RULES)) for w in words[2:words.index("$(git")]]
+    words = [w.replace("semgrep-rules/rocm-lint.yaml", str(RULES)) for w in words[2 : words.index("$(git")]]
     shutil.copy(SEMGREP_FIXTURES / "ROC602.cu", tmp_path / "k.cu")
-    proc = subprocess.run([*semgrep_command(), "scan", *words, "--json", "k.cu"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [*semgrep_command(), "scan", *words, "--json", "k.cu"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert {r["check_id"] for r in json.loads(proc.stdout)["results"]} == {"rocm-lint.ROC602"}
 
@@ -577,13 +741,31 @@ def test_precommit_hook(tmp_path_factory):
     project = tmp / "project"
     project.mkdir()
     shutil.copy(SEMGREP_FIXTURES / "ROC702.cu", project / "kernel.cu")
-    (project / "ok.cu").write_text("#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[0] = 1.f; }\n")
+    (project / "ok.cu").write_text(
+        "#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[0] = 1.f; }\n"
+    )
     (project / "train.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
     _git("init", "--quiet", cwd=project, env=env)
     _git("add", "-A", cwd=project, env=env)
     run = lambda *files: subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "rocm-lint-semgrep", "--color", "never",
-         "--files", *files], cwd=project, env=env, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pre_commit",
+            "try-repo",
+            str(hooks),
+            "rocm-lint-semgrep",
+            "--color",
+            "never",
+            "--files",
+            *files,
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     failed = run("kernel.cu", "train.py")
     out = failed.stdout + failed.stderr
     assert failed.returncode == 1, out

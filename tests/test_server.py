@@ -43,11 +43,13 @@ async def client(lsp_client: LanguageClient, tmp_path):
     # On disk the files are clean: the server must lint the editor's text, not the file.
     (tmp_path / "train.py").write_text("import torch\n")
     (tmp_path / "kernel.cu").write_text("// nothing yet\n")
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        root_uri=tmp_path.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="project")],
-    ))
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="project")],
+        )
+    )
     lsp_client.root = tmp_path
     yield
     await lsp_client.shutdown_session()
@@ -60,14 +62,20 @@ class Doc:
         self.uri = (client.root / name).as_uri()
         self.id = types.TextDocumentIdentifier(uri=self.uri)
         client.diagnostics.pop(self.uri, None)
-        client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-            uri=self.uri, language_id=language_id, version=1, text=text)))
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=self.uri, language_id=language_id, version=1, text=text
+                )
+            )
+        )
 
     async def diagnostics(self):
         async def wait():
             while self.uri not in self.client.diagnostics:
                 await self.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
             return list(self.client.diagnostics[self.uri])
+
         return await asyncio.wait_for(wait(), TIMEOUT)
 
     async def found(self):
@@ -76,13 +84,19 @@ class Doc:
     def replace(self, text):
         self.text, self.version = text, self.version + 1
         self.client.diagnostics.pop(self.uri, None)
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
 
     async def actions(self, rng, diagnostics=(), only=None):
-        params = types.CodeActionParams(text_document=self.id, range=rng, context=types.CodeActionContext(
-            diagnostics=list(diagnostics), only=only))
+        params = types.CodeActionParams(
+            text_document=self.id,
+            range=rng,
+            context=types.CodeActionContext(diagnostics=list(diagnostics), only=only),
+        )
         return await asyncio.wait_for(self.client.text_document_code_action_async(params), TIMEOUT) or []
 
     def apply(self, action):
@@ -102,7 +116,7 @@ def apply_edits(text, edits):
         while units < pos.character and chars < len(line):
             units += 2 if ord(line[chars]) > 0xFFFF else 1
             chars += 1
-        return sum(map(len, lines[:pos.line])) + chars
+        return sum(map(len, lines[: pos.line])) + chars
 
     spans = sorted(((offset(e.range.start), offset(e.range.end), e.new_text) for e in edits), reverse=True)
     for start, end, new in spans:
@@ -139,7 +153,11 @@ async def test_python_diagnostics_quick_fix_and_fix_all(client: LanguageClient):
     doc.apply(actions[0])
     assert "is_rocm = torch.version.hip is not None\n" in doc.text
     assert "if not is_rocm:\n    torch.backends.cuda.matmul.allow_tf32 = True\n" in doc.text
-    assert await doc.found() == [("ROC101", 8), ("ROC201", 7), ("ROC402", 1)]  # two lines inserted (flag, blank)
+    assert await doc.found() == [
+        ("ROC101", 8),
+        ("ROC201", 7),
+        ("ROC402", 1),
+    ]  # two lines inserted (flag, blank)
 
     # source.fixAll applies every remaining safe fix, like `rocm-lint check --fix`.
     whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=99, character=0))
@@ -168,7 +186,9 @@ async def test_cuda_diagnostics_safe_and_unsafe_fixes(client: LanguageClient):
     quick = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
     assert len(quick) == 1 and quick[0].is_preferred and "(unsafe fix)" not in quick[0].title
     doc.apply(quick[0])
-    assert doc.text.startswith("#ifdef USE_ROCM\n#include <hip/hip_fp16.h>\n#else\n#line 1\n#include <cuda_fp16.h>\n#endif\n#line 2\n")
+    assert doc.text.startswith(
+        "#ifdef USE_ROCM\n#include <hip/hip_fp16.h>\n#else\n#line 1\n#include <cuda_fp16.h>\n#endif\n#line 2\n"
+    )
     assert await doc.found() == [("ROC602", 12)]  # two #line directives keep NVIDIA line numbers
 
     mask = by_code(await doc.diagnostics(), "ROC602")
@@ -185,8 +205,9 @@ async def test_saved_pyproject_changes_the_settings(client: LanguageClient):
     pyproject = client.root / "pyproject.toml"
     pyproject.write_text('[tool.rocm-lint]\nignore = ["ROC7"]\n')
     client.diagnostics.pop(doc.uri, None)
-    client.text_document_did_save(types.DidSaveTextDocumentParams(
-        text_document=types.TextDocumentIdentifier(uri=pyproject.as_uri())))
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=pyproject.as_uri()))
+    )
     assert await doc.found() == [("ROC602", 6), ("ROC603", 2)]
 
     # Edits are linted as typed, on didChange, and a save re-checks too.
@@ -238,8 +259,12 @@ async def test_half_typed_code_keeps_the_last_good_diagnostics(client: LanguageC
     assert good == [("ROC101", 3), ("ROC101", 5), ("ROC201", 4), ("ROC402", 1)]
     doc.replace(TRAIN_PY + "def half(:\n")  # does not parse while typing
     assert await doc.found() == good
-    assert await doc.actions(types.Range(start=types.Position(line=0, character=0),
-                                         end=types.Position(line=9, character=0))) == []
+    assert (
+        await doc.actions(
+            types.Range(start=types.Position(line=0, character=0), end=types.Position(line=9, character=0))
+        )
+        == []
+    )
     doc.replace(TRAIN_PY.replace("torch.backends.cuda.matmul.allow_tf32 = True\n", ""))  # parses again
     assert await doc.found() == [("ROC101", 4), ("ROC201", 3), ("ROC402", 1)]
 
@@ -250,8 +275,9 @@ async def test_rocm_lint_toml_is_read_and_saving_it_rechecks(client: LanguageCli
     toml = client.root / "rocm-lint.toml"
     toml.write_text('ignore = ["ROC6"]\n')  # beats pyproject.toml in the same directory
     client.diagnostics.pop(doc.uri, None)
-    client.text_document_did_save(types.DidSaveTextDocumentParams(
-        text_document=types.TextDocumentIdentifier(uri=toml.as_uri())))
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=toml.as_uri()))
+    )
     assert await doc.found() == [("ROC702", 0)]
 
 
@@ -261,8 +287,9 @@ async def test_config_path_from_did_change_configuration(client: LanguageClient)
     doc = Doc(client, "kernel.cu", "cuda-cpp", KERNEL_CU)
     assert await doc.found() == [("ROC602", 6), ("ROC702", 0)]
     client.diagnostics.pop(doc.uri, None)
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"rocm-lint": {"config": "cfg/strict.toml"}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"rocm-lint": {"config": "cfg/strict.toml"}})
+    )
     assert await doc.found() == [("ROC602", 6), ("ROC603", 2)]
 
 
@@ -271,12 +298,14 @@ async def configured_client(lsp_client: LanguageClient, tmp_path):
     (tmp_path / "pyproject.toml").write_text(PYPROJECT)
     (tmp_path / "ci").mkdir()
     (tmp_path / "ci" / "rocm-lint.toml").write_text('ignore = ["ROC6"]\n')
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"),
-        root_uri=tmp_path.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="project")],
-        initialization_options={"settings": {"config": "ci/rocm-lint.toml"}},
-    ))
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="project")],
+            initialization_options={"settings": {"config": "ci/rocm-lint.toml"}},
+        )
+    )
     lsp_client.root = tmp_path
     yield
     await lsp_client.shutdown_session()
@@ -331,8 +360,11 @@ async def test_a_header_changed_on_disk_is_read_again(client: LanguageClient):
     # the header back to 64 bits, announced by the watcher: every open document re-checked
     header.write_text("#define ALL_LANES 0xffffffffffffffffull\n")
     client.diagnostics.pop(doc.uri, None)
-    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
-        types.FileEvent(uri=header.as_uri(), type=types.FileChangeType.Changed)]))
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=header.as_uri(), type=types.FileChangeType.Changed)]
+        )
+    )
     assert ("ROC602", 3) not in await doc.found()
 
 
@@ -351,9 +383,13 @@ def _pull_capabilities(refresh=True, hover_formats=None):
 
 async def _session(lsp_client, tmp_path, caps):
     (tmp_path / "pyproject.toml").write_text(PYPROJECT)
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=caps, root_uri=tmp_path.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="project")]))
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=caps,
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="project")],
+        )
+    )
     lsp_client.root = tmp_path
 
 
@@ -380,20 +416,30 @@ async def plain_text_client(lsp_client: LanguageClient, tmp_path):
 
 
 async def pull(doc, previous=None):
-    return await asyncio.wait_for(doc.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
-        text_document=doc.id, previous_result_id=previous)), TIMEOUT)
+    return await asyncio.wait_for(
+        doc.client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=doc.id, previous_result_id=previous)
+        ),
+        TIMEOUT,
+    )
 
 
 async def hover(doc, line, character):
-    return await asyncio.wait_for(doc.client.text_document_hover_async(types.HoverParams(
-        text_document=doc.id, position=types.Position(line=line, character=character))), TIMEOUT)
+    return await asyncio.wait_for(
+        doc.client.text_document_hover_async(
+            types.HoverParams(text_document=doc.id, position=types.Position(line=line, character=character))
+        ),
+        TIMEOUT,
+    )
 
 
 def plain(diagnostics):
     """Diagnostics as comparable data."""
     from lsprotocol.converters import get_converter
 
-    return sorted(get_converter().unstructure(list(diagnostics)), key=lambda d: (d["range"]["start"]["line"], d["code"]))
+    return sorted(
+        get_converter().unstructure(list(diagnostics)), key=lambda d: (d["range"]["start"]["line"], d["code"])
+    )
 
 
 async def test_hover_on_a_diagnostic_shows_the_rule_page(client: LanguageClient):
@@ -431,7 +477,10 @@ async def test_hover_keeps_the_last_good_diagnostics_and_reads_plain_text(plain_
     assert shown.contents.kind == types.MarkupKind.PlainText
     rule = get_rule("ROC402")
     assert shown.contents.value.startswith(f"ROC402 ({rule.name}): ")
-    assert f"{rule.summary}.\n{rule.url}" in shown.contents.value and "#" not in shown.contents.value.split("\n")[0]
+    assert (
+        f"{rule.summary}.\n{rule.url}" in shown.contents.value
+        and "#" not in shown.contents.value.split("\n")[0]
+    )
     doc.replace(TRAIN_PY + "def half(:\n")  # does not parse: the last good diagnostics, and their pages, stay
     assert (await hover(doc, 1, 8)).contents.value == shown.contents.value
 
@@ -439,8 +488,11 @@ async def test_hover_keeps_the_last_good_diagnostics_and_reads_plain_text(plain_
 async def test_pull_diagnostics_equal_the_push_path(client: LanguageClient, pull_client: LanguageClient):
     """The same documents through a client that is pushed to (VS Code 1.65) and one that pulls:
     the same diagnostics; the one that pulls gets no publishDiagnostics."""
-    for name, language, text in (("train.py", "python", TRAIN_PY), ("kernel.cu", "cuda-cpp", KERNEL_CU),
-                                 (".env", "dotenv", "TORCHINDUCTOR_MAX_AUTOTUNE=1\n")):
+    for name, language, text in (
+        ("train.py", "python", TRAIN_PY),
+        ("kernel.cu", "cuda-cpp", KERNEL_CU),
+        (".env", "dotenv", "TORCHINDUCTOR_MAX_AUTOTUNE=1\n"),
+    ):
         pushed = await Doc(client, name, language, text).diagnostics()
         doc = Doc(pull_client, name, language, text)
         report = await pull(doc)
@@ -459,7 +511,11 @@ async def test_neovim_pulls_with_its_own_position_encoding(neovim_client: Langua
     doc = Doc(neovim_client, "train.py", "python", TRAIN_PY)
     report = await pull(doc)
     assert sorted((d.code, d.range.start.line) for d in report.items) == [
-        ("ROC101", 3), ("ROC101", 5), ("ROC201", 4), ("ROC402", 1)]
+        ("ROC101", 3),
+        ("ROC101", 5),
+        ("ROC201", 4),
+        ("ROC402", 1),
+    ]
     clef = next(d for d in report.items if d.range.start.line == 5)
     assert clef.range.start.character == len('s = "\u20ac\U0001d11e"; '.encode("utf-8")) == 15
     assert "# ROC101:" in (await hover(doc, 5, 16)).contents.value
@@ -477,7 +533,11 @@ async def test_pull_answers_unchanged_and_follows_edits(pull_client: LanguageCli
     doc.replace(TRAIN_PY.replace("torch.backends.cuda.matmul.allow_tf32 = True\n", ""))
     changed = await pull(doc, first.result_id)
     assert changed.kind == "full" and changed.result_id != first.result_id
-    assert sorted((d.code, d.range.start.line) for d in changed.items) == [("ROC101", 4), ("ROC201", 3), ("ROC402", 1)]
+    assert sorted((d.code, d.range.start.line) for d in changed.items) == [
+        ("ROC101", 4),
+        ("ROC201", 3),
+        ("ROC402", 1),
+    ]
     doc.replace(doc.text + "def half(:\n")  # half-typed: the last good diagnostics stay
     assert (await pull(doc, changed.result_id)).kind == "unchanged"
     assert list((await pull(doc)).items) == list(changed.items)
@@ -495,26 +555,35 @@ async def test_pull_client_is_asked_to_refresh_when_a_header_changes(pull_client
     first = await pull(doc)
     assert ("ROC602", 3) not in [(d.code, d.range.start.line) for d in first.items]
     header.write_text("#define ALL_LANES 0xffffffff\n")
-    pull_client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
-        types.FileEvent(uri=header.as_uri(), type=types.FileChangeType.Changed)]))
+    pull_client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=header.as_uri(), type=types.FileChangeType.Changed)]
+        )
+    )
 
     async def refreshed(count):
         while pull_client.diagnostic_refresh_count < count:
             await asyncio.sleep(0.05)
+
     await asyncio.wait_for(refreshed(1), TIMEOUT)
     second = await pull(doc, first.result_id)
     assert second.kind == "full" and ("ROC602", 3) in [(d.code, d.range.start.line) for d in second.items]
     assert pull_client.diagnostic_refresh_count == 1 and doc.uri not in pull_client.diagnostics
     # a saved config file: one more refresh, and the next pull uses the new settings
     (pull_client.root / "pyproject.toml").write_text('[tool.rocm-lint]\nignore = ["ROC6"]\n')
-    pull_client.text_document_did_save(types.DidSaveTextDocumentParams(
-        text_document=types.TextDocumentIdentifier(uri=(pull_client.root / "pyproject.toml").as_uri())))
+    pull_client.text_document_did_save(
+        types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=(pull_client.root / "pyproject.toml").as_uri())
+        )
+    )
     await asyncio.wait_for(refreshed(2), TIMEOUT)
     assert not [d for d in (await pull(doc, second.result_id)).items if d.code.startswith("ROC6")]
     # an edit is pulled by the client on its own: no refresh for it
     doc.replace(REDUCE_CU + "// edited\n")
     await pull(doc)
     assert pull_client.diagnostic_refresh_count == 2
+
+
 GATED_KERNEL = """\
 #include <cstdint>
 __global__ void k(unsigned* out) {
@@ -523,15 +592,20 @@ __global__ void k(unsigned* out) {
 #endif
 }
 """
-PLAIN_CMAKE = "cmake_minimum_required(VERSION 3.21)\nproject(fastops LANGUAGES CXX)\nadd_subdirectory(kernels)\n"
-ROCM_MACRO_CMAKE = PLAIN_CMAKE.replace("add_subdirectory", """option(FASTOPS_ENABLE_ROCM "AMD" OFF)
+PLAIN_CMAKE = (
+    "cmake_minimum_required(VERSION 3.21)\nproject(fastops LANGUAGES CXX)\nadd_subdirectory(kernels)\n"
+)
+ROCM_MACRO_CMAKE = PLAIN_CMAKE.replace(
+    "add_subdirectory",
+    """option(FASTOPS_ENABLE_ROCM "AMD" OFF)
 if(FASTOPS_ENABLE_ROCM)
   enable_language(HIP)
   add_compile_definitions(FASTOPS_ON_AMD=1)
 else()
   enable_language(CUDA)
 endif()
-add_subdirectory""")
+add_subdirectory""",
+)
 SETUP_PY = """\
 import torch
 from setuptools import setup
@@ -589,6 +663,8 @@ async def test_an_imported_module_edited_on_disk_is_read_again(client: LanguageC
     (client.root / "plat.py").write_text(PLATFORM_PY)
     doc.replace(GATED_TRAIN_PY)
     assert await doc.found() == []
+
+
 HEADER_CMAKE = """project(ext LANGUAGES CXX)
 set(EXT_SRC "csrc/common.cu")
 if(GPU_LANG STREQUAL "CUDA")
@@ -638,10 +714,17 @@ def fresh_check(root, name, text):
     import subprocess
 
     (root / name).write_text(text)
-    out = subprocess.run([sys.executable, "-m", "rocm_lint", "check", "--output-format", "json", name],
-                         cwd=root, capture_output=True, text=True, timeout=TIMEOUT)
+    out = subprocess.run(
+        [sys.executable, "-m", "rocm_lint", "check", "--output-format", "json", name],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert out.returncode in (0, 1), out.stderr
-    return sorted((f["code"], f["location"]["row"] - 1, f["location"]["column"] - 1) for f in json.loads(out.stdout))
+    return sorted(
+        (f["code"], f["location"]["row"] - 1, f["location"]["column"] - 1) for f in json.loads(out.stdout)
+    )
 
 
 def seen(diagnostics):
@@ -679,7 +762,9 @@ async def test_edits_equal_a_fresh_check_and_follow_an_imported_module(client: L
     (pkg / "platform.py").write_text(platform)
     text = "from .platform import get_cc\n\nif get_cc() >= (9, 0):\n    print('hopper')\n"
     doc = Doc(client, "pkg/main.py", "python", text)
-    assert seen(await doc.diagnostics()) == fresh_check(client.root, "pkg/main.py", text) == [("ROC106", 2, 3)]
+    assert (
+        seen(await doc.diagnostics()) == fresh_check(client.root, "pkg/main.py", text) == [("ROC106", 2, 3)]
+    )
     for extra in ("x = 1\n", "y = get_cc()\n", "if y[0] == 8:\n    pass\n"):
         doc.replace(doc.text + extra)
         assert seen(await doc.diagnostics()) == fresh_check(client.root, "pkg/main.py", doc.text)
@@ -691,9 +776,13 @@ async def test_edits_equal_a_fresh_check_and_follow_an_imported_module(client: L
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "rocm_lint", "server"]))
 async def undebounced_client(lsp_client: LanguageClient, tmp_path):
     (tmp_path / "pyproject.toml").write_text(PYPROJECT)
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"), root_uri=tmp_path.as_uri(),
-        initialization_options={"rocm-lint": {"debounce": 0}}))
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=tmp_path.as_uri(),
+            initialization_options={"rocm-lint": {"debounce": 0}},
+        )
+    )
     lsp_client.root = tmp_path
     yield
     await lsp_client.shutdown_session()
@@ -755,14 +844,19 @@ async def test_build_file_edits_equal_a_fresh_check(client: LanguageClient):
     assert [code for code, *_ in first] == ["ROC106", "ROC406", "ROC407", "ROC501"]
     edits = [
         lambda t: "# a build\n\n" + t,  # every line moves
-        lambda t: t.replace('flags.append("--use_fast_math")\n',
-                            'flags.append("--use_fast_math")\nflags += ["-Xptxas=-v"]\n'),
-        lambda t: t.replace('flags.append("--use_fast_math")\n',
-                            'if not torch.version.hip:\n    flags.append("--use_fast_math")\n'),  # gated
-        lambda t: t.replace('install_requires=["torch==2.4.0", "cupy-cuda12x"]', "install_requires=REQ")
-                   .replace("NVCC =", 'REQ = ["torch==2.4.0", "cupy-cuda12x"]\nNVCC ='),
-        lambda t: t.replace("from setuptools import setup", "from setuptools import setup as build"
-                            ).replace("setup(name=", "build(name="),
+        lambda t: t.replace(
+            'flags.append("--use_fast_math")\n', 'flags.append("--use_fast_math")\nflags += ["-Xptxas=-v"]\n'
+        ),
+        lambda t: t.replace(
+            'flags.append("--use_fast_math")\n',
+            'if not torch.version.hip:\n    flags.append("--use_fast_math")\n',
+        ),  # gated
+        lambda t: t.replace(
+            'install_requires=["torch==2.4.0", "cupy-cuda12x"]', "install_requires=REQ"
+        ).replace("NVCC =", 'REQ = ["torch==2.4.0", "cupy-cuda12x"]\nNVCC ='),
+        lambda t: t.replace("from setuptools import setup", "from setuptools import setup as build").replace(
+            "setup(name=", "build(name="
+        ),
         lambda t: t.replace("except RuntimeError:\n    cc = 0", "except RuntimeError:\n    cc = probe()"),
         lambda t: t.replace('NVCC = "nvcc"', 'NVCC = "nv" "cc"'),  # the key's alias, split
         lambda t: t.replace('flags += ["-Xptxas=-v"]', 'flags += ["-Xptxas=-v", "--threads 4"]'),

@@ -14,7 +14,9 @@ from conftest import run_cli
 TF32 = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
 # ROC101 only where `on_amd()` is not known as a ROCm predicate
 GATED = "import torch\nfrom plat import on_amd\nif not on_amd():\n    torch.backends.cuda.matmul.allow_tf32 = True\n"
-WORKFLOW = 'jobs:\n  t:\n    env:\n      TORCHINDUCTOR_MAX_AUTOTUNE: "1"\n    steps:\n      - run: python x.py\n'
+WORKFLOW = (
+    'jobs:\n  t:\n    env:\n      TORCHINDUCTOR_MAX_AUTOTUNE: "1"\n    steps:\n      - run: python x.py\n'
+)
 
 
 def codes(proc):
@@ -27,7 +29,9 @@ def test_per_file_ignores_match_dot_directories(tmp_path, glob):
     (tmp_path / ".github" / "workflows").mkdir(parents=True)
     (tmp_path / ".github" / "workflows" / "ci.yml").write_text(WORKFLOW)
     (tmp_path / "ci.yml").write_text(WORKFLOW)  # not under .github: still reported
-    (tmp_path / "pyproject.toml").write_text(f'[tool.rocm-lint]\nper-file-ignores = {{ "{glob}" = ["ROC3"] }}\n')
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.rocm-lint]\nper-file-ignores = {{ "{glob}" = ["ROC3"] }}\n'
+    )
     proc = run_cli("check", ".github/workflows/ci.yml", "ci.yml", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert [line.split(":")[0] for line in proc.stdout.splitlines()] == ["ci.yml"]
@@ -36,9 +40,11 @@ def test_per_file_ignores_match_dot_directories(tmp_path, glob):
 def test_per_file_ignores_devcontainer(tmp_path):
     (tmp_path / ".devcontainer").mkdir()
     (tmp_path / ".devcontainer" / "Dockerfile").write_text("FROM ubuntu\nENV TORCHINDUCTOR_MAX_AUTOTUNE=1\n")
-    (tmp_path / "pyproject.toml").write_text('[tool.rocm-lint]\nper-file-ignores = { ".devcontainer/*" = ["ROC302"] }\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.rocm-lint]\nper-file-ignores = { ".devcontainer/*" = ["ROC302"] }\n'
+    )
     assert run_cli("check", "--no-cache", ".", cwd=tmp_path).returncode == 0
-    (tmp_path / "pyproject.toml").write_text('[tool.rocm-lint]\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.rocm-lint]\n")
     assert codes(run_cli("check", ".", cwd=tmp_path)) == ["ROC302"]
 
 
@@ -100,7 +106,8 @@ def test_a_fifo_config_is_one_error_not_a_hang(tmp_path, how):
     proc = run_cli("check", *args, "t.py", cwd=tmp_path)  # run_cli has a timeout: a hang fails
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"rocm-lint: error: {tmp_path / 'pyproject.toml'}: cannot read config: not a regular file (a FIFO)"]
+        f"rocm-lint: error: {tmp_path / 'pyproject.toml'}: cannot read config: not a regular file (a FIFO)"
+    ]
 
 
 def test_a_huge_config_is_one_error(tmp_path):
@@ -115,14 +122,22 @@ def test_a_huge_config_is_one_error(tmp_path):
 
 # -- flake8 reads the same settings ---------------------------------------------------------------
 def flake8(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "flake8", "--select", "ROC", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "ROC", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
-@pytest.mark.parametrize("name, text", [
-    ("pyproject.toml", '[tool.rocm-lint]\nextend-rocm-predicates = ["on_amd"]\n'),
-    ("rocm-lint.toml", 'extend-rocm-predicates = ["on_amd"]\n'),
-])
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("pyproject.toml", '[tool.rocm-lint]\nextend-rocm-predicates = ["on_amd"]\n'),
+        ("rocm-lint.toml", 'extend-rocm-predicates = ["on_amd"]\n'),
+    ],
+)
 def test_flake8_reads_the_settings_the_cli_reads(tmp_path, name, text):
     proj = tmp_path / "proj"
     proj.mkdir()

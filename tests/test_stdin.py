@@ -9,8 +9,10 @@ import pytest
 from conftest import run_cli
 
 TF32 = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
-KERNEL = ("#include <cuda_runtime.h>\n__global__ void k(int* out, bool p) {\n"
-          "  unsigned int m = __ballot_sync(0xffffffff, p);\n  out[threadIdx.x] = __popc(m);\n}\n")
+KERNEL = (
+    "#include <cuda_runtime.h>\n__global__ void k(int* out, bool p) {\n"
+    "  unsigned int m = __ballot_sync(0xffffffff, p);\n  out[threadIdx.x] = __popc(m);\n}\n"
+)
 DOCKERFILE = "FROM ubuntu:22.04\nENV TORCHINDUCTOR_MAX_AUTOTUNE=1\n"
 SHELL = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:512\n"
 
@@ -19,12 +21,15 @@ def codes(proc):
     return sorted(line.split()[1] for line in proc.stdout.splitlines())
 
 
-@pytest.mark.parametrize("name, text, expected", [
-    ("src/train.py", TF32, ["ROC101"]),
-    ("csrc/k.cu", KERNEL, ["ROC601", "ROC601", "ROC602", "ROC702"]),
-    ("docker/Dockerfile", DOCKERFILE, ["ROC302"]),
-    ("scripts/run.sh", SHELL, ["ROC301"]),
-])
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("src/train.py", TF32, ["ROC101"]),
+        ("csrc/k.cu", KERNEL, ["ROC601", "ROC601", "ROC602", "ROC702"]),
+        ("docker/Dockerfile", DOCKERFILE, ["ROC302"]),
+        ("scripts/run.sh", SHELL, ["ROC301"]),
+    ],
+)
 def test_the_name_picks_the_language(tmp_path, name, text, expected):
     proc = run_cli("check", "-", "--stdin-filename", name, input=text, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
@@ -34,10 +39,25 @@ def test_the_name_picks_the_language(tmp_path, name, text, expected):
 
 def test_the_file_on_disk_is_not_read(tmp_path):
     (tmp_path / "t.py").write_text("x = 1\n")  # on disk: clean, and shorter than the buffer
-    proc = run_cli("check", "-", "--stdin-filename", "t.py", "--output-format", "full", input="\n\n" + TF32, cwd=tmp_path)
-    assert "t.py:4:1: ROC101" in proc.stdout and "4 | torch.backends.cuda.matmul.allow_tf32 = True" in proc.stdout
-    item = json.loads(run_cli("check", "-", "--stdin-filename", "t.py", "--output-format", "json",
-                              input="\n\n" + TF32, cwd=tmp_path).stdout)[0]
+    proc = run_cli(
+        "check", "-", "--stdin-filename", "t.py", "--output-format", "full", input="\n\n" + TF32, cwd=tmp_path
+    )
+    assert (
+        "t.py:4:1: ROC101" in proc.stdout
+        and "4 | torch.backends.cuda.matmul.allow_tf32 = True" in proc.stdout
+    )
+    item = json.loads(
+        run_cli(
+            "check",
+            "-",
+            "--stdin-filename",
+            "t.py",
+            "--output-format",
+            "json",
+            input="\n\n" + TF32,
+            cwd=tmp_path,
+        ).stdout
+    )[0]
     assert item["filename"] == str(tmp_path / "t.py") and item["location"] == {"row": 4, "column": 1}
 
 
@@ -52,10 +72,14 @@ def test_a_name_of_no_known_kind_is_not_checked(tmp_path):
 
 
 def test_settings_and_per_file_ignores_by_name(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.rocm-lint]\nper-file-ignores = { "tests/*" = ["ROC1"] }\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.rocm-lint]\nper-file-ignores = { "tests/*" = ["ROC1"] }\n'
+    )
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "rocm-lint.toml").write_text('ignore = ["ROC101"]\n')
-    assert codes(run_cli("check", "-", "--stdin-filename", "src/t.py", input=TF32, cwd=tmp_path)) == ["ROC101"]
+    assert codes(run_cli("check", "-", "--stdin-filename", "src/t.py", input=TF32, cwd=tmp_path)) == [
+        "ROC101"
+    ]
     assert run_cli("check", "-", "--stdin-filename", "tests/t.py", input=TF32, cwd=tmp_path).stdout == ""
     assert run_cli("check", "-", "--stdin-filename", "sub/t.py", input=TF32, cwd=tmp_path).stdout == ""
     # the name alone (no `-`) reads stdin too, as ruff
@@ -74,11 +98,16 @@ def test_excludes_apply_with_force_exclude_as_ruff(tmp_path):
 
 def test_fix_writes_the_fixed_text_to_stdout(tmp_path):
     (tmp_path / "t.py").write_text("on disk\n")
-    text = TF32 + "print(torch.cuda.get_device_name())  # unfixable? no: nothing to report\n" \
+    text = (
+        TF32
+        + "print(torch.cuda.get_device_name())  # unfixable? no: nothing to report\n"
         + "torch.backends.cudnn.allow_tf32 = True; x = 1\n"
+    )
     proc = run_cli("check", "-", "--stdin-filename", "t.py", "--fix", input=text, cwd=tmp_path)
-    assert proc.stdout.startswith("import torch\n\nis_rocm = torch.version.hip is not None\nif not is_rocm:\n"
-                                  "    torch.backends.cuda.matmul.allow_tf32 = True\n")
+    assert proc.stdout.startswith(
+        "import torch\n\nis_rocm = torch.version.hip is not None\nif not is_rocm:\n"
+        "    torch.backends.cuda.matmul.allow_tf32 = True\n"
+    )
     assert proc.stdout.endswith("torch.backends.cudnn.allow_tf32 = True; x = 1\n")
     # what remains (a compound line cannot be gated) goes to stderr, and the exit code says so
     assert proc.returncode == 1
@@ -92,10 +121,21 @@ def test_fix_with_nothing_to_fix_echoes_the_buffer_byte_for_byte(tmp_path):
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    for name, data in (("t.py", b"x = 1\n"), ("t.py", b"def broken(:\n"), ("t.py", "caf\xe9 = 1\r\n".encode()),
-                       ("t.py", b"# -*- coding: latin-1 -*-\ns = '\xe9'\r\n"), ("k.cu", b"// \xe9\r\nint x;\r\n")):
-        proc = subprocess.run([sys.executable, "-m", "rocm_lint", "check", "-", "--stdin-filename", name, "--fix"],
-                              input=data, capture_output=True, cwd=tmp_path, env=env, timeout=120)
+    for name, data in (
+        ("t.py", b"x = 1\n"),
+        ("t.py", b"def broken(:\n"),
+        ("t.py", "caf\xe9 = 1\r\n".encode()),
+        ("t.py", b"# -*- coding: latin-1 -*-\ns = '\xe9'\r\n"),
+        ("k.cu", b"// \xe9\r\nint x;\r\n"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "rocm_lint", "check", "-", "--stdin-filename", name, "--fix"],
+            input=data,
+            capture_output=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=120,
+        )
         assert proc.stdout == data, (data, proc.stderr)
 
 

@@ -21,22 +21,30 @@ def _summary(findings, **kw):
 
 
 def test_counts_by_family_fixable_and_the_hottest_files():
-    findings = ([Finding("/repo/csrc/a.cu", i, 0, "ROC601", "m") for i in range(1, 4)]
-                + [Finding("/repo/csrc/a.cu", 9, 0, "ROC702", "m", fix=SAFE),
-                   Finding("/repo/train.py", 2, 0, "ROC101", "m", fix=SAFE),
-                   Finding("/repo/x|y.py", 1, 0, "ROC101", "m", fix=UNSAFE)])
+    findings = [Finding("/repo/csrc/a.cu", i, 0, "ROC601", "m") for i in range(1, 4)] + [
+        Finding("/repo/csrc/a.cu", 9, 0, "ROC702", "m", fix=SAFE),
+        Finding("/repo/train.py", 2, 0, "ROC101", "m", fix=SAFE),
+        Finding("/repo/x|y.py", 1, 0, "ROC101", "m", fix=UNSAFE),
+    ]
     text = _summary(findings, files_checked=7)
     assert text.splitlines()[:3] == [
-        "## rocm-lint", "",
+        "## rocm-lint",
+        "",
         "**6 findings** in 3 files (7 files checked); 2 fixable with `rocm-lint check --fix`, "
-        "1 more with `--unsafe-fixes`."]
+        "1 more with `--unsafe-fixes`.",
+    ]
     rows = [line for line in text.splitlines() if line.startswith("| ROC")]
-    assert rows == ["| ROC6 Warp and wavefront width | 3 | ROC601 (3) |",  # most findings first
-                    "| ROC1 NVIDIA-only PyTorch switches and APIs | 2 | ROC101 (2) |",
-                    "| ROC7 CUDA C++ portability | 1 | ROC702 (1) |"]
+    assert rows == [
+        "| ROC6 Warp and wavefront width | 3 | ROC601 (3) |",  # most findings first
+        "| ROC1 NVIDIA-only PyTorch switches and APIs | 2 | ROC101 (2) |",
+        "| ROC7 CUDA C++ portability | 1 | ROC702 (1) |",
+    ]
     files = [line for line in text.splitlines() if line.startswith("| <code>")]
-    assert files == ["| <code>csrc/a.cu</code> | 4 |", "| <code>train.py</code> | 1 |",
-                     "| <code>x&#124;y.py</code> | 1 |"]  # a `|` in a name does not split the row
+    assert files == [
+        "| <code>csrc/a.cu</code> | 4 |",
+        "| <code>train.py</code> | 1 |",
+        "| <code>x&#124;y.py</code> | 1 |",
+    ]  # a `|` in a name does not split the row
 
 
 def test_many_files_are_cut_and_errors_are_listed():
@@ -55,8 +63,18 @@ def test_no_findings():
 @pytest.mark.integration  # runs the CLI
 def test_extra_outputs_come_from_the_same_run(tmp_path):
     (tmp_path / "train.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
-    proc = run_cli("check", "--output-format", "github", "--extra-output", "sarif=out.sarif",
-                   "--extra-output", "summary=sub.md", "--extra-output", "json=out.json", cwd=tmp_path)
+    proc = run_cli(
+        "check",
+        "--output-format",
+        "github",
+        "--extra-output",
+        "sarif=out.sarif",
+        "--extra-output",
+        "summary=sub.md",
+        "--extra-output",
+        "json=out.json",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.startswith("::error title=rocm-lint (ROC101),file=train.py,line=2,")
     sarif = json.loads((tmp_path / "out.sarif").read_text())
@@ -67,9 +85,11 @@ def test_extra_outputs_come_from_the_same_run(tmp_path):
     proc = run_cli("check", "--output-format", "summary", cwd=tmp_path)
     assert proc.stdout.startswith("## rocm-lint\n") and "Found" not in proc.stderr
     # usage errors
-    for args, message in [(["--extra-output", "sarif"], "expected FORMAT=FILE"),
-                          (["--extra-output", "yaml=x"], "expected FORMAT=FILE"),
-                          (["--extra-output", "sarif=no/such/dir/x.sarif"], "no such directory"),
-                          (["--extra-output", "sarif=x.sarif", "--statistics"], "cannot be combined")]:
+    for args, message in [
+        (["--extra-output", "sarif"], "expected FORMAT=FILE"),
+        (["--extra-output", "yaml=x"], "expected FORMAT=FILE"),
+        (["--extra-output", "sarif=no/such/dir/x.sarif"], "no such directory"),
+        (["--extra-output", "sarif=x.sarif", "--statistics"], "cannot be combined"),
+    ]:
         proc = run_cli("check", *args, cwd=tmp_path)
         assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)

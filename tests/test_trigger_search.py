@@ -22,8 +22,16 @@ def test_the_automaton_is_in_use():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=8),
-                          st.sampled_from(["\udcff", "\U0001F600", "é", "\n", " ", "x" * 1100])), max_size=40))
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(WORDS),
+            st.text(max_size=8),
+            st.sampled_from(["\udcff", "\U0001f600", "é", "\n", " ", "x" * 1100]),
+        ),
+        max_size=40,
+    )
+)
 def test_finds_exactly_the_words_a_substring_search_finds(parts):
     text = "".join(parts)
     assert find_words(text, WORDS) == _naive(text, WORDS)
@@ -37,7 +45,9 @@ def test_a_lone_surrogate_is_searched_word_by_word():
 def test_overlapping_and_nested_words():
     text = "x" * 2000 + "torch.backends.cuda.matmul.allow_tf32 get_device_capability() arch=sm_90 ccap"
     assert find_words(text, WORDS) == _naive(text, WORDS)
-    assert {"allow_tf32", "get_device_capability", "cap", "arch", "arch=", "sm", "cc"} <= find_words(text, WORDS)
+    assert {"allow_tf32", "get_device_capability", "cap", "arch", "arch=", "sm", "cc"} <= find_words(
+        text, WORDS
+    )
 
 
 def test_without_ahocorasick_rs_every_word_is_searched(monkeypatch):

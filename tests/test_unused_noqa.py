@@ -24,8 +24,11 @@ def findings(*args, cwd=None):
 
 
 def roc001(paths, *options, cwd=None):
-    return sorted((f["filename"], f["location"]["row"]) for f in findings(*options, *paths, cwd=cwd)
-                  if f["code"] == "ROC001")
+    return sorted(
+        (f["filename"], f["location"]["row"])
+        for f in findings(*options, *paths, cwd=cwd)
+        if f["code"] == "ROC001"
+    )
 
 
 def test_fixtures_cover_every_syntax():
@@ -34,7 +37,9 @@ def test_fixtures_cover_every_syntax():
 
 @pytest.mark.parametrize("path", POSITIVE, ids=lambda p: p.name)
 def test_markers(path):
-    expected = sorted((str(path), line) for (line, code), n in expected_findings(path).items() if code == "ROC001")
+    expected = sorted(
+        (str(path), line) for (line, code), n in expected_findings(path).items() if code == "ROC001"
+    )
     assert expected
     assert roc001([path], "--extend-select", "ROC001") == expected
 
@@ -86,7 +91,10 @@ def test_whole_comment_goes_and_fix_with_other_fixes(tmp_path):
     assert proc.returncode in (0, 1), proc.stderr
     text = src.read_text()
     assert "x = 1\n" in text and "noqa" not in text
-    assert "allow_tf32" in text and text != "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\nx = 1\n"
+    assert (
+        "allow_tf32" in text
+        and text != "import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\nx = 1\n"
+    )
 
 
 def test_suppressions_the_rule_names_are_kept(tmp_path):
@@ -97,12 +105,15 @@ def test_suppressions_the_rule_names_are_kept(tmp_path):
 
 
 def test_prefix_and_per_file_ignores(tmp_path):
-    (tmp_path / "k.cu").write_text("__device__ float f(float v) {\n"
-                                   "  return __shfl_xor_sync(0xffffffff, v, 1);  // NOLINT(ROC6)\n}\n"
-                                   "__device__ float g(float v) { return v; }  // NOLINT(ROC6)\n")
+    (tmp_path / "k.cu").write_text(
+        "__device__ float f(float v) {\n"
+        "  return __shfl_xor_sync(0xffffffff, v, 1);  // NOLINT(ROC6)\n}\n"
+        "__device__ float g(float v) { return v; }  // NOLINT(ROC6)\n"
+    )
     assert [line for _, line in roc001([tmp_path / "k.cu"], "--extend-select", "ROC001")] == [4]
-    (tmp_path / "pyproject.toml").write_text('[tool.rocm-lint]\nextend-select = ["ROC001"]\n'
-                                             '[tool.rocm-lint.per-file-ignores]\n"k.cu" = ["ROC6"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.rocm-lint]\nextend-select = ["ROC001"]\n[tool.rocm-lint.per-file-ignores]\n"k.cu" = ["ROC6"]\n'
+    )
     assert roc001(["k.cu"], cwd=tmp_path) == []  # ROC6 is off for the file: its codes are not judged
 
 
@@ -122,7 +133,21 @@ def test_flake8_never_reports_it(tmp_path):
     """ROC001 is the CLI's and the language server's: flake8 applies noqa itself (and has
     flake8-noqa for unused ones), so the plugin never reports it, even when selected."""
     shutil.copy(UNUSED / "unused.py", tmp_path / "unused.py")
-    proc = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "ROC", "--extend-select", "ROC001",
-                           str(tmp_path / "unused.py")], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "flake8",
+            "--isolated",
+            "--select",
+            "ROC",
+            "--extend-select",
+            "ROC001",
+            str(tmp_path / "unused.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     assert "ROC001" not in proc.stdout

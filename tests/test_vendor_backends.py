@@ -72,10 +72,18 @@ __global__ void k(float* x) {
 
 
 def _project(tmp_path, hip_cmake=HIP_CMAKE):
-    return write_project(tmp_path, {
-        "CMakeLists.txt": ROOT_CMAKE, "lib-cuda/CMakeLists.txt": CUDA_CMAKE, "lib-hip/CMakeLists.txt": hip_cmake,
-        "lib-cuda/common.cuh": COMMON, "lib-cuda/vendors/hip.h": HIP_VENDOR,
-        "lib-cuda/vendors/cuda.h": CUDA_VENDOR, "lib-cuda/kernel.cu": KERNEL})
+    return write_project(
+        tmp_path,
+        {
+            "CMakeLists.txt": ROOT_CMAKE,
+            "lib-cuda/CMakeLists.txt": CUDA_CMAKE,
+            "lib-hip/CMakeLists.txt": hip_cmake,
+            "lib-cuda/common.cuh": COMMON,
+            "lib-cuda/vendors/hip.h": HIP_VENDOR,
+            "lib-cuda/vendors/cuda.h": CUDA_VENDOR,
+            "lib-cuda/kernel.cu": KERNEL,
+        },
+    )
 
 
 def _found(path):
@@ -101,5 +109,7 @@ def test_a_mask_dropping_macro_outside_a_hip_header_is_no_fact(tmp_path):
     # the same #define in a header that includes no HIP header (a MUSA vendor header, say) does
     # not tell what ROCm compiles: the mask is reported
     root = _project(tmp_path)
-    (root / "lib-cuda" / "vendors" / "hip.h").write_text(HIP_VENDOR.replace("#include <hip/hip_runtime.h>\n", ""))
+    (root / "lib-cuda" / "vendors" / "hip.h").write_text(
+        HIP_VENDOR.replace("#include <hip/hip_runtime.h>\n", "")
+    )
     assert (12, "ROC602") in _found(root / "lib-cuda" / "common.cuh")

@@ -85,10 +85,12 @@ def cpu_limit(seconds: float, what: str = "") -> Iterator[None]:
     fired = False
     old_handler = None
     if use_signal:
+
         def on_prof(signum, frame):
             nonlocal fired
             fired = True
             raise Hang(f"{what}: still running after {seconds} s of CPU time (a hang)")
+
         old_handler = signal.signal(signal.SIGPROF, on_prof)
         signal.setitimer(signal.ITIMER_PROF, seconds)
     start = time.process_time()

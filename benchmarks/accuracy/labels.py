@@ -56,8 +56,8 @@ class FileLabels:
 
 @dataclass
 class Labels:
-    repos: dict = field(default_factory=dict)    # "owner/name" -> commit
-    files: dict = field(default_factory=dict)    # ("owner/name", path) -> FileLabels
+    repos: dict = field(default_factory=dict)  # "owner/name" -> commit
+    files: dict = field(default_factory=dict)  # ("owner/name", path) -> FileLabels
     sources: list = field(default_factory=list)  # label files read
     errors: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
@@ -67,8 +67,11 @@ class Labels:
 
 
 def _lines_ok(value):
-    return (isinstance(value, list) and value != []
-            and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in value))
+    return (
+        isinstance(value, list)
+        and value != []
+        and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in value)
+    )
 
 
 def _path_ok(path):
@@ -86,7 +89,9 @@ def _entry(raw, where, section, source, known_codes, errors, warnings):
         warnings.append(f"{where}: unknown keys {extra} (ignored)")
     ok = True
     if not _lines_ok(raw.get("lines")):
-        errors.append(f"{where}: `lines` must be a non-empty list of positive integers, got {raw.get('lines')!r}")
+        errors.append(
+            f"{where}: `lines` must be a non-empty list of positive integers, got {raw.get('lines')!r}"
+        )
         ok = False
     code = raw.get("code")
     if section == "hazards" and code is None:
@@ -119,8 +124,9 @@ def _hazard_decoy_clash(labels):
     for h in labels.hazards:
         for n in h.lines:
             codes.setdefault(n, set()).add(h.code)
-    return sorted({n for d in labels.decoys for n in d.lines
-                   if n in codes and (d.code is None or d.code in codes[n])})
+    return sorted(
+        {n for d in labels.decoys for n in d.lines if n in codes and (d.code is None or d.code in codes[n])}
+    )
 
 
 def validate_document(doc, source, known_codes=None):
@@ -143,7 +149,7 @@ def validate_document(doc, source, known_codes=None):
     for i, r in enumerate(raw_repos):
         where = f"{source}: repos[{i}]"
         if not isinstance(r, dict) or not isinstance(r.get("repo"), str) or not _REPO.fullmatch(r["repo"]):
-            errors.append(f"{where}: needs `repo` as \"owner/name\"")
+            errors.append(f'{where}: needs `repo` as "owner/name"')
             continue
         if set(r) - _REPO_KEYS:
             warnings.append(f"{where}: unknown keys {sorted(set(r) - _REPO_KEYS)} (ignored)")
@@ -163,7 +169,7 @@ def validate_document(doc, source, known_codes=None):
         where = f"{where} ({repo}:{path})"
         bad = False
         if not isinstance(repo, str) or not _REPO.fullmatch(repo):
-            errors.append(f"{where}: needs `repo` as \"owner/name\"")
+            errors.append(f'{where}: needs `repo` as "owner/name"')
             bad = True
         if not _path_ok(path):
             errors.append(f"{where}: `path` must be a relative path inside the repository")
@@ -188,13 +194,17 @@ def validate_document(doc, source, known_codes=None):
                 else:
                     getattr(labels, section).append(entry)
         if "commit" in f and f["commit"] != repos.get(repo, f["commit"]):
-            errors.append(f"{where}: `commit` {f['commit']!r} is not the repository's {repos[repo]}: "
-                          "the format has one commit per repository")
+            errors.append(
+                f"{where}: `commit` {f['commit']!r} is not the repository's {repos[repo]}: "
+                "the format has one commit per repository"
+            )
             bad = True
         both = _hazard_decoy_clash(labels)
         if both:
-            errors.append(f"{where}: lines {both} are both a hazard and a decoy (a decoy about another "
-                          "rule on a hazard's line must name that rule in its `code`)")
+            errors.append(
+                f"{where}: lines {both} are both a hazard and a decoy (a decoy about another "
+                "rule on a hazard's line must name that rule in its `code`)"
+            )
             bad = True
         both = labels.lines_of("ambiguous") & labels.lines_of("decoys")
         if both:
@@ -212,12 +222,18 @@ def validate_document(doc, source, known_codes=None):
 def _merge_file(into: FileLabels, new: FileLabels, warnings):
     """Add more labels of the same file (another entry, or another reader's label file)."""
     if into.kind != new.kind:
-        warnings.append(f"{new.repo}:{new.path}: kind {into.kind} in {into.sources[0]}, "
-                        f"{new.kind} in {new.sources[0]}; keeping {into.kind}")
+        warnings.append(
+            f"{new.repo}:{new.path}: kind {into.kind} in {into.sources[0]}, "
+            f"{new.kind} in {new.sources[0]}; keeping {into.kind}"
+        )
     into.sources.append(new.sources[0])
     for h in new.hazards:
-        if not any(k.code == h.code and k.source != h.source
-                   and any(abs(a - b) <= 1 for a in k.lines for b in h.lines) for k in into.hazards):
+        if not any(
+            k.code == h.code
+            and k.source != h.source
+            and any(abs(a - b) <= 1 for a in k.lines for b in h.lines)
+            for k in into.hazards
+        ):
             into.hazards.append(h)  # two readers' same hazard counts once
     into.ambiguous += new.ambiguous
     into.decoys += new.decoys
@@ -261,7 +277,9 @@ def load_labels(paths, known_codes=None) -> Labels:
         out.warnings += warnings
         for repo, commit in repos.items():
             if out.repos.get(repo, commit) != commit:
-                out.errors.append(f"{source}: {repo} at {commit[:12]}, another label file has {out.repos[repo][:12]}")
+                out.errors.append(
+                    f"{source}: {repo} at {commit[:12]}, another label file has {out.repos[repo][:12]}"
+                )
                 continue
             out.repos[repo] = commit
         for f in files:

@@ -18,16 +18,22 @@ def label_summary(labels):
     files = list(labels.files.values())
     kinds = Counter(f.kind for f in files)
     counts = {s: sum(len(getattr(f, s)) for f in files) for s in SECTIONS}
-    per_kind = {k: {"files": kinds.get(k, 0),
-                    **{s: sum(len(getattr(f, s)) for f in files if f.kind == k) for s in SECTIONS}}
-                for k in KINDS}
+    per_kind = {
+        k: {
+            "files": kinds.get(k, 0),
+            **{s: sum(len(getattr(f, s)) for f in files if f.kind == k) for s in SECTIONS},
+        }
+        for k in KINDS
+    }
     return {"repos": len(labels.repos), "files": len(files), **counts, "kinds": per_kind}
 
 
 def _summary_line(summary):
     kinds = ", ".join(f"{k} {summary['kinds'][k]['files']}" for k in KINDS)
-    return (f"{summary['repos']} repositories, {summary['files']} files ({kinds}): {summary['hazards']} hazards, "
-            f"{summary['decoys']} decoys, {summary['ambiguous']} ambiguous, {summary['uncovered']} uncovered")
+    return (
+        f"{summary['repos']} repositories, {summary['files']} files ({kinds}): {summary['hazards']} hazards, "
+        f"{summary['decoys']} decoys, {summary['ambiguous']} ambiguous, {summary['uncovered']} uncovered"
+    )
 
 
 def print_check(labels, corpus_errors, checked, corpus):
@@ -36,12 +42,16 @@ def print_check(labels, corpus_errors, checked, corpus):
     print(f"labels: {_summary_line(label_summary(labels))}")
     for k in KINDS:
         s = label_summary(labels)["kinds"][k]
-        print(f"  {k:4} {s['files']:4} files {s['hazards']:5} hazards {s['decoys']:5} decoys "
-              f"{s['ambiguous']:4} ambiguous {s['uncovered']:4} uncovered")
+        print(
+            f"  {k:4} {s['files']:4} files {s['hazards']:5} hazards {s['decoys']:5} decoys "
+            f"{s['ambiguous']:4} ambiguous {s['uncovered']:4} uncovered"
+        )
     if corpus:
         absent = sorted(set(labels.repos) - set(checked))
-        print(f"checked against the corpus {corpus}: {len(checked)} repositories"
-              + (f"; not there (not checked): {', '.join(absent)}" if absent else ""))
+        print(
+            f"checked against the corpus {corpus}: {len(checked)} repositories"
+            + (f"; not there (not checked): {', '.join(absent)}" if absent else "")
+        )
     for w in labels.warnings:
         print(f"warning: {w}")
     errors = labels.errors + corpus_errors
@@ -52,14 +62,18 @@ def print_check(labels, corpus_errors, checked, corpus):
 
 
 def _row(title, s):
-    return (f"{title:14} {s['hazards']:7} {s['hits']:5} {_num(s['recall']):>7} | {s['fp']:4} {s['fp_decoy']:6} "
-            f"{s['fp_unlabeled']:9} {_num(s['precision']):>9} {_num(s['precision_decoys']):>11} | "
-            f"{s['second']:4} {s['ambiguous']:5} {s['uncovered']:5}")
+    return (
+        f"{title:14} {s['hazards']:7} {s['hits']:5} {_num(s['recall']):>7} | {s['fp']:4} {s['fp_decoy']:6} "
+        f"{s['fp_unlabeled']:9} {_num(s['precision']):>9} {_num(s['precision_decoys']):>11} | "
+        f"{s['second']:4} {s['ambiguous']:5} {s['uncovered']:5}"
+    )
 
 
 def print_report(meta, labels, results, tallies, scored, details):
     print("rocm-lint accuracy benchmark")
-    print(f"labels:    {meta['labels']} ({len(meta['label_files'])} files): {_summary_line(label_summary(labels))}")
+    print(
+        f"labels:    {meta['labels']} ({len(meta['label_files'])} files): {_summary_line(label_summary(labels))}"
+    )
     print(f"rocm-lint: {meta['rocm_lint_src']}")
     print(f"corpus:    {meta['corpus']}")
     for res in results:
@@ -67,13 +81,19 @@ def print_report(meta, labels, results, tallies, scored, details):
         if res["error"]:
             print(f"  {res['repo']:34} FAILED ({n} labeled files not scored): {res['error']}")
             continue
-        print(f"  {res['repo']:34} {res['commit'][:12]} {n:3} labeled files {res['seconds']:7.1f} s "
-              f"{res['findings_in_tree']:6} findings in the tree")
+        print(
+            f"  {res['repo']:34} {res['commit'][:12]} {n:3} labeled files {res['seconds']:7.1f} s "
+            f"{res['findings_in_tree']:6} findings in the tree"
+        )
         if res["absent_blobs"]:
-            print(f"    {res['absent_blobs']} files absent from the snapshot (large blobs): the tree lacks them")
+            print(
+                f"    {res['absent_blobs']} files absent from the snapshot (large blobs): the tree lacks them"
+            )
         if res["lint_errors"]:
-            print(f"    rocm-lint {res['lint_errors'][0]}, {len(res['lint_errors']) - 1} error lines, e.g. "
-                  + " | ".join(res["lint_errors"][1:3]))
+            print(
+                f"    rocm-lint {res['lint_errors'][0]}, {len(res['lint_errors']) - 1} error lines, e.g. "
+                + " | ".join(res["lint_errors"][1:3])
+            )
         for path in res["missing"]:
             print(f"    labeled file not in the export (not scored): {path}")
     for repo in meta["absent"]:
@@ -83,8 +103,10 @@ def print_report(meta, labels, results, tallies, scored, details):
     if labels.warnings:
         print(f"  ({len(labels.warnings)} label warnings: run --check-labels)")
     print()
-    print(f"{'':14} {'hazards':>7} {'hits':>5} {'recall':>7} | {'FP':>4} {'decoy':>6} {'unlabeled':>9} "
-          f"{'precision':>9} {'prec/decoys':>11} | {'2nd':>4} {'ambig':>5} {'uncov':>5}")
+    print(
+        f"{'':14} {'hazards':>7} {'hits':>5} {'recall':>7} | {'FP':>4} {'decoy':>6} {'unlabeled':>9} "
+        f"{'precision':>9} {'prec/decoys':>11} | {'2nd':>4} {'ambig':>5} {'uncov':>5}"
+    )
     for tool in TOOLS:
         table = tallies[tool].table()
         print(_row(TOOL_TITLES[tool], table["overall"]))
@@ -96,15 +118,19 @@ def print_report(meta, labels, results, tallies, scored, details):
         print(f"(rocm-lint: {other} of the unlabeled-line FPs sit on a hazard line with another code)")
     print()
     print("per code         rocm-lint                                          | grep baseline")
-    print(f"{'code':7} {'hazards':>7} | {'hits':>4} {'recall':>6} {'FP':>4} {'decoy':>5} {'prec':>6} "
-          f"{'prec/d':>6} {'2nd':>4} {'uncov':>5} | {'hits':>4} {'recall':>6} {'FP':>4} {'prec':>6}")
+    print(
+        f"{'code':7} {'hazards':>7} | {'hits':>4} {'recall':>6} {'FP':>4} {'decoy':>5} {'prec':>6} "
+        f"{'prec/d':>6} {'2nd':>4} {'uncov':>5} | {'hits':>4} {'recall':>6} {'FP':>4} {'prec':>6}"
+    )
     lint, grep = tallies["rocm-lint"].table()["codes"], tallies["grep"].table()["codes"]
     for code in sorted(set(lint) | set(grep)):
         a = tallies["rocm-lint"].stats("code:" + code)
         g = tallies["grep"].stats("code:" + code)
-        print(f"{code:7} {a['hazards']:7} | {a['hits']:4} {_num(a['recall']):>6} {a['fp']:4} {a['fp_decoy']:5} "
-              f"{_num(a['precision']):>6} {_num(a['precision_decoys']):>6} {a['second']:4} {a['uncovered']:5} | "
-              f"{g['hits']:4} {_num(g['recall']):>6} {g['fp']:4} {_num(g['precision']):>6}")
+        print(
+            f"{code:7} {a['hazards']:7} | {a['hits']:4} {_num(a['recall']):>6} {a['fp']:4} {a['fp_decoy']:5} "
+            f"{_num(a['precision']):>6} {_num(a['precision_decoys']):>6} {a['second']:4} {a['uncovered']:5} | "
+            f"{g['hits']:4} {_num(g['recall']):>6} {g['fp']:4} {_num(g['precision']):>6}"
+        )
     if details:
         _print_details(scored["rocm-lint"])
 
@@ -125,22 +151,60 @@ def _print_details(scored):
 
 
 def _finding(f, x, **more):
-    return {"repo": f.repo, "path": f.path, "kind": f.kind, "line": x.line, "code": x.code,
-            "message": x.message, **more}
+    return {
+        "repo": f.repo,
+        "path": f.path,
+        "kind": f.kind,
+        "line": x.line,
+        "code": x.code,
+        "message": x.message,
+        **more,
+    }
 
 
 def _hazard(f, h, **more):
-    return {"repo": f.repo, "path": f.path, "kind": f.kind, "lines": list(h.lines), "code": h.code,
-            "note": h.note, **more}
+    return {
+        "repo": f.repo,
+        "path": f.path,
+        "kind": f.kind,
+        "lines": list(h.lines),
+        "code": h.code,
+        "note": h.note,
+        **more,
+    }
 
 
 def result_json(meta, labels, results, tallies, scored):
-    out = {"meta": meta, "labels": label_summary(labels), "label_warnings": labels.warnings,
-           "repos": [{k: r[k] for k in ("repo", "commit", "error", "missing", "seconds", "findings_in_tree",
-                                       "absent_blobs", "lint_errors")}
-                     for r in results]}
+    out = {
+        "meta": meta,
+        "labels": label_summary(labels),
+        "label_warnings": labels.warnings,
+        "repos": [
+            {
+                k: r[k]
+                for k in (
+                    "repo",
+                    "commit",
+                    "error",
+                    "missing",
+                    "seconds",
+                    "findings_in_tree",
+                    "absent_blobs",
+                    "lint_errors",
+                )
+            }
+            for r in results
+        ],
+    }
     for tool in TOOLS:
-        lists = {"hits": [], "misses": [], "false_positives": [], "second": [], "ambiguous": [], "uncovered": []}
+        lists = {
+            "hits": [],
+            "misses": [],
+            "false_positives": [],
+            "second": [],
+            "ambiguous": [],
+            "uncovered": [],
+        }
         for f, o in scored[tool]:
             lists["hits"] += [_hazard(f, h, found_line=x.line, message=x.message) for h, x in o["hits"]]
             lists["misses"] += [_hazard(f, h) for h in o["misses"]]

@@ -54,8 +54,7 @@ def git_dir(corpus, repo):
 
 
 def has_commit(git, commit):
-    return subprocess.run(git + ["cat-file", "-e", commit + "^{commit}"],
-                          capture_output=True).returncode == 0
+    return subprocess.run(git + ["cat-file", "-e", commit + "^{commit}"], capture_output=True).returncode == 0
 
 
 def export(git, commit, dest):
@@ -63,10 +62,10 @@ def export(git, commit, dest):
 
     A snapshot may leave out its largest blobs: then git archive stops, and the tree is written
     blob by blob instead, without the absent ones.  Other failures raise RuntimeError."""
-    archive = subprocess.Popen(git + ["archive", "--format=tar", commit], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
-    tar = subprocess.run(["tar", "-x", "-C", str(dest), "-f", "-"], stdin=archive.stdout,
-                         capture_output=True)
+    archive = subprocess.Popen(
+        git + ["archive", "--format=tar", commit], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    tar = subprocess.run(["tar", "-x", "-C", str(dest), "-f", "-"], stdin=archive.stdout, capture_output=True)
     archive.stdout.close()
     err = archive.stderr.read().decode("utf-8", "replace").strip()
     if archive.wait() == 0 and tar.returncode == 0:
@@ -75,14 +74,18 @@ def export(git, commit, dest):
         shutil.rmtree(dest)
         dest.mkdir()
         return export_blobs(git, commit, dest)
-    raise RuntimeError(f"export of {commit[:12]} failed: {err or tar.stderr.decode('utf-8', 'replace').strip()}")
+    raise RuntimeError(
+        f"export of {commit[:12]} failed: {err or tar.stderr.decode('utf-8', 'replace').strip()}"
+    )
 
 
 def export_blobs(git, commit, dest):
     """Write the tree at commit file by file (git ls-tree + cat-file --batch); skip absent blobs."""
     listing = subprocess.run(git + ["ls-tree", "-r", "-z", "--full-tree", commit], capture_output=True)
     if listing.returncode != 0:
-        raise RuntimeError(f"git ls-tree {commit[:12]} failed: {listing.stderr.decode('utf-8', 'replace').strip()}")
+        raise RuntimeError(
+            f"git ls-tree {commit[:12]} failed: {listing.stderr.decode('utf-8', 'replace').strip()}"
+        )
     entries = []
     for rec in listing.stdout.split(b"\0"):
         if rec:
@@ -94,8 +97,9 @@ def export_blobs(git, commit, dest):
     with tempfile.TemporaryFile() as shas:
         shas.write(b"".join(sha + b"\n" for _, sha, _ in entries))
         shas.seek(0)
-        batch = subprocess.Popen(git + ["cat-file", "--batch"], stdin=shas, stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL)
+        batch = subprocess.Popen(
+            git + ["cat-file", "--batch"], stdin=shas, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
         for mode, sha, path in entries:
             header = batch.stdout.readline().split()
             if len(header) != 3:  # "<sha> missing"
@@ -131,14 +135,27 @@ def lint_env(src):
 
 def run_rocm_lint(tree, src, timeout):
     """Findings of `rocm-lint check .` in tree, by path relative to the tree: {path: [Finding]}."""
-    cmd = [sys.executable, "-m", "rocm_lint", "check", ".", "--output-format", "json",
-           "--exit-zero", "--no-cache"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rocm_lint",
+        "check",
+        ".",
+        "--output-format",
+        "json",
+        "--exit-zero",
+        "--no-cache",
+    ]
     proc = subprocess.run(cmd, cwd=tree, env=lint_env(src), capture_output=True, timeout=timeout)
     errors = proc.stderr.decode("utf-8", "replace").strip().splitlines()
     try:
         items = json.loads(proc.stdout)
     except ValueError as exc:
-        why = f"exited {proc.returncode}: " + " | ".join(errors[-5:]) if proc.returncode else f"JSON does not parse: {exc}"
+        why = (
+            f"exited {proc.returncode}: " + " | ".join(errors[-5:])
+            if proc.returncode
+            else f"JSON does not parse: {exc}"
+        )
         raise RuntimeError(f"rocm-lint {why}") from None
     if not isinstance(items, list):
         raise RuntimeError("rocm-lint's JSON output is not a list of findings")  # noqa: TRY004 (caught per repository)
@@ -156,13 +173,23 @@ def score_repo(job):
     """One repository: export, lint, grep.  Returns a plain dict (it crosses processes)."""
     repo, commit, git, files, src, timeout = job
     started = time.monotonic()
-    result = {"repo": repo, "commit": commit, "error": None, "missing": [], "lint": {}, "grep": {},
-              "findings_in_tree": 0, "absent_blobs": 0, "lint_errors": []}
+    result = {
+        "repo": repo,
+        "commit": commit,
+        "error": None,
+        "missing": [],
+        "lint": {},
+        "grep": {},
+        "findings_in_tree": 0,
+        "absent_blobs": 0,
+        "lint_errors": [],
+    }
     tmp = tempfile.mkdtemp(prefix="rocm-lint-accuracy-")
     try:
         if not has_commit(git, commit):
-            raise RuntimeError(f"commit {commit} is not in the snapshot ({' '.join(git[1:])}): "
-                               "fetch a snapshot that has it")
+            raise RuntimeError(
+                f"commit {commit} is not in the snapshot ({' '.join(git[1:])}): fetch a snapshot that has it"
+            )
         tree = Path(tmp) / "tree"
         tree.mkdir()
         result["absent_blobs"] = len(export(git, commit, tree))
@@ -191,8 +218,12 @@ def rocm_lint_codes(src):
     """(codes, module file) of the rocm-lint under test; raises SystemExit when it does not run."""
     probe = "import rocm_lint; print(rocm_lint.__file__)"
     where = subprocess.run([sys.executable, "-c", probe], env=lint_env(src), capture_output=True, text=True)
-    proc = subprocess.run([sys.executable, "-m", "rocm_lint", "rules", "--json"], env=lint_env(src),
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rocm_lint", "rules", "--json"],
+        env=lint_env(src),
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         sys.exit(f"score.py: `rocm-lint rules --json` failed with src {src}: {proc.stderr.strip()[-400:]}")
     module = where.stdout.strip()
@@ -202,11 +233,17 @@ def rocm_lint_codes(src):
 
 
 def describe_src(src):
-    head = subprocess.run(["git", "-C", str(src), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
+    head = subprocess.run(
+        ["git", "-C", str(src), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True
+    )
     if head.returncode != 0:
         return str(src)
-    dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--", "."], capture_output=True, text=True)
-    return f"{src} (commit {head.stdout.strip()}{', with uncommitted changes' if dirty.stdout.strip() else ''})"
+    dirty = subprocess.run(
+        ["git", "-C", str(src), "status", "--porcelain", "--", "."], capture_output=True, text=True
+    )
+    return (
+        f"{src} (commit {head.stdout.strip()}{', with uncommitted changes' if dirty.stdout.strip() else ''})"
+    )
 
 
 def check_against_corpus(labels, corpus):
@@ -231,7 +268,9 @@ def check_against_corpus(labels, corpus):
                 for e in getattr(f, section):
                     past = [n for n in e.lines if n > count]
                     if past:
-                        errors.append(f"{repo}:{f.path}: {section} line(s) {past} past the end ({count} lines)")
+                        errors.append(
+                            f"{repo}:{f.path}: {section} line(s) {past} past the end ({count} lines)"
+                        )
     return errors, checked
 
 
@@ -250,18 +289,30 @@ class _Serial:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("corpus", nargs="?", default=os.environ.get("ACCURACY_CORPUS"),
-                    help="folder of repository snapshots (default: $ACCURACY_CORPUS)")
+    ap.add_argument(
+        "corpus",
+        nargs="?",
+        default=os.environ.get("ACCURACY_CORPUS"),
+        help="folder of repository snapshots (default: $ACCURACY_CORPUS)",
+    )
     ap.add_argument("--labels", default=str(HERE / "labels"), help="folder of label files (*.json)")
-    ap.add_argument("--rocm-lint-src", default=os.environ.get("ROCM_LINT_SRC") or str(ROOT / "src"),
-                    help="the src/ folder of the rocm-lint to score (default: $ROCM_LINT_SRC, else this checkout's)")
+    ap.add_argument(
+        "--rocm-lint-src",
+        default=os.environ.get("ROCM_LINT_SRC") or str(ROOT / "src"),
+        help="the src/ folder of the rocm-lint to score (default: $ROCM_LINT_SRC, else this checkout's)",
+    )
     ap.add_argument("-j", "--jobs", type=int, default=1, help="repositories scored in parallel (default 1)")
-    ap.add_argument("--details", action="store_true", help="list every miss, false positive and uncovered finding")
+    ap.add_argument(
+        "--details", action="store_true", help="list every miss, false positive and uncovered finding"
+    )
     ap.add_argument("--json", metavar="FILE", help="write every count and classified finding as JSON")
     ap.add_argument("--repo", action="append", default=[], help="score only this repository (repeatable)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds one rocm-lint run may take")
-    ap.add_argument("--check-labels", action="store_true",
-                    help="validate the label files (and, with a corpus, paths and lines) and exit")
+    ap.add_argument(
+        "--check-labels",
+        action="store_true",
+        help="validate the label files (and, with a corpus, paths and lines) and exit",
+    )
     args = ap.parse_args(argv)
     src = Path(args.rocm_lint_src).resolve()
     if not (src / "rocm_lint").is_dir():
@@ -277,7 +328,9 @@ def main(argv=None):
             errors, checked = check_against_corpus(labels, args.corpus)
         return print_check(labels, errors, checked, args.corpus)
     if not args.corpus:
-        sys.exit("score.py: no corpus: pass CORPUS or set ACCURACY_CORPUS (a folder of <owner>+<name> snapshots)")
+        sys.exit(
+            "score.py: no corpus: pass CORPUS or set ACCURACY_CORPUS (a folder of <owner>+<name> snapshots)"
+        )
     repos = sorted(r for r in labels.repos if not args.repo or r in args.repo)
     jobs, absent = [], []
     for repo in repos:
@@ -290,8 +343,11 @@ def main(argv=None):
     results = []
     with ProcessPoolExecutor(max_workers=args.jobs) if args.jobs > 1 and len(jobs) > 1 else _Serial() as pool:
         for res in pool.map(score_repo, jobs):
-            print(f"score.py: {res['repo']} {'FAILED' if res['error'] else 'scored'} ({res['seconds']} s)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"score.py: {res['repo']} {'FAILED' if res['error'] else 'scored'} ({res['seconds']} s)",
+                file=sys.stderr,
+                flush=True,
+            )
             results.append(res)
     tallies = {"rocm-lint": Tally(), "grep": Tally()}
     scored = {"rocm-lint": [], "grep": []}
@@ -305,8 +361,13 @@ def main(argv=None):
                 outcome = score_file(f, res[key][f.path])
                 tallies[tool].add(f.kind, outcome)
                 scored[tool].append((f, outcome))
-    meta = {"labels": args.labels, "label_files": [str(p) for p in paths], "corpus": args.corpus,
-            "rocm_lint_src": describe_src(src), "absent": absent}
+    meta = {
+        "labels": args.labels,
+        "label_files": [str(p) for p in paths],
+        "corpus": args.corpus,
+        "rocm_lint_src": describe_src(src),
+        "absent": absent,
+    }
     meta["label_errors"] = labels.errors
     print_report(meta, labels, results, tallies, scored, args.details)
     if args.json:

@@ -42,7 +42,11 @@ GREP_BASELINE = [
     ("ROC402", "py", r"^\s*(?:import|from)\s+(?:tensorrt|torch_tensorrt|nvtx|pycuda|nvidia\.dali)\b"),
     ("ROC403", "py", r"^\s*(?:import|from)\s+flash_attn\b"),
     ("ROC404", "py cfg", r"nvidia-smi|\bnvcc\b|\bnsys\b|\bncu\b|\bnvprof\b"),
-    ("ROC501", "py", r"-Xptxas|--ptxas-options|--expt-relaxed-constexpr|--expt-extended-lambda|--use_fast_math|-lineinfo"),
+    (
+        "ROC501",
+        "py",
+        r"-Xptxas|--ptxas-options|--expt-relaxed-constexpr|--expt-extended-lambda|--use_fast_math|-lineinfo",
+    ),
     ("ROC502", "py cfg", r"TORCH_CUDA_ARCH_LIST|-gencode|CMAKE_CUDA_ARCHITECTURES|\bsm_[0-9]{2}"),
     ("ROC503", "py cfg", r"\bgfx[0-9]{3,4}|--offload-arch|PYTORCH_ROCM_ARCH"),
     ("ROC601", "cpp", r"__ballot_sync|__ballot\(|__activemask"),
@@ -51,7 +55,11 @@ GREP_BASELINE = [
     ("ROC604", "cpp", r"warpSize|__AMDGCN_WAVEFRONT_SIZE"),
     ("ROC605", "cpp", r"(?i:wave(?:front)?_?size)\s*=?\s*64\b"),
     ("ROC701", "cpp py", r"\basm\s*(?:volatile\s*)?\(|__asm__|inline_asm_elementwise"),
-    ("ROC702", "cpp", r"#\s*include\s*[<\"](?:cuda|cublas|cufft|curand|cusparse|cusolver|cudnn|nvToolsExt|nvrtc)\w*\.h"),
+    (
+        "ROC702",
+        "cpp",
+        r"#\s*include\s*[<\"](?:cuda|cublas|cufft|curand|cusparse|cusolver|cudnn|nvToolsExt|nvrtc)\w*\.h",
+    ),
     ("ROC703", "cpp", r"#\s*(?:el)?if.*\b(?:CUDA_VERSION|CUDART_VERSION|__CUDACC_VER_MAJOR__)"),
     ("ROC704", "cpp", r"cudaRuntimeGetVersion|cudaDriverGetVersion"),
     ("ROC705", "cpp", r"__CUDA_ARCH__\s*(?:>=|<=|>|<|==)"),
@@ -85,6 +93,7 @@ def grep_findings(text, kind):
 
 def _match(hazards, findings):
     """Maximum matching of findings to hazards (same code, line within +-1), nearest lines first."""
+
     def dist(f, h):
         return min(abs(f.line - n) for n in h.lines)
 
@@ -148,8 +157,18 @@ def score_file(labels, findings):
     return out
 
 
-_COUNTS = ("hazards", "hits", "misses", "fp", "fp_decoy", "fp_unlabeled", "fp_other_code",
-           "second", "ambiguous", "uncovered")
+_COUNTS = (
+    "hazards",
+    "hits",
+    "misses",
+    "fp",
+    "fp_decoy",
+    "fp_unlabeled",
+    "fp_other_code",
+    "second",
+    "ambiguous",
+    "uncovered",
+)
 
 
 def _ratio(a, b):
@@ -192,6 +211,8 @@ class Tally:
     def table(self):
         kinds = sorted(g[5:] for g in self.groups if g.startswith("kind:"))
         codes = sorted(g[5:] for g in self.groups if g.startswith("code:"))
-        return {"overall": self.stats("all"),
-                "kinds": {k: self.stats("kind:" + k) for k in kinds},
-                "codes": {c: self.stats("code:" + c) for c in codes}}
+        return {
+            "overall": self.stats("all"),
+            "kinds": {k: self.stats("kind:" + k) for k in kinds},
+            "codes": {c: self.stats("code:" + c) for c in codes},
+        }

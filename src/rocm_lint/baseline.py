@@ -52,9 +52,13 @@ def write_baseline(findings: Sequence[Finding], file: str) -> int:
     """Write ``file``; returns the number of findings recorded."""
     base = Path(os.path.realpath(file)).parent
     counts = Counter(_keys(findings, base))
-    data = {"version": VERSION, "tool": "rocm-lint",
-            "findings": [{"code": c, "path": p, "line": t, "count": n}
-                         for (c, p, t), n in sorted(counts.items())]}
+    data = {
+        "version": VERSION,
+        "tool": "rocm-lint",
+        "findings": [
+            {"code": c, "path": p, "line": t, "count": n} for (c, p, t), n in sorted(counts.items())
+        ],
+    }
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     write_text_atomic(file, text)
     return len(findings)
@@ -68,9 +72,15 @@ def read_baseline(file: str) -> CounterType[Key]:
         raise BaselineError(f"{file}: cannot read baseline: {(exc.strerror or str(exc)).lower()}") from None
     except ValueError as exc:
         raise BaselineError(f"{file}: not a rocm-lint baseline (invalid JSON: {exc})") from None
-    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("findings"), list):
-        raise BaselineError(f"{file}: not a rocm-lint baseline (expected version {VERSION} with a findings list; "
-                            "write one with --write-baseline)")
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != VERSION
+        or not isinstance(data.get("findings"), list)
+    ):
+        raise BaselineError(
+            f"{file}: not a rocm-lint baseline (expected version {VERSION} with a findings list; "
+            "write one with --write-baseline)"
+        )
     counts: CounterType[Key] = Counter()
     for i, entry in enumerate(data["findings"]):
         try:

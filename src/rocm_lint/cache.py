@@ -122,14 +122,25 @@ def _recipe_from(data: Optional[dict]):
 
 
 def _finding_to(f: Finding) -> dict:
-    out = {"line": f.line, "col": f.col, "code": f.code, "message": f.message,
-           "end_line": f.end_line, "end_col": f.end_col, "severity": f.severity, "scope": f.scope}
+    out = {
+        "line": f.line,
+        "col": f.col,
+        "code": f.code,
+        "message": f.message,
+        "end_line": f.end_line,
+        "end_col": f.end_col,
+        "severity": f.severity,
+        "scope": f.scope,
+    }
     if f.cell is not None:
         out["cell"] = f.cell
     if f.fix is not None:
-        out["fix"] = {"applicability": f.fix.applicability.value, "message": f.fix.message,
-                      "edits": [[e.content, list(e.start), list(e.end)] for e in f.fix.edits],
-                      "recipe": _recipe_to(f.fix.recipe)}
+        out["fix"] = {
+            "applicability": f.fix.applicability.value,
+            "message": f.fix.message,
+            "edits": [[e.content, list(e.start), list(e.end)] for e in f.fix.edits],
+            "recipe": _recipe_to(f.fix.recipe),
+        }
     return out
 
 
@@ -137,10 +148,25 @@ def _finding_from(path: str, d: dict) -> Finding:
     fix = None
     if d.get("fix") is not None:
         x = d["fix"]
-        fix = Fix(Applicability(x["applicability"]), x["message"],
-                  tuple(Edit(c, tuple(s), tuple(e)) for c, s, e in x["edits"]), _recipe_from(x["recipe"]))
-    return Finding(path, d["line"], d["col"], d["code"], d["message"], d["end_line"], d["end_col"],
-                   fix=fix, severity=d.get("severity"), scope=d.get("scope"), cell=d.get("cell"))
+        fix = Fix(
+            Applicability(x["applicability"]),
+            x["message"],
+            tuple(Edit(c, tuple(s), tuple(e)) for c, s, e in x["edits"]),
+            _recipe_from(x["recipe"]),
+        )
+    return Finding(
+        path,
+        d["line"],
+        d["col"],
+        d["code"],
+        d["message"],
+        d["end_line"],
+        d["end_col"],
+        fix=fix,
+        severity=d.get("severity"),
+        scope=d.get("scope"),
+        cell=d.get("cell"),
+    )
 
 
 def encode_result(result: Result) -> dict:
@@ -236,9 +262,15 @@ class Cache:
     def open(cls, directory: str, config, workspace=None) -> "Cache":
         """The run's cache for ``directory`` and ``config``: the one the check used in this
         ``workspace`` (its entries and this run's hashes), else a new one."""
-        cache = workspace.store("content-cache").get(os.path.abspath(directory)) if workspace is not None else None
-        if cache is not None and (cache.config is config or cache.folder == os.path.join(
-                directory, __version__, settings_key(config))):
+        cache = (
+            workspace.store("content-cache").get(os.path.abspath(directory))
+            if workspace is not None
+            else None
+        )
+        if cache is not None and (
+            cache.config is config
+            or cache.folder == os.path.join(directory, __version__, settings_key(config))
+        ):
             return cache
         return cls(directory, config)
 
@@ -283,7 +315,7 @@ class Cache:
             return self._hashes[path]
         if path.startswith(TREE):
             if path not in self._hashes:
-                self._hashes[path] = tree_signature(path[len(TREE):])
+                self._hashes[path] = tree_signature(path[len(TREE) :])
             return self._hashes[path]
         path = os.path.abspath(path)
         if path not in self._hashes:
@@ -321,7 +353,10 @@ class Cache:
     def store(self, path: str, digest: str, triggers: str, deps: Iterable[str], result: Result) -> None:
         key = os.path.abspath(path)
         self.entries[key] = {
-            "hash": digest, "triggers": triggers, "used": self.now, "stat": self._stats.get(key),
+            "hash": digest,
+            "triggers": triggers,
+            "used": self.now,
+            "stat": self._stats.get(key),
             "deps": [[d, self.hash_of(d)] for d in sorted(set(deps)) if d != key],
             "result": encode_result(result),
         }
@@ -349,7 +384,9 @@ class Cache:
                 return None
         return edits["by_finding"]
 
-    def store_edits(self, path: str, digest: str, deps: Iterable[str], by_finding: Dict[str, Optional[list]]) -> None:
+    def store_edits(
+        self, path: str, digest: str, deps: Iterable[str], by_finding: Dict[str, Optional[list]]
+    ) -> None:
         """Keep ``by_finding`` (see :meth:`lookup_edits`) with the entry of ``path``, computed from
         the content ``digest``, reading ``deps`` (paths, or ``TREE + root``)."""
         key = os.path.abspath(path)
@@ -359,8 +396,10 @@ class Cache:
         old = entry.get("edits") if isinstance(entry.get("edits"), dict) else {}
         known = dict(old.get("by_finding", {})) if self.lookup_edits(path) is not None else {}
         known.update(by_finding)
-        entry["edits"] = {"deps": [[d, self.hash_of(d)] for d in sorted(set(deps)) if d != key],
-                          "by_finding": known}
+        entry["edits"] = {
+            "deps": [[d, self.hash_of(d)] for d in sorted(set(deps)) if d != key],
+            "by_finding": known,
+        }
         self.changed(key)
 
     def save(self) -> None:
@@ -374,9 +413,12 @@ class Cache:
                 entries = self.entries.shard(index)
                 if len(entries) > MAX_ENTRIES // SHARDS:
                     keep = sorted(entries.items(), key=lambda kv: kv[1].get("used", 0), reverse=True)
-                    entries = self.entries.shards[index] = dict(keep[:MAX_ENTRIES // SHARDS])
-                write_text_atomic(self.entries.file(index), json.dumps({"format": _FORMAT, "entries": entries},
-                                                                       separators=(",", ":")), sync=False)
+                    entries = self.entries.shards[index] = dict(keep[: MAX_ENTRIES // SHARDS])
+                write_text_atomic(
+                    self.entries.file(index),
+                    json.dumps({"format": _FORMAT, "entries": entries}, separators=(",", ":")),
+                    sync=False,
+                )
             self.dirty_shards.clear()
         except OSError:
             pass  # a read-only tree: run without a cache, never fail the run for it
@@ -406,8 +448,13 @@ def tree_signature(root: str) -> Optional[str]:
         return None
     h = hashlib.blake2b(digest_size=16)
     for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d[:1] != "." and d not in _SKIP_DIRS
-                         and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg")))
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d[:1] != "."
+            and d not in _SKIP_DIRS
+            and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+        )
         for name in sorted(names):
             if not name.endswith(".py"):
                 continue
@@ -416,16 +463,25 @@ def tree_signature(root: str) -> Optional[str]:
                 st = os.stat(full)
             except OSError:
                 continue
-            h.update(f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+            h.update(
+                f"{os.path.relpath(full, root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode(
+                    "utf-8", "surrogateescape"
+                )
+            )
     return h.hexdigest()
 
 
 def _prepare(directory: str) -> None:
     """Create the cache directory with the files tools expect in one (git ignores it)."""
     os.makedirs(directory, exist_ok=True)
-    for name, text in ((".gitignore", "# Automatically created by rocm-lint.\n*\n"),
-                       ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"
-                                        "# This file is a cache directory tag created by rocm-lint.\n")):
+    for name, text in (
+        (".gitignore", "# Automatically created by rocm-lint.\n*\n"),
+        (
+            "CACHEDIR.TAG",
+            "Signature: 8a477f597d28d172789f06886806bc55\n"
+            "# This file is a cache directory tag created by rocm-lint.\n",
+        ),
+    ):
         target = os.path.join(directory, name)
         if not os.path.exists(target):
             try:
@@ -441,8 +497,10 @@ def clean(directory: str) -> Tuple[bool, str]:
 
     if not os.path.isdir(directory):
         return False, f"no cache at {directory}"
-    if not os.path.isfile(os.path.join(directory, "CACHEDIR.TAG")) and \
-            os.path.basename(os.path.normpath(directory)) != CACHE_DIR_NAME:
+    if (
+        not os.path.isfile(os.path.join(directory, "CACHEDIR.TAG"))
+        and os.path.basename(os.path.normpath(directory)) != CACHE_DIR_NAME
+    ):
         return False, f"{directory} does not look like a rocm-lint cache (no CACHEDIR.TAG); not removed"
     shutil.rmtree(directory)
     return True, f"removed {directory}"

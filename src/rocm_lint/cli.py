@@ -53,8 +53,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.show_settings:
         from rocm_lint.output.settings import show_settings
 
-        return show_settings(config, set(command_line_keys(args)), (anchor or ["."])[0], args.output_format,
-                             sys.stdout)
+        return show_settings(
+            config, set(command_line_keys(args)), (anchor or ["."])[0], args.output_format, sys.stdout
+        )
     if stdin:
         from rocm_lint.cli_stdin import check_stdin
 
@@ -78,8 +79,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     fixed = 0
     shown = {}
     if args.fix or args.diff or args.show_fixes:
-        fixed, would_fix, shown = _apply_fixes(report, config, args, sys.stdout, write=args.fix and not args.diff,
-                                               keep=changed.keeps if changed else None, workspace=workspace)
+        fixed, would_fix, shown = _apply_fixes(
+            report,
+            config,
+            args,
+            sys.stdout,
+            write=args.fix and not args.diff,
+            keep=changed.keeps if changed else None,
+            workspace=workspace,
+        )
         if args.diff:
             if not args.quiet:
                 sys.stderr.write(f"Would fix {would_fix} finding{'s' if would_fix != 1 else ''}.\n")
@@ -110,8 +118,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         from rocm_lint.output.noqa import add_noqa
 
         return add_noqa(report, config, quiet=args.quiet)
-    return render_report(report, config, args, fixed=fixed, baselined=baselined, shown=shown,
-                   unchanged=changed.hidden if changed else 0, workspace=workspace)
+    return render_report(
+        report,
+        config,
+        args,
+        fixed=fixed,
+        baselined=baselined,
+        shown=shown,
+        unchanged=changed.hidden if changed else 0,
+        workspace=workspace,
+    )
 
 
 def _record_baseline(report, args: argparse.Namespace) -> int:
@@ -121,12 +137,16 @@ def _record_baseline(report, args: argparse.Namespace) -> int:
     try:
         n = write_baseline(report.findings, args.write_baseline)
     except OSError as exc:
-        error(f"{display_name(args.write_baseline)}: cannot write the baseline: {(exc.strerror or str(exc)).lower()}")
+        error(
+            f"{display_name(args.write_baseline)}: cannot write the baseline: {(exc.strerror or str(exc)).lower()}"
+        )
         return EXIT_ERROR
     for err in report.errors:
         file_error(err)
     if not args.quiet:
-        sys.stderr.write(f"Wrote {n} finding{'s' if n != 1 else ''} to the baseline {display_name(args.write_baseline)}.\n")
+        sys.stderr.write(
+            f"Wrote {n} finding{'s' if n != 1 else ''} to the baseline {display_name(args.write_baseline)}.\n"
+        )
     return EXIT_ERROR if report.errors else EXIT_CLEAN
 
 
@@ -153,7 +173,9 @@ def _check_all(paths, config, args, workspace=None):
         return check_paths(paths, config, jobs=args.jobs, cache_dir=cache_dir, workspace=workspace)
     bar = ProgressBar(sys.stderr)
     try:
-        return check_paths(paths, config, jobs=args.jobs, progress=bar, cache_dir=cache_dir, workspace=workspace)
+        return check_paths(
+            paths, config, jobs=args.jobs, progress=bar, cache_dir=cache_dir, workspace=workspace
+        )
     finally:
         bar.close()
 
@@ -169,20 +191,34 @@ def _apply_fixes(report, config, args, out, *, write: bool, keep=None, workspace
     from rocm_lint.output.source import display_name, repo_path
 
     if (write or args.diff) and any(f.cell is not None for f in report.findings):
-        sys.stderr.write("rocm-lint: notebooks (.ipynb) are checked, not fixed: --fix and --diff leave them unchanged\n")
+        sys.stderr.write(
+            "rocm-lint: notebooks (.ipynb) are checked, not fixed: --fix and --diff leave them unchanged\n"
+        )
     wanted = {Applicability.SAFE} | ({Applicability.UNSAFE} if args.unsafe_fixes else set())
     paths = sorted({f.path for f in report.findings if f.fix is not None and f.fix.applicability in wanted})
     fixed = would_fix = 0
     shown = {}
-    for path, outcome in zip(paths, fix_files(paths, config, unsafe=args.unsafe_fixes, write=write, jobs=args.jobs,
-                                                  keep=keep, workspace=workspace)):
+    for path, outcome in zip(
+        paths,
+        fix_files(
+            paths,
+            config,
+            unsafe=args.unsafe_fixes,
+            write=write,
+            jobs=args.jobs,
+            keep=keep,
+            workspace=workspace,
+        ),
+    ):
         if outcome.error:
             report.errors.append(FileError(path, outcome.error))
             continue
         if write or args.diff:
             for finding, why in outcome.dropped:
-                sys.stderr.write(f"rocm-lint: {display_name(path)}:{finding.line}:{finding.col + 1}: {finding.code} "
-                                 f"not fixed: {why}\n")
+                sys.stderr.write(
+                    f"rocm-lint: {display_name(path)}:{finding.line}:{finding.col + 1}: {finding.code} "
+                    f"not fixed: {why}\n"
+                )
         if args.diff and outcome.changed:
             # `git apply` wants paths relative to the working directory, without `./`
             out.write(unified_diff(display_name(repo_path(path)), outcome.old, outcome.new))

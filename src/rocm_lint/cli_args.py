@@ -24,7 +24,9 @@ def _code_list(value: str) -> List[str]:
     known = all_codes()
     unknown = [c for c in codes if not any(k.startswith(c) for k in known)]
     if unknown:  # like ruff: a selector that names no rule is a typo, not a silent no-op
-        raise argparse.ArgumentTypeError(f"{', '.join(unknown)} selects no rule (`rocm-lint rules` lists them)")
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(unknown)} selects no rule (`rocm-lint rules` lists them)"
+        )
     return codes
 
 
@@ -37,7 +39,9 @@ def _extra_output(value: str):
     """``--extra-output sarif=out.sarif``: (format, file)."""
     fmt, sep, file = value.partition("=")
     if not sep or not file or fmt not in FORMATS:
-        raise argparse.ArgumentTypeError(f"{value!r}: expected FORMAT=FILE, FORMAT one of {', '.join(FORMATS)}")
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: expected FORMAT=FILE, FORMAT one of {', '.join(FORMATS)}"
+        )
     return fmt, file
 
 
@@ -60,9 +64,12 @@ def _columns() -> int:
 class _Formatter(argparse.HelpFormatter):
     """argparse's formatter, with the width as ``shutil`` would give it (see :func:`_columns`)."""
 
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: Optional[int] = None) -> None:
-        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: Optional[int] = None
+    ) -> None:
+        super().__init__(
+            prog, indent_increment, max_help_position, _columns() - 2 if width is None else width
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,62 +86,124 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = add("check", help="lint files and directories (default: the current directory; - reads stdin)")
     check.add_argument("paths", nargs="*", metavar="PATH")
-    check.add_argument("--stdin-filename", metavar="PATH",
-                       help="the name of the text read from stdin (`-`): picks its language, its settings, "
-                            "per-file-ignores and (with --force-exclude) excludes")
-    check.add_argument("--select", type=_code_list, metavar="CODES",
-                       help="codes or prefixes to enable (replaces the configured selection)")
-    check.add_argument("--extend-select", type=_code_list, metavar="CODES", default=[],
-                       help="codes or prefixes to enable in addition")
-    check.add_argument("--ignore", type=_code_list, metavar="CODES", default=[],
-                       help="codes or prefixes to disable")
-    check.add_argument("--output-format", choices=FORMATS, default=None,
-                       help="default: full on a terminal, else concise")
+    check.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="the name of the text read from stdin (`-`): picks its language, its settings, "
+        "per-file-ignores and (with --force-exclude) excludes",
+    )
+    check.add_argument(
+        "--select",
+        type=_code_list,
+        metavar="CODES",
+        help="codes or prefixes to enable (replaces the configured selection)",
+    )
+    check.add_argument(
+        "--extend-select",
+        type=_code_list,
+        metavar="CODES",
+        default=[],
+        help="codes or prefixes to enable in addition",
+    )
+    check.add_argument(
+        "--ignore", type=_code_list, metavar="CODES", default=[], help="codes or prefixes to disable"
+    )
+    check.add_argument(
+        "--output-format", choices=FORMATS, default=None, help="default: full on a terminal, else concise"
+    )
     check.add_argument("--statistics", action="store_true", help="print a count per code instead of findings")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
-    check.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
-                       help="worker processes (default: number of CPUs)")
-    check.add_argument("--config", metavar="FILE",
-                       help="read settings from FILE (its [tool.rocm-lint] table, or its top-level keys) instead "
-                            "of the closest .rocm-lint.toml, rocm-lint.toml or pyproject.toml; globs are relative "
-                            "to FILE's directory; the rocm-lint options of flake8's [flake8] section (setup.cfg, "
-                            "tox.ini, .flake8) still add their names")
+    check.add_argument(
+        "-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default: number of CPUs)"
+    )
+    check.add_argument(
+        "--config",
+        metavar="FILE",
+        help="read settings from FILE (its [tool.rocm-lint] table, or its top-level keys) instead "
+        "of the closest .rocm-lint.toml, rocm-lint.toml or pyproject.toml; globs are relative "
+        "to FILE's directory; the rocm-lint options of flake8's [flake8] section (setup.cfg, "
+        "tox.ini, .flake8) still add their names",
+    )
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
-    check.add_argument("--exclude", type=_globs, action="extend", metavar="GLOBS",
-                       help="comma-separated globs of files and directories to skip (replaces the configured "
-                            "exclude)")
-    check.add_argument("--extend-exclude", type=_globs, action="extend", metavar="GLOBS", default=[],
-                       help="comma-separated globs to skip in addition to exclude")
-    check.add_argument("--force-exclude", action="store_true",
-                       help="apply exclude/extend-exclude to files named on the command line too (pre-commit)")
-    check.add_argument("--report-nvidia-only-sources", action="store_true",
-                       help="also report C++ sources the project's ROCm build never compiles (counted apart)")
-    check.add_argument("--no-cache", action="store_true",
-                       help="check every file, neither reading nor writing the cache")
-    check.add_argument("--cache-dir", metavar="DIR",
-                       help="where the cache lives (default: .rocm_lint_cache beside the configuration, "
-                            "or ROCM_LINT_CACHE_DIR)")
+    check.add_argument(
+        "--exclude",
+        type=_globs,
+        action="extend",
+        metavar="GLOBS",
+        help="comma-separated globs of files and directories to skip (replaces the configured exclude)",
+    )
+    check.add_argument(
+        "--extend-exclude",
+        type=_globs,
+        action="extend",
+        metavar="GLOBS",
+        default=[],
+        help="comma-separated globs to skip in addition to exclude",
+    )
+    check.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply exclude/extend-exclude to files named on the command line too (pre-commit)",
+    )
+    check.add_argument(
+        "--report-nvidia-only-sources",
+        action="store_true",
+        help="also report C++ sources the project's ROCm build never compiles (counted apart)",
+    )
+    check.add_argument(
+        "--no-cache", action="store_true", help="check every file, neither reading nor writing the cache"
+    )
+    check.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where the cache lives (default: .rocm_lint_cache beside the configuration, "
+        "or ROCM_LINT_CACHE_DIR)",
+    )
     check.add_argument("--fix", action="store_true", help="apply safe fixes (the NVIDIA path never changes)")
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff: unsafe fixes too")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
-    check.add_argument("--add-noqa", action="store_true",
-                       help="add a suppression comment (# noqa: CODE, // NOLINT(CODE)) to each finding's line")
-    check.add_argument("--baseline", metavar="FILE",
-                       help="report only findings not recorded in FILE (see --write-baseline)")
-    check.add_argument("--baseline-commit", metavar="REF",
-                       help="report only findings on lines added or changed since `git merge-base REF HEAD` "
-                            "(working tree included; renamed files followed, untracked files wholly new); "
-                            "--fix and --diff fix those findings only")
-    check.add_argument("--write-baseline", metavar="FILE",
-                       help="record the current findings in FILE and exit 0 (for --baseline)")
-    check.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    check.add_argument("--extra-output", type=_extra_output, action="append", default=[], metavar="FORMAT=FILE",
-                       help="also write the report in FORMAT to FILE, from the same run (repeatable; "
-                            "for example sarif=rocm-lint.sarif beside annotations on stdout)")
-    check.add_argument("--show-fixes", action="store_true",
-                       help="list the fixes applied (with --fix) or that --fix would apply, per file and code")
-    check.add_argument("--show-settings", action="store_true",
-                       help="print the settings in effect for the first PATH and where each came from, then exit")
+    check.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="add a suppression comment (# noqa: CODE, // NOLINT(CODE)) to each finding's line",
+    )
+    check.add_argument(
+        "--baseline", metavar="FILE", help="report only findings not recorded in FILE (see --write-baseline)"
+    )
+    check.add_argument(
+        "--baseline-commit",
+        metavar="REF",
+        help="report only findings on lines added or changed since `git merge-base REF HEAD` "
+        "(working tree included; renamed files followed, untracked files wholly new); "
+        "--fix and --diff fix those findings only",
+    )
+    check.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        help="record the current findings in FILE and exit 0 (for --baseline)",
+    )
+    check.add_argument(
+        "--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    check.add_argument(
+        "--extra-output",
+        type=_extra_output,
+        action="append",
+        default=[],
+        metavar="FORMAT=FILE",
+        help="also write the report in FORMAT to FILE, from the same run (repeatable; "
+        "for example sarif=rocm-lint.sarif beside annotations on stdout)",
+    )
+    check.add_argument(
+        "--show-fixes",
+        action="store_true",
+        help="list the fixes applied (with --fix) or that --fix would apply, per file and code",
+    )
+    check.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the settings in effect for the first PATH and where each came from, then exit",
+    )
 
     rule = add("rule", help="print a rule's documentation (by code or name); a prefix lists its rules")
     rule.add_argument("code", metavar="CODE|NAME|PREFIX")
@@ -146,10 +215,14 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="machine-readable report")
 
     clean = add("clean", help="remove the cache (.rocm_lint_cache) of the current project")
-    clean.add_argument("--cache-dir", metavar="DIR", help="the cache to remove (default: as `check` finds it)")
+    clean.add_argument(
+        "--cache-dir", metavar="DIR", help="the cache to remove (default: as `check` finds it)"
+    )
 
     server = add("server", help="run the language server (LSP over stdio; needs rocm-lint[lsp])")
-    server.add_argument("--stdio", action="store_true", help="accepted for editor clients; stdio is the default")
+    server.add_argument(
+        "--stdio", action="store_true", help="accepted for editor clients; stdio is the default"
+    )
     completion = add("completion", help="print a shell completion script (bash, zsh or fish)")
     completion.add_argument("shell", choices=("bash", "zsh", "fish"))
     return parser
@@ -164,8 +237,9 @@ def command_line_keys(args: argparse.Namespace) -> List[str]:
         keys.append("extend-select")
     if args.ignore:
         keys.append("ignore")
-    keys += [key for key in ("exclude", "extend-exclude", "force-exclude")
-             if getattr(args, key.replace("-", "_"))]
+    keys += [
+        key for key in ("exclude", "extend-exclude", "force-exclude") if getattr(args, key.replace("-", "_"))
+    ]
     return keys
 
 
@@ -207,15 +281,20 @@ def usage_problem(args: argparse.Namespace) -> Optional[str]:
     for file in [args.output_file] + [file for _, file in args.extra_output]:
         if file and not os.path.isdir(os.path.dirname(os.path.abspath(file))):
             return f"{file}: cannot write the report: no such directory"
-    if args.extra_output and (args.statistics or args.diff or args.add_noqa or args.write_baseline
-                              or args.show_settings):
-        return ("--extra-output writes the findings' report: it cannot be combined with --statistics, --diff, "
-                "--add-noqa, --write-baseline or --show-settings")
+    if args.extra_output and (
+        args.statistics or args.diff or args.add_noqa or args.write_baseline or args.show_settings
+    ):
+        return (
+            "--extra-output writes the findings' report: it cannot be combined with --statistics, --diff, "
+            "--add-noqa, --write-baseline or --show-settings"
+        )
     if args.add_noqa and (args.fix or args.diff or args.write_baseline or reads_stdin(args)):
         return "--add-noqa writes comments into files: it cannot be combined with --fix, --diff, --write-baseline or stdin"
     if args.write_baseline and (args.fix or args.diff or args.baseline):
-        return ("--write-baseline records findings as they are: it cannot be combined with --fix, --diff "
-                "or --baseline")
+        return (
+            "--write-baseline records findings as they are: it cannot be combined with --fix, --diff "
+            "or --baseline"
+        )
     if args.write_baseline and not os.path.isdir(os.path.dirname(os.path.abspath(args.write_baseline))):
         return f"{args.write_baseline}: cannot write the baseline: no such directory"
     if args.baseline:

@@ -55,8 +55,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if env["torch"] is None:
         verdict = "torch is not installed in this environment: nothing to check"
     elif env["platform"] != "rocm":
-        verdict = (f"not ROCm ({env['platform']}) on an AMD GPU host: torch cannot use the AMD GPU" if findings
-                   else f"not ROCm ({env['platform']}): nothing to check")
+        verdict = (
+            f"not ROCm ({env['platform']}) on an AMD GPU host: torch cannot use the AMD GPU"
+            if findings
+            else f"not ROCm ({env['platform']}): nothing to check"
+        )
     elif not findings:
         verdict = "ROCm: no problems found"
     else:
@@ -65,12 +68,18 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         import json
 
         rule_url = lambda code: get_rule(code).url if get_rule(code) else None
-        json.dump({
-            "environment": env,
-            "verdict": verdict,
-            "findings": [{"code": f.code, "severity": f.severity, "message": f.message,
-                          "url": rule_url(f.code)} for f in findings],
-        }, sys.stdout, indent=2)
+        json.dump(
+            {
+                "environment": env,
+                "verdict": verdict,
+                "findings": [
+                    {"code": f.code, "severity": f.severity, "message": f.message, "url": rule_url(f.code)}
+                    for f in findings
+                ],
+            },
+            sys.stdout,
+            indent=2,
+        )
         sys.stdout.write("\n")
     else:
         gpu = env["gpu"] or "no GPU visible"

@@ -38,8 +38,10 @@ def _summary(report, fixed: int, baselined: int, args: argparse.Namespace, uncha
     n = len(report.findings)
     files = report.files_checked
     with_findings = len({f.path for f in report.findings})
-    summary = (f"Found {n} finding{'s' if n != 1 else ''} in {with_findings} "
-               f"file{'s' if with_findings != 1 else ''} ({files} checked).")
+    summary = (
+        f"Found {n} finding{'s' if n != 1 else ''} in {with_findings} "
+        f"file{'s' if with_findings != 1 else ''} ({files} checked)."
+    )
     apart = sum(1 for f in report.findings if f.scope == "nvidia-only")
     if apart:  # --report-nvidia-only-sources
         summary = summary[:-1] + f", {apart} of them in sources the ROCm build never compiles."
@@ -48,8 +50,11 @@ def _summary(report, fixed: int, baselined: int, args: argparse.Namespace, uncha
     if fixed:
         summary = f"Fixed {fixed} finding{'s' if fixed != 1 else ''}, {n} remaining ({files} file{'s' if files != 1 else ''})."
     fixable, hidden = _fix_counts(report.findings, args)
-    hidden_note = (f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with --unsafe-fixes"
-                   if hidden else "")
+    hidden_note = (
+        f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with --unsafe-fixes"
+        if hidden
+        else ""
+    )
     if fixable and not args.fix:  # ruff's wording
         summary += f" {fixable} fixable with --fix" + (f" ({hidden_note})." if hidden else ".")
     elif hidden:
@@ -59,12 +64,25 @@ def _summary(report, fixed: int, baselined: int, args: argparse.Namespace, uncha
     if baselined:
         summary += f" {baselined} more in the baseline."
     if report.errors:
-        summary += f" {len(report.errors)} file{'s' if len(report.errors) != 1 else ''} could not be analysed."
+        summary += (
+            f" {len(report.errors)} file{'s' if len(report.errors) != 1 else ''} could not be analysed."
+        )
     return summary
 
 
-def render_report(report, config, args: argparse.Namespace, *, fixed: int = 0, baselined: int = 0, shown=None,
-            out=None, unchanged: int = 0, sources=None, workspace=None) -> int:
+def render_report(
+    report,
+    config,
+    args: argparse.Namespace,
+    *,
+    fixed: int = 0,
+    baselined: int = 0,
+    shown=None,
+    out=None,
+    unchanged: int = 0,
+    sources=None,
+    workspace=None,
+) -> int:
     """Render the findings (to ``out``, ``--output-file`` or stdout), the error lines and the summary."""
     if args.output_file:
         try:
@@ -72,7 +90,9 @@ def render_report(report, config, args: argparse.Namespace, *, fixed: int = 0, b
         except OSError as exc:
             from rocm_lint.output.source import display_name
 
-            error(f"{display_name(args.output_file)}: cannot write the report: {(exc.strerror or str(exc)).lower()}")
+            error(
+                f"{display_name(args.output_file)}: cannot write the report: {(exc.strerror or str(exc)).lower()}"
+            )
             return EXIT_ERROR
     else:
         target = out or sys.stdout
@@ -80,8 +100,11 @@ def render_report(report, config, args: argparse.Namespace, *, fixed: int = 0, b
         fmt = args.output_format or ("full" if target.isatty() else "concise")
         _render(fmt, report, config, args, target, sources, workspace)
         if args.show_fixes and shown is not None:
-            render_shown(shown, sys.stderr if fmt in MACHINE_FORMATS or args.statistics else target,
-                          applied=bool(args.fix))
+            render_shown(
+                shown,
+                sys.stderr if fmt in MACHINE_FORMATS or args.statistics else target,
+                applied=bool(args.fix),
+            )
         target.flush()
     finally:
         if args.output_file:
@@ -97,8 +120,11 @@ def render_report(report, config, args: argparse.Namespace, *, fixed: int = 0, b
             return EXIT_ERROR
     for err in report.errors:
         file_error(err)
-    if not args.quiet and (fmt not in MACHINE_FORMATS or args.output_file) and not (
-            args.statistics and fmt == "json" and not args.output_file):
+    if (
+        not args.quiet
+        and (fmt not in MACHINE_FORMATS or args.output_file)
+        and not (args.statistics and fmt == "json" and not args.output_file)
+    ):
         sys.stderr.write(_summary(report, fixed, baselined, args, unchanged) + "\n")
     if report.errors:
         return EXIT_ERROR
@@ -120,23 +146,35 @@ def _render(fmt: str, report, config, args: argparse.Namespace, out, sources=Non
     if fmt == "sarif":
         from rocm_lint.output.sarif import render_sarif
 
-        render_sarif(report.findings, out, errors=report.errors, root=project_root(config.root), sources=sources)
+        render_sarif(
+            report.findings, out, errors=report.errors, root=project_root(config.root), sources=sources
+        )
     elif fmt == "github":
         from rocm_lint.output.github import render_github
 
-        render_github(report.findings, out, errors=report.errors, root=project_root(config.root), sources=sources)
+        render_github(
+            report.findings, out, errors=report.errors, root=project_root(config.root), sources=sources
+        )
     elif fmt == "html":  # the report's header says what was scanned
         from rocm_lint.output.html import render_html
         from rocm_lint.output.html_scan import scan_info
 
-        scan = scan_info(args.paths or ["."], report.files_checked,
-                         nvidia_only_reported=bool(config.report_nvidia_only_sources))
+        scan = scan_info(
+            args.paths or ["."],
+            report.files_checked,
+            nvidia_only_reported=bool(config.report_nvidia_only_sources),
+        )
         render_html(report.findings, out, errors=report.errors, scan=scan, sources=sources)
     elif fmt == "summary":
         from rocm_lint.output.summary import render_summary
 
-        render_summary(report.findings, out, errors=report.errors, root=project_root(config.root),
-                       files_checked=report.files_checked)
+        render_summary(
+            report.findings,
+            out,
+            errors=report.errors,
+            root=project_root(config.root),
+            files_checked=report.files_checked,
+        )
     else:
         render(fmt, report.findings, out, color=use_color(out), errors=report.errors, sources=sources)
 

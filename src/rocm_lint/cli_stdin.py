@@ -84,8 +84,15 @@ def check_stdin(config, args: argparse.Namespace) -> int:
 
         from rocm_lint.fix.api import fix_text
 
-        outcome = fix_text(name, text, config, unsafe=args.unsafe_fixes, language=language,
-                           findings=report.findings, workspace=workspace)
+        outcome = fix_text(
+            name,
+            text,
+            config,
+            unsafe=args.unsafe_fixes,
+            language=language,
+            findings=report.findings,
+            workspace=workspace,
+        )
         new = text if isinstance(outcome, FileError) else outcome.text
         applied = [] if isinstance(outcome, FileError) else outcome.applied
         shown = {name: Counter(f.code for f in applied)}
@@ -109,8 +116,16 @@ def check_stdin(config, args: argparse.Namespace) -> int:
     elif echo:
         emit(text)
     # with --fix, stdout carries the text: the findings that remain go to stderr
-    return render_report(report, config, args, fixed=fixed, shown=shown, out=sys.stderr if echo else None,
-                   sources=sources, workspace=workspace)
+    return render_report(
+        report,
+        config,
+        args,
+        fixed=fixed,
+        shown=shown,
+        out=sys.stderr if echo else None,
+        sources=sources,
+        workspace=workspace,
+    )
 
 
 def _stdin_excluded(name: str, config) -> bool:
@@ -124,4 +139,6 @@ def _stdin_excluded(name: str, config) -> bool:
     rel = os.path.relpath(full, root)
     if rel.startswith(os.pardir):
         rel = os.path.basename(full)
-    return path_excluded(Path(rel).as_posix().split("/"), tuple(config.exclude) + tuple(config.extend_exclude))
+    return path_excluded(
+        Path(rel).as_posix().split("/"), tuple(config.exclude) + tuple(config.extend_exclude)
+    )

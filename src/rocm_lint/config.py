@@ -21,8 +21,18 @@ from rocm_lint.lazy import LazyPattern
 # Predicates that are true exactly on ROCm (matched on the last dotted component,
 # or on the whole dotted tail when the entry has a dot), used bare or called.
 DEFAULT_ROCM_PREDICATES: Tuple[str, ...] = (
-    "is_rocm", "is_hip", "IS_ROCM", "IS_HIP", "IS_HIP_EXTENSION", "HIP_ENVIRONMENT",
-    "IS_ROCM_SYSTEM", "TEST_WITH_ROCM", "is_rocm_pytorch", "is_rocm_platform", "USE_ROCM", "ROCM_HOME",
+    "is_rocm",
+    "is_hip",
+    "IS_ROCM",
+    "IS_HIP",
+    "IS_HIP_EXTENSION",
+    "HIP_ENVIRONMENT",
+    "IS_ROCM_SYSTEM",
+    "TEST_WITH_ROCM",
+    "is_rocm_pytorch",
+    "is_rocm_platform",
+    "USE_ROCM",
+    "ROCM_HOME",
     "current_platform.is_rocm",
 )
 # Predicates that are true exactly on NVIDIA CUDA.  Deliberately narrow:
@@ -30,9 +40,12 @@ DEFAULT_ROCM_PREDICATES: Tuple[str, ...] = (
 DEFAULT_CUDA_PREDICATES: Tuple[str, ...] = (
     "current_platform.is_cuda",
     # vLLM: `is_nvidia = device_platform == "nvidia"` (fla ops), `def _is_cuda()` (setup.py)
-    "is_nvidia", "_is_cuda",
+    "is_nvidia",
+    "_is_cuda",
     # torchao.utils: each is `torch.cuda.is_available() and torch.version.cuda and capability >= ...`
-    "is_sm_at_least_89", "is_sm_at_least_90", "is_sm_at_least_100",
+    "is_sm_at_least_89",
+    "is_sm_at_least_90",
+    "is_sm_at_least_100",
     # transformers: False whenever torch.version.cuda is None
     "is_torch_tf32_available",
 )
@@ -40,9 +53,28 @@ DEFAULT_CUDA_PREDICATES: Tuple[str, ...] = (
 DEFAULT_ROCM_SKIP_DECORATORS: Tuple[str, ...] = ("skipIfRocm", "skip_if_rocm", "skipIfHip")
 
 DEFAULT_EXCLUDE: Tuple[str, ...] = (
-    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox",
-    ".pants.d", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", "__pypackages__",
-    "_build", "buck-out", "dist", "node_modules", "site-packages", "venv", "__pycache__",
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+    "__pycache__",
 )
 
 _CODE_RE = LazyPattern(r"^ROC[0-9]{0,3}$")  # compiled when a selector is read
@@ -138,9 +170,22 @@ def _strings(value: object, key: str) -> Tuple[str, ...]:
 
 
 _KEYS = {
-    "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude",
-    "respect-gitignore", "force-exclude", "report-nvidia-only-sources", "rocm-predicates", "extend-rocm-predicates", "cuda-predicates",
-    "extend-cuda-predicates", "rocm-skip-decorators", "rocm-macros", "cuda-macros",
+    "select",
+    "extend-select",
+    "ignore",
+    "per-file-ignores",
+    "exclude",
+    "extend-exclude",
+    "respect-gitignore",
+    "force-exclude",
+    "report-nvidia-only-sources",
+    "rocm-predicates",
+    "extend-rocm-predicates",
+    "cuda-predicates",
+    "extend-cuda-predicates",
+    "rocm-skip-decorators",
+    "rocm-macros",
+    "cuda-macros",
 }
 
 
@@ -160,25 +205,36 @@ def from_table(table: dict, base: Config = Config(), source: Optional[Path] = No
         pfi = table["per-file-ignores"]
         if not isinstance(pfi, dict):
             raise ConfigError("'per-file-ignores' must be a table of glob = [codes]")
-        cfg = replace(cfg, per_file_ignores=tuple(
-            (str(k), parse_codes(v, f"per-file-ignores.{k}")) for k, v in pfi.items()))
+        cfg = replace(
+            cfg,
+            per_file_ignores=tuple((str(k), parse_codes(v, f"per-file-ignores.{k}")) for k, v in pfi.items()),
+        )
     if "exclude" in table:
         cfg = replace(cfg, exclude=_strings(table["exclude"], "exclude"))
     if "extend-exclude" in table:
         cfg = replace(cfg, extend_exclude=_strings(table["extend-exclude"], "extend-exclude"))
-    for key, attr in (("respect-gitignore", "respect_gitignore"), ("force-exclude", "force_exclude"),
-                      ("report-nvidia-only-sources", "report_nvidia_only_sources")):
+    for key, attr in (
+        ("respect-gitignore", "respect_gitignore"),
+        ("force-exclude", "force_exclude"),
+        ("report-nvidia-only-sources", "report_nvidia_only_sources"),
+    ):
         if key in table:
             if not isinstance(table[key], bool):
                 raise ConfigError(f"'{key}' must be true or false")
             cfg = replace(cfg, **{attr: table[key]})
-    for key, attr in (("rocm-predicates", "rocm_predicates"), ("cuda-predicates", "cuda_predicates"),
-                      ("rocm-skip-decorators", "rocm_skip_decorators"),
-                      ("rocm-macros", "rocm_macros"), ("cuda-macros", "cuda_macros")):
+    for key, attr in (
+        ("rocm-predicates", "rocm_predicates"),
+        ("cuda-predicates", "cuda_predicates"),
+        ("rocm-skip-decorators", "rocm_skip_decorators"),
+        ("rocm-macros", "rocm_macros"),
+        ("cuda-macros", "cuda_macros"),
+    ):
         if key in table:
             cfg = replace(cfg, **{attr: _strings(table[key], key)})
-    for key, attr in (("extend-rocm-predicates", "rocm_predicates"),
-                      ("extend-cuda-predicates", "cuda_predicates")):
+    for key, attr in (
+        ("extend-rocm-predicates", "rocm_predicates"),
+        ("extend-cuda-predicates", "cuda_predicates"),
+    ):
         if key in table:
             cfg = replace(cfg, **{attr: getattr(cfg, attr) + _strings(table[key], key)})
     if source is not None:
@@ -186,13 +242,22 @@ def from_table(table: dict, base: Config = Config(), source: Optional[Path] = No
     return cfg
 
 
-_ATTRS = (("select", "select"), ("extend-select", "extend_select"), ("ignore", "ignore"),
-          ("per-file-ignores", "per_file_ignores"), ("exclude", "exclude"), ("extend-exclude", "extend_exclude"),
-          ("respect-gitignore", "respect_gitignore"), ("force-exclude", "force_exclude"),
-          ("report-nvidia-only-sources", "report_nvidia_only_sources"),
-          ("rocm-predicates", "rocm_predicates"), ("cuda-predicates", "cuda_predicates"),
-          ("rocm-skip-decorators", "rocm_skip_decorators"), ("rocm-macros", "rocm_macros"),
-          ("cuda-macros", "cuda_macros"))
+_ATTRS = (
+    ("select", "select"),
+    ("extend-select", "extend_select"),
+    ("ignore", "ignore"),
+    ("per-file-ignores", "per_file_ignores"),
+    ("exclude", "exclude"),
+    ("extend-exclude", "extend_exclude"),
+    ("respect-gitignore", "respect_gitignore"),
+    ("force-exclude", "force_exclude"),
+    ("report-nvidia-only-sources", "report_nvidia_only_sources"),
+    ("rocm-predicates", "rocm_predicates"),
+    ("cuda-predicates", "cuda_predicates"),
+    ("rocm-skip-decorators", "rocm_skip_decorators"),
+    ("rocm-macros", "rocm_macros"),
+    ("cuda-macros", "cuda_macros"),
+)
 
 
 def setting_values(config: Config) -> List[Tuple[str, object]]:
@@ -224,7 +289,9 @@ def check_codes(config: Config, known: Iterable[str]) -> None:
         unknown = [c for c in codes if not any(k.startswith(c) for k in known)]
         if unknown:
             where = f"{config.source}: " if config.source else ""
-            raise ConfigError(f"{where}'{key}': {', '.join(unknown)} selects no rule (`rocm-lint rules` lists them)")
+            raise ConfigError(
+                f"{where}'{key}': {', '.join(unknown)} selects no rule (`rocm-lint rules` lists them)"
+            )
 
 
 # -- flake8's config file -------------------------------------------------------------------------
@@ -234,16 +301,20 @@ def check_codes(config: Config, known: Iterable[str]) -> None:
 # :func:`flake8_options`; both add them with :func:`with_flake8_options`.  (option, Config
 # attribute, help)
 FLAKE8_OPTIONS: Tuple[Tuple[str, str, str], ...] = (
-    ("rocm-predicates", "rocm_predicates",
-     "extra names that are true exactly on ROCm (e.g. MY_IS_AMD, platform.is_amd)"),
+    (
+        "rocm-predicates",
+        "rocm_predicates",
+        "extra names that are true exactly on ROCm (e.g. MY_IS_AMD, platform.is_amd)",
+    ),
     ("cuda-predicates", "cuda_predicates", "extra names that are true exactly on NVIDIA CUDA"),
     ("rocm-skip-decorators", "rocm_skip_decorators", "extra test decorators that skip a test on ROCm"),
 )
 FLAKE8_FILES: Tuple[str, ...] = ("setup.cfg", "tox.ini", ".flake8")  # flake8's order in one directory
 
 
-def with_flake8_options(config: Config, values: Mapping[str, Sequence[str]],
-                        source: Optional[Path] = None) -> Config:
+def with_flake8_options(
+    config: Config, values: Mapping[str, Sequence[str]], source: Optional[Path] = None
+) -> Config:
     """``config`` with the flake8 options' names added to their lists (``values``: option name,
     dashes or underscores, -> names; ``source``: the flake8 config file they came from)."""
     for option, attr, _ in FLAKE8_OPTIONS:
@@ -251,8 +322,12 @@ def with_flake8_options(config: Config, values: Mapping[str, Sequence[str]],
         current = getattr(config, attr)
         added = tuple(n for n in dict.fromkeys(extra) if n not in current)
         if added:
-            config = replace(config, **{attr: current + added}, from_flake8=config.from_flake8 + (option,),
-                             flake8_source=source)
+            config = replace(
+                config,
+                **{attr: current + added},
+                from_flake8=config.from_flake8 + (option,),
+                flake8_source=source,
+            )
     return config
 
 
@@ -307,7 +382,9 @@ def flake8_options(start: Path) -> Tuple[Dict[str, Tuple[str, ...]], Optional[Pa
     for option, _, _ in FLAKE8_OPTIONS:
         for spelling in (option, option.replace("-", "_")):
             if spelling in section:
-                out[option] = out.get(option, ()) + tuple(v for v in re.split(r"[,\s]+", section[spelling]) if v)
+                out[option] = out.get(option, ()) + tuple(
+                    v for v in re.split(r"[,\s]+", section[spelling]) if v
+                )
     return out, found
 
 

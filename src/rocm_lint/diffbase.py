@@ -45,8 +45,14 @@ def _git(args: Sequence[str], cwd: str, *, what: str) -> bytes:
     env.pop("GIT_EXTERNAL_DIFF", None)
     try:
         with tempfile.TemporaryFile() as err:
-            proc = subprocess.Popen(["git", "--no-pager", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=err)
+            proc = subprocess.Popen(
+                ["git", "--no-pager", *args],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+            )
             timer = threading.Timer(GIT_TIMEOUT, proc.kill)
             timer.start()
             try:
@@ -69,7 +75,7 @@ def _git(args: Sequence[str], cwd: str, *, what: str) -> bytes:
         if code < 0:
             raise DiffBaseError(f"{what}: git did not answer within {GIT_TIMEOUT} s")
         first = next((m for m in message if m.strip()), f"git exited with {code}")
-        raise DiffBaseError(f"{what}: {first[len('fatal: '):] if first.startswith('fatal: ') else first}")
+        raise DiffBaseError(f"{what}: {first[len('fatal: ') :] if first.startswith('fatal: ') else first}")
     return out
 
 
@@ -79,15 +85,15 @@ def _unquote(name: bytes) -> bytes:
         return name
     body, out, i = name[1:-1], bytearray(), 0
     while i < len(body):
-        c = body[i:i + 1]
+        c = body[i : i + 1]
         if c == b"\\" and i + 1 < len(body):
-            nxt = body[i + 1:i + 2]
+            nxt = body[i + 1 : i + 2]
             if nxt in _ESCAPES:
                 out.append(_ESCAPES[nxt])
                 i += 2
                 continue
-            if re.fullmatch(rb"[0-7]{3}", body[i + 1:i + 4] or b""):
-                out.append(int(body[i + 1:i + 4], 8))
+            if re.fullmatch(rb"[0-7]{3}", body[i + 1 : i + 4] or b""):
+                out.append(int(body[i + 1 : i + 4], 8))
                 i += 4
                 continue
         out += c
@@ -105,7 +111,7 @@ def parse_diff(patch: bytes) -> Dict[bytes, Set[int]]:
         if line.startswith(b"diff --git "):
             current, renamed_to = None, None
         elif line.startswith(b"rename to "):
-            renamed_to = _unquote(line[len(b"rename to "):])
+            renamed_to = _unquote(line[len(b"rename to ") :])
             current = files.setdefault(renamed_to, set())
         elif line.startswith(b"+++ "):
             target = line[4:]
@@ -163,7 +169,11 @@ class ChangedLines:
             return True
         if f.cell is not None:  # a notebook's rows count in cells, git's lines in its JSON: the whole
             return bool(lines)  # notebook counts when git says it changed
-        line = f.line if text is None or original is None or text == original else _map_back(text, original, f.line)
+        line = (
+            f.line
+            if text is None or original is None or text == original
+            else _map_back(text, original, f.line)
+        )
         return line in lines if isinstance(line, int) else any(n in lines for n in line)
 
     def filter(self, findings: Sequence[Finding]) -> List[Finding]:
@@ -207,8 +217,10 @@ def changed_since(ref: str, paths: Sequence[str]) -> ChangedLines:
     try:
         top = _git_top(start)
     except DiffBaseError as exc:
-        raise DiffBaseError(f"--baseline-commit works in a git repository: {start} is not in one "
-                            f"({str(exc).split(': ', 1)[-1]})") from None
+        raise DiffBaseError(
+            f"--baseline-commit works in a git repository: {start} is not in one "
+            f"({str(exc).split(': ', 1)[-1]})"
+        ) from None
     what = f"--baseline-commit {ref}"
     try:
         _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], top, what=what)
@@ -218,10 +230,31 @@ def changed_since(ref: str, paths: Sequence[str]) -> ChangedLines:
         base = _git(["merge-base", ref, "HEAD"], top, what=what).decode().strip()
     except DiffBaseError as exc:
         raise DiffBaseError(f"{what}: no common ancestor with HEAD ({str(exc).split(': ', 1)[-1]})") from None
-    patch = _git(["-c", "core.quotePath=true", "diff", "--unified=0", "-M", "--no-color", "--no-ext-diff",
-                  "--no-textconv", "--ignore-submodules", "--src-prefix=a/", "--dst-prefix=b/", base, "--"], top, what=what)
+    patch = _git(
+        [
+            "-c",
+            "core.quotePath=true",
+            "diff",
+            "--unified=0",
+            "-M",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--ignore-submodules",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            base,
+            "--",
+        ],
+        top,
+        what=what,
+    )
     tracked = _git(["ls-files", "-z", "--cached"], top, what=what)
     join = lambda rel: os.path.realpath(os.path.join(top, os.fsdecode(rel)))
     changed = {join(rel): frozenset(lines) for rel, lines in parse_diff(patch).items()}
-    return ChangedLines(top=top, base=base, changed=changed,
-                        tracked=frozenset(join(rel) for rel in tracked.split(b"\0") if rel))
+    return ChangedLines(
+        top=top,
+        base=base,
+        changed=changed,
+        tracked=frozenset(join(rel) for rel in tracked.split(b"\0") if rel),
+    )

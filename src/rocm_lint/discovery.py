@@ -34,25 +34,45 @@ class Config(Protocol):
     force_exclude: bool
     root: Optional[Path]
 
+
 # File kinds the analysers read.  "cuda" files are always scanned by the C++ rules;
 # "cpp" files only when they hold device code (``__global__``, warp intrinsics ...).
 LANGUAGE_BY_SUFFIX: Dict[str, str] = {
     ".py": "python",
-    ".cu": "cuda", ".cuh": "cuda", ".hip": "cuda",
-    ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".c": "cpp", ".h": "cpp", ".hpp": "cpp", ".hh": "cpp",
-    ".hxx": "cpp", ".inl": "cpp", ".ipp": "cpp", ".tcc": "cpp",
-    ".sh": "shell", ".bash": "shell", ".zsh": "shell",
-    ".dockerfile": "dockerfile", ".containerfile": "dockerfile",
-    ".yml": "yaml", ".yaml": "yaml",
+    ".cu": "cuda",
+    ".cuh": "cuda",
+    ".hip": "cuda",
+    ".cpp": "cpp",
+    ".cc": "cpp",
+    ".cxx": "cpp",
+    ".c": "cpp",
+    ".h": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
+    ".inl": "cpp",
+    ".ipp": "cpp",
+    ".tcc": "cpp",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".zsh": "shell",
+    ".dockerfile": "dockerfile",
+    ".containerfile": "dockerfile",
+    ".yml": "yaml",
+    ".yaml": "yaml",
     ".env": "dotenv",
     ".cmake": "cmake",
     ".ipynb": "notebook",  # its code cells' Python, read by rocm_lint.notebook
 }
 # Files known by name (or name pattern) rather than suffix.
 LANGUAGE_BY_NAME: Dict[str, str] = {
-    "cmakelists.txt": "cmake", "dockerfile": "dockerfile", "containerfile": "dockerfile",
-    ".env": "dotenv", ".envrc": "shell",
-    "pyproject.toml": "manifest", "setup.cfg": "manifest",
+    "cmakelists.txt": "cmake",
+    "dockerfile": "dockerfile",
+    "containerfile": "dockerfile",
+    ".env": "dotenv",
+    ".envrc": "shell",
+    "pyproject.toml": "manifest",
+    "setup.cfg": "manifest",
 }
 # Dependency manifests known by a name pattern: requirements*.txt, constraints.txt,
 # test-requirements.txt, requirements/dev.in and any .txt/.in of a `requirements/` folder.
@@ -81,11 +101,18 @@ def _is_requirements_file(name: str, path: Union[str, Path]) -> bool:
     if stem.startswith(("requirements", "constraints")) or stem.endswith(("requirements", "constraints")):
         return True
     parent = os.path.basename(os.path.dirname(os.fspath(path))).lower()
-    return parent in ("requirements", "requirement", "reqs") and not stem.lower().startswith(("readme", "license"))
+    return parent in ("requirements", "requirement", "reqs") and not stem.lower().startswith(
+        ("readme", "license")
+    )
 
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
 
 
 def file_kind(mode: int) -> str:
@@ -100,7 +127,9 @@ def read_bounded(path: str, limit: int) -> Union[bytes, str]:
     swapped in after a check cannot hang the open) and must be a regular file, its size is
     checked before reading, and at most ``limit + 1`` bytes are read (a file that grew past
     the limit meanwhile is refused too).  ``OSError`` is left to the caller."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    )
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
         return f"not a regular file ({file_kind(st.st_mode)}); skipped"
@@ -217,7 +246,9 @@ def _exclusion_regex(patterns: Tuple[str, ...]):
 
 def _excluded(name: str, rel: str, patterns: Sequence[str]) -> bool:
     regex = _exclusion_regex(tuple(patterns))
-    return regex is not None and bool(regex.match(os.path.normcase(name)) or regex.match(os.path.normcase(rel)))
+    return regex is not None and bool(
+        regex.match(os.path.normcase(name)) or regex.match(os.path.normcase(rel))
+    )
 
 
 def _named_excluded(raw: str, config: Config, patterns: Sequence[str]) -> bool:
@@ -233,7 +264,7 @@ def _named_excluded(raw: str, config: Config, patterns: Sequence[str]) -> bool:
 def path_excluded(parts: Sequence[str], patterns: Sequence[str]) -> bool:
     """Whether a path relative to the project root, as its ``parts``, is excluded: the name of
     the file or of a directory above it, or its path (or a parent's), matches an exclude glob."""
-    return any(_excluded(parts[i], "/".join(parts[:i + 1]), patterns) for i in range(len(parts)))
+    return any(_excluded(parts[i], "/".join(parts[: i + 1]), patterns) for i in range(len(parts)))
 
 
 def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, FileError]]:
@@ -321,8 +352,11 @@ def iter_files(paths: Sequence[str], config: Config) -> Iterator[Union[str, File
                     seen.add(key)
                     mode = os.stat(full).st_mode if link else st.st_mode
                 except OSError as exc:
-                    reason = "broken symbolic link" if os.path.islink(full) else \
-                        f"cannot read: {(exc.strerror or str(exc)).lower()}"
+                    reason = (
+                        "broken symbolic link"
+                        if os.path.islink(full)
+                        else f"cannot read: {(exc.strerror or str(exc)).lower()}"
+                    )
                     yield FileError(full, reason)
                     continue
                 if stat.S_ISREG(mode):  # FIFOs, sockets, devices (and links to them) are skipped

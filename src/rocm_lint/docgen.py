@@ -37,8 +37,10 @@ def render_catalogue() -> str:
     """The table of every rule: appended to ``docs/rules/index.md`` when the site is built."""
     rows = ["| Code | Name | Fix | Summary |", "|---|---|---|---|"]
     for rule in all_rules():
-        rows.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | "
-                    f"{rule.fix.value if rule.fix else '-'} | {rule.summary} |")
+        rows.append(
+            f"| [{rule.code}]({rule.code}.md) | {rule.name} | "
+            f"{rule.fix.value if rule.fix else '-'} | {rule.summary} |"
+        )
     return "\n".join(rows) + "\n"
 
 

@@ -11,8 +11,11 @@ from __future__ import annotations
 ALLOC_CONF_VARS = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
 
 # Environment variables that turn Inductor's max-autotune on for every compile of a process.
-AUTOTUNE_ENV = ("TORCHINDUCTOR_MAX_AUTOTUNE", "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM",
-                "TORCHINDUCTOR_MAX_AUTOTUNE_POINTWISE")
+AUTOTUNE_ENV = (
+    "TORCHINDUCTOR_MAX_AUTOTUNE",
+    "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM",
+    "TORCHINDUCTOR_MAX_AUTOTUNE_POINTWISE",
+)
 
 # Where code does or does not run, as the gate analyses of every language say it.
 NVIDIA = "nvidia"  # never on ROCm (an NVIDIA-only branch, or the not-ROCm side of a ROCm test)

@@ -22,8 +22,15 @@ from rocm_lint.finding import Applicability, FileError, Finding, Fix
 from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import Hit, Rule, SourceChecker, findings_from_hits
 from rocm_lint.words import find_words
-from rocm_lint.registry import (all_codes, exported_facts, python_checkers, python_observers, rule_infos,
-                                source_checkers, superseding_rules)
+from rocm_lint.registry import (
+    all_codes,
+    exported_facts,
+    python_checkers,
+    python_observers,
+    rule_infos,
+    source_checkers,
+    superseding_rules,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from rocm_lint.python.project import Project
@@ -42,22 +49,29 @@ class Report:
 # -- rule selection ----------------------------------------------------------------------
 @lru_cache(maxsize=512)
 def _triggers(codes: FrozenSet[str], language: str) -> Tuple[str, ...]:
-    return tuple(sorted({t for r in rule_infos() if r.code in codes and language in r.languages
-                         for t in r.triggers}))
+    return tuple(
+        sorted({t for r in rule_infos() if r.code in codes and language in r.languages for t in r.triggers})
+    )
 
 
 @lru_cache(maxsize=64)
 def _prefilters(codes: FrozenSet[str], language: str):
     """Per rule: (trigger words, precheck regex or None)."""
-    return tuple((r.triggers, LazyPattern(r.precheck) if r.precheck else None)
-                 for r in rule_infos() if r.code in codes and language in r.languages and r.triggers)
+    return tuple(
+        (r.triggers, LazyPattern(r.precheck) if r.precheck else None)
+        for r in rule_infos()
+        if r.code in codes and language in r.languages and r.triggers
+    )
 
 
 @lru_cache(maxsize=64)
 def _rule_filters(codes: FrozenSet[str], language: str):
     """Per rule: (code, trigger words, precheck regex or None); rules without triggers always run."""
-    return tuple((r.code, r.triggers, LazyPattern(r.precheck) if r.precheck else None)
-                 for r in rule_infos() if r.code in codes and language in r.languages)
+    return tuple(
+        (r.code, r.triggers, LazyPattern(r.precheck) if r.precheck else None)
+        for r in rule_infos()
+        if r.code in codes and language in r.languages
+    )
 
 
 def present_words(text: str, codes: FrozenSet[str], language: str = "python") -> FrozenSet[str]:
@@ -69,8 +83,11 @@ def present_words(text: str, codes: FrozenSet[str], language: str = "python") ->
 
 def _rules_in(text: str, codes: FrozenSet[str], language: str, found: FrozenSet[str]) -> FrozenSet[str]:
     """The enabled rules that could fire in ``text`` (the per-rule form of :func:`worth_parsing`)."""
-    return frozenset(code for code, words, precheck in _rule_filters(codes, language)
-                     if not words or any(w in found for w in words) and (precheck is None or precheck.search(text)))
+    return frozenset(
+        code
+        for code, words, precheck in _rule_filters(codes, language)
+        if not words or any(w in found for w in words) and (precheck is None or precheck.search(text))
+    )
 
 
 @lru_cache(maxsize=64)
@@ -78,8 +95,9 @@ def _exporting_rules(codes: FrozenSet[str]) -> FrozenSet[str]:
     return frozenset(r.code for r in rule_infos() if r.code in codes and r.export_triggers)
 
 
-def worth_parsing(text: str, codes: FrozenSet[str], language: str = "python",
-                  found: Optional[FrozenSet[str]] = None) -> bool:
+def worth_parsing(
+    text: str, codes: FrozenSet[str], language: str = "python", found: Optional[FrozenSet[str]] = None
+) -> bool:
     """Could any enabled rule fire in ``text``? (Most files are answered here, unparsed.)
     ``found``: :func:`present_words` of the text, when the caller has it."""
     if found is None:
@@ -118,6 +136,7 @@ def python_codes() -> FrozenSet[str]:
 @dataclass(frozen=True)
 class Decoded:
     """A file's text and the encoding it was decoded with (a fix writes it back in the same)."""
+
     text: str
     encoding: str
 
@@ -166,9 +185,15 @@ def decode_source(path: str, data: bytes) -> Union[str, FileError]:
 
 
 # -- Python ------------------------------------------------------------------------------
-def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
-                        codes: FrozenSet[str], project: Optional["Project"] = None,
-                        found: Optional[FrozenSet[str]] = None) -> List[Finding]:
+def analyse_python_tree(
+    path: str,
+    text: str,
+    tree: ast.Module,
+    config: Config,
+    codes: FrozenSet[str],
+    project: Optional["Project"] = None,
+    found: Optional[FrozenSet[str]] = None,
+) -> List[Finding]:
     """Run the enabled Python rules on an already parsed module (flake8 calls this with its
     own whole tree; the CLI and the server go through :func:`check_python_source`, which
     parses only the statements that can yield a finding).
@@ -192,8 +217,14 @@ def analyse_python_tree(path: str, text: str, tree: ast.Module, config: Config,
     return _analyse_whole(path, text, tree, config, walk, project)
 
 
-def _analyse_whole(path: str, text: str, tree: ast.Module, config: Config,
-                   walk: Tuple[FrozenSet[str], List[str]], project: "Project") -> List[Finding]:
+def _analyse_whole(
+    path: str,
+    text: str,
+    tree: ast.Module,
+    config: Config,
+    walk: Tuple[FrozenSet[str], List[str]],
+    project: "Project",
+) -> List[Finding]:
     from rocm_lint.python.analyzer import trigger_lines
 
     if "\r" in text:
@@ -201,8 +232,9 @@ def _analyse_whole(path: str, text: str, tree: ast.Module, config: Config,
     return _analyse(path, text, tree, config, walk[0], trigger_lines(text, walk[1]), project)
 
 
-def _walk_words(path: str, text: str, codes: FrozenSet[str], project: "Project",
-                found: FrozenSet[str]) -> Optional[Tuple[FrozenSet[str], List[str]]]:
+def _walk_words(
+    path: str, text: str, codes: FrozenSet[str], project: "Project", found: FrozenSet[str]
+) -> Optional[Tuple[FrozenSet[str], List[str]]]:
     """The rules that can fire in ``text`` and the words whose lines the walk enters, or None
     when none can fire (the CLI's pre-filter, for flake8 and the language server too)."""
     exported = project.words_for(path, text, exported_facts(codes))  # wrappers other modules define
@@ -215,8 +247,16 @@ def _walk_words(path: str, text: str, codes: FrozenSet[str], project: "Project",
     return codes, [w for w in _triggers(codes, "python") if w in found] + exported
 
 
-def _analyse(path: str, text: str, tree: ast.Module, config: Config, codes: FrozenSet[str],
-             lines: List[int], project: "Project", ctx=None) -> List[Finding]:
+def _analyse(
+    path: str,
+    text: str,
+    tree: ast.Module,
+    config: Config,
+    codes: FrozenSet[str],
+    lines: List[int],
+    project: "Project",
+    ctx=None,
+) -> List[Finding]:
     from rocm_lint.python.analyzer import Analyzer, extend_with_bound_names
     from rocm_lint.python.context import ModuleContext
 
@@ -228,8 +268,9 @@ def _analyse(path: str, text: str, tree: ast.Module, config: Config, codes: Froz
     return sorted(set(findings))
 
 
-def _check_partial(path: str, text: str, config: Config, codes: FrozenSet[str], words: List[str],
-                   project: "Project") -> Optional[Tuple[ast.Module, List[Finding]]]:
+def _check_partial(
+    path: str, text: str, config: Config, codes: FrozenSet[str], words: List[str], project: "Project"
+) -> Optional[Tuple[ast.Module, List[Finding]]]:
     """The findings of ``text`` from a parse of the statements that can yield one
     (:mod:`rocm_lint.python.partial`, the argument in docs/architecture.md "Partial parse"), or
     None where the whole module is to be parsed: a rule reading the whole module is active,
@@ -258,8 +299,13 @@ def _check_partial(path: str, text: str, config: Config, codes: FrozenSet[str], 
         ctx = ModuleContext(path, tree, config, text, project)
         walked = extend_with_bound_names(text, lines, ctx)
         gates = ctx.gates
-        learned = [*gates.bound_names, *gates.bound_attrs, *gates.bound_functions, *gates.device_names,
-                   *gates.device_functions]
+        learned = [
+            *gates.bound_names,
+            *gates.bound_attrs,
+            *gates.bound_functions,
+            *gates.device_names,
+            *gates.device_functions,
+        ]
         more = partial.uncovered(plan, text, tree.body, walked, script, learned)
         if not more:
             return tree, _analyse(path, text, tree, config, codes, walked, project, ctx)
@@ -276,15 +322,21 @@ def _whole_parse_forced() -> bool:
     return whole_parse_forced()
 
 
-def check_python_source(path: str, text: str, config: Config,
-                        codes: Optional[FrozenSet[str]] = None,
-                        project: Optional["Project"] = None) -> Union[List[Finding], FileError]:
+def check_python_source(
+    path: str,
+    text: str,
+    config: Config,
+    codes: Optional[FrozenSet[str]] = None,
+    project: Optional["Project"] = None,
+) -> Union[List[Finding], FileError]:
     from rocm_lint.python.project import Project
 
     codes = enabled_codes(config, path) if codes is None else codes
     project = project if project is not None else Project(config)
     found = present_words(text, codes, "python")
-    if not worth_parsing(text, codes, found=found) and not project.words_for(path, text, exported_facts(codes)):
+    if not worth_parsing(text, codes, found=found) and not project.words_for(
+        path, text, exported_facts(codes)
+    ):
         return []  # the fast path: most files never reach the parser
     walk = _walk_words(path, text, codes, project, found)
     try:
@@ -309,10 +361,15 @@ def check_python_source(path: str, text: str, config: Config,
 
 
 # -- C++ and config files ------------------------------------------------------------------
-def check_source(path: str, text: str, config: Config, language: Optional[str] = None,
-                 codes: Optional[FrozenSet[str]] = None,
-                 project: Optional["Project"] = None,
-                 workspace: Optional["Workspace"] = None) -> Union[List[Finding], FileError]:
+def check_source(
+    path: str,
+    text: str,
+    config: Config,
+    language: Optional[str] = None,
+    codes: Optional[FrozenSet[str]] = None,
+    project: Optional["Project"] = None,
+    workspace: Optional["Workspace"] = None,
+) -> Union[List[Finding], FileError]:
     """Check one file's text with the analyser of its language.  A defect of rocm-lint on one
     file (an exception in a rule) is that file's error line, never the end of the run.
 
@@ -332,20 +389,29 @@ def check_source(path: str, text: str, config: Config, language: Optional[str] =
             plain = unused_noqa.neutralized(text, language or "")
             raw = found if plain is None else _check_source(path, plain, config, language, codes, project)
             if isinstance(raw, list):
-                found = found + unused_noqa.unused_suppressions(path, text, language or "", raw, codes,
-                                                                all_codes())
+                found = found + unused_noqa.unused_suppressions(
+                    path, text, language or "", raw, codes, all_codes()
+                )
         return found
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
     except RecursionError:
         return FileError(path, "cannot analyse: nesting too deep")
     except Exception as exc:  # noqa: BLE001 - one file's bug must not cost the others
-        return FileError(path, f"internal error while checking ({type(exc).__name__}: {exc}); "
-                               "please report it to rocm-lint")
+        return FileError(
+            path,
+            f"internal error while checking ({type(exc).__name__}: {exc}); please report it to rocm-lint",
+        )
 
 
-def _check_source(path: str, text: str, config: Config, language: Optional[str],
-                  codes: Optional[FrozenSet[str]], project: "Project") -> Union[List[Finding], FileError]:
+def _check_source(
+    path: str,
+    text: str,
+    config: Config,
+    language: Optional[str],
+    codes: Optional[FrozenSet[str]],
+    project: "Project",
+) -> Union[List[Finding], FileError]:
     language = language or language_of(path)
     if language == "python":
         return check_python_source(path, text, config, codes, project)
@@ -356,7 +422,9 @@ def _check_source(path: str, text: str, config: Config, language: Optional[str],
         return []
     family = "cuda" if language in ("cuda", "cpp") else language
     found = present_words(text, codes, family)
-    if not worth_parsing(text, codes, family, found):  # before the checkers: their families import on first use
+    if not worth_parsing(
+        text, codes, family, found
+    ):  # before the checkers: their families import on first use
         return []
     checkers = source_checkers(family, codes)
     if not checkers:
@@ -405,12 +473,15 @@ def unit_findings(unit, checkers: Sequence[SourceChecker], superseders: Sequence
     if not unit.keeps_fixes:
         # each finding says why it has no fix (a display-only fix carries the reason)
         why = unit.no_fix_reason or "not fixed: the fixes cannot be applied to this file's text"
-        findings = [replace(f, fix=Fix(Applicability.DISPLAY, why)) if f.fix is not None else f for f in findings]
+        findings = [
+            replace(f, fix=Fix(Applicability.DISPLAY, why)) if f.fix is not None else f for f in findings
+        ]
     return apply_suppressions(findings, unit.text, unit.comment_style)
 
 
-def apply_suppressions(findings: List[Finding], text: str, style: str,
-                       tree: Optional[ast.Module] = None) -> List[Finding]:
+def apply_suppressions(
+    findings: List[Finding], text: str, style: str, tree: Optional[ast.Module] = None
+) -> List[Finding]:
     """The findings no suppression comment of ``text`` covers (``rocm_lint.noqa``), the one place
     every language's suppressions apply: ``style`` ``"python"`` (``# noqa`` in the logical line,
     ``tree`` limiting the tokenizing), ``"//"`` (C++ comments) or ``"#"`` (config files)."""
@@ -419,8 +490,9 @@ def apply_suppressions(findings: List[Finding], text: str, style: str,
     return noqa.filter_comment_findings(findings, text, hash_comments=style == "#")
 
 
-def _check_notebook(path: str, text: str, config: Config, codes: Optional[FrozenSet[str]],
-                    project: Optional["Project"]) -> Union[List[Finding], FileError]:
+def _check_notebook(
+    path: str, text: str, config: Config, codes: Optional[FrozenSet[str]], project: Optional["Project"]
+) -> Union[List[Finding], FileError]:
     """A Jupyter notebook: its code cells checked as one Python module (:mod:`rocm_lint.notebook`)."""
     from rocm_lint.notebook import read_notebook, syntax_error_in_cells, to_cells
 
@@ -434,8 +506,9 @@ def _check_notebook(path: str, text: str, config: Config, codes: Optional[Frozen
 
 
 # -- files -------------------------------------------------------------------------------
-def check_file(path: str, config: Config, project: Optional["Project"] = None,
-               workspace: Optional["Workspace"] = None) -> Union[List[Finding], FileError]:
+def check_file(
+    path: str, config: Config, project: Optional["Project"] = None, workspace: Optional["Workspace"] = None
+) -> Union[List[Finding], FileError]:
     text = read_source(path)
     if isinstance(text, FileError):
         return text

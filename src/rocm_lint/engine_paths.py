@@ -59,10 +59,12 @@ def _python_sources(paths: Sequence[str], data: Optional[Dict[str, bytes]] = Non
     """(path, read) for the Python files; ``data`` holds bytes already read."""
     for path in paths:
         if language_of(path) == "python":
+
             def read(path: str = path) -> Optional[str]:
                 raw = data.get(path) if data else None
                 text = decode_source(path, raw) if raw is not None else read_source(path)
                 return None if isinstance(text, FileError) else text
+
             yield path, read
 
 
@@ -80,9 +82,14 @@ def _roots(paths: Sequence[str]) -> List[str]:
     return [p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
 
 
-def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None,
-                progress: Optional[Callable[[int, int], None]] = None,
-                cache_dir: Optional[str] = None, workspace: Optional["Workspace"] = None) -> Report:
+def check_paths(
+    paths: Sequence[str],
+    config: Config,
+    jobs: Optional[int] = None,
+    progress: Optional[Callable[[int, int], None]] = None,
+    cache_dir: Optional[str] = None,
+    workspace: Optional["Workspace"] = None,
+) -> Report:
     """Check every file under ``paths``; ``progress(done, total)`` is called as files finish.
 
     With ``cache_dir`` the content cache (:mod:`rocm_lint.cache`) answers for every file whose
@@ -133,16 +140,22 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
                     if entry and entry.get("hash") == digests.get(path) and "candidates" in entry:
                         return list(entry["candidates"])
                     return None
-                project.prepass(_python_sources(files, python_bytes), facts,
-                                follow_imports=len(files) <= _FOLLOW_IMPORTS, known=known)
+
+                project.prepass(
+                    _python_sources(files, python_bytes),
+                    facts,
+                    follow_imports=len(files) <= _FOLLOW_IMPORTS,
+                    known=known,
+                )
                 python_bytes.clear()
             elif parallel:
                 from concurrent.futures import ProcessPoolExecutor
 
                 pool = ProcessPoolExecutor(max_workers=jobs)
                 words: set = set()
-                for batch_words in pool.map(_prepass_many, [(c, config, project.seed())
-                                                            for c in _chunks(files, jobs)]):
+                for batch_words in pool.map(
+                    _prepass_many, [(c, config, project.seed()) for c in _chunks(files, jobs)]
+                ):
                     words.update(batch_words)
                 project.trigger_words = frozenset(words)
                 project.prepassed = True
@@ -185,7 +198,11 @@ def check_paths(paths: Sequence[str], config: Config, jobs: Optional[int] = None
     if cache is not None:
         for path, names in project.file_candidates.items():
             entry = cache.entries.get(os.path.abspath(path))
-            if entry is not None and entry.get("hash") == digests.get(path) and entry.get("candidates") != names:
+            if (
+                entry is not None
+                and entry.get("hash") == digests.get(path)
+                and entry.get("candidates") != names
+            ):
                 entry["candidates"] = names
                 cache.changed(os.path.abspath(path))  # its shard is written
         cache.save()
@@ -229,4 +246,3 @@ def _check_recorded(path: str, config: Config, project: "Project", record: bool)
         result = check_file(path, config, project)
     reads.discard(os.path.abspath(path))
     return result, sorted(reads)
-

@@ -37,8 +37,12 @@ Span = Tuple[int, int, int, int]  # (line, col, end_line, end_col) as ast report
 
 def span_of(node) -> Span:
     """The ``ast`` span of a node (UTF-8 byte columns, as ``ast`` counts them)."""
-    return (node.lineno, node.col_offset, getattr(node, "end_lineno", None) or node.lineno,
-            getattr(node, "end_col_offset", None) or node.col_offset)
+    return (
+        node.lineno,
+        node.col_offset,
+        getattr(node, "end_lineno", None) or node.lineno,
+        getattr(node, "end_col_offset", None) or node.col_offset,
+    )
 
 
 @dataclass(frozen=True)

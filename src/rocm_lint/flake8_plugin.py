@@ -23,7 +23,6 @@ from rocm_lint import __version__
 from rocm_lint.workspace import Workspace
 
 
-
 class RocmLintPlugin:
     name = "rocm-lint"
     version = __version__
@@ -47,8 +46,9 @@ class RocmLintPlugin:
         from rocm_lint.config import FLAKE8_OPTIONS
 
         for option, _, help_text in FLAKE8_OPTIONS:
-            option_manager.add_option(f"--{option}", default="", parse_from_config=True,
-                                      comma_separated_list=True, help=help_text)
+            option_manager.add_option(
+                f"--{option}", default="", parse_from_config=True, comma_separated_list=True, help=help_text
+            )
 
     @classmethod
     def parse_options(cls, options) -> None:
@@ -85,7 +85,9 @@ class RocmLintPlugin:
         A broken config file is said once on stderr and the defaults are used (flake8 goes on)."""
         from rocm_lint.config import Config, ConfigError, find_config, load_file, with_flake8_options
 
-        directory = Path(os.path.dirname(os.path.abspath(filename)) if filename not in ("-", "stdin") else os.getcwd())
+        directory = Path(
+            os.path.dirname(os.path.abspath(filename)) if filename not in ("-", "stdin") else os.getcwd()
+        )
         if directory in cls._sources:  # one search per directory, not per file
             source = cls._sources[directory]
         else:
@@ -122,8 +124,9 @@ class RocmLintPlugin:
         try:
             # the whole list first: an error mid-way must not leave half the file reported
             config = self.config(self.filename)
-            findings = analyse_python_tree(self.filename, text, self.tree, config, python_codes(),
-                                           project_for(self._workspace, config))
+            findings = analyse_python_tree(
+                self.filename, text, self.tree, config, python_codes(), project_for(self._workspace, config)
+            )
         except RecursionError:
             # flake8 aborts its whole run on a plugin's exception: say this file was not analysed
             # (as the CLI does) and let flake8 go on with the others

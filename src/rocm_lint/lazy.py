@@ -13,8 +13,21 @@ import importlib
 import re
 from typing import Any, Callable, Dict
 
-_PATTERN_ATTRIBUTES = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split",
-                       "pattern", "flags", "groups", "groupindex", "scanner")
+_PATTERN_ATTRIBUTES = (
+    "search",
+    "match",
+    "fullmatch",
+    "finditer",
+    "findall",
+    "sub",
+    "subn",
+    "split",
+    "pattern",
+    "flags",
+    "groups",
+    "groupindex",
+    "scanner",
+)
 
 
 def lazy_functions(namespace: Dict[str, Any], module: str, *names: str) -> None:

@@ -21,9 +21,12 @@ from rocm_lint.lines import split_lines
 # flake8/defaults.py: NOQA_INLINE_REGEXP
 NOQA_INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.I)
 # (`^[^\S\n]*`, not `^\s*`: tried at every line start, `\s*` ran over all the blank lines below it.)
-NOQA_FILE = re.compile(r"^[^\S\n]*# (?:flake8|ruff)[:=]\s*noqa(?P<codes>:\s?[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*)?\s*$",
-                       re.I | re.M)
+NOQA_FILE = re.compile(
+    r"^[^\S\n]*# (?:flake8|ruff)[:=]\s*noqa(?P<codes>:\s?[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*)?\s*$",
+    re.I | re.M,
+)
 _SPLIT = re.compile(r"[,\s]+")
+
 
 def file_exemption(text: str) -> Tuple[bool, FrozenSet[str]]:
     """(skip whole file, codes exempted file-wide)."""
@@ -68,7 +71,7 @@ def _logical_line_mapping(text: str) -> Dict[int, str]:
     lines = split_lines(text, keepends=True)
     mapping: Dict[int, str] = {}
     for lo, hi in _logical_spans(text):
-        joined = "".join(lines[lo - 1:hi])
+        joined = "".join(lines[lo - 1 : hi])
         for n in range(lo, hi + 1):
             mapping[n] = joined
     return mapping
@@ -123,7 +126,7 @@ def _region(tree: ast.Module, line: int) -> Optional[Tuple[int, int]]:
 
 def _region_mapping(lines: List[str], first: int, last: int) -> Optional[Dict[int, str]]:
     """flake8's mapping for lines ``first``..``last`` tokenized on their own (None: cannot)."""
-    chunk = lines[first - 1:last]
+    chunk = lines[first - 1 : last]
     if not chunk:
         return None
     spans = _logical_spans("".join([chunk[0].lstrip(" \t")] + chunk[1:]))  # tokenize wants no indent
@@ -131,7 +134,7 @@ def _region_mapping(lines: List[str], first: int, last: int) -> Optional[Dict[in
         return None
     mapping: Dict[int, str] = {}
     for lo, hi in spans:
-        joined = "".join(chunk[lo - 1:hi])
+        joined = "".join(chunk[lo - 1 : hi])
         for n in range(lo, hi + 1):
             mapping[n + first - 1] = joined
     return mapping
@@ -182,8 +185,13 @@ class NoqaIndex:
         if line not in self._codes_of:
             m = NOQA_INLINE.search(self._line_text(line))
             codes_str = None if m is None else m.group("codes")
-            self._codes_of[line] = None if m is None else () if codes_str is None else tuple(
-                c.strip().upper() for c in _SPLIT.split(codes_str) if c.strip())
+            self._codes_of[line] = (
+                None
+                if m is None
+                else ()
+                if codes_str is None
+                else tuple(c.strip().upper() for c in _SPLIT.split(codes_str) if c.strip())
+            )
         return self._codes_of[line]
 
     def suppresses(self, line: int, code: str) -> bool:
@@ -206,8 +214,11 @@ def filter_findings(findings: Iterable, text: str, tree: Optional[ast.Module] = 
         return []
     index = NoqaIndex(text, tree)
     exempt = tuple(file_codes)
-    return [f for f in findings
-            if not (exempt and f.code.startswith(exempt)) and not index.suppresses(f.line, f.code)]
+    return [
+        f
+        for f in findings
+        if not (exempt and f.code.startswith(exempt)) and not index.suppresses(f.line, f.code)
+    ]
 
 
 # -- C++ and config files ------------------------------------------------------------------
@@ -243,7 +254,7 @@ def filter_comment_findings(findings: Iterable, text: str, *, hash_comments: boo
             return ""
         line = lines[n - 1]
         cut = [i for i in (line.find(opener), -1 if hash_comments else line.find("/*")) if i >= 0]
-        return line[min(cut):] if cut else ""
+        return line[min(cut) :] if cut else ""
 
     # Per line, once (not per finding: many findings on one long line were quadratic): the
     # code lists (None: all codes) its comment names for this line and for the next one.
@@ -269,6 +280,7 @@ def filter_comment_findings(findings: Iterable, text: str, *, hash_comments: boo
 
     def suppressed(f) -> bool:
         return any(_codes_match(c, f.code) for c in markers_of(f.line)[0]) or any(
-            _codes_match(c, f.code) for c in markers_of(f.line - 1)[1])
+            _codes_match(c, f.code) for c in markers_of(f.line - 1)[1]
+        )
 
     return [f for f in findings if not suppressed(f)]

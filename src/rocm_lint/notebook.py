@@ -41,7 +41,7 @@ def _without_magic(line: str) -> str:
     a block: `for x in xs:` / `    %time f(x)`), so the module still parses."""
     if not _is_magic(line):
         return line
-    indent = line[:len(line) - len(line.lstrip())]
+    indent = line[: len(line) - len(line.lstrip())]
     return indent + "pass" if indent else ""
 
 
@@ -73,7 +73,7 @@ def read_notebook(path: str, text: str) -> Union[Notebook, FileError]:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
         return FileError(path, f"invalid notebook JSON{where}: {reason}")
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        return FileError(path, "not a Jupyter notebook (no \"cells\" list)")
+        return FileError(path, 'not a Jupyter notebook (no "cells" list)')
     out: List[str] = []
     lines: List[Tuple[int, int]] = []
     for number, cell in enumerate(nb["cells"], start=1):
@@ -122,5 +122,7 @@ def syntax_error_in_cells(notebook: Notebook, error: FileError) -> FileError:
     if not 0 < line <= len(notebook.lines):
         return error
     cell, row = notebook.lines[line - 1]
-    return FileError(error.path, f"syntax error in cell {cell} at line {row}, column {match.group(2)}"
-                                 f"{error.reason[match.end():]}")
+    return FileError(
+        error.path,
+        f"syntax error in cell {cell} at line {row}, column {match.group(2)}{error.reason[match.end() :]}",
+    )

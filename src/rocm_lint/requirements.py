@@ -38,8 +38,11 @@ def parse_requirement(text: str) -> Optional[Parsed]:
             return Parsed(_norm(name.split("[")[0]), _extras(name), "", url.strip(), marker)
         base = url.rsplit("/", 1)[-1].replace("%2B", "+").replace("%2b", "+")
         w = _WHEEL.match(base)
-        return Parsed(_norm(w.group(1)), (), "==" + w.group(2), url, marker) if w else \
-            Parsed("", (), "", url, marker)
+        return (
+            Parsed(_norm(w.group(1)), (), "==" + w.group(2), url, marker)
+            if w
+            else Parsed("", (), "", url, marker)
+        )
     m = _REQ.match(text)
     if m is None:
         return None
@@ -56,7 +59,7 @@ def _norm(name: str) -> str:
 
 
 def _extras(name: str) -> Tuple[str, ...]:
-    inside = name[name.find("[") + 1:name.find("]")] if "[" in name and "]" in name else ""
+    inside = name[name.find("[") + 1 : name.find("]")] if "[" in name and "]" in name else ""
     return tuple(e.strip().lower() for e in inside.split(",") if e.strip())
 
 
@@ -66,11 +69,18 @@ def clauses(spec: str) -> List[Tuple[str, str]]:
 
 
 # -- environment markers ------------------------------------------------------------------------------
-_MARKER_TOKEN = LazyPattern(r"\s*(?:(\()|(\))|(and|or|not\s+in|in)\b|(===|==|!=|<=|>=|<|>|~=)|'([^']*)'|\"([^\"]*)\""
-                            r"|([A-Za-z_][A-Za-z0-9_.]*))")
-_LINUX_HOST = {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
-              "platform_machine": "x86_64", "implementation_name": "cpython",
-              "platform_python_implementation": "CPython"}
+_MARKER_TOKEN = LazyPattern(
+    r"\s*(?:(\()|(\))|(and|or|not\s+in|in)\b|(===|==|!=|<=|>=|<|>|~=)|'([^']*)'|\"([^\"]*)\""
+    r"|([A-Za-z_][A-Za-z0-9_.]*))"
+)
+_LINUX_HOST = {
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "os_name": "posix",
+    "platform_machine": "x86_64",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+}
 
 
 def marker_false_on_linux(marker: str, extra_excluded: Callable[[str], bool] = lambda extra: False) -> bool:

@@ -212,8 +212,16 @@ class Rule:
         template = self.messages[key]
         return template.format(**fields) if fields else template
 
-    def hit(self, start: int, end: int, message: str, *,
-            edits: Iterable[Tuple[int, int, str]] = (), fix_message: str = "", no_fix: str = "") -> Hit:
+    def hit(
+        self,
+        start: int,
+        end: int,
+        message: str,
+        *,
+        edits: Iterable[Tuple[int, int, str]] = (),
+        fix_message: str = "",
+        no_fix: str = "",
+    ) -> Hit:
         """A source checker's finding of this rule, as offsets into the file's text (``no_fix``:
         why it has no edits, where the rule has a fix)."""
         return Hit(start, end, self.code, message, tuple(edits), fix_message, no_fix)

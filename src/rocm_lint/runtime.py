@@ -181,7 +181,9 @@ def _read(path: str) -> Optional[str]:
 def rocm_runtime_version() -> Optional[str]:
     """The installed ROCm userspace version (``/opt/rocm/.info/version``), if any."""
     rocm_path = os.environ.get("ROCM_PATH")
-    candidates = ([os.path.join(rocm_path, ".info", "version")] if rocm_path else []) + list(ROCM_VERSION_FILES)
+    candidates = ([os.path.join(rocm_path, ".info", "version")] if rocm_path else []) + list(
+        ROCM_VERSION_FILES
+    )
     for path in candidates:
         text = _read(path)
         if text:
@@ -237,13 +239,20 @@ def _not_rocm_torch_on_amd_host() -> List[Finding]:
     if cuda and _gpu_available():
         return []  # an NVIDIA GPU beside the AMD one: this torch has its GPU
     build = f"a CUDA {cuda} build" if cuda else "a CPU-only build"
-    return [_finding("ROC904", "critical" if cuda else "warning", (
-        f"torch {torch_version()} is {build} (torch.version.hip is None) on a host with "
-        + " and ".join(evidence)
-        + ": it cannot use the AMD GPU; a `pip install` of a package that pins torch, or of a CUDA index, "
-          "replaces the ROCm wheel; fix: reinstall torch from the ROCm wheel index "
-          "(pip install torch --index-url https://download.pytorch.org/whl/rocmX.Y, matching the installed "
-          "ROCm) and check `python -c 'import torch; print(torch.version.hip)'` after every pip install"))]
+    return [
+        _finding(
+            "ROC904",
+            "critical" if cuda else "warning",
+            (
+                f"torch {torch_version()} is {build} (torch.version.hip is None) on a host with "
+                + " and ".join(evidence)
+                + ": it cannot use the AMD GPU; a `pip install` of a package that pins torch, or of a CUDA index, "
+                "replaces the ROCm wheel; fix: reinstall torch from the ROCm wheel index "
+                "(pip install torch --index-url https://download.pytorch.org/whl/rocmX.Y, matching the installed "
+                "ROCm) and check `python -c 'import torch; print(torch.version.hip)'` after every pip install"
+            ),
+        )
+    ]
 
 
 def check() -> List[Finding]:
@@ -260,18 +269,32 @@ def check() -> List[Finding]:
         value = env.get(var, "")
         if "max_split_size_mb" in value:
             both = "expandable_segments:true" in value.replace(" ", "").lower()
-            findings.append(_finding("ROC301", "critical" if both else "warning", (
-                f"{var}={value!r} sets max_split_size_mb"
-                + (" together with expandable_segments" if both else "")
-                + ": on ROCm this combination has grown reserved memory until OOM and read back "
-                  "zeros; fix: drop max_split_size_mb on ROCm")))
+            findings.append(
+                _finding(
+                    "ROC301",
+                    "critical" if both else "warning",
+                    (
+                        f"{var}={value!r} sets max_split_size_mb"
+                        + (" together with expandable_segments" if both else "")
+                        + ": on ROCm this combination has grown reserved memory until OOM and read back "
+                        "zeros; fix: drop max_split_size_mb on ROCm"
+                    ),
+                )
+            )
 
     # ROC204: autotuning switched on through the environment.
     for var in AUTOTUNE_ENV:
         if _truthy(env.get(var)):
-            findings.append(_finding("ROC204", "warning", (
-                f"{var}={env[var]} turns on Inductor autotuning, which has memory faults, hangs and "
-                f"timeouts reported on ROCm; fix: unset {var} (apply_rocm_safe_defaults() does)")))
+            findings.append(
+                _finding(
+                    "ROC204",
+                    "warning",
+                    (
+                        f"{var}={env[var]} turns on Inductor autotuning, which has memory faults, hangs and "
+                        f"timeouts reported on ROCm; fix: unset {var} (apply_rocm_safe_defaults() does)"
+                    ),
+                )
+            )
 
     # ROC203/ROC204/ROC205: live Inductor config (only if torch has Inductor).
     config = _inductor_config()
@@ -279,54 +302,103 @@ def check() -> List[Finding]:
         for dotted, code in UNSAFE_INDUCTOR_SETTINGS:
             # cudagraph_trees is True by default and only matters once cudagraphs is on.
             if _get_setting(config, dotted) is True and dotted != "triton.cudagraph_trees":
-                findings.append(_finding(code, "warning", (
-                    f"torch._inductor.config.{dotted} is True on ROCm; fix: set it False on ROCm "
-                    "(apply_rocm_safe_defaults() does)")))
+                findings.append(
+                    _finding(
+                        code,
+                        "warning",
+                        (
+                            f"torch._inductor.config.{dotted} is True on ROCm; fix: set it False on ROCm "
+                            "(apply_rocm_safe_defaults() does)"
+                        ),
+                    )
+                )
 
     # ROC101: TF32 requested, silently ignored without HIPBLASLT_ALLOW_TF32=1.
     matmul = getattr(getattr(getattr(torch, "backends", None), "cuda", None), "matmul", None)
     tf32 = getattr(matmul, "allow_tf32", False) is True
     precision = getattr(matmul, "fp32_precision", None) == "tf32"
     if (tf32 or precision) and not _truthy(env.get("HIPBLASLT_ALLOW_TF32")):
-        findings.append(_finding("ROC101", "info", (
-            "TF32 matmul is requested but HIPBLASLT_ALLOW_TF32 is not 1: ROCm builds ignore the "
-            "request and run full FP32; fix: set HIPBLASLT_ALLOW_TF32=1 on MI300 if TF32 is wanted, "
-            "or stop requesting it on ROCm")))
+        findings.append(
+            _finding(
+                "ROC101",
+                "info",
+                (
+                    "TF32 matmul is requested but HIPBLASLT_ALLOW_TF32 is not 1: ROCm builds ignore the "
+                    "request and run full FP32; fix: set HIPBLASLT_ALLOW_TF32=1 on MI300 if TF32 is wanted, "
+                    "or stop requesting it on ROCm"
+                ),
+            )
+        )
 
     # ROC401: pynvml importable beside a ROCm torch.
     if importlib.util.find_spec("pynvml") is not None:
-        findings.append(_finding("ROC401", "warning", (
-            "pynvml is installed beside a ROCm torch: there is no NVML on AMD hosts and code that "
-            "picks NVML when it imports fails at nvmlInit(); fix: uninstall pynvml (nvidia-ml-py) "
-            "here and use amdsmi")))
+        findings.append(
+            _finding(
+                "ROC401",
+                "warning",
+                (
+                    "pynvml is installed beside a ROCm torch: there is no NVML on AMD hosts and code that "
+                    "picks NVML when it imports fails at nvmlInit(); fix: uninstall pynvml (nvidia-ml-py) "
+                    "here and use amdsmi"
+                ),
+            )
+        )
 
     # ROC801: the fp8 formats this GPU implements.
     arch = gpu_arch()
     if arch:
         if uses_fnuz_fp8(arch):
-            findings.append(_finding("ROC801", "info", (
-                f"{arch} implements the FNUZ fp8 formats: torch.float8_e4m3fn/e5m2 tensors are emulated "
-                "or rejected by its kernels; fix: use rocm_lint.runtime.fp8_dtypes() "
-                "(float8_e4m3fnuz/e5m2fnuz here)")))
+            findings.append(
+                _finding(
+                    "ROC801",
+                    "info",
+                    (
+                        f"{arch} implements the FNUZ fp8 formats: torch.float8_e4m3fn/e5m2 tensors are emulated "
+                        "or rejected by its kernels; fix: use rocm_lint.runtime.fp8_dtypes() "
+                        "(float8_e4m3fnuz/e5m2fnuz here)"
+                    ),
+                )
+            )
         ws = warp_size()
         if ws == 64:
-            findings.append(_finding("ROC802", "info", (
-                f"{arch} runs 64-wide wavefronts: code that assumes a warp of 32 (ROC603, ROC802) "
-                "computes on half of each wavefront here; fix: read the width from "
-                "torch.cuda.get_device_properties(d).warp_size")))
+            findings.append(
+                _finding(
+                    "ROC802",
+                    "info",
+                    (
+                        f"{arch} runs 64-wide wavefronts: code that assumes a warp of 32 (ROC603, ROC802) "
+                        "computes on half of each wavefront here; fix: read the width from "
+                        "torch.cuda.get_device_properties(d).warp_size"
+                    ),
+                )
+            )
 
     # ROC901: automatic NUMA balancing.
     if _read(NUMA_BALANCING) == "1":
-        findings.append(_finding("ROC901", "warning", (
-            "automatic NUMA balancing is on (/proc/sys/kernel/numa_balancing = 1); AMD's and "
-            "SGLang's MI300X set-up guides turn it off for stable GPU performance; fix: "
-            "sudo sysctl kernel.numa_balancing=0")))
+        findings.append(
+            _finding(
+                "ROC901",
+                "warning",
+                (
+                    "automatic NUMA balancing is on (/proc/sys/kernel/numa_balancing = 1); AMD's and "
+                    "SGLang's MI300X set-up guides turn it off for stable GPU performance; fix: "
+                    "sudo sysctl kernel.numa_balancing=0"
+                ),
+            )
+        )
 
     # ROC902: recommended HIP variables on the Instinct parts AMD's tuning guide covers.
     if arch in INSTINCT_TUNED_ARCHS and env.get("HIP_FORCE_DEV_KERNARG") != "1":
-        findings.append(_finding("ROC902", "info", (
-            f"HIP_FORCE_DEV_KERNARG is not 1 on {arch}: AMD's tuning guide sets it for faster "
-            "kernel launches (ROCm's vLLM images do by default); fix: export HIP_FORCE_DEV_KERNARG=1")))
+        findings.append(
+            _finding(
+                "ROC902",
+                "info",
+                (
+                    f"HIP_FORCE_DEV_KERNARG is not 1 on {arch}: AMD's tuning guide sets it for faster "
+                    "kernel launches (ROCm's vLLM images do by default); fix: export HIP_FORCE_DEV_KERNARG=1"
+                ),
+            )
+        )
 
     # ROC903: torch built for one ROCm release, running on another.
     built = _major_minor(getattr(getattr(torch, "version", None), "hip", None))
@@ -334,11 +406,21 @@ def check() -> List[Finding]:
     installed = _major_minor(installed_text)
     if built and installed and built != installed:
         major = built[0] != installed[0]
-        findings.append(_finding("ROC903", "critical" if major else "warning", (
-            f"torch was built for ROCm {built[0]}.{built[1]} but ROCm {installed_text} is installed"
-            + (": kernels fail to load or crash across major releases" if major else
-               ": mixed minor releases are unsupported pairs")
-            + f"; fix: install the torch wheel built for ROCm {installed[0]}.{installed[1]}")))
+        findings.append(
+            _finding(
+                "ROC903",
+                "critical" if major else "warning",
+                (
+                    f"torch was built for ROCm {built[0]}.{built[1]} but ROCm {installed_text} is installed"
+                    + (
+                        ": kernels fail to load or crash across major releases"
+                        if major
+                        else ": mixed minor releases are unsupported pairs"
+                    )
+                    + f"; fix: install the torch wheel built for ROCm {installed[0]}.{installed[1]}"
+                ),
+            )
+        )
     return findings
 
 
@@ -372,8 +454,9 @@ def environment() -> Dict[str, Any]:
     props = _properties()
     return {
         "torch": torch_version(),
-        "platform": None if torch is None else ("rocm" if is_rocm() else
-                                                 "cuda" if getattr(version, "cuda", None) else "cpu"),
+        "platform": None
+        if torch is None
+        else ("rocm" if is_rocm() else "cuda" if getattr(version, "cuda", None) else "cpu"),
         "hip": getattr(version, "hip", None),
         "cuda": getattr(version, "cuda", None),
         "gpu": getattr(props, "name", None),

@@ -37,7 +37,13 @@ from rocm_lint.config import Config
 from rocm_lint.discovery import language_of
 from rocm_lint.finding import Applicability, FileError, Finding
 from rocm_lint import server_features
-from rocm_lint.server_config import DEFAULT_DEBOUNCE_MS, ConfigCache, config_setting, debounce_setting, is_config_file
+from rocm_lint.server_config import (
+    DEFAULT_DEBOUNCE_MS,
+    ConfigCache,
+    config_setting,
+    debounce_setting,
+    is_config_file,
+)
 from rocm_lint.server_features import PullState
 from rocm_lint.server_fixes import FixStore, fix_all, fix_edits
 from rocm_lint.server_positions import Positions, to_diagnostic
@@ -48,9 +54,19 @@ log = logging.getLogger(__name__)
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.rocm-lint"
 # Documents with no file name (unsaved buffers): the language the editor says they are in.
 _SUFFIX_BY_LANGUAGE_ID = {
-    "python": ".py", "cuda-cpp": ".cu", "cuda": ".cu", "hip": ".hip", "cpp": ".cpp", "c": ".c",
-    "shellscript": ".sh", "sh": ".sh", "bash": ".sh", "dockerfile": ".dockerfile", "yaml": ".yaml",
-    "dotenv": ".env", "cmake": ".cmake",
+    "python": ".py",
+    "cuda-cpp": ".cu",
+    "cuda": ".cu",
+    "hip": ".hip",
+    "cpp": ".cpp",
+    "c": ".c",
+    "shellscript": ".sh",
+    "sh": ".sh",
+    "bash": ".sh",
+    "dockerfile": ".dockerfile",
+    "yaml": ".yaml",
+    "dotenv": ".env",
+    "cmake": ".cmake",
 }
 
 
@@ -144,8 +160,11 @@ class RocmLintServer(LanguageServer):
         config, problem = self.configs.for_path(real, self.root())
         if problem and problem not in self.configs.reported:
             self.configs.reported.add(problem)
-            self.window_show_message(types.ShowMessageParams(
-                type=types.MessageType.Warning, message=f"rocm-lint: {problem}; using the defaults"))
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning, message=f"rocm-lint: {problem}; using the defaults"
+                )
+            )
         if real is not None and self.excluded(real, config):
             return path, doc.source, []
         text = doc.source
@@ -157,8 +176,9 @@ class RocmLintServer(LanguageServer):
             # Half-typed code does not parse: say why in the log, not as a diagnostic (the
             # editor's own language support reports syntax errors); publish keeps the last good
             # diagnostics meanwhile, and no code action is offered on this text.
-            self.window_log_message(types.LogMessageParams(
-                type=types.MessageType.Log, message=f"rocm-lint: {result}"))
+            self.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Log, message=f"rocm-lint: {result}")
+            )
             result = []
             self.unparsable.add(uri)
         else:
@@ -215,8 +235,9 @@ class RocmLintServer(LanguageServer):
             where = self.positions(path, text)
             diagnostics = [to_diagnostic(f, where) for f in findings]
             self.last_good[uri] = diagnostics
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=uri, version=doc.version, diagnostics=diagnostics))
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, version=doc.version, diagnostics=diagnostics)
+        )
 
     def current(self, uri: str) -> Optional[Tuple[str, str, List[Finding]]]:
         doc = self.workspace.get_text_document(uri)
@@ -232,14 +253,19 @@ class RocmLintServer(LanguageServer):
         if not checked:
             return []
         path, text, findings = checked
-        config, _ = self.configs.for_path(self.document_path(self.workspace.get_text_document(uri))[0], self.root())
+        config, _ = self.configs.for_path(
+            self.document_path(self.workspace.get_text_document(uri))[0], self.root()
+        )
         only = params.context.only
         want_quick = not only or any(types.CodeActionKind.QuickFix.value.startswith(k) for k in only)
         want_all = not only or any(FIX_ALL_KIND.startswith(k) for k in only)
         where = self.positions(path, text)
         actions: List[types.CodeAction] = []
-        fixable = [f for f in findings if f.fix is not None
-                   and f.fix.applicability in (Applicability.SAFE, Applicability.UNSAFE)]
+        fixable = [
+            f
+            for f in findings
+            if f.fix is not None and f.fix.applicability in (Applicability.SAFE, Applicability.UNSAFE)
+        ]
         if want_quick:
             wanted = params.range
             for f in fixable:
@@ -250,22 +276,28 @@ class RocmLintServer(LanguageServer):
                 if not edits:
                     continue
                 unsafe = f.fix.applicability == Applicability.UNSAFE
-                actions.append(types.CodeAction(
-                    title=f"{f.code}: {f.fix.message}" + (" (unsafe fix)" if unsafe else ""),
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[to_diagnostic(f, where)],
-                    is_preferred=not unsafe,
-                    edit=_workspace_edit(uri, [
-                        types.TextEdit(range=where.edit_range(e), new_text=e.content) for e in edits]),
-                ))
+                actions.append(
+                    types.CodeAction(
+                        title=f"{f.code}: {f.fix.message}" + (" (unsafe fix)" if unsafe else ""),
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[to_diagnostic(f, where)],
+                        is_preferred=not unsafe,
+                        edit=_workspace_edit(
+                            uri,
+                            [types.TextEdit(range=where.edit_range(e), new_text=e.content) for e in edits],
+                        ),
+                    )
+                )
         if want_all and any(f.fix.applicability == Applicability.SAFE for f in fixable):
             new_text = fix_all(path, text, findings, config, self.lint_workspace, self.fixes)
             if new_text is not None and new_text != text:
-                actions.append(types.CodeAction(
-                    title="rocm-lint: apply every safe fix",
-                    kind=FIX_ALL_KIND,
-                    edit=_workspace_edit(uri, [types.TextEdit(range=where.whole(), new_text=new_text)]),
-                ))
+                actions.append(
+                    types.CodeAction(
+                        title="rocm-lint: apply every safe fix",
+                        kind=FIX_ALL_KIND,
+                        edit=_workspace_edit(uri, [types.TextEdit(range=where.whole(), new_text=new_text)]),
+                    )
+                )
         return actions
 
 
@@ -324,8 +356,9 @@ def create_server() -> RocmLintServer:
         ls.pull.forget(params.text_document.uri)
         if ls.pull.enabled:
             return
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=params.text_document.uri, diagnostics=[]))
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+        )
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(ls: RocmLintServer, params: types.DidChangeWatchedFilesParams) -> None:
@@ -337,8 +370,10 @@ def create_server() -> RocmLintServer:
         elif params.changes:
             ls.forget_and_recheck()  # a header, a build file or an imported module changed
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]))
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+    )
     def code_action(ls: RocmLintServer, params: types.CodeActionParams):
         return ls.code_actions(params)
 
@@ -347,7 +382,9 @@ def create_server() -> RocmLintServer:
         return server_features.hover(ls, params, to_diagnostic)
 
     @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, server_features.DIAGNOSTIC_OPTIONS)
-    def diagnostic(ls: RocmLintServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+    def diagnostic(
+        ls: RocmLintServer, params: types.DocumentDiagnosticParams
+    ) -> types.DocumentDiagnosticReport:
         return server_features.pull(ls, params, to_diagnostic)
 
     return server

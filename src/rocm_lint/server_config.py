@@ -12,8 +12,16 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from rocm_lint.config import (CONFIG_NAMES, Config, ConfigError, check_codes, find_config, flake8_options, load_file,
-                              with_flake8_options)
+from rocm_lint.config import (
+    CONFIG_NAMES,
+    Config,
+    ConfigError,
+    check_codes,
+    find_config,
+    flake8_options,
+    load_file,
+    with_flake8_options,
+)
 from rocm_lint.registry import all_rules
 
 # A change is checked once no other change of the document came for this long (milliseconds;

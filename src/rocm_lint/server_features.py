@@ -30,8 +30,9 @@ from rocm_lint.registry import get_rule
 Server = Any
 ToDiagnostic = Callable[..., types.Diagnostic]
 IDENTIFIER = "rocm-lint"
-DIAGNOSTIC_OPTIONS = types.DiagnosticOptions(identifier=IDENTIFIER, inter_file_dependencies=True,
-                                             workspace_diagnostics=False)
+DIAGNOSTIC_OPTIONS = types.DiagnosticOptions(
+    identifier=IDENTIFIER, inter_file_dependencies=True, workspace_diagnostics=False
+)
 _CONVERTER = converters.get_converter()
 
 
@@ -49,8 +50,12 @@ class PullState:
         text = capabilities.text_document if capabilities else None
         self.enabled = bool(text is not None and text.diagnostic is not None)
         workspace = capabilities.workspace if capabilities else None
-        self.refresh = bool(self.enabled and workspace is not None and workspace.diagnostics is not None
-                            and workspace.diagnostics.refresh_support)
+        self.refresh = bool(
+            self.enabled
+            and workspace is not None
+            and workspace.diagnostics is not None
+            and workspace.diagnostics.refresh_support
+        )
 
     def changed(self, ls: Server, uri: str) -> None:
         """Where the push path would publish ``uri``'s diagnostics.  An edit (a new version) is
@@ -58,7 +63,12 @@ class PullState:
         (a save, a watched file, the settings): ask the client to pull again."""
         self.stale.add(uri)
         doc = ls.workspace.get_text_document(uri)
-        if uri in self.answered and self.answered[uri] == doc.version and self.refresh and not self.refresh_asked:
+        if (
+            uri in self.answered
+            and self.answered[uri] == doc.version
+            and self.refresh
+            and not self.refresh_asked
+        ):
             self.refresh_asked = True  # one request for every document an event re-checks
             ls.workspace_diagnostic_refresh(None, callback=self._answered)
 
@@ -77,8 +87,13 @@ def current_findings(ls: Server, uri: str) -> Optional[Tuple[str, str, List[Find
     else a new check (None: not a kind of file rocm-lint reads)."""
     doc = ls.workspace.get_text_document(uri)
     cached = ls.results.get(uri)
-    if (cached is not None and cached[0] == doc.version and cached[1] == doc.source
-            and uri not in ls.pull.stale and not ls.dependencies_changed(uri)):
+    if (
+        cached is not None
+        and cached[0] == doc.version
+        and cached[1] == doc.source
+        and uri not in ls.pull.stale
+        and not ls.dependencies_changed(uri)
+    ):
         return ls.document_path(doc)[1], cached[1], cached[2]
     ls.pull.stale.discard(uri)
     return ls.check(uri)
@@ -104,8 +119,9 @@ def result_id(diagnostics: List[types.Diagnostic]) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:32]
 
 
-def pull(ls: Server, params: types.DocumentDiagnosticParams,
-         to_diagnostic: ToDiagnostic) -> types.DocumentDiagnosticReport:
+def pull(
+    ls: Server, params: types.DocumentDiagnosticParams, to_diagnostic: ToDiagnostic
+) -> types.DocumentDiagnosticReport:
     uri = params.text_document.uri
     ls.pull.refresh_asked = False
     diagnostics = document_diagnostics(ls, uri, to_diagnostic)
@@ -118,7 +134,11 @@ def pull(ls: Server, params: types.DocumentDiagnosticParams,
 
 # -- hover --------------------------------------------------------------------------------------------
 def _inside(rng: types.Range, pos: types.Position) -> bool:
-    start, end, at = (rng.start.line, rng.start.character), (rng.end.line, rng.end.character), (pos.line, pos.character)
+    start, end, at = (
+        (rng.start.line, rng.start.character),
+        (rng.end.line, rng.end.character),
+        (pos.line, pos.character),
+    )
     return start <= at < end or start == end == at
 
 
@@ -138,8 +158,10 @@ def rule_page(code: str, message: str, markdown: bool) -> str:
         return f"{code}: {message}"
     if not markdown:
         return f"{code} ({rule.name}): {message}\n\n{rule.summary}.\n{rule.url}"
-    return (f"**{code}** `{rule.name}`: {message}\n\n---\n\n{render_rule(rule).rstrip()}\n\n"
-            f"[{code} on the web]({rule.url})")
+    return (
+        f"**{code}** `{rule.name}`: {message}\n\n---\n\n{render_rule(rule).rstrip()}\n\n"
+        f"[{code} on the web]({rule.url})"
+    )
 
 
 def hover(ls: Server, params: types.HoverParams, to_diagnostic: ToDiagnostic) -> Optional[types.Hover]:
@@ -159,4 +181,6 @@ def hover(ls: Server, params: types.HoverParams, to_diagnostic: ToDiagnostic) ->
         pages.append(rule_page(code, d.message, markdown))
     separator = "\n\n---\n\n" if markdown else "\n\n"
     kind = types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText
-    return types.Hover(contents=types.MarkupContent(kind=kind, value=separator.join(pages)), range=here[0].range)
+    return types.Hover(
+        contents=types.MarkupContent(kind=kind, value=separator.join(pages)), range=here[0].range
+    )

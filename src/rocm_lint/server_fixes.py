@@ -18,7 +18,9 @@ FixStore = Dict[str, Tuple[str, Config, object, Dict[object, Tuple[Edit, ...]]]]
 _FIXES_KEPT = 8
 
 
-def _fixes_of(store: FixStore, path: str, text: str, config: Config, checked: object) -> Dict[object, Tuple[Edit, ...]]:
+def _fixes_of(
+    store: FixStore, path: str, text: str, config: Config, checked: object
+) -> Dict[object, Tuple[Edit, ...]]:
     known = store.get(path)
     if known is not None and known[0] == text and known[1] is config and known[2] is checked:
         return known[3]
@@ -29,8 +31,9 @@ def _fixes_of(store: FixStore, path: str, text: str, config: Config, checked: ob
     return memo
 
 
-def fix_edits(path: str, text: str, f: Finding, config: Config, checked: object = None,
-              store: Optional[FixStore] = None) -> Tuple[Edit, ...]:
+def fix_edits(
+    path: str, text: str, f: Finding, config: Config, checked: object = None, store: Optional[FixStore] = None
+) -> Tuple[Edit, ...]:
     """The edits of one finding's fix, verified the way ``--fix`` verifies them (``fix.api.edits_for``
     fixes the finding alone, so LibCST reads its statement).  ``checked``: the findings list of
     the check ``f`` comes from; the edits are kept while it is the current one."""
@@ -44,8 +47,14 @@ def fix_edits(path: str, text: str, f: Finding, config: Config, checked: object 
     return memo[f]
 
 
-def fix_all(path: str, text: str, findings: Sequence[Finding], config: Config,
-            workspace: Optional[Workspace] = None, store: Optional[FixStore] = None) -> Optional[str]:
+def fix_all(
+    path: str,
+    text: str,
+    findings: Sequence[Finding],
+    config: Config,
+    workspace: Optional[Workspace] = None,
+    store: Optional[FixStore] = None,
+) -> Optional[str]:
     """The text with every safe fix applied: what ``rocm-lint check --fix`` would write (the same
     passes: fixes that overlap land in a later pass); worked out once per text."""
     from rocm_lint.fix.api import fix_text

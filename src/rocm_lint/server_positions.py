@@ -47,14 +47,17 @@ class Positions:
             end = self.position(f.end_line, f.end_col)
         else:  # no end: to the end of the line
             line0 = max(f.line - 1, 0)
-            end = self.position(f.line, len(self.lines[line0]) if line0 < len(self.lines) else 0,
-                                byte_columns=False)
+            end = self.position(
+                f.line, len(self.lines[line0]) if line0 < len(self.lines) else 0, byte_columns=False
+            )
         return types.Range(start=start, end=end)
 
     def edit_range(self, edit: Edit) -> types.Range:
         # Fix edits are character-based for every language (fix.engine.edits_for: column 0).
-        return types.Range(start=self.position(*edit.start, byte_columns=False),
-                           end=self.position(*edit.end, byte_columns=False))
+        return types.Range(
+            start=self.position(*edit.start, byte_columns=False),
+            end=self.position(*edit.end, byte_columns=False),
+        )
 
     def whole(self) -> types.Range:
         last = len(self.lines) - 1

@@ -31,8 +31,10 @@ from rocm_lint.noqa import file_exemption, noqa_spans
 CODE = "ROC001"
 CPP = ("cuda", "cpp")
 # The marker word and its code list (group ``codes``), per syntax; linear patterns.
-_NOQA = LazyPattern(r"(?P<word>noqa)(?::[ \t]?(?P<codes>[A-Z]+[0-9]+(?:[ \t]*,[ \t]*[A-Z]+[0-9]+|[ \t]+[A-Z]+[0-9]+)*))?",
-                   re.I)
+_NOQA = LazyPattern(
+    r"(?P<word>noqa)(?::[ \t]?(?P<codes>[A-Z]+[0-9]+(?:[ \t]*,[ \t]*[A-Z]+[0-9]+|[ \t]+[A-Z]+[0-9]+)*))?",
+    re.I,
+)
 _IGNORE = LazyPattern(r"rocm-lint:[ \t]*(?P<word>ignore)(?:\[(?P<codes>[^\]\n]*)\])?", re.I)
 _NOLINT = LazyPattern(r"\b(?P<word>NOLINT)(?P<next>NEXTLINE)?\b(?:\((?P<codes>[^)\n]*)\))?")
 _CODE_TOKEN = LazyPattern(r"[A-Za-z][\w-]*")
@@ -125,18 +127,29 @@ def markers(text: str, language: str) -> Optional[List[Marker]]:
         comment = text[a:b]
         for pattern in patterns:
             for m in pattern.finditer(comment):
-                if pattern is _NOQA and not comment[:m.start()].rstrip().endswith("#"):
+                if pattern is _NOQA and not comment[: m.start()].rstrip().endswith("#"):
                     continue  # flake8's `# noqa`: the word right after a `#`
                 if m.group("codes") is None:
                     continue  # a bare suppression: never judged
                 base = a + m.start("codes")
-                codes = tuple((c.group().upper(), base + c.start(), base + c.end())
-                              for c in _CODE_TOKEN.finditer(m.group("codes")))
+                codes = tuple(
+                    (c.group().upper(), base + c.start(), base + c.end())
+                    for c in _CODE_TOKEN.finditer(m.group("codes"))
+                )
                 if not codes:
                     continue
                 nxt = pattern is _NOLINT and m.group("next")
-                out.append(Marker(line, line + 1 if nxt else line, a + m.start(), a + m.end(), codes, (a, b),
-                                  (a + m.start("word"), a + m.end("word"))))
+                out.append(
+                    Marker(
+                        line,
+                        line + 1 if nxt else line,
+                        a + m.start(),
+                        a + m.end(),
+                        codes,
+                        (a, b),
+                        (a + m.start("word"), a + m.end("word")),
+                    )
+                )
     return out
 
 
@@ -179,8 +192,14 @@ def _covered(text: str, language: str) -> Dict[int, Tuple[int, int]]:
     return out
 
 
-def unused_suppressions(path: str, text: str, language: str, unsuppressed: Sequence[Finding],
-                        enabled: FrozenSet[str], known: Iterable[str]) -> List[Finding]:
+def unused_suppressions(
+    path: str,
+    text: str,
+    language: str,
+    unsuppressed: Sequence[Finding],
+    enabled: FrozenSet[str],
+    known: Iterable[str],
+) -> List[Finding]:
     """The ROC001 findings of one file: ``unsuppressed`` are its findings with the ROC-code
     suppressions disabled (the check of :func:`neutralized`'s text), ``enabled`` the codes
     enabled for it, ``known`` every code rocm-lint has."""
@@ -207,8 +226,13 @@ def unused_suppressions(path: str, text: str, language: str, unsuppressed: Seque
         lo, hi = spans.get(m.covers, (m.covers, m.covers))
         here = [code for n in range(lo, hi + 1) for code in by_line.get(n, ())]
         unknown = [c for c in ours if not any(k.startswith(c[0]) for k in known)]
-        unused = [c for c in ours if c not in unknown and any(k.startswith(c[0]) for k in enabled if k != CODE)
-                  and not any(code.startswith(c[0]) for code in here)]
+        unused = [
+            c
+            for c in ours
+            if c not in unknown
+            and any(k.startswith(c[0]) for k in enabled if k != CODE)
+            and not any(code.startswith(c[0]) for code in here)
+        ]
         stale = unknown + unused
         if not stale:
             continue
@@ -221,7 +245,9 @@ def unused_suppressions(path: str, text: str, language: str, unsuppressed: Seque
         end_col = m.end - starts[m.line - 1]
         message = f"unused suppression ({'; '.join(parts)}): it suppresses no finding on its line"
         edits = _removal(text, m, {c[1] for c in stale}, starts)
-        fix = Fix(Applicability.SAFE, "Remove the unused suppression code" + ("s" if len(stale) > 1 else ""), edits)
+        fix = Fix(
+            Applicability.SAFE, "Remove the unused suppression code" + ("s" if len(stale) > 1 else ""), edits
+        )
         out.append(Finding(path, line, col, CODE, message, line, end_col, fix=fix))
     return out
 
@@ -234,7 +260,7 @@ def _removal(text: str, m: Marker, stale_starts: set, starts: List[int]) -> Tupl
     if keep:
         first, last = m.codes[0][1], m.codes[-1][2]
         separator = ", " if ", " in text[first:last] or " " in text[first:last] else ","
-        return (Edit(separator.join(text[c[1]:c[2]] for c in keep), pos(first), pos(last)),)
+        return (Edit(separator.join(text[c[1] : c[2]] for c in keep), pos(first), pos(last)),)
     a, b = m.comment
     end = m.end  # the marker and the blanks after it
     while end < b and text[end] in " \t":
@@ -246,7 +272,7 @@ def _removal(text: str, m: Marker, stale_starts: set, starts: List[int]) -> Tupl
             at -= 1
         return at
 
-    before = text[a:m.start]
+    before = text[a : m.start]
     if before.rstrip().endswith("/*") and text[end:b].startswith("*/"):  # `/* NOLINT(ROC603) */`
         return (Edit("", pos(blanks_before(a + before.rstrip().rfind("/*"))), pos(end + 2)),)
     opener = max(before.rfind("#"), before.rfind("//"))
@@ -265,12 +291,17 @@ def only_comments_changed(language: str, old: str, new: str) -> bool:
     """The check a ROC001 fix passes before it is written: the program is the same. Python: the
     same tokens less comments; config files: the same text before each line's comment."""
     if language == "python":
+
         def tokens(text: str):
             try:
-                return [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(text).readline)
-                        if t.type not in (tokenize.COMMENT, tokenize.NL)]
+                return [
+                    (t.type, t.string)
+                    for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                    if t.type not in (tokenize.COMMENT, tokenize.NL)
+                ]
             except (tokenize.TokenError, SyntaxError, IndentationError):
                 return None
+
         before = tokens(old)
         return before is not None and before == tokens(new)
     a, b = split_lines(old), split_lines(new)
@@ -279,7 +310,11 @@ def only_comments_changed(language: str, old: str, new: str) -> bool:
     for x, y in zip(a, b):
         if x != y:
             i = _config_comment(x)
-            if i < 0 or x[:i].rstrip() != y[:i].rstrip() or y[len(x[:i].rstrip()):].strip()[:1] not in ("", "#"):
+            if (
+                i < 0
+                or x[:i].rstrip() != y[:i].rstrip()
+                or y[len(x[:i].rstrip()) :].strip()[:1] not in ("", "#")
+            ):
                 return False
     return True
 

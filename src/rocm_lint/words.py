@@ -63,7 +63,9 @@ def whole_word_positions(text: str, word: str) -> List[int]:
     n = len(word)
     pos = text.find(word)
     while pos != -1:
-        if (pos == 0 or not _word_char(text[pos - 1])) and (pos + n >= len(text) or not _word_char(text[pos + n])):
+        if (pos == 0 or not _word_char(text[pos - 1])) and (
+            pos + n >= len(text) or not _word_char(text[pos + n])
+        ):
             found.append(pos)
         pos = text.find(word, pos + n)
     return found

@@ -28,18 +28,29 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
-from rocm_lint.build.logic import (ALWAYS, CUDA_ATOM, ROCM_ATOM, UNKNOWN, Worlds, both, either, negate,
-                                   platform_of)
+from rocm_lint.build.logic import (
+    ALWAYS,
+    CUDA_ATOM,
+    ROCM_ATOM,
+    UNKNOWN,
+    Worlds,
+    both,
+    either,
+    negate,
+    platform_of,
+)
 from rocm_lint.configfiles.cmake import Arg, iter_commands
 
 _CMAKE_ROCM_VAR = re.compile(
     r"(?:[A-Za-z0-9]+_)*?(?:USE_|WITH_|ENABLE_|BUILD_WITH_|BUILD_FOR_)(?:ROCM|HIP)(?:_FOUND|_ENABLED|_BUILD)?"
     r"|(?:BUILD_)?(?:ROCM|HIP)(?:_FOUND|_ENABLED|_BUILD)?"
-    r"|hip_FOUND|CMAKE_HIP_COMPILER|__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__")
+    r"|hip_FOUND|CMAKE_HIP_COMPILER|__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__"
+)
 _CMAKE_CUDA_VAR = re.compile(
     r"(?:[A-Za-z0-9]+_)*?(?:USE_|WITH_|ENABLE_|BUILD_WITH_|BUILD_FOR_)CUDA(?:_FOUND|_ENABLED)?"
     r"|(?:BUILD_)?CUDA(?:_FOUND|_ENABLED)?"
-    r"|CUDAToolkit_FOUND|CMAKE_CUDA_COMPILER")
+    r"|CUDAToolkit_FOUND|CMAKE_CUDA_COMPILER"
+)
 _VAR_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # HIP or ROCm named anywhere (not `chip`, `ship`): a file that mentions them knows about ROCm.
 HIP_WORD = re.compile(r"(?<![A-Za-z])(?:hip|rocm)", re.I)
@@ -49,17 +60,29 @@ _DEFINE_FLAG = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?:=(\S*))?")
 _DEFINITION = re.compile(r"([A-Za-z_]\w*)(?:=(.*))?\Z", re.S)
 _FLAGS_VAR = re.compile(r"FLAGS|DEFINITIONS|DEFINES|OPTIONS|ARGS", re.I)
 _SCOPES = frozenset({"PUBLIC", "PRIVATE", "INTERFACE", "BEFORE"})
-_TARGET_KINDS = frozenset({"STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE", "EXCLUDE_FROM_ALL", "IMPORTED",
-                           "ALIAS", "WIN32", "MACOSX_BUNDLE"})
+_TARGET_KINDS = frozenset(
+    {
+        "STATIC",
+        "SHARED",
+        "MODULE",
+        "OBJECT",
+        "INTERFACE",
+        "EXCLUDE_FROM_ALL",
+        "IMPORTED",
+        "ALIAS",
+        "WIN32",
+        "MACOSX_BUNDLE",
+    }
+)
 MAX_PATTERN = 300
 MAX_ARGS = 4096
 
 
 def _turns_on(name: str, args: Sequence[Arg]) -> Optional[str]:
-    """"hip" or "cuda" when the command turns that GPU language on."""
+    """ "hip" or "cuda" when the command turns that GPU language on."""
     words = [a.value for a in args]
     if name in ("enable_language", "project"):
-        langs = {w.upper() for w in words[0 if name == "enable_language" else 1:]}
+        langs = {w.upper() for w in words[0 if name == "enable_language" else 1 :]}
         if "HIP" in langs:
             return "hip"
         if "CUDA" in langs:
@@ -222,7 +245,9 @@ def source_pattern(text: str) -> Optional[Tuple[str, ...]]:
 class CMakeFacts:
     subdirs: Dict[str, Optional[str]] = field(default_factory=dict)  # directory -> platform or None
     requires_cuda: bool = False  # the file stops a ROCm build
-    requires_hip: bool = False  # the file is a HIP build: find_package(hip REQUIRED) or enable_language(HIP), unconditionally
+    requires_hip: bool = (
+        False  # the file is a HIP build: find_package(hip REQUIRED) or enable_language(HIP), unconditionally
+    )
     evidence: bool = False  # the file names ROCm
     sources: Dict[Tuple[str, ...], Optional[str]] = field(default_factory=dict)  # pattern -> platform
     macros: Dict[str, List[Tuple[Worlds, str]]] = field(default_factory=dict)  # name -> [(where, value)]
@@ -236,7 +261,7 @@ def _definitions(name: str, args: Sequence[Arg]) -> List[Tuple[str, str]]:
     """(macro, value) pairs a command defines, ``-DX`` giving X=1."""
     out: List[Tuple[str, str]] = []
     if name in ("add_compile_definitions", "target_compile_definitions"):
-        for a in args[1 if name.startswith("target") else 0:]:
+        for a in args[1 if name.startswith("target") else 0 :]:
             if a.value in _SCOPES and not a.quoted:
                 continue
             value = a.value[2:] if a.value.startswith("-D") else a.value
@@ -245,8 +270,10 @@ def _definitions(name: str, args: Sequence[Arg]) -> List[Tuple[str, str]]:
                 out.append((m.group(1), m.group(2) if m.group(2) is not None else "1"))
         return out
     flags = name in ("add_definitions", "add_compile_options", "target_compile_options") or (
-        name in ("set", "list", "string") and len(args) > 1 and any(
-            _FLAGS_VAR.search(a.value) for a in args[:2] if not a.quoted))
+        name in ("set", "list", "string")
+        and len(args) > 1
+        and any(_FLAGS_VAR.search(a.value) for a in args[:2] if not a.quoted)
+    )
     if flags:
         for a in args:
             for m in _DEFINE_FLAG.finditer(a.value):
@@ -301,7 +328,11 @@ class _Walk:
                 state = both(outer, negate(taken))
             elif name == "endif" and stack:
                 state = stack.pop()[0]
-            elif name == "add_subdirectory" and args and (not args[0].computed or CURRENT_DIR.match(args[0].value)):
+            elif (
+                name == "add_subdirectory"
+                and args
+                and (not args[0].computed or CURRENT_DIR.match(args[0].value))
+            ):
                 target = _strip_dir(args[0].value)
                 if "$" not in target and not os.path.isabs(target):
                     key = os.path.normpath(target)
@@ -311,7 +342,7 @@ class _Walk:
                 if state[1] is True and state[0] is False:
                     facts.requires_cuda = True  # the ROCm build stops here, the NVIDIA one does not
             elif name in ("project", "enable_language") and state[1] is True:
-                words = [a.value for a in args[1 if name == "project" else 0:] if not a.quoted]
+                words = [a.value for a in args[1 if name == "project" else 0 :] if not a.quoted]
                 languages_cuda = languages_cuda or "CUDA" in words
             if name not in ("message", "if", "elseif", "else", "endif") and len(args) <= MAX_ARGS:
                 self._sources(name, args, state)
@@ -319,9 +350,19 @@ class _Walk:
                     facts.macros.setdefault(macro, []).append((state, value))
             if name not in ("message", "if", "elseif") and not facts.evidence:
                 facts.evidence = any(HIP_WORD.search(a.value) for a in args)
-            if state == ALWAYS and not facts.requires_hip and args and (
-                    (name == "find_package" and args[0].value.lower() == "hip" and any(a.value == "REQUIRED" for a in args))
-                    or (name == "enable_language" and any(a.value == "HIP" and not a.quoted for a in args))):
+            if (
+                state == ALWAYS
+                and not facts.requires_hip
+                and args
+                and (
+                    (
+                        name == "find_package"
+                        and args[0].value.lower() == "hip"
+                        and any(a.value == "REQUIRED" for a in args)
+                    )
+                    or (name == "enable_language" and any(a.value == "HIP" and not a.quoted for a in args))
+                )
+            ):
                 facts.requires_hip = True
         if languages_cuda and not HIP_WORD.search(text):
             facts.requires_cuda = True  # CMake stops where no CUDA compiler is found

@@ -19,7 +19,9 @@ import os
 import re
 from typing import FrozenSet, Optional
 
-ROCM_COMMAND = re.compile(r"\bhipcc\b|\bamdclang|--offload-arch=gfx|-x\s+hip\b|__HIP_PLATFORM_AMD__|--amdgpu-target")
+ROCM_COMMAND = re.compile(
+    r"\bhipcc\b|\bamdclang|--offload-arch=gfx|-x\s+hip\b|__HIP_PLATFORM_AMD__|--amdgpu-target"
+)
 SOURCE_EXT = re.compile(r"\.(?:cu|cpp|cc|cxx|c|hip)\Z", re.I)
 _FOLD = re.compile(r"(?:[._-]hip|[._-]cuda)\Z")
 MAX_ENTRIES = 200_000
@@ -54,7 +56,9 @@ def rocm_compiled(text: str) -> Optional[FrozenSet[str]]:
         command = entry.get("command")
         if not isinstance(command, str):
             arguments = entry.get("arguments")
-            command = " ".join(a for a in arguments if isinstance(a, str)) if isinstance(arguments, list) else ""
+            command = (
+                " ".join(a for a in arguments if isinstance(a, str)) if isinstance(arguments, list) else ""
+            )
         rocm = rocm or bool(ROCM_COMMAND.search(command[:100_000]))
         keys.add(compile_key(entry["file"]))
     return frozenset(keys) if rocm else None

@@ -38,8 +38,14 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from rocm_lint.build.cmake import (NO_VOCABULARY, CMakeFacts, Vocabulary, cmake_facts, learn_options,
-                                   path_arguments)
+from rocm_lint.build.cmake import (
+    NO_VOCABULARY,
+    CMakeFacts,
+    Vocabulary,
+    cmake_facts,
+    learn_options,
+    path_arguments,
+)
 from rocm_lint.build.compile_db import SOURCE_EXT, compile_key, rocm_compiled
 from rocm_lint.build.logic import ALWAYS, CUDA, ROCM, Worlds
 from rocm_lint.build.setup_py import setup_file_facts
@@ -90,7 +96,9 @@ def _options(ws: Workspace, path: str) -> Vocabulary:
 
 
 @memoized(maxsize=2048)
-def _cmake_file(ws: Workspace, path: str, learned: Vocabulary = NO_VOCABULARY) -> Optional[Tuple[CMakeFacts, Tuple[Tuple[str, ...], ...]]]:
+def _cmake_file(
+    ws: Workspace, path: str, learned: Vocabulary = NO_VOCABULARY
+) -> Optional[Tuple[CMakeFacts, Tuple[Tuple[str, ...], ...]]]:
     """``cmake_facts`` of a CMakeLists.txt and its path-like arguments split into components
     (``../ggml-cuda/*.cu``), or None: absent or unreadable (read once per process)."""
     text = _cmake_text(ws, path)
@@ -171,7 +179,9 @@ def _file_facts(ws: Workspace, path: str, learned: Vocabulary = NO_VOCABULARY) -
                     facts.append((base, (() if d == "." else tuple(d.split(os.sep))) + ("**",), platform))
             # a source listed for every platform says nothing beyond its directory's facts
             sources = [(pattern, platform) for pattern, platform in cm.sources.items() if platform]
-            if any(platform == CUDA for _, platform in sources) and not os.path.exists(os.path.join(base, ".git")):
+            if any(platform == CUDA for _, platform in sources) and not os.path.exists(
+                os.path.join(base, ".git")
+            ):
                 # sources listed for NVIDIA only, in a directory another build file beside it
                 # compiles too (ggml-hip's `../ggml-cuda/*.cu`): no NVIDIA-only fact
                 named, looked = _named_beside(ws, base, path)
@@ -201,8 +211,11 @@ def _jit_builders(ws: Workspace, directory: str) -> Tuple[str, ...]:
     out: List[str] = []
     try:
         with os.scandir(directory) as entries:
-            names = sorted(e.name for e in entries if e.name.endswith(".py") and e.name != "setup.py"
-                           and e.is_file(follow_symlinks=False))
+            names = sorted(
+                e.name
+                for e in entries
+                if e.name.endswith(".py") and e.name != "setup.py" and e.is_file(follow_symlinks=False)
+            )
     except OSError:
         return ()
     for name in names[:MAX_JIT_SCAN]:
@@ -212,8 +225,11 @@ def _jit_builders(ws: Workspace, directory: str) -> Tuple[str, ...]:
             data = ws.read_bounded(os.path.join(directory, name), MAX_BUILD_FILE_BYTES, note=False)
         except OSError:
             continue
-        if isinstance(data, bytes) and b"cpp_extension" in data and _JIT_BUILD.search(
-                data.decode("utf-8", errors="replace")):
+        if (
+            isinstance(data, bytes)
+            and b"cpp_extension" in data
+            and _JIT_BUILD.search(data.decode("utf-8", errors="replace"))
+        ):
             out.append(os.path.join(directory, name))
     return tuple(out)
 
@@ -246,7 +262,9 @@ def _vocabulary(ws: Workspace, directories: Tuple[str, ...]) -> Vocabulary:
 
 
 @memoized(maxsize=1024)
-def _directory_context(ws: Workspace, directory: str) -> Tuple[Tuple[Fact, ...], bool, Tuple[str, ...], Tuple[MacroEntry, ...]]:
+def _directory_context(
+    ws: Workspace, directory: str
+) -> Tuple[Tuple[Fact, ...], bool, Tuple[str, ...], Tuple[MacroEntry, ...]]:
     """(facts of every build file from ``directory`` up to the repository root, does any of them
     name ROCm?, the build file paths looked at, the macros they define)."""
     facts: List[Fact] = []
@@ -290,7 +308,9 @@ def _pattern_regex(pattern: Tuple[str, ...]) -> Optional["re.Pattern[str]"]:
             continue
         if "[" in head or "/" in head:
             return None
-        pieces.append("".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in head) + "/")
+        pieces.append(
+            "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in head) + "/"
+        )
     return re.compile("".join(pieces) + r"\Z")
 
 
@@ -344,12 +364,17 @@ def file_platform(ws: Workspace, path: str) -> Optional[str]:
             return None if compile_key(path) in compiled else CUDA
     found = set(exact.get(path, ()))
     for prefix, pattern, platform in globs:
-        if platform in found or not path.startswith(prefix):  # (a prefix test: os.path.relpath cost 80% of a C++ check)
+        if platform in found or not path.startswith(
+            prefix
+        ):  # (a prefix test: os.path.relpath cost 80% of a C++ check)
             continue
-        rel = path[len(prefix):]
+        rel = path[len(prefix) :]
         regex = _pattern_regex(pattern)
-        if regex.match("/".join(rel.split(os.sep)) + "/") if regex is not None else \
-                _matches(tuple(rel.split(os.sep)), pattern):
+        if (
+            regex.match("/".join(rel.split(os.sep)) + "/")
+            if regex is not None
+            else _matches(tuple(rel.split(os.sep)), pattern)
+        ):
             found.add(platform)
     if len(found) != 1:
         return None
@@ -399,8 +424,11 @@ def _hip_builds_beside(ws: Workspace, directory: str) -> Tuple[Tuple[str, ...], 
         read = _cmake_file(ws, candidate)
         if read is None or not read[0].requires_hip or not any(name in parts[:-1] for parts in read[1]):
             continue
-        entries.extend(("cmake", macro, (None, where[1], None), value)
-                       for macro, defs in read[0].macros.items() for where, value in defs)
+        entries.extend(
+            ("cmake", macro, (None, where[1], None), value)
+            for macro, defs in read[0].macros.items()
+            for where, value in defs
+        )
     return looked, tuple(entries)
 
 
@@ -440,4 +468,3 @@ def macro_facts(ws: Workspace, path: str) -> Tuple[MacroFact, ...]:
     for build_file in _directory_context(ws, directory)[2] + _hip_builds_beside(ws, directory)[0]:
         ws.note_read(build_file)
     return _directory_macros(ws, directory)
-

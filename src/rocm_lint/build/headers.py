@@ -120,9 +120,13 @@ def _index(ws: Workspace, root: str) -> Optional[Index]:
                     # realpath(dir/name) == realpath(dir)/name for a name that is no link
                     if real_directory is None:
                         real_directory = os.path.realpath(directory)
-                    real = os.path.realpath(path) if os.path.islink(path) else os.path.join(real_directory, name)
+                    real = (
+                        os.path.realpath(path) if os.path.islink(path) else os.path.join(real_directory, name)
+                    )
                 spelled = m.group(2).decode("utf-8", "replace").strip()
-                by_name.setdefault(os.path.basename(spelled), []).append((real, line, m.group(1) == b'"', spelled))
+                by_name.setdefault(os.path.basename(spelled), []).append(
+                    (real, line, m.group(1) == b'"', spelled)
+                )
             if b"define" in data:
                 for m, _ in directive_matches(_DEFINE_PATH, data):
                     defined.add(os.path.basename(m.group(1).decode("utf-8", "replace").strip()))
@@ -202,15 +206,20 @@ def _unreached_lines(ws: Workspace, includer: str) -> FrozenSet[int]:
         pre = analyse(text, shared_lex(ws, text))
         # the file's own include guard is no fact of its headers (one that includes it back)
         guard = include_guard(pre.lexed.code)
-        seed = tuple(f for f in macro_facts(ws, includer) + included_macro_facts(ws, includer, text) if f[0] != guard)
+        seed = tuple(
+            f for f in macro_facts(ws, includer) + included_macro_facts(ws, includer, text) if f[0] != guard
+        )
         rocm_extra, cuda_extra = learned_macros(pre)
         if seed or rocm_extra or cuda_extra:
             pre = analyse(text, pre.lexed, rocm_extra, cuda_extra, seed)
     except RecursionError:
         return frozenset()
     # NVIDIA compiles the line, ROCm does not (a line neither compiles, `#if 0`, is read as an include)
-    return frozenset(d.line for d in pre.directives if d.name == "include" and pre.nvidia_only(d.line)
-                     and pre.status(d.line).cuda is not False)
+    return frozenset(
+        d.line
+        for d in pre.directives
+        if d.name == "include" and pre.nvidia_only(d.line) and pre.status(d.line).cuda is not False
+    )
 
 
 @memoized(maxsize=4096)
@@ -287,4 +296,3 @@ def header_platform(ws: Workspace, path: str) -> Optional[str]:
     for dep in deps:
         ws.note_read(dep)
     return platform
-

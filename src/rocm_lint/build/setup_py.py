@@ -25,8 +25,17 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from rocm_lint.build.cmake import source_pattern as _source_pattern
-from rocm_lint.build.logic import (ALWAYS, CUDA_ATOM as _CUDA_ATOM, ROCM_ATOM as _ROCM_ATOM, UNKNOWN as _UNKNOWN,
-                                   Worlds, both, either, negate as _negate, platform_of)
+from rocm_lint.build.logic import (
+    ALWAYS,
+    CUDA_ATOM as _CUDA_ATOM,
+    ROCM_ATOM as _ROCM_ATOM,
+    UNKNOWN as _UNKNOWN,
+    Worlds,
+    both,
+    either,
+    negate as _negate,
+    platform_of,
+)
 
 _PY_ROCM_NAME = re.compile(r"(?:^|_)(?:rocm|hip)(?:_|$)", re.I)
 _PY_NEGATIVE_NAME = re.compile(r"(?:^|_)(?:skip|disable|disabled|no|not|without)(?:_|$)", re.I)
@@ -41,7 +50,11 @@ def _py_atom(node: ast.AST, bindings: Optional[Dict[str, ast.AST]] = None, depth
         if value is not None:  # ``use_cuda = torch.version.cuda and CUDA_HOME is not None``
             return py_condition(value, depth + 1, bindings)
         return _UNKNOWN
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "version":
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "version"
+    ):
         return _ROCM_ATOM if node.attr == "hip" else _CUDA_ATOM if node.attr == "cuda" else _UNKNOWN
     return _UNKNOWN
 
@@ -60,8 +73,12 @@ def py_condition(node: ast.AST, depth: int = 0, bindings: Optional[Dict[str, ast
         for v in values[1:]:
             result = op(result, v)
         return result
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant) \
-            and node.comparators[0].value is None:
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    ):
         atom = _py_atom(node.left, bindings, depth)
         if isinstance(node.ops[0], (ast.IsNot, ast.NotEq)):
             return atom
@@ -104,11 +121,19 @@ def _source_lists(tree: ast.AST, bindings: Dict[str, ast.AST]) -> frozenset:
         for node in ast.walk(value):
             if isinstance(node, ast.Call):
                 func = node.func
-                called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                called = (
+                    func.attr
+                    if isinstance(func, ast.Attribute)
+                    else func.id
+                    if isinstance(func, ast.Name)
+                    else ""
+                )
                 if called in _GLOB_CALLS:
                     names.add(name)
                     break
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _source_pattern(node.value):
+            elif (
+                isinstance(node, ast.Constant) and isinstance(node.value, str) and _source_pattern(node.value)
+            ):
                 names.add(name)
                 break
     return frozenset(names)
@@ -159,8 +184,15 @@ Macros = Dict[str, List[Tuple[Worlds, str]]]
 def _mentions_cmake(stmt: ast.AST) -> bool:
     """Does a statement name CMake (``cmake_args.append("-DUSE_ROCM=ON")``, ``["cmake", ...]``)?"""
     for node in ast.walk(stmt):
-        word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
-            node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 64 else ""
+        word = (
+            node.id
+            if isinstance(node, ast.Name)
+            else node.attr
+            if isinstance(node, ast.Attribute)
+            else node.value
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 64
+            else ""
+        )
         if "cmake" in word.lower():
             return True
     return False
@@ -234,8 +266,12 @@ def setup_file_facts(tree: ast.AST) -> Tuple[Dict[Tuple[str, ...], Optional[str]
             if allowed:  # a source list added here: its paths, in this branch
                 strings(bindings[node.id], state, True, depth + 1, in_macros)
             return
-        if allowed and (isinstance(node, ast.Name) or isinstance(node, ast.Call) and isinstance(
-                node.func, ast.Attribute) and node.func.attr == "join"):
+        if allowed and (
+            isinstance(node, ast.Name)
+            or isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "join"
+        ):
             # ``os.path.join(this_dir, "csrc", "k.cu")``, a name bound once to a path
             value = _path_value(node, bindings)
             pattern = _source_pattern(value) if value else None
@@ -249,11 +285,22 @@ def setup_file_facts(tree: ast.AST) -> Tuple[Dict[Tuple[str, ...], Optional[str]
             return
         if isinstance(node, ast.Call):
             func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            name = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else ""
+            )
             extends = name in _EXTENDERS and isinstance(func, ast.Attribute) and _holds_macro(func.value)
             # ``sources.extend(cuda_sources)``, ``list(cuda_sources)``: the arguments are sources too
-            adds = name in _EXTENDERS and isinstance(func, ast.Attribute) and _names_sources(func.value) \
-                or name in _PASS_THROUGH_CALLS and allowed
+            adds = (
+                name in _EXTENDERS
+                and isinstance(func, ast.Attribute)
+                and _names_sources(func.value)
+                or name in _PASS_THROUGH_CALLS
+                and allowed
+            )
             for k, arg in enumerate(node.args):
                 strings(arg, state, name in _GLOB_CALLS and k == 0 or adds, depth + 1, extends)
             for kw in node.keywords:
@@ -280,8 +327,21 @@ def setup_file_facts(tree: ast.AST) -> Tuple[Dict[Tuple[str, ...], Optional[str]
         if depth > 40:
             return
         for stmt in stmts:
-            if not isinstance(stmt, (ast.If, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For,
-                                     ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)):
+            if not isinstance(
+                stmt,
+                (
+                    ast.If,
+                    ast.While,
+                    ast.FunctionDef,
+                    ast.AsyncFunctionDef,
+                    ast.ClassDef,
+                    ast.For,
+                    ast.AsyncFor,
+                    ast.With,
+                    ast.AsyncWith,
+                    ast.Try,
+                ),
+            ):
                 cmake[0] = _mentions_cmake(stmt)
             if isinstance(stmt, (ast.If, ast.While)):
                 yes, no = test(stmt.test, state)
@@ -320,5 +380,3 @@ def _names_sources(node: ast.AST) -> bool:
 
 def _atoms(node: ast.AST) -> List[Worlds]:
     return [_py_atom(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))]
-
-

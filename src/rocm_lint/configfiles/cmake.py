@@ -13,8 +13,12 @@ from rocm_lint.configfiles.shell import NVIDIA, ROCM, Word
 from rocm_lint.configfiles.unit import Setting, ToolArgs, UnitBuilder, tests_name
 
 # In a CMake condition: `USE_ROCM`, `HIP_FOUND`, `CMAKE_HIP_COMPILER`, `GPU_LANG STREQUAL "HIP"` ...
-ROCM_CONDITION = re.compile(r"rocm|(?<![A-Za-z])(?:HIP|hip|Hip)(?![a-z])|(?<![A-Za-z])AMD(?![a-z])|amdgpu", re.I)
-NVIDIA_CONDITION = re.compile(r"(?<![A-Za-z])(?:CUDA|Cuda|cuda)(?![a-z])|nvidia|(?<![A-Za-z])NV(?![A-Za-z])", re.I)
+ROCM_CONDITION = re.compile(
+    r"rocm|(?<![A-Za-z])(?:HIP|hip|Hip)(?![a-z])|(?<![A-Za-z])AMD(?![a-z])|amdgpu", re.I
+)
+NVIDIA_CONDITION = re.compile(
+    r"(?<![A-Za-z])(?:CUDA|Cuda|cuda)(?![a-z])|nvidia|(?<![A-Za-z])NV(?![A-Za-z])", re.I
+)
 
 
 @dataclass
@@ -127,7 +131,9 @@ def read_cmake(text: str) -> List[CMakeCommand]:
             gates = [f.gate for f in stack]
             gate = NVIDIA if NVIDIA in gates else (ROCM if ROCM in gates else None)
             conds = tuple(c for f in stack for c in (*f.before, f.cond) if c)
-            commands.append(CMakeCommand(name, i, end, args, gate, conds, tuple((f.uid, f.branch) for f in stack)))
+            commands.append(
+                CMakeCommand(name, i, end, args, gate, conds, tuple((f.uid, f.branch) for f in stack))
+            )
     return commands
 
 
@@ -175,7 +181,7 @@ def _read_args(text: str, i: int) -> Tuple[List[Arg], int]:
                     if text[j + 1] == "\n":
                         j += 2
                         continue
-                    buf.append(text[j + 1] if text[j + 1] in '"\\$;' else text[j:j + 2])
+                    buf.append(text[j + 1] if text[j + 1] in '"\\$;' else text[j : j + 2])
                     j += 2
                     continue
                 buf.append(text[j])
@@ -188,7 +194,7 @@ def _read_args(text: str, i: int) -> Tuple[List[Arg], int]:
         if m:
             close = text.find("]" + m.group(1) + "]", m.end())
             close = n if close < 0 else close
-            value = text[m.end():close]
+            value = text[m.end() : close]
             args.append(Arg(i, min(close + len(m.group(1)) + 2, n), value, True, False))
             i = close + len(m.group(1)) + 2
             continue
@@ -219,15 +225,54 @@ def _read_args(text: str, i: int) -> Tuple[List[Arg], int]:
 
 # -- CMake --------------------------------------------------------------------------------------------
 # Commands whose arguments never reach a compiler: messages, tests, loops, declarations, probes.
-_CMAKE_NOT_FLAGS = frozenset({
-    "message", "if", "elseif", "else", "endif", "while", "endwhile", "foreach", "endforeach", "option",
-    "function", "endfunction", "macro", "endmacro", "return", "unset", "mark_as_advanced", "include",
-    "find_package", "find_program", "find_library", "find_path", "project", "cmake_minimum_required",
-    "install", "file", "configure_file", "execute_process", "try_compile", "try_run", "cmake_parse_arguments",
-    "check_cxx_compiler_flag", "check_c_compiler_flag", "check_compiler_flag", "check_language",
-    "cmake_dependent_option", "get_property", "get_target_property", "get_filename_component",
-    "add_test", "set_tests_properties", "math", "separate_arguments", "cmake_policy",
-})
+_CMAKE_NOT_FLAGS = frozenset(
+    {
+        "message",
+        "if",
+        "elseif",
+        "else",
+        "endif",
+        "while",
+        "endwhile",
+        "foreach",
+        "endforeach",
+        "option",
+        "function",
+        "endfunction",
+        "macro",
+        "endmacro",
+        "return",
+        "unset",
+        "mark_as_advanced",
+        "include",
+        "find_package",
+        "find_program",
+        "find_library",
+        "find_path",
+        "project",
+        "cmake_minimum_required",
+        "install",
+        "file",
+        "configure_file",
+        "execute_process",
+        "try_compile",
+        "try_run",
+        "cmake_parse_arguments",
+        "check_cxx_compiler_flag",
+        "check_c_compiler_flag",
+        "check_compiler_flag",
+        "check_language",
+        "cmake_dependent_option",
+        "get_property",
+        "get_target_property",
+        "get_filename_component",
+        "add_test",
+        "set_tests_properties",
+        "math",
+        "separate_arguments",
+        "cmake_policy",
+    }
+)
 _SET_TAIL = {"CACHE", "PARENT_SCOPE"}
 
 
@@ -247,26 +292,55 @@ def read_cmake_unit(b: UnitBuilder) -> None:
             default = bool(tail) and tail[0] == "CACHE" and "FORCE" not in tail
             default = default or tests_name(name, cmd.conditions)
             if vals and re.fullmatch(r"[A-Za-z_]\w*", name):
-                b.settings.append(Setting(name, ";".join(a.value for a in vals), name_arg.start, vals[0].start,
-                                          vals[-1].end, "set-env" if env else "set",
-                                          any(a.computed for a in vals), default, cmd.gate, cmd.conditions,
-                                          cmd.branches))
+                b.settings.append(
+                    Setting(
+                        name,
+                        ";".join(a.value for a in vals),
+                        name_arg.start,
+                        vals[0].start,
+                        vals[-1].end,
+                        "set-env" if env else "set",
+                        any(a.computed for a in vals),
+                        default,
+                        cmd.gate,
+                        cmd.conditions,
+                        cmd.branches,
+                    )
+                )
         elif cmd.name == "list" and len(args) >= 3 and values[0] in ("APPEND", "PREPEND", "INSERT"):
             vals = args[3:] if values[0] == "INSERT" else args[2:]
             if vals:
-                b.settings.append(Setting(values[1], ";".join(a.value for a in vals), args[1].start, vals[0].start,
-                                          vals[-1].end, "list", any(a.computed for a in vals),
-                                          tests_name(values[1], cmd.conditions), cmd.gate, cmd.conditions,
-                                          cmd.branches))
-        elif cmd.name in ("set_property", "set_target_properties", "set_source_files_properties",
-                          "set_directory_properties"):
+                b.settings.append(
+                    Setting(
+                        values[1],
+                        ";".join(a.value for a in vals),
+                        args[1].start,
+                        vals[0].start,
+                        vals[-1].end,
+                        "list",
+                        any(a.computed for a in vals),
+                        tests_name(values[1], cmd.conditions),
+                        cmd.gate,
+                        cmd.conditions,
+                        cmd.branches,
+                    )
+                )
+        elif cmd.name in (
+            "set_property",
+            "set_target_properties",
+            "set_source_files_properties",
+            "set_directory_properties",
+        ):
             _cmake_properties(b, cmd)
         if cmd.name in _CMAKE_NOT_FLAGS:
             continue
-        if cmd.name in ("string", "list") and (not values or values[0] not in ("APPEND", "PREPEND", "INSERT",
-                                                                                 "CONCAT", "JOIN")):
+        if cmd.name in ("string", "list") and (
+            not values or values[0] not in ("APPEND", "PREPEND", "INSERT", "CONCAT", "JOIN")
+        ):
             continue
-        b.args.append(ToolArgs(tuple(Word(a.start, a.end, a.value, a.computed, a.quoted) for a in args), cmd.gate))
+        b.args.append(
+            ToolArgs(tuple(Word(a.start, a.end, a.value, a.computed, a.quoted) for a in args), cmd.gate)
+        )
 
 
 def _cmake_properties(b: UnitBuilder, cmd) -> None:
@@ -277,19 +351,40 @@ def _cmake_properties(b: UnitBuilder, cmd) -> None:
             return
         k = values.index("PROPERTY")
         if k + 1 < len(args):
-            vals = args[k + 2:]
+            vals = args[k + 2 :]
             if vals:
-                b.settings.append(Setting(values[k + 1], ";".join(a.value for a in vals), args[k + 1].start,
-                                          vals[0].start, vals[-1].end, "property", any(a.computed for a in vals),
-                                          False, cmd.gate, cmd.conditions))
+                b.settings.append(
+                    Setting(
+                        values[k + 1],
+                        ";".join(a.value for a in vals),
+                        args[k + 1].start,
+                        vals[0].start,
+                        vals[-1].end,
+                        "property",
+                        any(a.computed for a in vals),
+                        False,
+                        cmd.gate,
+                        cmd.conditions,
+                    )
+                )
         return
     if "PROPERTIES" not in values:
         return
     k = values.index("PROPERTIES") + 1
     while k + 1 < len(args):
         name, val = args[k], args[k + 1]
-        b.settings.append(Setting(name.value, val.value, name.start, val.start, val.end, "property", val.computed,
-                                  False, cmd.gate, cmd.conditions))
+        b.settings.append(
+            Setting(
+                name.value,
+                val.value,
+                name.start,
+                val.start,
+                val.end,
+                "property",
+                val.computed,
+                False,
+                cmd.gate,
+                cmd.conditions,
+            )
+        )
         k += 2
-
-

@@ -19,8 +19,12 @@ def is_nvidia_image(image: str) -> bool:
     image = image.lower()
     if "rocm" in image or "amd" in image.split("/")[0]:
         return False
-    return image.startswith(("nvidia/", "docker.io/nvidia/")) or "nvcr.io/" in image or "cuda" in image \
+    return (
+        image.startswith(("nvidia/", "docker.io/nvidia/"))
+        or "nvcr.io/" in image
+        or "cuda" in image
         or any(":" in part and _CUDA_TAG.search(part, part.index(":")) for part in image.split("/"))
+    )
 
 
 # `:...cu121` after a colon in the same path segment (searched per segment: `:[^/]*\bcu1..` tried
@@ -88,12 +92,12 @@ def _nvidia_fed_stages(code: str, instructions: List[Tuple[int, int, int]]) -> S
             continue
         keyword = m.group(1).upper()
         if keyword == "ARG" and not names:
-            for word in code[m.end():end].split():  # ARG NAME=value (no regex: linear on any input)
+            for word in code[m.end() : end].split():  # ARG NAME=value (no regex: linear on any input)
                 name, eq, value = word.partition("=")
                 if eq and name.isidentifier():
                     args[name] = value.strip("\"'")
         elif keyword == "FROM":
-            words = [w for w in code[m.end():end].split() if not w.startswith("--")]
+            words = [w for w in code[m.end() : end].split() if not w.startswith("--")]
             base = _resolve(words[0], args).lower() if words else ""
             if base in names:
                 users.setdefault(base, set()).add(len(names))
@@ -123,7 +127,9 @@ def _nvidia_fed_stages(code: str, instructions: List[Tuple[int, int, int]]) -> S
                 nvidia.add(i)
         if len(nvidia) == before:
             break
-    return {name for i, name in enumerate(names[:-1]) if name and i in nvidia and not is_nvidia_image(bases[i])}
+    return {
+        name for i, name in enumerate(names[:-1]) if name and i in nvidia and not is_nvidia_image(bases[i])
+    }
 
 
 def read_dockerfile(b: UnitBuilder) -> None:
@@ -181,12 +187,12 @@ def read_dockerfile(b: UnitBuilder) -> None:
             for hm in heredocs:
                 delim = hm.group(2)
                 # the body is the step's script (`RUN <<EOF`, `RUN bash -e <<EOF`), else a file's data
-                before = re.split(r"&&|\|\||;|\|", code[at:hm.start()])[-1].strip()
+                before = re.split(r"&&|\|\||;|\|", code[at : hm.start()])[-1].strip()
                 script = not before or bool(_SHELL_COMMAND.fullmatch(before))
                 j = line_no
                 while j < len(line_starts):
                     line_end = code.find("\n", line_starts[j])
-                    line = code[line_starts[j]:line_end if line_end >= 0 else len(code)]
+                    line = code[line_starts[j] : line_end if line_end >= 0 else len(code)]
                     if line.strip() == delim:
                         break
                     j += 1
@@ -231,21 +237,47 @@ def _env_pairs(code: str, start: int, end: int, keyword: str, gate: Optional[str
         i = w.end
     if not words:
         return out
-    if keyword == "ENV" and "=" not in code[words[0].start:words[0].end]:
+    if keyword == "ENV" and "=" not in code[words[0].start : words[0].end]:
         # legacy `ENV NAME value with spaces`
         name = words[0].value
         if len(words) > 1 and re.fullmatch(r"[A-Za-z_]\w*", name):
             first, last = words[1], words[-1]
             value = " ".join(w.value for w in words[1:])
-            out.append(Setting(name, value, words[0].start, first.start, last.end, "ENV",
-                               any(w.computed for w in words[1:]), False, gate))
+            out.append(
+                Setting(
+                    name,
+                    value,
+                    words[0].start,
+                    first.start,
+                    last.end,
+                    "ENV",
+                    any(w.computed for w in words[1:]),
+                    False,
+                    gate,
+                )
+            )
         return out
     for w in words:
-        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=", code[w.start:w.end])
+        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=", code[w.start : w.end])
         if m:
-            value = reader.read_word(w.start + m.end()) if w.start + m.end() < w.end else Word(w.end, w.end, "", False)
-            out.append(Setting(m.group(1), value.value, w.start, w.start + m.end(), w.end, keyword, value.computed,
-                               keyword == "ARG", gate))
+            value = (
+                reader.read_word(w.start + m.end())
+                if w.start + m.end() < w.end
+                else Word(w.end, w.end, "", False)
+            )
+            out.append(
+                Setting(
+                    m.group(1),
+                    value.value,
+                    w.start,
+                    w.start + m.end(),
+                    w.end,
+                    keyword,
+                    value.computed,
+                    keyword == "ARG",
+                    gate,
+                )
+            )
         elif keyword == "ARG" and re.fullmatch(r"[A-Za-z_]\w*", w.value):
             continue  # `ARG NAME`: declared, no value
     return out

@@ -24,12 +24,12 @@ def read_dotenv(b: UnitBuilder) -> None:
                     break
                 close += 1
             close = line_end if close < 0 else close
-            value, vs, ve = code[at + 1:close], at + 1, close
+            value, vs, ve = code[at + 1 : close], at + 1, close
             computed = q == '"' and "$" in value
         else:
             cut = re.search(r"[ \t]#", code[at:line_end])
-            value = code[at:at + cut.start() if cut else line_end].rstrip()
+            value = code[at : at + cut.start() if cut else line_end].rstrip()
             vs, ve = at, at + len(value)
             computed = "$" in value
-        how = "export" if code[m.start():m.start(1)].strip() else "dotenv"
+        how = "export" if code[m.start() : m.start(1)].strip() else "dotenv"
         b.settings.append(Setting(m.group(1), value, m.start(1), vs, ve, how, computed))

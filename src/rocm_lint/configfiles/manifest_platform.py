@@ -16,10 +16,39 @@ from rocm_lint.workspace import Workspace, memoized
 
 # -- which install a file serves ------------------------------------------------------------------
 _ROCM_TOKEN = re.compile(r"(?:rocm|hip)\d*(?:\.\d+)*$|amd(?:gpu)?$")  # not amd64 (an architecture)
-_OTHER_PLATFORMS = frozenset({
-    "npu", "xpu", "ipex", "intel", "ascend", "tpu", "hpu", "gaudi", "habana", "neuron", "inferentia",
-    "trainium", "mps", "metal", "apple", "macos", "mac", "darwin", "osx", "cpu", "musa", "mlu", "camb",
-    "cambricon", "maca", "jetson", "tegra", "openvino", "vulkan"})
+_OTHER_PLATFORMS = frozenset(
+    {
+        "npu",
+        "xpu",
+        "ipex",
+        "intel",
+        "ascend",
+        "tpu",
+        "hpu",
+        "gaudi",
+        "habana",
+        "neuron",
+        "inferentia",
+        "trainium",
+        "mps",
+        "metal",
+        "apple",
+        "macos",
+        "mac",
+        "darwin",
+        "osx",
+        "cpu",
+        "musa",
+        "mlu",
+        "camb",
+        "cambricon",
+        "maca",
+        "jetson",
+        "tegra",
+        "openvino",
+        "vulkan",
+    }
+)
 
 
 def _tokens(name: str) -> Tuple[str, ...]:
@@ -104,8 +133,10 @@ def _includes_of(ws: Workspace, path: str) -> Tuple[str, ...]:
     if not isinstance(data, bytes):
         return ()
     text = data.decode("utf-8", "replace")
-    return tuple(os.path.basename(m.group(1)) for m in re.finditer(
-        r"(?m)^[ \t]*(?:-r|-c|--requirement|--constraint)[ \t=]*(\S+)", text))
+    return tuple(
+        os.path.basename(m.group(1))
+        for m in re.finditer(r"(?m)^[ \t]*(?:-r|-c|--requirement|--constraint)[ \t=]*(\S+)", text)
+    )
 
 
 # -- files only NVIDIA images read -----------------------------------------------------------------
@@ -127,7 +158,10 @@ def only_nvidia_images_use(ws: Workspace, path: str) -> bool:
     for folder in (directory, os.path.dirname(directory)):
         for other in _listing(ws, folder):
             low = other.lower()
-            if not (low.startswith(("dockerfile", "containerfile")) or low.endswith((".dockerfile", ".containerfile"))):
+            if not (
+                low.startswith(("dockerfile", "containerfile"))
+                or low.endswith((".dockerfile", ".containerfile"))
+            ):
                 continue
             text = _text_of(os.path.join(folder, other))
             if name not in text:
@@ -139,7 +173,9 @@ def only_nvidia_images_use(ws: Workspace, path: str) -> bool:
 
 
 # -- files the ROCm build swaps out ------------------------------------------------------------------
-_BUILD_FOLDERS = frozenset({"docker", "dockerfiles", "container", "containers", "scripts", "ci", ".ci", "build"})
+_BUILD_FOLDERS = frozenset(
+    {"docker", "dockerfiles", "container", "containers", "scripts", "ci", ".ci", "build"}
+)
 _MOVE = re.compile(r"(?<![\w-])(?:mv|cp|ln)(?:[ \t]+-[A-Za-z-]+)*[ \t]+([^\s;&|]+)[ \t]+([^\s;&|]+)")
 
 
@@ -154,11 +190,15 @@ def replaced_by_rocm_build(ws: Workspace, path: str) -> bool:
     siblings = set(_listing(ws, directory))
     folders = [directory, os.path.dirname(directory)]
     for folder in list(folders):
-        folders += [os.path.join(folder, sub) for sub in _listing(ws, folder) if sub.lower() in _BUILD_FOLDERS]
+        folders += [
+            os.path.join(folder, sub) for sub in _listing(ws, folder) if sub.lower() in _BUILD_FOLDERS
+        ]
     for folder in dict.fromkeys(folders):
         for other in _listing(ws, folder):
             low = other.lower()
-            dockerfile = low.startswith(("dockerfile", "containerfile")) or low.endswith((".dockerfile", ".containerfile"))
+            dockerfile = low.startswith(("dockerfile", "containerfile")) or low.endswith(
+                (".dockerfile", ".containerfile")
+            )
             if not (dockerfile or low.endswith(".sh")):
                 continue
             full = os.path.join(folder, other)
@@ -166,12 +206,17 @@ def replaced_by_rocm_build(ws: Workspace, path: str) -> bool:
             text = _text_of(full)
             if name not in text:
                 continue
-            if not any(_ROCM_TOKEN.match(t) for t in _tokens(other)) and not (dockerfile and _rocm_image_file(text)):
+            if not any(_ROCM_TOKEN.match(t) for t in _tokens(other)) and not (
+                dockerfile and _rocm_image_file(text)
+            ):
                 continue
             for m in _MOVE.finditer(text):
                 src, dst = (g.strip("\"'") for g in m.groups())
-                if os.path.basename(dst) != name or os.path.basename(src) in ("", name) \
-                        or os.path.basename(src) not in siblings:
+                if (
+                    os.path.basename(dst) != name
+                    or os.path.basename(src) in ("", name)
+                    or os.path.basename(src) not in siblings
+                ):
                     continue
                 dst_dir = os.path.dirname(dst).rstrip("/")
                 if dst_dir not in ("", ".") and os.path.basename(dst_dir) != os.path.basename(directory):
@@ -199,7 +244,8 @@ def _nvidia_image_file(text: str) -> bool:
     from rocm_lint.configfiles.dockerfile import is_nvidia_image, is_rocm_image
 
     args = dict(_ARG.findall(text))
-    images = [re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), m.group(1).strip("\"'"))
-              for m in _FROM.finditer(text)]
+    images = [
+        re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), m.group(1).strip("\"'"))
+        for m in _FROM.finditer(text)
+    ]
     return any(is_nvidia_image(i) for i in images) and not any(is_rocm_image(i) for i in images)
-

@@ -72,13 +72,25 @@ def _read(unit: ConfigUnit) -> Manifest:
             for url in s.value.split():
                 at = unit.code.find(url, s.value_start, max(s.value_end, s.value_start + len(url)))
                 a = at if at >= 0 else s.value_start
-                m.indexes.append(IndexUse(url, a, a + len(url) if at >= 0 else s.value_end, s.gate, "setting"))
+                m.indexes.append(
+                    IndexUse(url, a, a + len(url) if at >= 0 else s.value_end, s.gate, "setting")
+                )
     return m
 
 
 _CUDA_RELEASE_TEST = re.compile(r"\bcu1\d{1,2}\b|\bCUDA_VERSION\w*|\bCUDA_MAJOR\w*", re.I)
-_INDEX_SETTINGS = frozenset({"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL",
-                             "UV_EXTRA_INDEX_URL", "UV_INDEX", "UV_DEFAULT_INDEX", "UV_FIND_LINKS"})
+_INDEX_SETTINGS = frozenset(
+    {
+        "PIP_INDEX_URL",
+        "PIP_EXTRA_INDEX_URL",
+        "PIP_FIND_LINKS",
+        "UV_INDEX_URL",
+        "UV_EXTRA_INDEX_URL",
+        "UV_INDEX",
+        "UV_DEFAULT_INDEX",
+        "UV_FIND_LINKS",
+    }
+)
 
 
 def _with_indexes(m: Manifest, first: int, first_index: int = 0) -> Manifest:
@@ -90,25 +102,72 @@ def _with_indexes(m: Manifest, first: int, first_index: int = 0) -> Manifest:
 
 
 # -- requirements files -----------------------------------------------------------------------------
-_INDEX_OPTIONS = {"-i": "index-url", "--index-url": "index-url", "--extra-index-url": "extra-index-url",
-                  "-f": "find-links", "--find-links": "find-links", "--index": "index-url",
-                  "--default-index": "index-url"}
+_INDEX_OPTIONS = {
+    "-i": "index-url",
+    "--index-url": "index-url",
+    "--extra-index-url": "extra-index-url",
+    "-f": "find-links",
+    "--find-links": "find-links",
+    "--index": "index-url",
+    "--default-index": "index-url",
+}
 _INCLUDE_OPTIONS = frozenset({"-r", "--requirement", "-c", "--constraint", "--requirements", "--constraints"})
 # requirements-file options that take a value (the value is not a requirement)
-_VALUE_OPTIONS = frozenset({"-e", "--editable", "--no-binary", "--only-binary", "--trusted-host",
-                            "--use-feature", "--hash", "--global-option", "--config-settings", "-C",
-                            "--install-option", "--progress-bar", "--upgrade-strategy", "-t", "--target",
-                            "--prefix", "--root", "--platform", "--python-version", "--implementation", "--abi",
-                            "--src", "--log", "--cache-dir", "--proxy", "--retries", "--timeout",
-                            "--exists-action", "--python", "-p", "--extra", "--group", "--report",
-                            "--index-strategy", "--keyring-provider", "--resolution", "--prerelease",
-                            "--exclude-newer", "--link-mode", "-P", "--upgrade-package", "--no-build-isolation-package",
-                            "--override", "--excludes", "--torch-backend"})
+_VALUE_OPTIONS = frozenset(
+    {
+        "-e",
+        "--editable",
+        "--no-binary",
+        "--only-binary",
+        "--trusted-host",
+        "--use-feature",
+        "--hash",
+        "--global-option",
+        "--config-settings",
+        "-C",
+        "--install-option",
+        "--progress-bar",
+        "--upgrade-strategy",
+        "-t",
+        "--target",
+        "--prefix",
+        "--root",
+        "--platform",
+        "--python-version",
+        "--implementation",
+        "--abi",
+        "--src",
+        "--log",
+        "--cache-dir",
+        "--proxy",
+        "--retries",
+        "--timeout",
+        "--exists-action",
+        "--python",
+        "-p",
+        "--extra",
+        "--group",
+        "--report",
+        "--index-strategy",
+        "--keyring-provider",
+        "--resolution",
+        "--prerelease",
+        "--exclude-newer",
+        "--link-mode",
+        "-P",
+        "--upgrade-package",
+        "--no-build-isolation-package",
+        "--override",
+        "--excludes",
+        "--torch-backend",
+    }
+)
 _WORD = re.compile(r"\S+")
 
 
-def _read_requirements(code: str, start: int, end: int, m: Manifest, gate: Optional[str] = None,
-                       section: str = "") -> None:
+def _read_requirements(
+    code: str, start: int, end: int, m: Manifest, gate: Optional[str] = None, section: str = ""
+) -> None:
     pos = start
     while pos < end:
         nl = code.find("\n", pos, end)
@@ -121,15 +180,21 @@ def _requirements_line(code: str, a: int, b: int, m: Manifest, gate: Optional[st
     line = code[a:b]
     hash_at = re.search(r"(?:^|[ \t])#", line)
     if hash_at:
-        line = line[:hash_at.start()]
+        line = line[: hash_at.start()]
     if line.rstrip().endswith("\\"):
         line = line.rstrip()[:-1]
     words = [(w.group(0), a + w.start()) for w in _WORD.finditer(line)]
     _read_words(words, m, gate, section, requirements_file=True)
 
 
-def _read_words(words: List[Tuple[str, int]], m: Manifest, gate: Optional[str], section: str,
-                requirements_file: bool = False, computed: Tuple[bool, ...] = ()) -> None:
+def _read_words(
+    words: List[Tuple[str, int]],
+    m: Manifest,
+    gate: Optional[str],
+    section: str,
+    requirements_file: bool = False,
+    computed: Tuple[bool, ...] = (),
+) -> None:
     """Options and requirements of a requirements-file line or of ``pip install``'s arguments:
     (word, offset) pairs."""
     k = 0
@@ -156,7 +221,9 @@ def _read_words(words: List[Tuple[str, int]], m: Manifest, gate: Optional[str], 
                 else:
                     break
                 if name in _INDEX_OPTIONS:
-                    m.indexes.append(IndexUse(value, v_at, v_at + len(value), gate, _INDEX_OPTIONS[name], section))
+                    m.indexes.append(
+                        IndexUse(value, v_at, v_at + len(value), gate, _INDEX_OPTIONS[name], section)
+                    )
                 elif name in _INCLUDE_OPTIONS:
                     m.includes.append(value)
             k += 1
@@ -209,10 +276,10 @@ def _read_setup_cfg(code: str, m: Manifest) -> None:
 
 def _cfg_value(line: str, a: int, m: Manifest, key: str, at: Optional[int] = None) -> None:
     start = at if at is not None else a + len(line) - len(line.lstrip())
-    text = line[start - a:]
+    text = line[start - a :]
     cut = re.search(r"(?:^|[ \t])[#;]", text)
     if cut:
-        text = text[:cut.start()]
+        text = text[: cut.start()]
     for part in re.finditer(r"[^,]+" if key == "\0links" else r".+", text):
         item = part.group(0).strip()
         if not item:
@@ -240,7 +307,7 @@ def _read_conda_pip(code: str, m: Manifest) -> None:
                 item = body[2:].strip()
                 item_at = pos + line.find(body) + 2 + (len(body[2:]) - len(body[2:].lstrip()))
                 if item[:1] in "\"'" and item.find(item[0], 1) > 0:  # a quoted scalar, then maybe a comment
-                    item, item_at = item[1:item.find(item[0], 1)], item_at + 1
+                    item, item_at = item[1 : item.find(item[0], 1)], item_at + 1
                 shifted = Manifest()
                 _requirements_line(item, 0, len(item), shifted, None, "")
                 _shift(shifted, item_at, m)
@@ -251,7 +318,9 @@ def _shift(part: Manifest, by: int, into: Manifest) -> None:
     for r in part.requirements:
         into.requirements.append(Requirement(r.text, r.start + by, r.end + by, r.gate, r.section, r.computed))
     for i in part.indexes:
-        into.indexes.append(IndexUse(i.url, i.start + by, i.end + by, i.gate, i.how, i.section, i.used, i.marker))
+        into.indexes.append(
+            IndexUse(i.url, i.start + by, i.end + by, i.gate, i.how, i.section, i.used, i.marker)
+        )
     into.includes.extend(part.includes)
 
 
@@ -266,8 +335,11 @@ def _read_command(words: List[Word], gate: Optional[str], m: Manifest) -> None:
     """``[sudo] [env X=1] (pip|pip3|python -m pip|uv pip) [global options] install ARGS``."""
     k = 0
     n = len(words)
-    while k < n and (_ASSIGNMENT.match(words[k].value) or words[k].value in _SKIP_HEADS
-                     or (k and words[k - 1].value in ("sudo", "env") and words[k].value.startswith("-"))):
+    while k < n and (
+        _ASSIGNMENT.match(words[k].value)
+        or words[k].value in _SKIP_HEADS
+        or (k and words[k - 1].value in ("sudo", "env") and words[k].value.startswith("-"))
+    ):
         k += 1
     if k >= n or words[k].computed:
         return
@@ -293,7 +365,7 @@ def _read_command(words: List[Word], gate: Optional[str], m: Manifest) -> None:
         return
     if k >= n or words[k].value != "install":
         return
-    rest = words[k + 1:]
+    rest = words[k + 1 :]
     _read_words([(w.value, w.start) for w in rest], m, gate, "", computed=tuple(w.computed for w in rest))
 
 

@@ -13,9 +13,14 @@ from rocm_lint.domain import NVIDIA, ROCM
 # `torch.cuda`/`CUDA_VISIBLE_DEVICES` are not NVIDIA-only (ROCm builds answer to them too).
 NVIDIA_TEST = re.compile(
     r"nvidia|\bnvcc\b|/usr/local/cuda|\b(?:USE|WITH|BUILD)_CUDA\b|\bCUDA_(?:HOME|PATH|VERSION)\b"
-    r"|(?<![\w.])cuda(?![\w.(])|\bcu1\d{1,2}\b", re.I)
-ROCM_TEST = re.compile(r"rocm|(?<![\w.])hip(?![\w.(])|\bhipcc\b|\bHIP_\w+|(?<![\w.])amd(?![\w.(])|\bgfx\d"
-                       r"|amd\.com/gpu|/dev/kfd", re.I)
+    r"|(?<![\w.])cuda(?![\w.(])|\bcu1\d{1,2}\b",
+    re.I,
+)
+ROCM_TEST = re.compile(
+    r"rocm|(?<![\w.])hip(?![\w.(])|\bhipcc\b|\bHIP_\w+|(?<![\w.])amd(?![\w.(])|\bgfx\d"
+    r"|amd\.com/gpu|/dev/kfd",
+    re.I,
+)
 # Variables that hold the settings the rules look at: a test of one is not a platform test.
 # (Anchored at a word's start: `\w*` tried from every position of a long word was quadratic.)
 SETTING_NAMES = re.compile(r"(?<!\w)\w*(?:ARCH_LIST|ARCHITECTURES|_ARCHS?|TARGETS?|ALLOC_CONF|CUDAARCHS)\b")

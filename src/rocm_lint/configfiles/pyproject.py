@@ -55,10 +55,16 @@ class _Locator:
         parts = dotted.split(".")
         for split in range(len(parts) - 1, -1, -1):
             name = ".".join([table] + parts[:split]) if table else ".".join(parts[:split])
-            a, b = self.table(name, index) if name else (0, self.headers[0][1] if self.headers else len(self.code))
+            a, b = (
+                self.table(name, index)
+                if name
+                else (0, self.headers[0][1] if self.headers else len(self.code))
+            )
             if a < 0:
                 continue
-            keys = r"[ \t]*\.[ \t]*".join(r"(?:\"%s\"|'%s'|%s)" % ((re.escape(p),) * 3) for p in parts[split:])
+            keys = r"[ \t]*\.[ \t]*".join(
+                r"(?:\"%s\"|'%s'|%s)" % ((re.escape(p),) * 3) for p in parts[split:]
+            )
             m = re.compile(r"(?m)^[ \t]*" + keys + r"[ \t]*=").search(self.code, a, b)
             if m:
                 return m.end()
@@ -116,8 +122,14 @@ def _strings(loc: _Locator, m: Manifest, items: object, at: int, section: str) -
             m.requirements.append(Requirement(item, a, b, None, section))
 
 
-def _index(loc: _Locator, m: Manifest, entry: Dict[str, object], at: int, how: str,
-           uses: Optional[List[Tuple[str, str]]] = None) -> None:
+def _index(
+    loc: _Locator,
+    m: Manifest,
+    entry: Dict[str, object],
+    at: int,
+    how: str,
+    uses: Optional[List[Tuple[str, str]]] = None,
+) -> None:
     url = entry.get("url")
     if not isinstance(url, str):
         return
@@ -136,10 +148,13 @@ def _uv(loc: _Locator, m: Manifest, uv: Dict[str, object]) -> None:
     for key in ("dev-dependencies", "constraint-dependencies", "override-dependencies"):
         _strings(loc, m, uv.get(key), loc.key("tool.uv", key), "dev" if key == "dev-dependencies" else "")
     for table, values in (("tool.uv", uv), ("tool.uv.pip", _dict(uv.get("pip")))):
-        for key, how in (("index-url", "index-url"), ("extra-index-url", "extra-index-url"),
-                         ("find-links", "find-links")):
+        for key, how in (
+            ("index-url", "index-url"),
+            ("extra-index-url", "extra-index-url"),
+            ("find-links", "find-links"),
+        ):
             value = values.get(key)
-            for url in ([value] if isinstance(value, str) else _list(value)):
+            for url in [value] if isinstance(value, str) else _list(value):
                 if isinstance(url, str):
                     a, b = loc.string(url, loc.key(table, key))
                     m.indexes.append(IndexUse(url, a, b, None, how))
@@ -155,7 +170,7 @@ def _uv_sources(sources: object) -> Dict[str, List[Tuple[str, str]]]:
     """index name -> (extra or group, marker) of each source entry that takes a package from it."""
     out: Dict[str, List[Tuple[str, str]]] = {}
     for spec in _dict(sources).values():
-        for entry in (spec if isinstance(spec, list) else [spec]):
+        for entry in spec if isinstance(spec, list) else [spec]:
             entry = _dict(entry)
             if isinstance(entry.get("index"), str):
                 section = entry.get("extra") or entry.get("group") or ""
@@ -175,31 +190,50 @@ def _poetry(loc: _Locator, m: Manifest, poetry: Dict[str, object]) -> None:
     tables += [(f"tool.poetry.group.{g}", "dependencies", g) for g in _dict(poetry.get("group"))]
     uses: Dict[str, List[Tuple[str, str]]] = {}
     for table, key, group in tables:
-        deps = _dict(poetry.get(key)) if table == "tool.poetry" else \
-            _dict(_dict(_dict(_dict(poetry.get("group")).get(group)).get("dependencies")))
+        deps = (
+            _dict(poetry.get(key))
+            if table == "tool.poetry"
+            else _dict(_dict(_dict(_dict(poetry.get("group")).get(group)).get("dependencies")))
+        )
         at = loc.key(table, key)
         for name, spec in deps.items():
             if name.lower() == "python":
                 continue
             name_at = loc.key(f"{table}.{key}", name) if at >= 0 else -1
             name_at = name_at if name_at >= 0 else loc.key(table, f"{key}.{name}")
-            for entry in (spec if isinstance(spec, list) else [spec]):
+            for entry in spec if isinstance(spec, list) else [spec]:
                 _poetry_dependency(loc, m, name, entry, max(name_at, at), group, extras_of, uses)
     for k, source in enumerate(_list(poetry.get("source"))):
         entry = _dict(source)
         explicit = entry.get("priority") == "explicit"
-        _index(loc, m, entry, loc.table("tool.poetry.source", k)[0], "poetry-source",
-               uses.get(str(entry.get("name")), []) if explicit else None)
+        _index(
+            loc,
+            m,
+            entry,
+            loc.table("tool.poetry.source", k)[0],
+            "poetry-source",
+            uses.get(str(entry.get("name")), []) if explicit else None,
+        )
 
 
-def _poetry_dependency(loc: _Locator, m: Manifest, name: str, entry: object, at: int, group: str,
-                       extras_of: Dict[str, List[str]], uses: Dict[str, List[Tuple[str, str]]]) -> None:
+def _poetry_dependency(
+    loc: _Locator,
+    m: Manifest,
+    name: str,
+    entry: object,
+    at: int,
+    group: str,
+    extras_of: Dict[str, List[str]],
+    uses: Dict[str, List[Tuple[str, str]]],
+) -> None:
     marker = ""
     if isinstance(entry, str):
         version, where = entry, entry
     elif isinstance(entry, dict):
         version = entry.get("version") if isinstance(entry.get("version"), str) else ""
-        where = version or next((entry[k] for k in ("url", "git", "path") if isinstance(entry.get(k), str)), "")
+        where = version or next(
+            (entry[k] for k in ("url", "git", "path") if isinstance(entry.get(k), str)), ""
+        )
         marker = entry.get("markers") if isinstance(entry.get("markers"), str) else ""
         if isinstance(entry.get("platform"), str):
             platform = 'sys_platform == "%s"' % entry["platform"]
@@ -216,8 +250,11 @@ def _poetry_dependency(loc: _Locator, m: Manifest, name: str, entry: object, at:
     a, b = loc.string(str(where), at) if where else (at, at)
     if not where:
         a = b = max(at, 0)
-    sections = extras_of.get(name.lower(), []) if isinstance(entry, dict) and entry.get("optional") is True \
+    sections = (
+        extras_of.get(name.lower(), [])
+        if isinstance(entry, dict) and entry.get("optional") is True
         else [group]
+    )
     for section in sections:
         m.requirements.append(Requirement(text, a, b, None, section))
 
@@ -235,4 +272,3 @@ def _poetry_version(c: str) -> str:
     if c[0] in "^~" and not c.startswith("~="):
         return ">=" + c[1:].strip()
     return c
-

@@ -34,19 +34,26 @@ from rocm_lint.configfiles.cmake import read_cmake_unit
 from rocm_lint.configfiles.dockerfile import read_dockerfile
 from rocm_lint.configfiles.dotenv import read_dotenv
 from rocm_lint.configfiles.shell import NVIDIA, ROCM  # noqa: F401  (the package's public face)
-from rocm_lint.configfiles.unit import (ConfigUnit, Setting, ToolArgs, UnitBuilder, default_of,  # noqa: F401
-                                        matching_copy, truthy)
+from rocm_lint.configfiles.unit import (
+    ConfigUnit,
+    Setting,
+    ToolArgs,
+    UnitBuilder,
+    default_of,  # noqa: F401
+    matching_copy,
+    truthy,
+)
 
 # What the rules read, from the package's entry module.
-__all__ = ["NVIDIA", "ROCM", "ConfigUnit", "Setting", "ToolArgs", "default_of",
-           "read_unit", "truthy"]
+__all__ = ["NVIDIA", "ROCM", "ConfigUnit", "Setting", "ToolArgs", "default_of", "read_unit", "truthy"]
 from rocm_lint.configfiles.yamlish import read_yaml_unit
 from rocm_lint.build import context as build_context
 from rocm_lint.workspace import Workspace
 
 
-def read_unit(path: str, text: str, config: Config, language: str,
-              workspace: Optional[Workspace] = None) -> ConfigUnit:
+def read_unit(
+    path: str, text: str, config: Config, language: str, workspace: Optional[Workspace] = None
+) -> ConfigUnit:
     code = matching_copy(text)
     b = UnitBuilder(code, bom=text.startswith("\ufeff"))
     if language == "shell":
@@ -64,5 +71,15 @@ def read_unit(path: str, text: str, config: Config, language: str,
     # a CMake subproject the project's ROCm build never enters (build.context)
     ws = workspace if workspace is not None else Workspace()
     platform = build_context.file_platform(ws, path) if language == "cmake" else None
-    return ConfigUnit(path, text, language, config, code, b.settings, b.args, build_platform=platform,
-                      commands=b.commands, workspace=ws)
+    return ConfigUnit(
+        path,
+        text,
+        language,
+        config,
+        code,
+        b.settings,
+        b.args,
+        build_platform=platform,
+        commands=b.commands,
+        workspace=ws,
+    )

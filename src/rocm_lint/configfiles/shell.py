@@ -20,6 +20,7 @@ from typing import List, Optional, Tuple
 from rocm_lint.configfiles.platform_tests import branch_gates
 from rocm_lint.domain import NVIDIA, ROCM  # noqa: F401  (re-exported for the rules)
 
+
 # -- words and commands --------------------------------------------------------------------------
 @dataclass
 class Word:
@@ -45,8 +46,23 @@ _KEYWORDS_SKIP = {"{", "}", "!", "time", "then", "do", "else", "fi", "done", "es
 _OPS = (";;&", ";;", ";&", "&&", "||", "|&", ";", "&", "|", "(", ")")
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_]")
 _SPECIAL_PARAMS = set("@*#?$!-0123456789")
-_TEST_COMMANDS = {"[", "[[", "test", "command", "which", "type", "hash", "nvidia-smi", "rocm-smi",
-                  "rocminfo", "nvcc", "hipcc", "lspci", "grep", "ls"}
+_TEST_COMMANDS = {
+    "[",
+    "[[",
+    "test",
+    "command",
+    "which",
+    "type",
+    "hash",
+    "nvidia-smi",
+    "rocm-smi",
+    "rocminfo",
+    "nvcc",
+    "hipcc",
+    "lspci",
+    "grep",
+    "ls",
+}
 
 
 class _Frame:
@@ -69,8 +85,14 @@ class _Frame:
 class ShellReader:
     """Read ``text[start:end]`` as shell; ``commands`` lists every simple command."""
 
-    def __init__(self, text: str, start: int = 0, end: Optional[int] = None,
-                 gate: Optional[str] = None, conditions: Tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        text: str,
+        start: int = 0,
+        end: Optional[int] = None,
+        gate: Optional[str] = None,
+        conditions: Tuple[str, ...] = (),
+    ) -> None:
         self.text = text
         self.pos = start
         self.end = len(text) if end is None else end
@@ -189,16 +211,18 @@ class ShellReader:
             if c == "'":
                 j = text.find("'", i + 1, end)
                 j = end if j < 0 else j
-                buf.append(text[i + 1:j])
+                buf.append(text[i + 1 : j])
                 quoted = True
                 i = j + 1
                 continue
             if c == '"':
                 j = self._skip_double(i + 1)
-                inner = text[i + 1:j - 1 if j <= end and text[j - 1:j] == '"' else j]
+                inner = text[i + 1 : j - 1 if j <= end and text[j - 1 : j] == '"' else j]
                 if "$" in inner or "`" in inner:
                     computed = True
-                buf.append(re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), inner))
+                buf.append(
+                    re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), inner)
+                )
                 quoted = True
                 i = j
                 continue
@@ -207,7 +231,7 @@ class ShellReader:
                     j = i + 2
                     while j < end and text[j] != "'":
                         j += 2 if text[j] == "\\" else 1
-                    buf.append(text[i + 2:j])
+                    buf.append(text[i + 2 : j])
                     quoted = True
                     i = j + 1
                     continue
@@ -305,7 +329,7 @@ class ShellReader:
             body_start = i
             while i < end:
                 j = text.find("\n", i, end)
-                line = text[i:end if j < 0 else j].rstrip("\r")
+                line = text[i : end if j < 0 else j].rstrip("\r")
                 if (line.lstrip("\t") if strip else line) == delim:
                     self.heredoc_bodies.append((body_start, i))
                     i = end if j < 0 else j + 1
@@ -354,7 +378,7 @@ class ShellReader:
             return True
         if frame is not None:
             if v == "then" and frame.kind == "if" and frame.mode == "cond":
-                cond = self.text[frame.cond_start:w.start]
+                cond = self.text[frame.cond_start : w.start]
                 yes, no = branch_gates(cond)
                 if yes is None and NVIDIA in [n for _, n in frame.seen]:
                     yes = NVIDIA  # `elif` after a ROCm test: never on ROCm
@@ -413,7 +437,7 @@ class ShellReader:
         # && / || chains after a test: `[ -d /opt/rocm ] || export X=1`
         if op in ("&&", "||"):
             if words and words[0].value in _TEST_COMMANDS and not self.chain_gate:
-                cond = self.text[words[0].start:words[-1].end]
+                cond = self.text[words[0].start : words[-1].end]
                 yes, no = branch_gates(cond)
                 self.chain_gate = yes if op == "&&" else no
                 self.chain_cond = cond
@@ -427,6 +451,6 @@ class ShellReader:
         if frame is not None and frame.mode == "cond":
             return  # a test: not a setting
         gate, conds = self._gate()
-        self.commands.append(Command(list(words), gate, conds, words[0].start, words[-1].end, self._branches()))
-
-
+        self.commands.append(
+            Command(list(words), gate, conds, words[0].start, words[-1].end, self._branches())
+        )

@@ -14,15 +14,89 @@ from rocm_lint.configfiles.shell import Command, ShellReader, Word
 # -- what commands set ------------------------------------------------------------------------------
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
 # Commands whose arguments are text or patterns, never flags handed to a tool.
-TEXT_COMMANDS = frozenset({
-    "echo", "printf", "grep", "egrep", "fgrep", "rg", "sed", "awk", "cat", "test", "[", "[[", "read",
-    "tee", "logger", "log", "info", "warn", "error", "die", "fail", "note", "msg", "say", "print",
-    "local", "unset", "shift", "return", "exit", ":", "true", "false", "trap", "alias", "eval", "exec_echo",
-    "case", "let", "expr", "basename", "dirname", "mkdir", "rm", "cp", "mv", "ln", "touch", "chmod", "cd",
-    "curl", "wget", "git", "apt-get", "apt", "yum", "dnf", "pip", "pip3", "conda", "uv",
-})
-_WRAPPERS = frozenset({"nohup", "exec", "time", "nice", "command", "builtin", "stdbuf", "timeout",
-                       "srun", "mpirun", "numactl", "taskset", "xargs", "ccache"})
+TEXT_COMMANDS = frozenset(
+    {
+        "echo",
+        "printf",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "sed",
+        "awk",
+        "cat",
+        "test",
+        "[",
+        "[[",
+        "read",
+        "tee",
+        "logger",
+        "log",
+        "info",
+        "warn",
+        "error",
+        "die",
+        "fail",
+        "note",
+        "msg",
+        "say",
+        "print",
+        "local",
+        "unset",
+        "shift",
+        "return",
+        "exit",
+        ":",
+        "true",
+        "false",
+        "trap",
+        "alias",
+        "eval",
+        "exec_echo",
+        "case",
+        "let",
+        "expr",
+        "basename",
+        "dirname",
+        "mkdir",
+        "rm",
+        "cp",
+        "mv",
+        "ln",
+        "touch",
+        "chmod",
+        "cd",
+        "curl",
+        "wget",
+        "git",
+        "apt-get",
+        "apt",
+        "yum",
+        "dnf",
+        "pip",
+        "pip3",
+        "conda",
+        "uv",
+    }
+)
+_WRAPPERS = frozenset(
+    {
+        "nohup",
+        "exec",
+        "time",
+        "nice",
+        "command",
+        "builtin",
+        "stdbuf",
+        "timeout",
+        "srun",
+        "mpirun",
+        "numactl",
+        "taskset",
+        "xargs",
+        "ccache",
+    }
+)
 
 
 @dataclass
@@ -55,9 +129,21 @@ def _assignment(reader: ShellReader, w: Word) -> Optional[Tuple[str, Word]]:
     return m.group(1), value
 
 
-def _setting(reader: ShellReader, cmd: Command, name: str, value: Word, how: str, name_start: int) -> ShellSetting:
-    return ShellSetting(name, value.value, name_start, value.start, value.end, how, value.computed,
-                        cmd.gate, cmd.conditions, cmd.branches)
+def _setting(
+    reader: ShellReader, cmd: Command, name: str, value: Word, how: str, name_start: int
+) -> ShellSetting:
+    return ShellSetting(
+        name,
+        value.value,
+        name_start,
+        value.start,
+        value.end,
+        how,
+        value.computed,
+        cmd.gate,
+        cmd.conditions,
+        cmd.branches,
+    )
 
 
 def shell_facts(reader: ShellReader) -> ShellFacts:
@@ -74,13 +160,13 @@ def _interpret(reader: ShellReader, cmd: Command, words: List[Word], facts: Shel
         a = _assignment(reader, words[i])
         if a is None:
             break
-        how = "prefix" if any(_assignment(reader, w) is None for w in words[i + 1:]) else "assign"
+        how = "prefix" if any(_assignment(reader, w) is None for w in words[i + 1 :]) else "assign"
         facts.settings.append(_setting(reader, cmd, a[0], a[1], how, words[i].start))
         i += 1
     if i >= n:
         return
     head = words[i].value.rsplit("/", 1)[-1] if not words[i].computed else ""
-    rest = words[i + 1:]
+    rest = words[i + 1 :]
     if head in ("export", "declare", "typeset", "readonly"):
         exported = head == "export"
         for w in rest:
@@ -97,8 +183,18 @@ def _interpret(reader: ShellReader, cmd: Command, words: List[Word], facts: Shel
         while j < len(rest):
             w = rest[j]
             if w.value.startswith("-") and not w.computed:
-                if w.value in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string", "-g", "-h", "--user",
-                               "--group") and head in ("env", "sudo"):
+                if w.value in (
+                    "-u",
+                    "--unset",
+                    "-C",
+                    "--chdir",
+                    "-S",
+                    "--split-string",
+                    "-g",
+                    "-h",
+                    "--user",
+                    "--group",
+                ) and head in ("env", "sudo"):
                     j += 1
                 j += 1
                 continue
@@ -131,7 +227,7 @@ def _interpret(reader: ShellReader, cmd: Command, words: List[Word], facts: Shel
                         a = _quoted_assignment(reader, nxt)
                     if a is not None:
                         setting = _setting(reader, cmd, a[0], a[1], how, _name_start(reader, nxt))
-                        raw = reader.text[nxt.start:nxt.end]
+                        raw = reader.text[nxt.start : nxt.end]
                         if nxt.quoted and raw[-1:] in "\"'":
                             setting.end -= 1
                         facts.settings.append(setting)
@@ -140,9 +236,21 @@ def _interpret(reader: ShellReader, cmd: Command, words: List[Word], facts: Shel
                 if w.value.startswith(flag + "="):
                     m = _ASSIGNMENT.match(w.value, len(flag) + 1)
                     if m:
-                        value = Word(w.start, w.end, w.value[m.end():], w.computed, w.quoted)
-                        facts.settings.append(ShellSetting(m.group(1), value.value, w.start, w.start, w.end, how,
-                                                           w.computed, cmd.gate, cmd.conditions, cmd.branches))
+                        value = Word(w.start, w.end, w.value[m.end() :], w.computed, w.quoted)
+                        facts.settings.append(
+                            ShellSetting(
+                                m.group(1),
+                                value.value,
+                                w.start,
+                                w.start,
+                                w.end,
+                                how,
+                                w.computed,
+                                cmd.gate,
+                                cmd.conditions,
+                                cmd.branches,
+                            )
+                        )
                     break
             j += 1
         facts.args.append((cmd, words[i:]))
@@ -156,12 +264,12 @@ def _quoted_assignment(reader: ShellReader, w: Word) -> Optional[Tuple[str, Word
     m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=", w.value)
     if not m:
         return None
-    raw = reader.text[w.start:w.end]
+    raw = reader.text[w.start : w.end]
     at = raw.find(m.group(0))
     vstart = w.start + at + len(m.group(0)) if at >= 0 else w.start
-    return m.group(1), Word(vstart, w.end, w.value[m.end():], w.computed, True)
+    return m.group(1), Word(vstart, w.end, w.value[m.end() :], w.computed, True)
 
 
 def _name_start(reader: ShellReader, w: Word) -> int:
-    m = re.search(r"[A-Za-z_]", reader.text[w.start:w.end])
+    m = re.search(r"[A-Za-z_]", reader.text[w.start : w.end])
     return w.start + m.start() if m else w.start

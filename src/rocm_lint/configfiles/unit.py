@@ -13,6 +13,7 @@ from rocm_lint.configfiles.shell import NVIDIA, Command, ShellReader, Word
 from rocm_lint.configfiles.shell_facts import shell_facts
 from rocm_lint.workspace import Workspace
 
+
 @dataclass(frozen=True)
 class Setting:
     name: str
@@ -83,7 +84,7 @@ class ConfigUnit:
     def anchor(self, setting: Setting) -> int:
         """Where a finding about ``setting`` starts: its name, or its value when that is on a
         later line (Kubernetes ``- name: X`` / ``value: v``)."""
-        if "\n" in self.code[setting.start:setting.value_start]:
+        if "\n" in self.code[setting.start : setting.value_start]:
             return setting.value_start
         return setting.start
 
@@ -101,8 +102,9 @@ class ConfigUnit:
         if cached is None:
             parts = re.split(r"[\\/]", self.path.lower())
             tokens = set(re.split(r"[^a-z0-9]+", " ".join(parts[-2:])))
-            cached = bool(tokens & {"cuda", "nvidia", "nv"} or any(re.fullmatch(r"cu1\d{1,2}", t) for t in tokens)) \
-                and not (tokens & {"rocm", "hip", "amd"} or "rocm" in parts[-1])
+            cached = bool(
+                tokens & {"cuda", "nvidia", "nv"} or any(re.fullmatch(r"cu1\d{1,2}", t) for t in tokens)
+            ) and not (tokens & {"rocm", "hip", "amd"} or "rocm" in parts[-1])
             self.memo["nvidia_only"] = cached
         return cached  # type: ignore[return-value]
 
@@ -111,8 +113,10 @@ class ConfigUnit:
         """A CI definition or a script kept with one (``.github/``, ``.gitlab-ci.yml``, ``.buildkite/``,
         ``.circleci/``, ``.ci/``, ``azure-pipelines.yml``): it builds for the runners' own GPUs."""
         parts = re.split(r"[\\/]", self.path.lower())
-        return any(p in (".github", ".gitlab", ".buildkite", ".circleci", ".ci", ".jenkins", ".azure-pipelines")
-                   for p in parts[:-1]) or parts[-1].startswith((".gitlab-ci", "azure-pipelines"))
+        return any(
+            p in (".github", ".gitlab", ".buildkite", ".circleci", ".ci", ".jenkins", ".azure-pipelines")
+            for p in parts[:-1]
+        ) or parts[-1].startswith((".gitlab-ci", "azure-pipelines"))
 
     def matches(self, key: str, pattern: "re.Pattern[str]") -> bool:
         cached = self.memo.get(key)
@@ -126,8 +130,11 @@ class ConfigUnit:
         tool and in setting values (``NVCC_FLAGS="-gencode ..."``); matches that hold an
         expansion are skipped (computed, not hard-coded)."""
         groups = [(a.words, a.gate) for a in self.tool_args]
-        groups += [((Word(s.value_start, s.value_end, s.value, s.computed),), s.gate)
-                   for s in self.settings if s.how != "define"]
+        groups += [
+            ((Word(s.value_start, s.value_end, s.value, s.computed),), s.gate)
+            for s in self.settings
+            if s.how != "define"
+        ]
         for words, gate in groups:
             joined = ""
             starts = []
@@ -140,7 +147,7 @@ class ConfigUnit:
                     continue
                 k = max(j for j, s in enumerate(starts) if s <= m.start())
                 w = words[k]
-                raw = self.code[w.start:w.end]
+                raw = self.code[w.start : w.end]
                 at = raw.find(flag)
                 if at >= 0:
                     yield w.start + at, w.start + at + len(flag), flag, gate
@@ -209,8 +216,21 @@ class UnitBuilder:
         facts = shell_facts(reader)
         self.commands.extend(reader.commands)
         for s in facts.settings:
-            self.settings.append(Setting(s.name, s.value, s.name_start, s.value_start, s.end, s.how, s.computed,
-                                         tests_name(s.name, s.conditions), s.gate, s.conditions, s.branches))
+            self.settings.append(
+                Setting(
+                    s.name,
+                    s.value,
+                    s.name_start,
+                    s.value_start,
+                    s.end,
+                    s.how,
+                    s.computed,
+                    tests_name(s.name, s.conditions),
+                    s.gate,
+                    s.conditions,
+                    s.branches,
+                )
+            )
         for cmd, words in facts.args:
             self.args.append(ToolArgs(tuple(words), cmd.gate, cmd.conditions))
 
@@ -218,7 +238,10 @@ class UnitBuilder:
         """An exec-form list on one line (Dockerfile ``CMD ["nsys", "profile", "python"]``, YAML
         ``command: ["nsys", ...]``): its items are the words of one command, run with no shell."""
         line_end = self.code.find("\n", start, end)
-        open_, close = self.code.find("[", start, end), self.code.rfind("]", start, end if line_end < 0 else line_end)
+        open_, close = (
+            self.code.find("[", start, end),
+            self.code.rfind("]", start, end if line_end < 0 else line_end),
+        )
         if open_ < 0 or close < open_:
             return
         words = []
@@ -244,8 +267,11 @@ class UnitBuilder:
         if not computed:
             return
         for k, s in enumerate(self.settings):
-            if not s.computed and not s.default and any(
-                    computed.get((s.name, uid), set()) - {branch} for uid, branch in s.branches):
+            if (
+                not s.computed
+                and not s.default
+                and any(computed.get((s.name, uid), set()) - {branch} for uid, branch in s.branches)
+            ):
                 self.settings[k] = replace(s, default=True)
 
     def defines(self) -> None:
@@ -268,12 +294,14 @@ class UnitBuilder:
 
 # One item of a one-line flow list: a quoted string or a plain scalar (blanks inside it allowed).
 _EXEC_ITEM = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^,\s\[\]\"']+(?:[ \t]+[^,\s\[\]\"']+)*")
-_DEFINE = re.compile(r"(?<![^\s;\"'])-D([A-Za-z_][A-Za-z0-9_]*)(?::[A-Za-z]+)?=(\"[^\"]*\"|'[^']*'|[^\s\"']*)")
+_DEFINE = re.compile(
+    r"(?<![^\s;\"'])-D([A-Za-z_][A-Za-z0-9_]*)(?::[A-Za-z]+)?=(\"[^\"]*\"|'[^']*'|[^\s\"']*)"
+)
 
 
 def _defines_in(code: str, w: Word, gate: Optional[str], conds: Tuple[str, ...]) -> List[Setting]:
     out = []
-    raw = code[w.start:w.end]
+    raw = code[w.start : w.end]
     for m in _DEFINE.finditer(w.value):
         value = m.group(2).strip("\"'")
         at = raw.find(m.group(1) + "=") if raw.find(m.group(1) + "=") >= 0 else raw.find(m.group(1) + ":")
@@ -281,8 +309,20 @@ def _defines_in(code: str, w: Word, gate: Optional[str], conds: Tuple[str, ...])
         vat = raw.find(value, at + len(m.group(1))) if at >= 0 and value else -1
         vstart = w.start + vat if vat >= 0 else start
         vend = vstart + len(value) if vat >= 0 else w.end
-        out.append(Setting(m.group(1), value, start, vstart, vend, "define",
-                           "$" in value or "@" in value, False, gate, conds))
+        out.append(
+            Setting(
+                m.group(1),
+                value,
+                start,
+                vstart,
+                vend,
+                "define",
+                "$" in value or "@" in value,
+                False,
+                gate,
+                conds,
+            )
+        )
     return out
 
 

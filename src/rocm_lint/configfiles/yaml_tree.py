@@ -43,9 +43,12 @@ _NAME = re.compile(r"[A-Za-z_]\w*\Z")
 _ITEM_ASSIGN = re.compile(r"([A-Za-z_]\w*)=")
 # what the line reader cannot follow: an alias (`*name`; not a glob or a cron field: `*.py`, `* *`),
 # a merge key, a flow map or list after an env key (a flow list under `args:` is argv)
-_NEEDS_TREE = re.compile(r"(?:^|[\s\[{,:-])\*[A-Za-z0-9_]|<<[ \t]*:"
-                         r"|(?:^|[\s{,-])(?:(?:env|environment|variables)[\"']?[ \t]*:[ \t]*[{\[]"
-                         r"|args[\"']?[ \t]*:[ \t]*\{)", re.M)
+_NEEDS_TREE = re.compile(
+    r"(?:^|[\s\[{,:-])\*[A-Za-z0-9_]|<<[ \t]*:"
+    r"|(?:^|[\s{,-])(?:(?:env|environment|variables)[\"']?[ \t]*:[ \t]*[{\[]"
+    r"|args[\"']?[ \t]*:[ \t]*\{)",
+    re.M,
+)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
@@ -148,9 +151,18 @@ def tree_env(text: str, bom: bool = False) -> Optional[List[TreeEntry]]:
             walk.run(doc)
     except _Budget:
         return None
-    return [TreeEntry(name, to_text(start), value, to_text(vs), to_text(ve), quoted,
-                      tuple(sorted(to_text(u) for u in walk.uses[vs])))
-            for name, start, value, vs, ve, quoted in walk.entries.values()]
+    return [
+        TreeEntry(
+            name,
+            to_text(start),
+            value,
+            to_text(vs),
+            to_text(ve),
+            quoted,
+            tuple(sorted(to_text(u) for u in walk.uses[vs])),
+        )
+        for name, start, value, vs, ve, quoted in walk.entries.values()
+    ]
 
 
 def _without_page_breaks(text: str, bom: bool):
@@ -229,7 +241,7 @@ class _Walk:
             for entry in self.map_entries(val):
                 self.add(entry, use)
         elif _is_sequence(val):
-            flow = self.text[self._past_props(val.start_mark.index):][:1] == "["
+            flow = self.text[self._past_props(val.start_mark.index) :][:1] == "["
             if flow and key.value == "args":  # a flow list under args: is argv, not environment
                 return
             for item in val.value:
@@ -239,7 +251,7 @@ class _Walk:
                     span = self.scalar_span(item)
                     if m and span:
                         vs, ve, quoted = span
-                        self.add((m.group(1), vs, item.value[m.end():], vs + m.end(), ve, quoted), use)
+                        self.add((m.group(1), vs, item.value[m.end() :], vs + m.end(), ve, quoted), use)
                 elif _is_mapping(item):
                     entry = self.name_value_item(item)
                     if entry:

@@ -29,8 +29,18 @@ from rocm_lint.configfiles.shell import NVIDIA
 from rocm_lint.configfiles.unit import Setting, UnitBuilder
 from rocm_lint.configfiles.yaml_tree import ENV_KEYS, needs_tree, tree_env
 
-SCRIPT_KEYS = {"run", "script", "before_script", "after_script", "command", "commands", "entrypoint",
-               "pre_command", "post_command", "cmd"}
+SCRIPT_KEYS = {
+    "run",
+    "script",
+    "before_script",
+    "after_script",
+    "command",
+    "commands",
+    "entrypoint",
+    "pre_command",
+    "post_command",
+    "cmd",
+}
 SCOPE_KEYS = {"jobs", "services"}
 
 
@@ -60,7 +70,9 @@ class _Line:
     body_start: int  # offset of body
 
 
-_KEY = re.compile(r"""(?P<dash>(?:-[ \t]+)*)(?P<key>[A-Za-z_][\w.-]*|"[^"]*"|'[^']*')[ \t]*:(?=[ \t]|$)[ \t]*""")
+_KEY = re.compile(
+    r"""(?P<dash>(?:-[ \t]+)*)(?P<key>[A-Za-z_][\w.-]*|"[^"]*"|'[^']*')[ \t]*:(?=[ \t]|$)[ \t]*"""
+)
 
 
 def _strip_comment(s: str) -> str:
@@ -103,7 +115,7 @@ def scalar(text: str, start: int, end: int) -> Tuple[str, int, int, bool]:
     lead = start + raw.index(s[0])
     if s[0] in "\"'" and len(s) >= 2 and s.endswith(s[0]):
         inner = s[1:-1]
-        value = inner.replace("''", "'") if s[0] == "'" else re.sub(r'\\(.)', r"\1", inner)
+        value = inner.replace("''", "'") if s[0] == "'" else re.sub(r"\\(.)", r"\1", inner)
         return value, lead + 1, lead + len(s) - 1, True
     return s, lead, lead + len(s), False
 
@@ -125,7 +137,7 @@ def read_yaml(text: str, bom: bool = False) -> YamlFacts:
         key = m.group("key").strip("\"'")
         key_col = ln.indent + len(m.group("dash"))
         rest_start = ln.body_start + m.end()
-        rest = ln.body[m.end():]
+        rest = ln.body[m.end() :]
         block_end = _block_end(lines, i, key_col)
         if key in SCOPE_KEYS and not rest:
             _scopes(lines, i + 1, block_end, facts)
@@ -153,8 +165,10 @@ class _Lines(list):
         # A line with a body ends the block of a key at column c when its "stop" column is <= c:
         # its indentation, or one more for a `- ` item (an item at the key's column stays in).
         inf = 1 << 62
-        self.stop = [inf if not ln.body else ln.indent + (1 if ln.body.startswith("- ") or ln.body == "-" else 0)
-                     for ln in lines]
+        self.stop = [
+            inf if not ln.body else ln.indent + (1 if ln.body.startswith("- ") or ln.body == "-" else 0)
+            for ln in lines
+        ]
         # next_lower[j]: the first line after j whose stop is lower than line j's (n: none)
         self.next_lower = [n] * n
         stack: List[int] = []
@@ -206,7 +220,7 @@ def _flow_map(text: str, start: int, end: int, facts: YamlFacts) -> None:
     inner = text[start:end]
     close = inner.rfind("}")
     body_end = start + (close if close > 0 else len(inner))
-    for m in _FLOW_ENTRY.finditer(text[start + 1:body_end]):
+    for m in _FLOW_ENTRY.finditer(text[start + 1 : body_end]):
         base = start + 1
         value, vs, ve, quoted = scalar(text, base + m.start("value"), base + m.end("value"))
         name = "name" if m.group("name") else "qname"
@@ -214,8 +228,10 @@ def _flow_map(text: str, start: int, end: int, facts: YamlFacts) -> None:
 
 
 # `NAME: value` in a one-line flow map; the name may be quoted (`{"NAME": "1"}`)
-_FLOW_ENTRY = re.compile(r"""(?:(?<![\w"'])(?P<name>[A-Za-z_]\w*)|(?<![^{,\s])(?P<q>["'])(?P<qname>[A-Za-z_]\w*)(?P=q))"""
-                         r"""[ \t]*:[ \t]*(?P<value>"[^"]*"|'[^']*'|[^,}]*)""")
+_FLOW_ENTRY = re.compile(
+    r"""(?:(?<![\w"'])(?P<name>[A-Za-z_]\w*)|(?<![^{,\s])(?P<q>["'])(?P<qname>[A-Za-z_]\w*)(?P=q))"""
+    r"""[ \t]*:[ \t]*(?P<value>"[^"]*"|'[^']*'|[^,}]*)"""
+)
 
 
 _ITEM_ASSIGN = re.compile(r"([A-Za-z_]\w*)=")
@@ -236,17 +252,20 @@ def _env_block(text: str, lines: List[_Line], a: int, b: int, facts: YamlFacts) 
             at = ln.body_start + item.end()
             value, vs, ve, quoted = scalar(text, at, ln.body_start + len(ln.body))
             m = _ITEM_ASSIGN.match(value)
-            if m and not _KEY.match(ln.body[item.end():]):
-                facts.env.append(YamlEntry(m.group(1), vs, value[m.end():], vs + m.end(), ve, quoted))
+            if m and not _KEY.match(ln.body[item.end() :]):
+                facts.env.append(YamlEntry(m.group(1), vs, value[m.end() :], vs + m.end(), ve, quoted))
                 continue
             fields = {}
             for jj in range(j, end):
-                body = lines[jj].body[item.end():] if jj == j else lines[jj].body
+                body = lines[jj].body[item.end() :] if jj == j else lines[jj].body
                 base = lines[jj].body_start + (item.end() if jj == j else 0)
                 km = _KEY.match(body)
                 if km and not km.group("dash") and (jj == j or lines[jj].indent == ln.indent + item.end()):
-                    fields[km.group("key").strip("\"'")] = (base + km.end(), lines[jj].body_start + len(lines[jj].body),
-                                                            base + km.start("key"))
+                    fields[km.group("key").strip("\"'")] = (
+                        base + km.end(),
+                        lines[jj].body_start + len(lines[jj].body),
+                        base + km.start("key"),
+                    )
             if "name" in fields and "value" in fields:
                 name, _, _, _ = scalar(text, fields["name"][0], fields["name"][1])
                 if re.fullmatch(r"[A-Za-z_]\w*", name):
@@ -278,13 +297,16 @@ def _env_block(text: str, lines: List[_Line], a: int, b: int, facts: YamlFacts) 
                     break
                 vm = re.match(r"value[ \t]*:[ \t]*", sub.body)
                 if vm:
-                    value, vs, ve, quoted = scalar(text, sub.body_start + vm.end(), sub.body_start + len(sub.body))
+                    value, vs, ve, quoted = scalar(
+                        text, sub.body_start + vm.end(), sub.body_start + len(sub.body)
+                    )
                     facts.env.append(YamlEntry(name, ln.body_start, value, vs, ve, quoted))
                     break
 
 
-def _script(text: str, lines: List[_Line], i: int, rest: str, rest_start: int, key_col: int, b: int,
-            facts: YamlFacts) -> None:
+def _script(
+    text: str, lines: List[_Line], i: int, rest: str, rest_start: int, key_col: int, b: int, facts: YamlFacts
+) -> None:
     if rest.startswith(("|", ">")):
         if i + 1 < b:
             facts.scripts.append((lines[i + 1].start, _end_of(lines, b), rest.startswith(">")))
@@ -332,7 +354,9 @@ def _end_of(lines: List[_Line], b: int) -> int:
 # -- YAML ---------------------------------------------------------------------------------------------
 _YAML_NVIDIA = re.compile(
     r"nvidia\.com/gpu|\b(?:driver|runtime)[ \t]*:[ \t]*[\"']?nvidia|NVIDIA_VISIBLE_DEVICES"
-    r"|\b(?:image|container)[ \t]*:[ \t]*[\"']?(\S+)|runs-on[ \t]*:.*\b(?:nvidia|cuda)\b", re.I)
+    r"|\b(?:image|container)[ \t]*:[ \t]*[\"']?(\S+)|runs-on[ \t]*:.*\b(?:nvidia|cuda)\b",
+    re.I,
+)
 _YAML_ROCM = re.compile(r"rocm|amd\.com/gpu|/dev/kfd|\bgfx\d|\bmi[123]\d\d\b", re.I)
 
 
@@ -355,7 +379,7 @@ def _template_tags_only(line: str) -> bool:
             pos += 1
         if pos == n:
             return found
-        close = _TAG_CLOSE.get(line[pos:pos + 2])
+        close = _TAG_CLOSE.get(line[pos : pos + 2])
         if close is None:
             return False
         end = line.find(close, pos + 2)
@@ -416,8 +440,19 @@ def read_yaml_unit(b: UnitBuilder) -> None:
 
     for e in facts.env:
         computed = "$" in e.value or "{{" in e.value
-        b.settings.append(Setting(e.name, e.value, e.name_start, e.value_start, e.value_end, "yaml", computed,
-                                  False, gate_at(e.name_start)))
+        b.settings.append(
+            Setting(
+                e.name,
+                e.value,
+                e.name_start,
+                e.value_start,
+                e.value_end,
+                "yaml",
+                computed,
+                False,
+                gate_at(e.name_start),
+            )
+        )
     if needs_tree(text):
         # what the line reader found (its spans of a multi-line quoted value differ: the name too)
         found = {e.value_start for e in facts.env} | {e.value_end for e in facts.env}
@@ -428,20 +463,29 @@ def read_yaml_unit(b: UnitBuilder) -> None:
             # once, where it is defined; it can reach ROCm unless every env key that uses it is NVIDIA's
             gates = {gate_at(u) for u in t.uses}
             computed = "$" in t.value or "{{" in t.value
-            b.settings.append(Setting(t.name, t.value, t.name_start, t.value_start, t.value_end, "yaml", computed,
-                                      False, gates.pop() if len(gates) == 1 else None))
+            b.settings.append(
+                Setting(
+                    t.name,
+                    t.value,
+                    t.name_start,
+                    t.value_start,
+                    t.value_end,
+                    "yaml",
+                    computed,
+                    False,
+                    gates.pop() if len(gates) == 1 else None,
+                )
+            )
     folded = None
     for start, end, fold in facts.scripts:
         if fold and "\n" in text[start:end]:  # a plain or folded scalar: its lines join with blanks
             if folded is None:
                 folded = list(text)
             for p in range(start, end):
-                if folded[p] == "\n" and text[p + 1:p + 2] != "\n" and text[p - 1:p] != "\n":
+                if folded[p] == "\n" and text[p + 1 : p + 2] != "\n" and text[p - 1 : p] != "\n":
                     folded[p] = " "
     text = "".join(folded) if folded is not None else text
     for start, end, _ in facts.scripts:
         b.shell(start, end, gate_at(start), text=text)
     for start, end in facts.exec_forms:
         b.exec_form(start, end, gate_at(start))
-
-

@@ -16,29 +16,40 @@ from typing import Optional
 
 from rocm_lint.lazy import LazyPattern
 
-_PTX_CANDIDATE = LazyPattern(r"(?:^|[;{}\s]|\\[nt])(?:@!?%?\w+\s+)?([a-z][a-z0-9]*)((?:\.[a-z0-9_]+)+)\b"
-                             r"|(?:^|[;{}\s])\.(?:reg|pred)\b|(?:^|[;{}\s])\.(?:shared|local|global|param)\s+\."
-                             r"|^\s*(?:trap|brkpt|pmevent)\s*;")
+_PTX_CANDIDATE = LazyPattern(
+    r"(?:^|[;{}\s]|\\[nt])(?:@!?%?\w+\s+)?([a-z][a-z0-9]*)((?:\.[a-z0-9_]+)+)\b"
+    r"|(?:^|[;{}\s])\.(?:reg|pred)\b|(?:^|[;{}\s])\.(?:shared|local|global|param)\s+\."
+    r"|^\s*(?:trap|brkpt|pmevent)\s*;"
+)
 # Opcodes no CPU instruction set writes with a dot: the mnemonic alone says PTX.
-PTX_ONLY_OPCODES = frozenset((
-    "activemask alloca applypriority bar barrier bfind bmsk brkpt clusterlaunchcontrol cnot copysign cp "
-    "createpolicy cvta discard dp2a dp4a elect ex2 fns getctarank griddepcontrol isspacep istypep ldmatrix "
-    "ldu lg2 lop3 mapa mbarrier membar mma movmatrix multimem nanosleep pmevent prefetchu prmt redux rsqrt "
-    "selp setmaxnreg setp shfl stackrestore stacksave stmatrix suld suq sured sust szext tanh tcgen05 "
-    "tensormap testp tld4 txq vote wgmma wmma").split())
+PTX_ONLY_OPCODES = frozenset(
+    (
+        "activemask alloca applypriority bar barrier bfind bmsk brkpt clusterlaunchcontrol cnot copysign cp "
+        "createpolicy cvta discard dp2a dp4a elect ex2 fns getctarank griddepcontrol isspacep istypep ldmatrix "
+        "ldu lg2 lop3 mapa mbarrier membar mma movmatrix multimem nanosleep pmevent prefetchu prmt redux rsqrt "
+        "selp setmaxnreg setp shfl stackrestore stacksave stmatrix suld suq sured sust szext tanh tcgen05 "
+        "tensormap testp tld4 txq vote wgmma wmma"
+    ).split()
+)
 # PTX opcodes CPU assembly also writes with dots (RISC-V `fence.i`, LoongArch `add.w`, MIPS
 # `cvt.s.w`, RISC-V V `vadd.vv`): PTX only with a PTX qualifier.
-PTX_SHARED_OPCODES = frozenset((
-    "abs add addc and atom bfe bfi bra brev brx call clz cos cvt div exit fence fma ld mad mad24 madc match "
-    "max min mov mul mul24 neg not or popc prefetch rcp red rem ret sad set shf shl shr sin slct sqrt st sub "
-    "subc tex trap vabsdiff vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax vmax2 vmax4 vmin "
-    "vmin2 vmin4 vset vset2 vset4 vshl vshr vsub vsub2 vsub4 xor").split())
-PTX_QUALIFIERS = frozenset((
-    "b1 b8 b16 b32 b64 b128 u4 u8 u16 u32 u64 s4 s8 s16 s32 s64 f16 f16x2 f32 f64 bf16 bf16x2 tf32 e4m3 "
-    "e5m2 e4m3x2 e5m2x2 e2m1x2 e2m3x2 e3m2x2 ue8m0x2 pred v2 v4 v8 global shared local const param generic "
-    "relaxed acquire release acq_rel sc weak volatile mmio nc ca cg cs lu cv wb wt cta cluster gpu sys async "
-    "bulk rn rz rm rp rni rzi rmi rpi rna ftz sat approx full relu sync aligned uni eq ne lt le gt ge lo ls hi "
-    "hs ltu leu gtu geu equ neu num nan exch cas inc dec wide cc to proxy tensormap").split())
+PTX_SHARED_OPCODES = frozenset(
+    (
+        "abs add addc and atom bfe bfi bra brev brx call clz cos cvt div exit fence fma ld mad mad24 madc match "
+        "max min mov mul mul24 neg not or popc prefetch rcp red rem ret sad set shf shl shr sin slct sqrt st sub "
+        "subc tex trap vabsdiff vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax vmax2 vmax4 vmin "
+        "vmin2 vmin4 vset vset2 vset4 vshl vshr vsub vsub2 vsub4 xor"
+    ).split()
+)
+PTX_QUALIFIERS = frozenset(
+    (
+        "b1 b8 b16 b32 b64 b128 u4 u8 u16 u32 u64 s4 s8 s16 s32 s64 f16 f16x2 f32 f64 bf16 bf16x2 tf32 e4m3 "
+        "e5m2 e4m3x2 e5m2x2 e2m1x2 e2m3x2 e3m2x2 ue8m0x2 pred v2 v4 v8 global shared local const param generic "
+        "relaxed acquire release acq_rel sc weak volatile mmio nc ca cg cs lu cv wb wt cta cluster gpu sys async "
+        "bulk rn rz rm rp rni rzi rmi rpi rna ftz sat approx full relu sync aligned uni eq ne lt le gt ge lo ls hi "
+        "hs ltu leu gtu geu equ neu num nan exch cas inc dec wide cc to proxy tensormap"
+    ).split()
+)
 
 
 def ptx_instruction(text: str) -> "Optional[re.Match[str]]":
@@ -59,7 +70,9 @@ def ptx_instruction(text: str) -> "Optional[re.Match[str]]":
 # and AMDGCN instructions (`v_mov_b32`, `s_waitcnt`, `ds_read_b128`, `buffer_load_dword`,
 # `global_load_dwordx4` ...) at the start of a statement of the asm text.
 _LLVM_LABEL = LazyPattern(r"\s*llvm\.(?!nvvm\.|nvptx)[a-z0-9_.]+\s*")
-_AMDGCN = LazyPattern(r"(?:^|[;\n]|\\n)\s*(?:v|s|ds|buffer|tbuffer|global|flat|scratch|image|exp)_[a-z0-9_]+\b")
+_AMDGCN = LazyPattern(
+    r"(?:^|[;\n]|\\n)\s*(?:v|s|ds|buffer|tbuffer|global|flat|scratch|image|exp)_[a-z0-9_]+\b"
+)
 
 
 def is_amd_assembly(text: str) -> bool:
@@ -76,9 +89,9 @@ def holds_gpu_assembly(text: str) -> bool:
     literals that follow each ``asm``)?  CPU assembly (SIMD kernels of a CPU backend) is not
     device code."""
     for m in _ASM_WORD.finditer(text):
-        window = text[m.end():m.end() + 2000]
+        window = text[m.end() : m.end() + 2000]
         close = window.find(");")
-        body = "".join(s.group(1) for s in _STRING.finditer(window[:close if close >= 0 else len(window)]))
+        body = "".join(s.group(1) for s in _STRING.finditer(window[: close if close >= 0 else len(window)]))
         if body and (ptx_instruction(body) or is_amd_assembly(body)):
             return True
     return False

@@ -15,7 +15,12 @@ from rocm_lint.workspace import Workspace, memoized
 # A build that hipifies its sources: torch's CUDAExtension/BuildExtension, or an explicit hipify step
 # (vLLM's CMake calls torch's hipify).
 _HIPIFY_BUILD = re.compile(r"CUDAExtension|BuildExtension|hipify")
-_BUILD_FILES = ("setup.py", "CMakeLists.txt", os.path.join("cmake", "utils.cmake"), os.path.join("cmake", "hipify.py"))
+_BUILD_FILES = (
+    "setup.py",
+    "CMakeLists.txt",
+    os.path.join("cmake", "utils.cmake"),
+    os.path.join("cmake", "hipify.py"),
+)
 
 MAX_BUILD_FILE_BYTES = 4 * 1024 * 1024
 
@@ -59,7 +64,9 @@ def build_base(ws: Workspace, path: str) -> Tuple[Optional[bool], Optional[bool]
     """Whether (NVIDIA, ROCm) compile the file at all, as the project's build decides
     (``build_context.file_platform``): a ROCm-only directory reads as if every line were under
     ``#ifdef USE_ROCM``, a directory the ROCm build never compiles as if under ``#ifndef USE_ROCM``."""
-    platform = build_context.file_platform(ws, path) or header_platform(ws, path)  # a header: from its includers
+    platform = build_context.file_platform(ws, path) or header_platform(
+        ws, path
+    )  # a header: from its includers
     if platform == build_context.ROCM:
         return False, True
     if platform == build_context.CUDA:

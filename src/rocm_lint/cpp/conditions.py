@@ -15,39 +15,87 @@ Value = Optional[int]  # an integer, or None (unknown)
 
 # -- what each platform defines ---------------------------------------------------------------
 # Defined in ROCm builds only (``defined(X)`` is 1 on ROCm, 0 on NVIDIA).
-ROCM_DEFINED = frozenset({
-    "USE_ROCM", "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__",
-    "HIP_VERSION", "HIP_VERSION_MAJOR", "HIP_VERSION_MINOR", "HIP_VERSION_PATCH", "ROCM_VERSION",
-    "ROCM_VERSION_MAJOR", "TORCH_HIP_VERSION", "__HIP_ROCclr__", "USE_ROCM_ATTENTION",
-})
+ROCM_DEFINED = frozenset(
+    {
+        "USE_ROCM",
+        "__HIP_PLATFORM_AMD__",
+        "__HIP_PLATFORM_HCC__",
+        "__HIPCC__",
+        "__HIP__",
+        "HIP_VERSION",
+        "HIP_VERSION_MAJOR",
+        "HIP_VERSION_MINOR",
+        "HIP_VERSION_PATCH",
+        "ROCM_VERSION",
+        "ROCM_VERSION_MAJOR",
+        "TORCH_HIP_VERSION",
+        "__HIP_ROCclr__",
+        "USE_ROCM_ATTENTION",
+    }
+)
 # Only in some ROCm compilations (the device pass, one GPU arch): 0 on NVIDIA, unknown on ROCm.
-ROCM_SOMETIMES = frozenset({
-    "__HIP_DEVICE_COMPILE__", "__AMDGCN__", "__AMDGPU__", "__AMDGCN_WAVEFRONT_SIZE",
-    "__AMDGCN_WAVEFRONT_SIZE__", "__GFX8__", "__GFX9__", "__GFX10__", "__GFX11__", "__GFX12__",
-})
+ROCM_SOMETIMES = frozenset(
+    {
+        "__HIP_DEVICE_COMPILE__",
+        "__AMDGCN__",
+        "__AMDGPU__",
+        "__AMDGCN_WAVEFRONT_SIZE",
+        "__AMDGCN_WAVEFRONT_SIZE__",
+        "__GFX8__",
+        "__GFX9__",
+        "__GFX10__",
+        "__GFX11__",
+        "__GFX12__",
+    }
+)
 # Of those, the on/off flags: a ROCm build that defines one gives it a nonzero value
 # (``-DUSE_ROCM`` is ``-DUSE_ROCM=1``), so ``#if USE_ROCM`` is taken there.
-ROCM_FLAGS = frozenset({
-    "USE_ROCM", "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__", "__HIP_ROCclr__",
-    "USE_ROCM_ATTENTION",
-})
+ROCM_FLAGS = frozenset(
+    {
+        "USE_ROCM",
+        "__HIP_PLATFORM_AMD__",
+        "__HIP_PLATFORM_HCC__",
+        "__HIPCC__",
+        "__HIP__",
+        "__HIP_ROCclr__",
+        "USE_ROCM_ATTENTION",
+    }
+)
 _GFX_MACRO = re.compile(r"__gfx\w+__$")
 # Defined (in some compilations) on NVIDIA only: unknown there, 0 under HIP-Clang.
-CUDA_ONLY = frozenset({
-    "__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__",
-    "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__", "__NVCC__", "__CUDACC_RDC__", "__NVCOMPILER",
-    "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__", "CUDNN_VERSION", "CUBLAS_VERSION",
-    "NCCL_VERSION_CODE", "__CUDA_ARCH_SPECIFIC__", "__CUDA_ARCH_FAMILY_SPECIFIC__", "__CUDA__",
-})
+CUDA_ONLY = frozenset(
+    {
+        "__CUDA_ARCH__",
+        "__CUDA_ARCH_LIST__",
+        "CUDA_VERSION",
+        "CUDART_VERSION",
+        "__CUDACC_VER_MAJOR__",
+        "__CUDACC_VER_MINOR__",
+        "__CUDACC_VER_BUILD__",
+        "__NVCC__",
+        "__CUDACC_RDC__",
+        "__NVCOMPILER",
+        "__HIP_PLATFORM_NVIDIA__",
+        "__HIP_PLATFORM_NVCC__",
+        "CUDNN_VERSION",
+        "CUBLAS_VERSION",
+        "NCCL_VERSION_CODE",
+        "__CUDA_ARCH_SPECIFIC__",
+        "__CUDA_ARCH_FAMILY_SPECIFIC__",
+        "__CUDA__",
+    }
+)
 _CUDA_FEATURE_MACRO = re.compile(r"__CUDA_ARCH_FEAT_\w+$")
 # A branch taken only on wave64 hardware (gfx9: GCN5/CDNA) or only on wave32 hardware
 # (gfx10+: RDNA): the matching hard-coded wave size is right there.
 WAVE64_CONDITION = re.compile(
     r"(?<!!)\b(?:defined\s*(?:\(\s*)?)?(?:__GFX9__|__gfx9\w*__|\w*CDNA\w*)"
-    r"|__AMDGCN_WAVEFRONT_SIZE(?:__)?\s*==\s*64")
+    r"|__AMDGCN_WAVEFRONT_SIZE(?:__)?\s*==\s*64"
+)
 WAVE32_CONDITION = re.compile(
     r"(?<!!)\b(?:defined\s*(?:\(\s*)?)?(?:__GFX1[0-2]__|__gfx1[0-2]\w*__|\w*RDNA\w*)"
-    r"|__AMDGCN_WAVEFRONT_SIZE(?:__)?\s*==\s*32")
+    r"|__AMDGCN_WAVEFRONT_SIZE(?:__)?\s*==\s*32"
+)
 
 CUDA, ROCM = "cuda", "rocm"
 
@@ -61,13 +109,16 @@ def is_cuda_macro(name: str, extra: Iterable[str] = ()) -> bool:
 
 
 # -- expressions ----------------------------------------------------------------------------
-_EXPR_TOKEN = re.compile(r"""
+_EXPR_TOKEN = re.compile(
+    r"""
     (?P<num>0[xX][0-9a-fA-F']+|\d[\d']*)[uUlL]*
   | (?P<name>[A-Za-z_]\w*)
   | (?P<op>&&|\|\||==|!=|<=|>=|<<|>>|[-+*/%<>!~&|^?:(),])
   | (?P<char>'(?:[^'\\]|\\.)*')
   | (?P<other>\S)
-""", re.X)
+""",
+    re.X,
+)
 
 
 @dataclass(frozen=True)
@@ -78,8 +129,18 @@ class Node:
 
 
 class _Parser:
-    BINARY = [("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="),
-              ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
+    BINARY = [
+        ("||",),
+        ("&&",),
+        ("|",),
+        ("^",),
+        ("&",),
+        ("==", "!="),
+        ("<", ">", "<=", ">="),
+        ("<<", ">>"),
+        ("+", "-"),
+        ("*", "/", "%"),
+    ]
 
     def __init__(self, text: str) -> None:
         self.toks: List[Tuple[str, str]] = []
@@ -138,7 +199,12 @@ class _Parser:
         kind, text = self.take()
         if kind == "num":
             text = text.replace("'", "")
-            return Node("num", int(text, 16) if text[:2].lower() == "0x" else int(text, 8 if text.startswith("0") and len(text) > 1 else 10))
+            return Node(
+                "num",
+                int(text, 16)
+                if text[:2].lower() == "0x"
+                else int(text, 8 if text.startswith("0") and len(text) > 1 else 10),
+            )
         if kind == "char":
             return Node("name", text)  # rare; unknown value
         if kind == "name":
@@ -234,11 +300,24 @@ def apply_binary(op: str, a: Value, b: Value) -> Value:
     if a is None or b is None:
         return None
     try:
-        return {"|": lambda: a | b, "^": lambda: a ^ b, "&": lambda: a & b, "==": lambda: int(a == b),
-                "!=": lambda: int(a != b), "<": lambda: int(a < b), ">": lambda: int(a > b),
-                "<=": lambda: int(a <= b), ">=": lambda: int(a >= b), "<<": lambda: a << min(b, 64),
-                ">>": lambda: a >> min(b, 64), "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-                "/": lambda: int(a / b) if b else None, "%": lambda: a % b if b else None}[op]()
+        return {
+            "|": lambda: a | b,
+            "^": lambda: a ^ b,
+            "&": lambda: a & b,
+            "==": lambda: int(a == b),
+            "!=": lambda: int(a != b),
+            "<": lambda: int(a < b),
+            ">": lambda: int(a > b),
+            "<=": lambda: int(a <= b),
+            ">=": lambda: int(a >= b),
+            "<<": lambda: a << min(b, 64),
+            ">>": lambda: a >> min(b, 64),
+            "+": lambda: a + b,
+            "-": lambda: a - b,
+            "*": lambda: a * b,
+            "/": lambda: int(a / b) if b else None,
+            "%": lambda: a % b if b else None,
+        }[op]()
     except (KeyError, ValueError, OverflowError):
         return None
 
@@ -297,7 +376,9 @@ class Platform:
                 return None
             return {"!": int(not v), "~": ~v, "-": -v, "+": v}[node.value]
         if k == "binary":
-            return apply_binary(node.value, self.evaluate(node.args[0], depth), self.evaluate(node.args[1], depth))
+            return apply_binary(
+                node.value, self.evaluate(node.args[0], depth), self.evaluate(node.args[1], depth)
+            )
         if k == "ternary":
             c = self.evaluate(node.args[0], depth)
             a, b = self.evaluate(node.args[1], depth), self.evaluate(node.args[2], depth)

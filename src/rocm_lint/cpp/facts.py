@@ -116,7 +116,9 @@ EMPTY = Facts()
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 BALLOT_CALL = re.compile(r"__(?:ballot_sync|ballot|activemask)\b")
 SHUFFLE_CALL = re.compile(r"__shfl(?:_up|_down|_xor)?(?:_sync)?\b")
-_RETURNED = re.compile(r"\breturn\s*(?:\(\s*[\w\s:]{1,60}\)\s*|static_cast\s*<[\w\s:]{1,60}>\s*\(\s*|\(\s*)?$")
+_RETURNED = re.compile(
+    r"\breturn\s*(?:\(\s*[\w\s:]{1,60}\)\s*|static_cast\s*<[\w\s:]{1,60}>\s*\(\s*|\(\s*)?$"
+)
 _CLOSE_RETURN = re.compile(r"[\s)]*;")
 MAX_WRAPPER_BODY = 1200  # a shuffle "wrapper" is a short function
 
@@ -142,7 +144,10 @@ def wrappers_in(code: str, pre: Preprocessed, path: str = "") -> Tuple[Dict[str,
                 shuffles.setdefault(name, (path, d.line))
     tree = None
     line_starts: Optional[List[int]] = None
-    for pattern, table, present in ((BALLOT_CALL, ballots, has_ballot), (SHUFFLE_CALL, shuffles, has_shuffle)):
+    for pattern, table, present in (
+        (BALLOT_CALL, ballots, has_ballot),
+        (SHUFFLE_CALL, shuffles, has_shuffle),
+    ):
         if not present:
             continue
         for m in pattern.finditer(code):
@@ -159,8 +164,11 @@ def wrappers_in(code: str, pre: Preprocessed, path: str = "") -> Tuple[Dict[str,
             if fn is None or fn[0] in table:
                 continue
             if pattern is BALLOT_CALL:
-                stmt = max(code.rfind(";", fn[1], m.start()), code.rfind("{", fn[1], m.start()),
-                           code.rfind("}", fn[1], m.start()))
+                stmt = max(
+                    code.rfind(";", fn[1], m.start()),
+                    code.rfind("{", fn[1], m.start()),
+                    code.rfind("}", fn[1], m.start()),
+                )
                 if not _RETURNED.search(code, stmt + 1, m.start()) or not _whole_return(code, m.end()):
                     continue
             elif fn[2] - fn[1] > MAX_WRAPPER_BODY:
@@ -199,7 +207,7 @@ def _line_of(line_starts: List[int], offset: int) -> int:
 
 
 def _in_directive(code: str, line_starts: List[int], line: int) -> bool:
-    return code[line_starts[line - 1]:line_starts[line - 1] + 200].lstrip().startswith("#")
+    return code[line_starts[line - 1] : line_starts[line - 1] + 200].lstrip().startswith("#")
 
 
 # literal-first (a leading \b defeated the regex engine's literal search: 20x slower over a file);
@@ -252,23 +260,38 @@ def const_declarations(code: str) -> Iterator[Tuple[int, str, str]]:
         if j == len(init_stops) or code[init_stops[j]] == "{" or init_stops[j] == stop + 1:
             continue
         end = init_stops[j]
-        yield k.start(), found[1], code[stop + 1:end].strip()
+        yield k.start(), found[1], code[stop + 1 : end].strip()
         pos = end + 1
 
 
-_DECL_WORDS = frozenset({"const", "constexpr", "static", "inline", "volatile", "extern", "__device__", "__host__",
-                         "__constant__", "__shared__", "__forceinline__", "constinit", "thread_local"})
+_DECL_WORDS = frozenset(
+    {
+        "const",
+        "constexpr",
+        "static",
+        "inline",
+        "volatile",
+        "extern",
+        "__device__",
+        "__host__",
+        "__constant__",
+        "__shared__",
+        "__forceinline__",
+        "constinit",
+        "thread_local",
+    }
+)
 _TYPE_WORDS = re.compile(r"[A-Za-z_][\w:]*")
 
 
 def declared_type(code: str, at: int, name: str) -> str:
     """The type a ``const_declarations`` entry (keyword at ``at``, ``name``) is declared with,
     storage words left out (``static constexpr uint64_t kAll`` -> ``uint64_t``), or ""."""
-    head = code[at:at + 200]
+    head = code[at : at + 200]
     end = -1
     for w in _TYPE_WORDS.finditer(head):
         if w.group(0) == name:
-            rest = head[w.end():].lstrip()
+            rest = head[w.end() :].lstrip()
             if rest[:1] in ("=", "{"):
                 end = w.start()
                 break
@@ -290,8 +313,11 @@ def _values_in(code: str, pre: Preprocessed, path: str) -> Dict[str, Value]:
             continue
         bodies = {d.body for d in live}
         if len(bodies) == 1 and live[0].body:
-            out[name] = Value(live[0].body, (path, live[-1].line),
-                              rocm_only=all(d.cuda is False and d.rocm is True for d in live))
+            out[name] = Value(
+                live[0].body,
+                (path, live[-1].line),
+                rocm_only=all(d.cuda is False and d.rocm is True for d in live),
+            )
     if "const" in code:
         line_starts = [0] + [x.end() for x in re.finditer(r"\n", code)]
         tree = None
@@ -307,14 +333,28 @@ def _values_in(code: str, pre: Preprocessed, path: str) -> Dict[str, Value]:
 
 # the integer types whose width a lane mask cares about, as C++ spells them on Linux (LP64)
 _INT_BITS = (
-    (re.compile(r"(?:(?:un)?signed\s+)?long\s+long(?:\s+int)?|(?:std::)?u?int64_t|__u?int64_t|u?int64|u64|s64"
-                r"|(?:std::)?size_t|(?:unsigned\s+)?long(?:\s+int)?|u?intptr_t"), 64),
-    (re.compile(r"(?:unsigned|signed)(?:\s+int)?|int|(?:std::)?u?int32_t|__u?int32_t|u?int32|uint|u32|s32"), 32),
+    (
+        re.compile(
+            r"(?:(?:un)?signed\s+)?long\s+long(?:\s+int)?|(?:std::)?u?int64_t|__u?int64_t|u?int64|u64|s64"
+            r"|(?:std::)?size_t|(?:unsigned\s+)?long(?:\s+int)?|u?intptr_t"
+        ),
+        64,
+    ),
+    (
+        re.compile(
+            r"(?:unsigned|signed)(?:\s+int)?|int|(?:std::)?u?int32_t|__u?int32_t|u?int32|uint|u32|s32"
+        ),
+        32,
+    ),
 )
-_TYPEDEF = re.compile(r"typedef\s+((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*(?:\s+[A-Za-z_][\w:]*){0,3})"
-                      r"\s+([A-Za-z_]\w*)\s*;")
-_USING = re.compile(r"using\s+([A-Za-z_]\w*)\s*=\s*((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*"
-                    r"(?:\s+[A-Za-z_][\w:]*){0,3})\s*;")
+_TYPEDEF = re.compile(
+    r"typedef\s+((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*(?:\s+[A-Za-z_][\w:]*){0,3})"
+    r"\s+([A-Za-z_]\w*)\s*;"
+)
+_USING = re.compile(
+    r"using\s+([A-Za-z_]\w*)\s*=\s*((?:const\s+|volatile\s+)*[A-Za-z_][\w:]*"
+    r"(?:\s+[A-Za-z_][\w:]*){0,3})\s*;"
+)
 _QUALIFIER = re.compile(r"\b(?:const|volatile)\s+")
 
 
@@ -373,12 +413,18 @@ def mask_free_sync_macros(pre: Preprocessed, path: str = "") -> Dict[str, Where]
             continue
         for d in defs:
             params = [p.strip() for p in (d.params or "").split(",")]
-            if d.params is None or d.rocm is False or not params[0] or \
-                    re.search(r"(?<![\w#])" + re.escape(params[0]) + r"\b", d.body):
+            if (
+                d.params is None
+                or d.rocm is False
+                or not params[0]
+                or re.search(r"(?<![\w#])" + re.escape(params[0]) + r"\b", d.body)
+            ):
                 continue
             if hip_file is None:
-                hip_file = any(x.name == "include" and _HIP_INCLUDE.match(x.arg) and not pre.nvidia_only(x.line)
-                               for x in pre.directives)
+                hip_file = any(
+                    x.name == "include" and _HIP_INCLUDE.match(x.arg) and not pre.nvidia_only(x.line)
+                    for x in pre.directives
+                )
             if hip_file or (d.rocm is True and d.cuda is False):
                 out.setdefault(name, (path, d.line))
     return out

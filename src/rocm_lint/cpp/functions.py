@@ -27,11 +27,30 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
-_NOT_FUNCTIONS = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof",
-                            "__attribute__", "alignas", "defined", "noexcept", "static_assert", "__launch_bounds__"})
+_NOT_FUNCTIONS = frozenset(
+    {
+        "if",
+        "for",
+        "while",
+        "switch",
+        "catch",
+        "return",
+        "sizeof",
+        "decltype",
+        "alignof",
+        "__attribute__",
+        "alignas",
+        "defined",
+        "noexcept",
+        "static_assert",
+        "__launch_bounds__",
+    }
+)
 # what may stand between a function's `)` and its `{`: qualifiers, a trailing return type
-_QUALS_OR_RETURN = re.compile(r"(?:\s|const\b|noexcept\b|override\b|final\b|volatile\b|mutable\b|&)*"
-                              r"(?:->[\w\s:<>,*&]*)?")
+_QUALS_OR_RETURN = re.compile(
+    r"(?:\s|const\b|noexcept\b|override\b|final\b|volatile\b|mutable\b|&)*"
+    r"(?:->[\w\s:<>,*&]*)?"
+)
 
 
 def brace_tree(code: str) -> Tuple[List[int], Dict[int, int], Dict[int, int]]:
@@ -101,7 +120,7 @@ def name_before_block(code: str, brace: int) -> Optional[str]:
     paren = code.rfind(")", max(0, brace - 160), brace)
     if paren == -1:
         return None
-    between = code[paren + 1:brace]
+    between = code[paren + 1 : brace]
     if not _QUALS_OR_RETURN.fullmatch(between):
         return None
     i = opener_before(code, paren, "(", ")", paren - 4000)

@@ -23,11 +23,17 @@ def rocm_gate_macro(unit: CppUnit) -> str:
     first), else the first configured one, else USE_ROCM."""
     cached = unit.memo.get("gate_macro")
     if cached is None:
-        used = {n for d in unit.pre.directives if d.condition is not None
-                for n in re.findall(r"[A-Za-z_]\w*", d.arg)}
-        cached = next((m for m in _GATE_PREFERENCE if m in used), None) \
-            or next((m for m in unit.config.rocm_macros if m in used), None) \
+        used = {
+            n
+            for d in unit.pre.directives
+            if d.condition is not None
+            for n in re.findall(r"[A-Za-z_]\w*", d.arg)
+        }
+        cached = (
+            next((m for m in _GATE_PREFERENCE if m in used), None)
+            or next((m for m in unit.config.rocm_macros if m in used), None)
             or (unit.config.rocm_macros[0] if unit.config.rocm_macros else "USE_ROCM")
+        )
         unit.memo["gate_macro"] = cached
     return cached  # type: ignore[return-value]
 
@@ -131,8 +137,11 @@ def gate_lines(unit: CppUnit, first: int, last: int, rocm_text: str) -> Optional
         return None
     nl = newline_of(unit)
     after = at + last - first + 1
-    return start, end, (f"{rocm_if(unit)}{nl}{rocm_text}{nl}#else{nl}#line {at}{nl}{original}{nl}#endif{nl}"
-                        f"#line {after}")
+    return (
+        start,
+        end,
+        (f"{rocm_if(unit)}{nl}{rocm_text}{nl}#else{nl}#line {at}{nl}{original}{nl}#endif{nl}#line {after}"),
+    )
 
 
 def whole_statement_lines(unit: CppUnit, start: int, end: int) -> Optional[Tuple[int, int]]:
@@ -144,10 +153,12 @@ def whole_statement_lines(unit: CppUnit, start: int, end: int) -> Optional[Tuple
     code = unit.code
     if code[a:start].strip() or code[end:b].strip():
         return None
-    if any(code[unit.line_span(n)[0]:unit.line_span(n)[1]].lstrip().startswith("#")
-           for n in range(first, last + 1)):
+    if any(
+        code[unit.line_span(n)[0] : unit.line_span(n)[1]].lstrip().startswith("#")
+        for n in range(first, last + 1)
+    ):
         return None
-    if any(code[unit.line_span(n)[1] - 1:unit.line_span(n)[1]] == "\\" for n in range(first, last + 1)):
+    if any(code[unit.line_span(n)[1] - 1 : unit.line_span(n)[1]] == "\\" for n in range(first, last + 1)):
         return None  # inside a macro definition
     key = ("balanced", a, b)  # once per statement: a line of n masked shuffles asks n times
     balanced = unit.memo.get(key)

@@ -32,7 +32,9 @@ MAX_DEPTH = 4
 MAX_HEADER_BYTES = 2 * 1024 * 1024
 
 
-def directive_matches(pattern: "re.Pattern[AnyStr]", data: AnyStr) -> Iterator[Tuple["re.Match[AnyStr]", int]]:
+def directive_matches(
+    pattern: "re.Pattern[AnyStr]", data: AnyStr
+) -> Iterator[Tuple["re.Match[AnyStr]", int]]:
     """(match, 1-based line) of ``pattern`` (one that starts with ``#`` and never spans a
     newline; ``data`` text or bytes) where only blanks precede the ``#`` on its line: the
     matches of ``^[ \t]*`` + ``pattern`` in multi-line mode.  A match dropped here hides no other: any later ``#`` of its
@@ -174,7 +176,11 @@ def _world_state(defs, world: str):
     live = [d for d in defs if (d.cuda if world == "cuda" else d.rocm) is not False]
     if not live:
         return (False, None)
-    if len(live) == 1 and (live[0].cuda if world == "cuda" else live[0].rocm) is True and live[0].params is None:
+    if (
+        len(live) == 1
+        and (live[0].cuda if world == "cuda" else live[0].rocm) is True
+        and live[0].params is None
+    ):
         body = live[0].body
         return (True, parse_condition(body) if body else Node("num", 1))
     return (None, None)
@@ -199,8 +205,9 @@ def _header_facts(ws: Workspace, header: str, depth: int) -> Tuple[Fact, ...]:
         # what the project's build defines for the header per platform (ggml's GGML_USE_HIP, which
         # ggml-hip/CMakeLists.txt defines for the sources it globs from ../ggml-cuda), then what
         # its own includes define
-        pre = analyse(text, shared_lex(ws, text),
-                      seed=build_context.macro_facts(ws, header) + tuple(inherited.values()))
+        pre = analyse(
+            text, shared_lex(ws, text), seed=build_context.macro_facts(ws, header) + tuple(inherited.values())
+        )
     except RecursionError:
         return tuple(inherited.values())
     for name, defs in pre.macros.items():

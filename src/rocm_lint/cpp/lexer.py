@@ -20,13 +20,16 @@ import re
 from dataclasses import dataclass
 from typing import List, Tuple
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<line>//[^\\\n]*(?:\\(?:\r?\n|.)[^\\\n]*)*)
   | (?P<block>/\*[\s\S]*?(?:\*/|\Z))
   | (?P<raw>(?<![\w])(?:u8|[uUL])?R"(?P<delim>[^()\\\s"]{0,16})\([\s\S]*?(?:\)(?P=delim)"|\Z))
   | (?P<str>"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*\\?(?:"|$))
   | (?P<chr>(?<![0-9A-Fa-f_])'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*\\?(?:'|$))
-""", re.X | re.M)
+""",
+    re.X | re.M,
+)
 # Every alternative is linear: each loop is "normal* (escape normal*)*" with disjoint parts, and
 # none can fail once it has started (a backslash at the very end of the text is taken by the
 # ``\\?``), so nothing is ever retried.  ``(?:[^"\\]+|\\.)*`` failing on a literal that ends in a
@@ -38,12 +41,15 @@ _TOKEN = re.compile(r"""
 # first step at every offset); each alternative then checks that character by a lookbehind.  The
 # matches (spans, ``lastgroup``) are the ones of `_TOKEN` less its `raw` alternative: a named
 # group may miss the first character, so callers read ``m.span()`` and ``m.group()`` only.
-_FAST_TOKEN = re.compile(r"""[/"'](?:
+_FAST_TOKEN = re.compile(
+    r"""[/"'](?:
     (?<=/)(?:(?P<line>/[^\\\n]*(?:\\(?:\r?\n|.)[^\\\n]*)*)
            |(?P<block>\*[\s\S]*?(?:\*/|\Z)))
   | (?<=")(?P<str>[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*\\?(?:"|$))
   | (?<![0-9A-Fa-f_]')(?<=')(?P<chr>[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*\\?(?:'|$)))
-""", re.X | re.M)
+""",
+    re.X | re.M,
+)
 
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
@@ -61,10 +67,10 @@ class Lexed:
         s = self.text[start:end]
         if s.startswith(("R", "u8R", "uR", "UR", "LR")):
             open_ = s.index("(")
-            return s[open_ + 1:s.rfind(")")]
+            return s[open_ + 1 : s.rfind(")")]
         first = s.find('"') if '"' in s[:3] else s.find("'")
         last = len(s) - 1 if len(s) > first + 1 and s[-1] == s[first] else len(s)
-        return s[first + 1:last]
+        return s[first + 1 : last]
 
 
 def _blank(segment: str) -> str:
@@ -98,8 +104,8 @@ def lex(text: str) -> Lexed:
             return quote + _blank(inner) + (quote if closed else "")
         # raw string (with an optional encoding prefix)
         open_ = literal.find('"')
-        head = literal[:open_ + 1]
-        inner = literal[len(head):-1] if closed else literal[len(head):]
+        head = literal[: open_ + 1]
+        inner = literal[len(head) : -1] if closed else literal[len(head) :]
         return head + _blank(inner) + ('"' if closed else "")
 
     code = (_TOKEN if 'R"' in text else _FAST_TOKEN).sub(blank, text)

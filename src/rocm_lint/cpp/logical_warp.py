@@ -46,8 +46,10 @@ if TYPE_CHECKING:
 
 # literal-first (no leading \b: the regex engine's literal search), a word start checked after
 _HARDWARE_WORDS = re.compile(r"(?:warpSize|C10_WARP_SIZE|__AMDGCN_WAVEFRONT_SIZE(?:__)?)\b|__lane_id\s*\(")
-_VOTE = re.compile(r"__(?:ballot(?:_sync)?|any(?:_sync)?|all(?:_sync)?|uni(?:_sync)?|activemask"
-                   r"|match_(?:any|all)_sync|reduce_(?:add|min|max|and|or|xor)_sync)\b")
+_VOTE = re.compile(
+    r"__(?:ballot(?:_sync)?|any(?:_sync)?|all(?:_sync)?|uni(?:_sync)?|activemask"
+    r"|match_(?:any|all)_sync|reduce_(?:add|min|max|and|or|xor)_sync)\b"
+)
 _SHUFFLE = re.compile(r"__shfl(?:_up|_down|_xor)?(_sync)?\b")
 _MASK_ARGUMENT = re.compile(r"_sync\s*\(\s*$")  # `__shfl_xor_sync(__activemask(), ...`: a mask, not data
 _WIDTH_DEFAULT = re.compile(r"=\s*(?:warpSize|C10_WARP_SIZE)\b")
@@ -142,7 +144,7 @@ class LogicalWarps:
             ballots = {n for n in project.ballot_wrappers if n not in own}
             shuffles = {n for n in project.shuffle_wrappers if n not in own}
         for f in fns.items:
-            head = code[max(0, f.start - 400):f.start]
+            head = code[max(0, f.start - 400) : f.start]
             paren = head.rfind(")")
             name_at = head.rfind(f.name + "(") if paren != -1 else -1
             if name_at != -1 and _WIDTH_DEFAULT.search(head, name_at, paren + 1):
@@ -153,7 +155,9 @@ class LogicalWarps:
         if known:
             for m in _names_pattern(frozenset(known)).finditer(code):
                 candidates.append((m.start(), m.group(0)))
-        helpers = _NAMED_HELPER_LOWER.finditer(code.lower()) if code.isascii() else _NAMED_HELPER.finditer(code)
+        helpers = (
+            _NAMED_HELPER_LOWER.finditer(code.lower()) if code.isascii() else _NAMED_HELPER.finditer(code)
+        )
         for m in helpers:
             # a helper the file cannot see (its header comes from elsewhere) named for a shuffle
             # or a ballot: `packed_shfl_sync(MASK_ALL, v, src)`
@@ -198,8 +202,9 @@ class LogicalWarps:
     def constant_consistent(self, name: str, definition: int) -> bool:
         cached = self._constants.get(name)
         if cached is None:
-            cached = self._constants[name] = self._uses_consistent(name, definition) \
-                if len(self._constants) < MAX_CONSTANTS else False
+            cached = self._constants[name] = (
+                self._uses_consistent(name, definition) if len(self._constants) < MAX_CONSTANTS else False
+            )
         return cached
 
     def _uses_consistent(self, name: str, definition: int) -> bool:
@@ -256,7 +261,9 @@ def _propagate(fns: Functions, hardware: List[bool]) -> List[bool]:
 
 # -- arrays sized for 32-lane warps, indexed by a hardware-width id ------------------------------
 _INDEXED = re.compile(r"\b([A-Za-z_]\w*)\s*\[\s*([A-Za-z_0-9]\w*)\s*\]")
-_HARDWARE_ID = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*([^;{}=]{0,120}?\b(?:warpSize|C10_WARP_SIZE)\b[^;{}]{0,40});")
+_HARDWARE_ID = re.compile(
+    r"\b([A-Za-z_]\w*)\s*=\s*([^;{}=]{0,120}?\b(?:warpSize|C10_WARP_SIZE)\b[^;{}]{0,40});"
+)
 _DECLARATION_HEAD = re.compile(r"\s*(?:[A-Za-z_][\w:]*\s+)+")
 
 
@@ -268,8 +275,12 @@ def hardware_indexed_arrays(unit: "CppUnit", warps: LogicalWarps):
     code = unit.code
     if "[" not in code or ("warpSize" not in code and "C10_WARP_SIZE" not in code):
         return
-    found_ids = [(m, init) for m in _HARDWARE_ID.finditer(code)
-                 for init in (" ".join(m.group(2).split()),) if re.search(r"[/%&]|>>", init)]
+    found_ids = [
+        (m, init)
+        for m in _HARDWARE_ID.finditer(code)
+        for init in (" ".join(m.group(2).split()),)
+        if re.search(r"[/%&]|>>", init)
+    ]
     if not found_ids:
         return  # the functions of the file are not needed
     fns = warps.functions
@@ -287,8 +298,12 @@ def hardware_indexed_arrays(unit: "CppUnit", warps: LogicalWarps):
         if i not in ids:
             continue
         stmt = unit.statement_start(m.start())
-        head = code[stmt:m.start()]
-        if head.strip() and _DECLARATION_HEAD.fullmatch(head) and not head.strip().endswith(("return", "else")):
+        head = code[stmt : m.start()]
+        if (
+            head.strip()
+            and _DECLARATION_HEAD.fullmatch(head)
+            and not head.strip().endswith(("return", "else"))
+        ):
             bound = m.group(2)
             if bound == "32" or literal_value(unit.expand(bound, m.start(2))) == 32:
                 arrays[(i, m.group(1))] = (m.start(2), m.end(2))
@@ -302,5 +317,11 @@ def hardware_indexed_arrays(unit: "CppUnit", warps: LogicalWarps):
         if init is None:
             continue
         del arrays[(i, name)]  # once per array
-        yield found[0], found[1], (f"`{name}[{code[found[0]:found[1]]}]` (a slot per 32-lane warp) indexed by "
-                                   f"`{index}` = `{init}`, an id from the hardware width")
+        yield (
+            found[0],
+            found[1],
+            (
+                f"`{name}[{code[found[0] : found[1]]}]` (a slot per 32-lane warp) indexed by "
+                f"`{index}` = `{init}`, an id from the hardware width"
+            ),
+        )

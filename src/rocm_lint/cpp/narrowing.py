@@ -12,8 +12,21 @@ from typing import FrozenSet
 # A .cpp/.h file is scanned only if it holds one of these words, or inline assembly that is PTX
 # or AMD GCN: a CPU backend's SIMD kernels (RISC-V V, ARM SVE, LoongArch LASX, POWER VSX asm) are
 # not device code (rocm_lint.cpp.asm).
-DEVICE_WORDS = ("__global__", "__device__", "__shared__", "__syncthreads", "__shfl", "__ballot", "__activemask",
-                "__syncwarp", "threadIdx", "blockIdx", "warpSize", "__CUDA_ARCH__", "<<<")
+DEVICE_WORDS = (
+    "__global__",
+    "__device__",
+    "__shared__",
+    "__syncthreads",
+    "__shfl",
+    "__ballot",
+    "__activemask",
+    "__syncwarp",
+    "threadIdx",
+    "blockIdx",
+    "warpSize",
+    "__CUDA_ARCH__",
+    "<<<",
+)
 ASM_WORDS = ("__asm__", "asm(", "asm volatile")
 
 
@@ -75,7 +88,11 @@ def narrowed_checkers(checkers: tuple, found: FrozenSet[str]) -> list:
     """``checkers`` (the registry's tuple for the file's language and codes) less those of
     :data:`WORD_BOUND_RULES` whose trigger words ``found`` (the trigger words present in the
     file: ``engine.present_words``) holds none of."""
-    return [c for c, words in _bound_words(checkers, WORD_BOUND_RULES) if words is None or not words.isdisjoint(found)]
+    return [
+        c
+        for c, words in _bound_words(checkers, WORD_BOUND_RULES)
+        if words is None or not words.isdisjoint(found)
+    ]
 
 
 @lru_cache(maxsize=16)  # pure: of the registry's checkers

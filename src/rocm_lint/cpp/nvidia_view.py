@@ -9,7 +9,14 @@ import re
 from itertools import combinations
 from typing import FrozenSet, Iterable, Iterator, List, Optional, Tuple, Union
 
-from rocm_lint.cpp.conditions import ROCM_DEFINED, ROCM_SOMETIMES, Node, apply_binary, is_rocm_macro, parse_condition
+from rocm_lint.cpp.conditions import (
+    ROCM_DEFINED,
+    ROCM_SOMETIMES,
+    Node,
+    apply_binary,
+    is_rocm_macro,
+    parse_condition,
+)
 from rocm_lint.cpp.lexer import lex
 from rocm_lint.cpp.preproc import CONDITIONALS, directive_spans
 
@@ -46,10 +53,10 @@ def value_tested_macros(text: str, rocm_macros: Iterable[str] = ()) -> FrozenSet
         name = m.group(1) or ""
         if name not in ("if", "elif", "define"):
             continue
-        arg = code[m.end():end].replace("\\\r\n", " ").replace("\\\n", " ").strip()
+        arg = code[m.end() : end].replace("\\\r\n", " ").replace("\\\n", " ").strip()
         if name == "define":
             mm = re.match(r"\s*[A-Za-z_]\w*(?:\([^)]*\))?", arg)
-            arg = arg[mm.end():] if mm else ""
+            arg = arg[mm.end() :] if mm else ""
             if not arg.strip():
                 continue
         node = parse_condition(arg)
@@ -60,7 +67,9 @@ def value_tested_macros(text: str, rocm_macros: Iterable[str] = ()) -> FrozenSet
     return frozenset(out)
 
 
-def _fold(node: Optional[Node], rocm_extra: FrozenSet[str], zero: FrozenSet[str] = frozenset()) -> Union[int, str, None]:
+def _fold(
+    node: Optional[Node], rocm_extra: FrozenSet[str], zero: FrozenSet[str] = frozenset()
+) -> Union[int, str, None]:
     """Partially evaluate ``node`` on NVIDIA: ROCm macros are undefined (0), those in ``zero``
     defined to 0, the rest stays symbolic.  Returns an int when the value is known, else a
     canonical string."""
@@ -135,7 +144,9 @@ def _emit_code(out: List[str], segment: str, first: int, delta: int, lines: bool
         out.append(f"{at + delta}:{norm}" if lines else norm)
 
 
-def _fold_directive(name: str, arg: str, rocm_extra: FrozenSet[str], zero_set: FrozenSet[str]) -> Union[int, str, None]:
+def _fold_directive(
+    name: str, arg: str, rocm_extra: FrozenSet[str], zero_set: FrozenSet[str]
+) -> Union[int, str, None]:
     """The condition of an ``#if``/``#elif``/``#ifdef``/``#ifndef`` (and ``elifdef``/``elifndef``),
     folded (``_fold``); an unparsable ``#if`` stays its text."""
     if name in ("if", "elif"):
@@ -148,8 +159,9 @@ def _fold_directive(name: str, arg: str, rocm_extra: FrozenSet[str], zero_set: F
     return _fold(node, rocm_extra, zero_set)
 
 
-def nvidia_view(text: str, rocm_macros: Iterable[str] = (), zero: Iterable[str] = (),
-                lines: bool = False) -> List[str]:
+def nvidia_view(
+    text: str, rocm_macros: Iterable[str] = (), zero: Iterable[str] = (), lines: bool = False
+) -> List[str]:
     """What the NVIDIA compiler sees: code lines outside ROCm-only branches, whitespace
     normalised, comments dropped, with every conditional folded (ROCm macros undefined, or
     defined to 0 for those in ``zero``; everything else symbolic).  Conditionals that fold to a
@@ -178,7 +190,7 @@ def nvidia_view(text: str, rocm_macros: Iterable[str] = (), zero: Iterable[str] 
         directive_lines = code.count("\n", start, end)
         pos = end
         name = m.group(1) or ""
-        arg = code[m.end():end].replace("\\\r\n", " ").replace("\\\n", " ").strip()
+        arg = code[m.end() : end].replace("\\\r\n", " ").replace("\\\n", " ").strip()
         if name not in CONDITIONALS:
             number = _LINE_DIRECTIVE.fullmatch(arg) if name == "line" else None
             if number is not None:

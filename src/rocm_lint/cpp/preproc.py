@@ -24,8 +24,20 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
-from rocm_lint.cpp.conditions import (CUDA, ROCM, WAVE32_CONDITION, WAVE64_CONDITION, Node, Platform, Tri,
-                                      parse_condition, tri_and, tri_not, tri_or, truth)
+from rocm_lint.cpp.conditions import (
+    CUDA,
+    ROCM,
+    WAVE32_CONDITION,
+    WAVE64_CONDITION,
+    Node,
+    Platform,
+    Tri,
+    parse_condition,
+    tri_and,
+    tri_not,
+    tri_or,
+    truth,
+)
 from rocm_lint.cpp.lexer import Lexed, lex
 
 # -- the file model ---------------------------------------------------------------------------
@@ -147,7 +159,7 @@ def directive_spans(code: str) -> Iterable[Tuple[re.Match, int, int]]:
         if start != at and code[start:at].strip(" \t"):
             continue  # not the first thing on its line
         end = find("\n", m.end())
-        while end != -1 and (code[end - 1:end] == "\\" or code[end - 2:end] == "\\\r"):
+        while end != -1 and (code[end - 1 : end] == "\\" or code[end - 2 : end] == "\\\r"):
             end = find("\n", end + 1)
         if end == -1:
             end = len(code)
@@ -166,7 +178,7 @@ def include_guard(code: str) -> Optional[str]:
     first: Optional[str] = None
     for m, start, end in directive_spans(code):
         name = m.group(1) or ""
-        arg = code[m.end():end]
+        arg = code[m.end() : end]
         if first is None:
             if name == "pragma":
                 continue
@@ -186,9 +198,14 @@ def include_guard(code: str) -> Optional[str]:
     return None
 
 
-def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str] = (),
-            cuda_macros: Iterable[str] = (), seed: Iterable[tuple] = (),
-            base: Tuple[Tri, Tri] = (True, True)) -> Preprocessed:
+def analyse(
+    text: str,
+    lexed: Optional[Lexed] = None,
+    rocm_macros: Iterable[str] = (),
+    cuda_macros: Iterable[str] = (),
+    seed: Iterable[tuple] = (),
+    base: Tuple[Tri, Tri] = (True, True),
+) -> Preprocessed:
     """The file model.  ``seed``: (name, (defined, body) on NVIDIA, (defined, body) on ROCm)
     for macros the file's own headers define (``rocm_lint.cpp.includes``).  ``base``: whether
     each platform compiles the file at all (NVIDIA, ROCm), as the project's build decides
@@ -258,14 +275,19 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
                     taken1 = truth(worlds[1].evaluate(d.condition))
                 (outer0, outer1), (before0, before1) = frame.outer, frame.taken
                 d.reached = (tri_and(outer0, tri_not(before0)), tri_and(outer1, tri_not(before1)))
-                new_state = (tri_and(outer0, tri_and(tri_not(before0), taken0)),
-                             tri_and(outer1, tri_and(tri_not(before1), taken1)))
+                new_state = (
+                    tri_and(outer0, tri_and(tri_not(before0), taken0)),
+                    tri_and(outer1, tri_and(tri_not(before1), taken1)),
+                )
                 frame.taken = (tri_or(before0, taken0), tri_or(before1, taken1))
                 wave = frame.wave_outer
                 if name not in ("else", "ifndef", "elifndef"):
                     # object-like macros are spliced in only where the condition names one
-                    text = _expand_names(arg, macros) if expandable and not expandable.isdisjoint(
-                        _NAMES.findall(arg)) else arg
+                    text = (
+                        _expand_names(arg, macros)
+                        if expandable and not expandable.isdisjoint(_NAMES.findall(arg))
+                        else arg
+                    )
                     if WAVE64_CONDITION.search(text):
                         wave = frame.branch_wave = 64
                     elif WAVE32_CONDITION.search(text):
@@ -283,7 +305,7 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
                 continue
             macro = mm.group(1)
             if name == "define":
-                body = arg[mm.end():].strip()
+                body = arg[mm.end() :].strip()
                 md = MacroDef(macro, line, body, mm.group(2), current[0], current[1])
                 macros.setdefault(macro, []).append(md)
                 if md.params is None and md.body:
@@ -308,7 +330,9 @@ def analyse(text: str, lexed: Optional[Lexed] = None, rocm_macros: Iterable[str]
                         w.local[macro] = (False, None)
                     elif state is None:
                         w.local[macro] = (None, None)
-    terms = rocm_extra | cuda_extra | frozenset(name for name, on_cuda, on_rocm in seeded if on_cuda != on_rocm)
+    terms = (
+        rocm_extra | cuda_extra | frozenset(name for name, on_cuda, on_rocm in seeded if on_cuda != on_rocm)
+    )
     return Preprocessed(lexed, directives, _merge(regions), macros, base, terms)
 
 

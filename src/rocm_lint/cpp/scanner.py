@@ -21,7 +21,14 @@ from rocm_lint.config import Config
 from rocm_lint.build import context as build_context
 from rocm_lint.build.headers import HEADER_EXT as HEADER_PATH
 from rocm_lint.cpp.build_facts import build_base, hipify_build_above
-from rocm_lint.cpp.facts import Facts, const_declarations, declared_type, int_aliases_in, unit_facts, wrappers_in
+from rocm_lint.cpp.facts import (
+    Facts,
+    const_declarations,
+    declared_type,
+    int_aliases_in,
+    unit_facts,
+    wrappers_in,
+)
 from rocm_lint.cpp.includes import included_macro_facts, shared_lex
 from rocm_lint.cpp.lexer import Lexed, lex
 from rocm_lint.cpp.narrowing import ASM_WORDS, DEVICE_WORDS, holds_device_code  # noqa: F401 (the scanner's API)
@@ -38,7 +45,10 @@ _BRACKET = re.compile(r"[()\[\]{}]")
 _BRACE = re.compile(r"[{}]")
 _BRACKET_OR_COMMA = re.compile(r"[()\[\]{},]")
 # A torch extension source: CUDAExtension/load() hipify it on ROCm.
-_TORCH_INCLUDE = re.compile(r"^[ \t\f\v]*#[ \t\f\v]*include[ \t\f\v]*[<\"](?:torch/extension\.h|torch/all\.h|ATen/|c10/|torch/csrc/)", re.M)
+_TORCH_INCLUDE = re.compile(
+    r"^[ \t\f\v]*#[ \t\f\v]*include[ \t\f\v]*[<\"](?:torch/extension\.h|torch/all\.h|ATen/|c10/|torch/csrc/)",
+    re.M,
+)
 _CUTLASS_INCLUDE = re.compile(r"\s*[<\"](?:cutlass|cute)/")
 _CUTLASS_USE = re.compile(r"\b(?:cute|cutlass)\s*::")
 
@@ -86,7 +96,8 @@ class CppUnit:
         cached = self.memo.get("hipified")
         if cached is None:
             cached = bool(_TORCH_INCLUDE.search(self.text)) or hipify_build_above(
-                self.workspace, os.path.dirname(os.path.abspath(self.path)))
+                self.workspace, os.path.dirname(os.path.abspath(self.path))
+            )
             self.memo["hipified"] = cached
         return cached  # type: ignore[return-value]
 
@@ -98,8 +109,11 @@ class CppUnit:
             cached = False
             if "cutlass" in self.text or "cute" in self.text:
                 for d in self.pre.directives:
-                    if d.name == "include" and _CUTLASS_INCLUDE.match(self.text, d.arg_start, d.end) \
-                            and not self.pre.nvidia_only(d.line):
+                    if (
+                        d.name == "include"
+                        and _CUTLASS_INCLUDE.match(self.text, d.arg_start, d.end)
+                        and not self.pre.nvidia_only(d.line)
+                    ):
                         cached = True
                         break
                 else:
@@ -212,7 +226,9 @@ class CppUnit:
             cached = {}
             if "const" in self.code:
                 for at, name, value in const_declarations(self.code):
-                    cached.setdefault(name, []).append((at, self._typed(declared_type(self.code, at, name), value)))
+                    cached.setdefault(name, []).append(
+                        (at, self._typed(declared_type(self.code, at, name), value))
+                    )
             self.memo["constants"] = cached
         return cached  # type: ignore[return-value]
 
@@ -244,7 +260,9 @@ class CppUnit:
             if qualified is None:
                 return text
             name = qualified.group(1)
-            decls = [v for at, v in self.constants().get(name, ()) if at < offset and not self.nvidia_only(at)]
+            decls = [
+                v for at, v in self.constants().get(name, ()) if at < offset and not self.nvidia_only(at)
+            ]
             known = self.project.values.get(name)
             value = decls[-1] if decls else None if known is None else self._typed(known.type, known.text)
             return text if value is None else self.expand(value, offset, depth + 1)
@@ -282,9 +300,14 @@ class CppUnit:
             ballots, shuffles = wrappers_in(self.code, self.pre, self.path)
             aliases, links = int_aliases_in(self.code, self.pre)
             if ballots or shuffles or aliases or links:
-                cached = Facts(headers.values, {**headers.ballot_wrappers, **ballots},
-                               {**headers.shuffle_wrappers, **shuffles}, {**headers.int_aliases, **aliases},
-                               {**headers.alias_links, **links}, headers.mask_free_sync)
+                cached = Facts(
+                    headers.values,
+                    {**headers.ballot_wrappers, **ballots},
+                    {**headers.shuffle_wrappers, **shuffles},
+                    {**headers.int_aliases, **aliases},
+                    {**headers.alias_links, **links},
+                    headers.mask_free_sync,
+                )
                 cached.resolve_aliases()
             else:
                 cached = headers
@@ -319,17 +342,25 @@ def _tests_foreign_macros(pre: Preprocessed) -> bool:
     for d in pre.directives:
         if d.condition is not None:
             for name in names_in(d.condition):
-                if name not in pre.macros and not is_rocm_macro(name) and name not in CUDA_ONLY \
-                        and name != "defined":
+                if (
+                    name not in pre.macros
+                    and not is_rocm_macro(name)
+                    and name not in CUDA_ONLY
+                    and name != "defined"
+                ):
                     return True
     return False
 
 
 _LONE_CR = re.compile(r"\r(?!\n)")
-_BOM_NO_FIX = ("not fixed: the file starts with a UTF-8 byte-order mark, which the check reads as a space: the "
-               "fixes' offsets and line arithmetic are not applied to such a file (remove the mark, then --fix)")
-_LONE_CR_NO_FIX = ("not fixed: the file has lone CR line breaks, and the fixes count lines as LF-ended text (the "
-                   "#line numbers they write, the lines they gate): no fix rather than a wrong one")
+_BOM_NO_FIX = (
+    "not fixed: the file starts with a UTF-8 byte-order mark, which the check reads as a space: the "
+    "fixes' offsets and line arithmetic are not applied to such a file (remove the mark, then --fix)"
+)
+_LONE_CR_NO_FIX = (
+    "not fixed: the file has lone CR line breaks, and the fixes count lines as LF-ended text (the "
+    "#line numbers they write, the lines they gate): no fix rather than a wrong one"
+)
 
 
 def _statement_bounds(code: str) -> List[int]:
@@ -362,8 +393,9 @@ _STATEMENT_END = re.compile(r"[;{}]")
 _HASH = re.compile("#")
 
 
-def read_cpp_unit(path: str, text: str, config: Config, language: str = "cuda",
-                  workspace: Optional[Workspace] = None) -> Union[CppUnit, FileError, None]:
+def read_cpp_unit(
+    path: str, text: str, config: Config, language: str = "cuda", workspace: Optional[Workspace] = None
+) -> Union[CppUnit, FileError, None]:
     """The :class:`CppUnit` of one C++/CUDA file (None: a C++ file without device code);
     ``workspace`` holds what was read of other files (a fresh one when None).  The engine runs
     the checkers on it, drops what NVIDIA-only code yields (``CppUnit.drops``), applies
@@ -392,21 +424,39 @@ def read_cpp_unit(path: str, text: str, config: Config, language: str = "cuda",
             # the build's per-platform macros first, then what the headers define, and the
             # macros the file's own includes tie to a platform (cpp.vocabulary)
             seed = build_context.macro_facts(ws, path) + included_macro_facts(ws, path, text)
-            rocm_extra, cuda_extra = learned_macros(pre, frozenset(config.rocm_macros), frozenset(config.cuda_macros))
+            rocm_extra, cuda_extra = learned_macros(
+                pre, frozenset(config.rocm_macros), frozenset(config.cuda_macros)
+            )
             if seed or rocm_extra or cuda_extra:
-                pre = analyse(scanned, lexed, set(config.rocm_macros) | rocm_extra, set(config.cuda_macros) | cuda_extra,
-                              seed, base)
+                pre = analyse(
+                    scanned,
+                    lexed,
+                    set(config.rocm_macros) | rocm_extra,
+                    set(config.cuda_macros) | cuda_extra,
+                    seed,
+                    base,
+                )
     except RecursionError:
         return FileError(path, "cannot analyse: preprocessor nesting too deep")
-    return CppUnit(path, text, config, lexed, pre, LineIndex(text), ws,
-                   scope="nvidia-only" if nvidia_only_source else None,
-                   # Fixes copy and count lines as LF-ended text (the #line numbers they write, the
-                   # lines they gate): a file with lone CRs gets its findings without fixes, never a
-                   # wrong one.
-                   keeps_fixes=scanned is text,
-                   no_fix_reason="" if scanned is text else
-                   _BOM_NO_FIX if text.startswith("\ufeff") and "\r" not in text else _LONE_CR_NO_FIX)
-
+    return CppUnit(
+        path,
+        text,
+        config,
+        lexed,
+        pre,
+        LineIndex(text),
+        ws,
+        scope="nvidia-only" if nvidia_only_source else None,
+        # Fixes copy and count lines as LF-ended text (the #line numbers they write, the
+        # lines they gate): a file with lone CRs gets its findings without fixes, never a
+        # wrong one.
+        keeps_fixes=scanned is text,
+        no_fix_reason=""
+        if scanned is text
+        else _BOM_NO_FIX
+        if text.startswith("\ufeff") and "\r" not in text
+        else _LONE_CR_NO_FIX,
+    )
 
 
 def calls(unit: CppUnit, pattern: "re.Pattern[str]") -> Iterator[Tuple[re.Match, int]]:

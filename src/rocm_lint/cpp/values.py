@@ -10,16 +10,33 @@ from typing import Dict, List, Optional, Tuple
 # values a cast between 32 and 64 bits changes (-1 and ~0 widen to 64 ones, 64 ones narrow to 32)
 WIDTH_SENSITIVE = frozenset({0xFFFFFFFF, (1 << 64) - 1})
 INT_TYPES = {  # (width, signed) of the integer types masks are written in (LP64: long is 64 bits)
-    "int": (32, True), "signed": (32, True), "signed int": (32, True), "int32_t": (32, True),
-    "unsigned": (32, False), "unsigned int": (32, False), "uint32_t": (32, False), "uint": (32, False),
-    "u32": (32, False), "unsigned long": (64, False), "unsigned long int": (64, False),
-    "unsigned long long": (64, False), "unsigned long long int": (64, False), "uint64_t": (64, False),
-    "u64": (64, False), "size_t": (64, False), "long": (64, True), "long long": (64, True),
+    "int": (32, True),
+    "signed": (32, True),
+    "signed int": (32, True),
+    "int32_t": (32, True),
+    "unsigned": (32, False),
+    "unsigned int": (32, False),
+    "uint32_t": (32, False),
+    "uint": (32, False),
+    "u32": (32, False),
+    "unsigned long": (64, False),
+    "unsigned long int": (64, False),
+    "unsigned long long": (64, False),
+    "unsigned long long int": (64, False),
+    "uint64_t": (64, False),
+    "u64": (64, False),
+    "size_t": (64, False),
+    "long": (64, True),
+    "long long": (64, True),
     "int64_t": (64, True),
 }
-_NAMED_VALUES = {"UINT32_MAX": (0xFFFFFFFF, 32, False), "UINT_MAX": (0xFFFFFFFF, 32, False),
-                 "UINT64_MAX": ((1 << 64) - 1, 64, False), "ULLONG_MAX": ((1 << 64) - 1, 64, False),
-                 "ULONG_MAX": ((1 << 64) - 1, 64, False)}
+_NAMED_VALUES = {
+    "UINT32_MAX": (0xFFFFFFFF, 32, False),
+    "UINT_MAX": (0xFFFFFFFF, 32, False),
+    "UINT64_MAX": ((1 << 64) - 1, 64, False),
+    "ULLONG_MAX": ((1 << 64) - 1, 64, False),
+    "ULONG_MAX": ((1 << 64) - 1, 64, False),
+}
 _VALUE_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)([uUlL]*)|((?:std\s*::\s*)?[A-Za-z_]\w*)|(.))")
 
 
@@ -145,7 +162,11 @@ class _ValueParser:
             n = int(digits, 16) if digits[:2].lower() == "0x" else int(digits, 8 if octal else 10)
             suffix = suffix.lower()
             unsigned = "u" in suffix
-            if "l" in suffix or n > 0xFFFFFFFF or (n > 0x7FFFFFFF and not unsigned and digits[:2].lower() != "0x"):
+            if (
+                "l" in suffix
+                or n > 0xFFFFFFFF
+                or (n > 0x7FFFFFFF and not unsigned and digits[:2].lower() != "0x")
+            ):
                 return n & ((1 << 64) - 1), 64, not (unsigned or n > 0x7FFFFFFFFFFFFFFF)
             return n, 32, not (unsigned or n > 0x7FFFFFFF)  # a hex literal too big for int is unsigned
         return None

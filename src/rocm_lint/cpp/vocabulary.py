@@ -25,10 +25,14 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 from rocm_lint.cpp.conditions import Node, is_cuda_macro, is_rocm_macro
 from rocm_lint.cpp.preproc import Preprocessed
 
-HIP_HEADER = re.compile(r"\s*[<\"](?:hip/|hipcub/|hiprand|rocprim/|rocrand|rocblas|hipblas|hipfft|hipsparse|hipsolver|"
-                        r"rocwmma/|rccl|hip_)")
-CUDA_HEADER = re.compile(r"\s*[<\"](?:cuda_runtime|cuda\.h|cuda_fp16|cuda_bf16|cuda_fp8|cub/|curand|cublas|cufft|"
-                         r"cusparse|cusolver|nvrtc|nccl\.h|cudnn|mma\.h|cooperative_groups)")
+HIP_HEADER = re.compile(
+    r"\s*[<\"](?:hip/|hipcub/|hiprand|rocprim/|rocrand|rocblas|hipblas|hipfft|hipsparse|hipsolver|"
+    r"rocwmma/|rccl|hip_)"
+)
+CUDA_HEADER = re.compile(
+    r"\s*[<\"](?:cuda_runtime|cuda\.h|cuda_fp16|cuda_bf16|cuda_fp8|cub/|curand|cublas|cufft|"
+    r"cusparse|cusolver|nvrtc|nccl\.h|cudnn|mma\.h|cooperative_groups)"
+)
 
 
 def _single_macro(node: Optional[Node]) -> Optional[Tuple[str, bool]]:
@@ -43,8 +47,9 @@ def _single_macro(node: Optional[Node]) -> Optional[Tuple[str, bool]]:
     return None
 
 
-def learned_macros(pre: Preprocessed, rocm_extra: FrozenSet[str] = frozenset(),
-                   cuda_extra: FrozenSet[str] = frozenset()) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+def learned_macros(
+    pre: Preprocessed, rocm_extra: FrozenSet[str] = frozenset(), cuda_extra: FrozenSet[str] = frozenset()
+) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """(ROCm macros, NVIDIA macros) the file's includes teach; macros the model already knows
     are left out."""
     # macro -> {(polarity of the branch, "hip"|"cuda")}
@@ -61,7 +66,9 @@ def learned_macros(pre: Preprocessed, rocm_extra: FrozenSet[str] = frozenset(),
             chains.append([(_positive_macro(stack[-1]), set())])
         elif name in ("elif", "elifdef", "elifndef") and stack:
             stack[-1] = None
-            chains[-1].append((_positive_macro(_single_macro(d.condition)) if name != "elifndef" else None, set()))
+            chains[-1].append(
+                (_positive_macro(_single_macro(d.condition)) if name != "elifndef" else None, set())
+            )
         elif name == "else" and stack:
             top = stack[-1]
             stack[-1] = (top[0], not top[1]) if top else None
@@ -95,8 +102,13 @@ def _positive_macro(test: Optional[Tuple[str, bool]]) -> Optional[str]:
     return test[0] if test is not None and test[1] else None
 
 
-def _learn_from_chain(branches: List[Tuple[Optional[str], Set[str]]], rocm_extra: FrozenSet[str],
-                      cuda_extra: FrozenSet[str], rocm: Set[str], cuda: Set[str]) -> None:
+def _learn_from_chain(
+    branches: List[Tuple[Optional[str], Set[str]]],
+    rocm_extra: FrozenSet[str],
+    cuda_extra: FrozenSet[str],
+    rocm: Set[str],
+    cuda: Set[str],
+) -> None:
     """What an ``#if``/``#elif`` chain of vendor branches teaches (see the module's docstring)."""
     if len(branches) < 2 or all(macro is None for macro, _ in branches):
         return
@@ -109,7 +121,11 @@ def _learn_from_chain(branches: List[Tuple[Optional[str], Set[str]]], rocm_extra
         if not known_rocm:
             rocm.add(macro)
         for other, other_kinds in branches[:i]:
-            if other is not None and other_kinds == {"cuda"} and not is_rocm_macro(other, rocm_extra) \
-                    and not is_cuda_macro(other, cuda_extra):
+            if (
+                other is not None
+                and other_kinds == {"cuda"}
+                and not is_rocm_macro(other, rocm_extra)
+                and not is_cuda_macro(other, cuda_extra)
+            ):
                 cuda.add(other)
         return

@@ -66,7 +66,9 @@ def add_noqa_text(text: str, findings: Sequence[Finding], language: str) -> Tupl
             skipped[line] = why
             continue
         lines[line - 1] = _with_codes(body, sorted(wanted), language) + newline
-    reasons = {f.line: skipped[where.get(f.line, f.line)] for f in findings if where.get(f.line, f.line) in skipped}
+    reasons = {
+        f.line: skipped[where.get(f.line, f.line)] for f in findings if where.get(f.line, f.line) in skipped
+    }
     return "".join(lines), reasons
 
 
@@ -89,7 +91,7 @@ def _no_comment_here(body: str, language: str) -> Optional[str]:
 def _split_newline(line: str) -> Tuple[str, str]:
     for end in ("\r\n", "\n", "\r"):
         if line.endswith(end):
-            return line[:-len(end)], end
+            return line[: -len(end)], end
     return line, ""
 
 
@@ -101,7 +103,7 @@ def _with_codes(body: str, codes: List[str], language: str) -> str:
         return body  # `# noqa` without codes covers every code already
     m = _NOQA_CODES.search(body, _comment_start(body, language))
     if m:
-        return body[:m.start("codes")] + _merged(m.group("codes"), codes) + body[m.end("codes"):]
+        return body[: m.start("codes")] + _merged(m.group("codes"), codes) + body[m.end("codes") :]
     return body.rstrip() + "  # noqa: " + ", ".join(codes)
 
 
@@ -136,7 +138,7 @@ def _cpp_line(body: str, codes: List[str]) -> str:
         return body
     m = _NOLINT_CODES.search(body, len(body) - len(comment))
     if m and m.group("close"):
-        return body[:m.start("codes")] + _merged(m.group("codes"), codes) + body[m.end("codes"):]
+        return body[: m.start("codes")] + _merged(m.group("codes"), codes) + body[m.end("codes") :]
     stripped = body.rstrip()
     if stripped.endswith("\\"):  # a continued line (a macro): a // comment would end the macro here
         head = stripped[:-1].rstrip()
@@ -146,7 +148,7 @@ def _cpp_line(body: str, codes: List[str]) -> str:
 
 def _cpp_comment_part(body: str) -> str:
     cut = [i for i in (body.find("//"), body.find("/*")) if i >= 0]
-    return body[min(cut):] if cut else ""
+    return body[min(cut) :] if cut else ""
 
 
 def _python_targets(text: str) -> Dict[int, int]:
@@ -162,8 +164,9 @@ def _python_targets(text: str) -> Dict[int, int]:
     lines = split_lines(text)
     out: Dict[int, int] = {}
     for first, last in spans:
-        target = next((n for n in range(first, last + 1)
-                       if n <= len(lines) and _NOQA_CODES.search(lines[n - 1])), last)
+        target = next(
+            (n for n in range(first, last + 1) if n <= len(lines) and _NOQA_CODES.search(lines[n - 1])), last
+        )
         for line in range(first, last + 1):
             out[line] = target
     return out
@@ -184,8 +187,10 @@ def same_program(old: str, new: str, language: str, path: str, config: Config) -
 
     def settings(text: str):
         unit = read_unit(path, text, config, language)
-        return ([(s.name, s.value, s.how, s.gate, s.conditions) for s in unit.settings],
-                [(tuple(w.value for w in a.words), a.gate, a.conditions) for a in unit.tool_args])
+        return (
+            [(s.name, s.value, s.how, s.gate, s.conditions) for s in unit.settings],
+            [(tuple(w.value for w in a.words), a.gate, a.conditions) for a in unit.tool_args],
+        )
 
     return None if settings(old) == settings(new) else "the comment would change a setting's value"
 
@@ -226,7 +231,9 @@ def add_noqa_file(path: str, findings: Sequence[Finding], config: Config) -> Noq
     if language is None:
         return outcome
     if language == "notebook":
-        outcome.error = "no noqa added: notebooks (.ipynb) are checked, not edited; add `# noqa: CODE` in the cell"
+        outcome.error = (
+            "no noqa added: notebooks (.ipynb) are checked, not edited; add `# noqa: CODE` in the cell"
+        )
         return outcome
     try:
         source = read_for_write(path, config, write=True)
@@ -245,8 +252,11 @@ def add_noqa_file(path: str, findings: Sequence[Finding], config: Config) -> Noq
         outcome.error = f"no noqa added: {problem}"
         return outcome
     remaining = {(f.line, f.code) for f in again}  # type: ignore[union-attr]
-    outcome.skipped = [(f, reasons.get(f.line, "the comment would not suppress it"))
-                       for f in findings if (f.line, f.code) in remaining]
+    outcome.skipped = [
+        (f, reasons.get(f.line, "the comment would not suppress it"))
+        for f in findings
+        if (f.line, f.code) in remaining
+    ]
     added = len(findings) - len(outcome.skipped)
     if added:
         error = write_back(path, source, new)

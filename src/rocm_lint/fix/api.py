@@ -30,8 +30,9 @@ MAX_PASSES = 8
 OVERLAPS = "overlaps another fix; run --fix again"
 
 
-def _fix_once(path: str, text: str, findings: Sequence[Finding], language: str, unsafe: bool,
-              config: Config) -> FixResult:
+def _fix_once(
+    path: str, text: str, findings: Sequence[Finding], language: str, unsafe: bool, config: Config
+) -> FixResult:
     from rocm_lint.fix.text_edits import apply_text_fixes
 
     if language == "python":
@@ -41,8 +42,14 @@ def _fix_once(path: str, text: str, findings: Sequence[Finding], language: str, 
         # recipes leave unchanged, else in the next pass (its findings are checked again).
         comments = [f for f in findings if f.fix is not None and f.fix.edits and f.recipe is None]
         others = [f for f in findings if not (f.fix is not None and f.fix.edits and f.recipe is None)]
-        result = fix_source(path, text, others, unsafe=unsafe, rocm_names=learned_rocm_names(path, text, config),
-                            config=config)
+        result = fix_source(
+            path,
+            text,
+            others,
+            unsafe=unsafe,
+            rocm_names=learned_rocm_names(path, text, config),
+            config=config,
+        )
         if comments and result.text != text:
             result.overlapped = list(result.overlapped) + comments
         elif comments:
@@ -55,9 +62,17 @@ def _fix_once(path: str, text: str, findings: Sequence[Finding], language: str, 
     return apply_text_fixes(path, text, findings, language, unsafe=unsafe)
 
 
-def fix_text(path: str, text: str, config: Config, *, unsafe: bool = False, language: Optional[str] = None,
-             findings: Optional[Sequence[Finding]] = None, keep=None,
-             workspace: Optional[Workspace] = None) -> Union[FixResult, FileError]:
+def fix_text(
+    path: str,
+    text: str,
+    config: Config,
+    *,
+    unsafe: bool = False,
+    language: Optional[str] = None,
+    findings: Optional[Sequence[Finding]] = None,
+    keep=None,
+    workspace: Optional[Workspace] = None,
+) -> Union[FixResult, FileError]:
     """``text`` with every allowed fix applied (safe ones; unsafe ones too with ``unsafe``).
 
     ``workspace``: the front end's caches (its project model is the check's); fresh when None.
@@ -117,8 +132,9 @@ def edits_for(path: str, text: str, finding: Finding, config: Config) -> Tuple[E
         from rocm_lint.fix.engine import python_edits_for
 
         try:
-            return python_edits_for(path, text, finding, rocm_names=learned_rocm_names(path, text, config),
-                                    config=config)
+            return python_edits_for(
+                path, text, finding, rocm_names=learned_rocm_names(path, text, config), config=config
+            )
         except SyntaxError:
             return ()
     if not finding.fix.edits or language is None:
@@ -129,7 +145,9 @@ def edits_for(path: str, text: str, finding: Finding, config: Config) -> Tuple[E
     return tuple(finding.fix.edits) if result.applied else ()
 
 
-def edits_by_finding(path: str, text: str, findings: Sequence[Finding], config: Config) -> List[Tuple[Edit, ...]]:
+def edits_by_finding(
+    path: str, text: str, findings: Sequence[Finding], config: Config
+) -> List[Tuple[Edit, ...]]:
     """:func:`edits_for` of each of ``findings`` (one file's), in order: the same edits, computed
     with one fix per group of findings instead of one per finding (a file with 200 findings took
     minutes).  See :func:`_split_python_edits`; whatever cannot be split is computed alone."""
@@ -145,7 +163,9 @@ def edits_by_finding(path: str, text: str, findings: Sequence[Finding], config: 
         for i in python:
             if id(findings[i]) in split:
                 out[i] = split[id(findings[i])]
-    return [edits if edits is not None else edits_for(path, text, f, config) for edits, f in zip(out, findings)]
+    return [
+        edits if edits is not None else edits_for(path, text, f, config) for edits, f in zip(out, findings)
+    ]
 
 
 def _lines_edits(old: List[str], parts: List[Tuple[int, int, List[str]]]) -> Tuple[Edit, ...]:
@@ -169,16 +189,20 @@ def _lines_edits(old: List[str], parts: List[Tuple[int, int, List[str]]]) -> Tup
             start += 1
         while stop < limit - start and a[len(a) - 1 - stop] == b[len(b) - 1 - stop]:
             stop += 1
-        a, b = a[start:len(a) - stop], b[start:len(b) - stop]
+        a, b = a[start : len(a) - stop], b[start : len(b) - stop]
         base = r1 + start
         matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-        hunks.extend((base + i1, base + i2, b[j1:j2])
-                     for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+        hunks.extend(
+            (base + i1, base + i2, b[j1:j2])
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+            if tag != "equal"
+        )
     return line_edits(old, hunks)
 
 
-def _split_python_edits(path: str, text: str, findings: Sequence[Finding],
-                        config: Config) -> Dict[int, Tuple[Edit, ...]]:
+def _split_python_edits(
+    path: str, text: str, findings: Sequence[Finding], config: Config
+) -> Dict[int, Tuple[Edit, ...]]:
     """Each finding's edits alone, from fixing a whole group together: {id(finding): edits} for
     the findings it could split; the caller computes the others one by one.
 
@@ -203,8 +227,15 @@ def _split_python_edits(path: str, text: str, findings: Sequence[Finding],
         ``f`` tests torch in place or has no place)."""
         if id(f) not in plans:
             p = plan_flag(tree, [f], rocm_names, path, config, text)
-            plans[id(f)] = (p.name, p.insert_after, tuple(p.statements), p.torch_alias, p.usable_after,
-                            id(f) in p.inline, id(f) in p.unplaced)
+            plans[id(f)] = (
+                p.name,
+                p.insert_after,
+                tuple(p.statements),
+                p.torch_alias,
+                p.usable_after,
+                id(f) in p.inline,
+                id(f) in p.unplaced,
+            )
         return plans[id(f)]
 
     def groups(members: List[Finding]):
@@ -239,8 +270,9 @@ def _split_python_edits(path: str, text: str, findings: Sequence[Finding],
     return out
 
 
-def _split(old: List[str], new: List[str], result: FixResult,
-           group: Sequence[Finding]) -> Dict[int, Tuple[Edit, ...]]:
+def _split(
+    old: List[str], new: List[str], result: FixResult, group: Sequence[Finding]
+) -> Dict[int, Tuple[Edit, ...]]:
     flag = list(result.inserted)
     # Any correct diff serves to find the hunks (their edits are diffed again, exactly, per
     # finding): autojunk keeps a file of many repeated lines from making this one quadratic.
@@ -254,7 +286,7 @@ def _split(old: List[str], new: List[str], result: FixResult,
         if flag and flag_at is None:
             bare = [line.rstrip("\r\n") for line in lines]
             for k in range(len(lines) - len(flag) + 1):
-                if bare[k:k + len(flag)] == flag:
+                if bare[k : k + len(flag)] == flag:
                     # with the blank lines that set it off from the code around it
                     end = k + len(flag)
                     while k > 0 and not bare[k - 1]:
@@ -284,14 +316,19 @@ def _split(old: List[str], new: List[str], result: FixResult,
     for hunk in hunks:
         i1, i2, _ = hunk
         # the findings whose lines meet old lines i1+1..i2
-        nearby = spans[bisect.bisect_left(starts, i1 + 1 - widest):bisect.bisect_right(starts, i2)]
+        nearby = spans[bisect.bisect_left(starts, i1 + 1 - widest) : bisect.bisect_right(starts, i2)]
         owners = [group[i] for line, last, i in nearby if i1 < last and line <= i2]
         if i1 == i2 or not owners or any(id(f) not in applied for f in owners):
             return {}  # a change that belongs to no fixed finding: not what a split can explain
         if len(owners) > 1:
             shared.update(id(f) for f in owners)
-        outside = [old[k] for k in range(i1, i2) if old[k].strip() and not old[k].lstrip().startswith("#")
-                   and not any(line <= k + 1 <= last for line, last, _ in nearby)]
+        outside = [
+            old[k]
+            for k in range(i1, i2)
+            if old[k].strip()
+            and not old[k].lstrip().startswith("#")
+            and not any(line <= k + 1 <= last for line, last, _ in nearby)
+        ]
         if outside and set(outside) - set(hunk[2]):
             # code outside every finding changed (fix.format_nest joins a gate into the test of
             # the `if` around it): fixing one finding alone may not change it, so no split
@@ -320,8 +357,9 @@ _STYLE_FILES = (".ruff.toml", "ruff.toml", "pyproject.toml", ".flake8", "setup.c
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
-def with_edits(findings: Sequence[Finding], config: Config, cache_dir: Optional[str] = None,
-               read=None, workspace=None) -> List[Finding]:
+def with_edits(
+    findings: Sequence[Finding], config: Config, cache_dir: Optional[str] = None, read=None, workspace=None
+) -> List[Finding]:
     """``findings`` with each Python fix's edits filled in (ruff's JSON carries them), computed
     once per file (:func:`edits_by_finding`); only files with fixes are read.  C++ and
     config-file findings carry their edits from the check.  With ``cache_dir`` the edits are
@@ -349,7 +387,9 @@ def with_edits(findings: Sequence[Finding], config: Config, cache_dir: Optional[
                 from rocm_lint.engine import read_source as read
 
             text = read(path)
-            all_edits = edits_by_finding(path, text, wanted, config) if isinstance(text, str) else [()] * len(wanted)
+            all_edits = (
+                edits_by_finding(path, text, wanted, config) if isinstance(text, str) else [()] * len(wanted)
+            )
         for i, f, edits in zip(indexes, wanted, all_edits):
             out[i] = dc_replace(f, fix=Fix(f.fix.applicability, f.fix.message, edits) if edits else None)
     if cache is not None:
@@ -357,8 +397,9 @@ def with_edits(findings: Sequence[Finding], config: Config, cache_dir: Optional[
     return out
 
 
-def _cached_edits(cache, path: str, wanted: Sequence[Finding], config: Config,
-                  workspace=None) -> Optional[List[Tuple[Edit, ...]]]:
+def _cached_edits(
+    cache, path: str, wanted: Sequence[Finding], config: Config, workspace=None
+) -> Optional[List[Tuple[Edit, ...]]]:
     """The edits of ``wanted`` from the cache, or computed and stored; None where the cache
     cannot answer for the file (no entry of this run: the caller computes them)."""
     from rocm_lint.cache import TREE, content_hash, edits_from, edits_to, finding_key
@@ -424,6 +465,14 @@ def _project_roots(path: str, config: Config, workspace=None) -> List[str]:
         if os.path.dirname(probe) == probe:
             break
         probe = os.path.dirname(probe)
-    roots = [os.path.realpath(r) for r in [top, marked, *project_for(workspace if workspace is not None else Workspace(), config).roots] if os.path.isdir(r)]
+    roots = [
+        os.path.realpath(r)
+        for r in [
+            top,
+            marked,
+            *project_for(workspace if workspace is not None else Workspace(), config).roots,
+        ]
+        if os.path.isdir(r)
+    ]
     roots = list(dict.fromkeys(roots))
     return [r for r in roots if not any(o != r and r.startswith(o.rstrip(os.sep) + os.sep) for o in roots)]

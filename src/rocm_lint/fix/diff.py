@@ -80,11 +80,13 @@ def _matching_blocks(a: Sequence[str], b: Sequence[str]) -> Optional[List[Tuple[
     tail = 0
     while tail < n - head and tail < m - head and a[n - 1 - tail] == b[m - 1 - tail]:
         tail += 1
-    middle = _myers(a[head:n - tail], b[head:m - tail])
+    middle = _myers(a[head : n - tail], b[head : m - tail])
     if middle is None:
         return None
     blocks: List[Tuple[int, int, int]] = []
-    for i, j, size in [(0, 0, head)] + [(i + head, j + head, k) for i, j, k in middle] + [(n - tail, m - tail, tail)]:
+    for i, j, size in (
+        [(0, 0, head)] + [(i + head, j + head, k) for i, j, k in middle] + [(n - tail, m - tail, tail)]
+    ):
         if not size:
             continue
         if blocks and blocks[-1][0] + blocks[-1][2] == i and blocks[-1][1] + blocks[-1][2] == j:

@@ -47,12 +47,19 @@ class FlagPlan:
     unplaced: Dict[int, str] = field(default_factory=dict)  # id(finding) -> why it has no safe place
 
 
-NO_TORCH = ("torch is not imported unconditionally before this code: a fix would need a new or "
-            "moved import of torch, so it is left to you")
+NO_TORCH = (
+    "torch is not imported unconditionally before this code: a fix would need a new or "
+    "moved import of torch, so it is left to you"
+)
 
 
-def _reused_flag(tree: ast.Module, rocm_names: Dict[str, object], path: Optional[str] = None,
-                 config: Optional[Config] = None, text: Optional[str] = None) -> Optional[Tuple[str, int]]:
+def _reused_flag(
+    tree: ast.Module,
+    rocm_names: Dict[str, object],
+    path: Optional[str] = None,
+    config: Optional[Config] = None,
+    text: Optional[str] = None,
+) -> Optional[Tuple[str, int]]:
     """A module-level ROCm predicate bound once in the whole module (no local, parameter or
     later definition shadows it) that nothing can rebind after its definition (no later star
     import whose source may bind it, no dynamic write to the module's namespace): (name, index
@@ -65,9 +72,17 @@ def _reused_flag(tree: ast.Module, rocm_names: Dict[str, object], path: Optional
         names = []
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            if len(targets) == 1 and isinstance(targets[0], ast.Name) and rocm_names.get(targets[0].id) == ON_ROCM:
+            if (
+                len(targets) == 1
+                and isinstance(targets[0], ast.Name)
+                and rocm_names.get(targets[0].id) == ON_ROCM
+            ):
                 names.append(targets[0].id)
-        elif isinstance(stmt, ast.ImportFrom) and stmt.module == "torch.utils.cpp_extension" and len(stmt.names) == 1:
+        elif (
+            isinstance(stmt, ast.ImportFrom)
+            and stmt.module == "torch.utils.cpp_extension"
+            and len(stmt.names) == 1
+        ):
             alias = stmt.names[0]
             if alias.name == "IS_HIP_EXTENSION":
                 names.append(alias.asname or alias.name)
@@ -76,22 +91,38 @@ def _reused_flag(tree: ast.Module, rocm_names: Dict[str, object], path: Optional
             if rocm_names.get(alias.asname or alias.name) == ON_ROCM:
                 names.append(alias.asname or alias.name)
         for name in names:
-            if binding_count(tree, name) == 1 and writes_own_namespace(tree, text) is None \
-                    and star_may_bind(name, tree, path, config, after=i) is None:
+            if (
+                binding_count(tree, name) == 1
+                and writes_own_namespace(tree, text) is None
+                and star_may_bind(name, tree, path, config, after=i) is None
+            ):
                 return name, i
     return None
 
 
-def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[str, object],
-              path: Optional[str] = None, config: Optional[Config] = None, text: Optional[str] = None) -> FlagPlan:
+def plan_flag(
+    tree: ast.Module,
+    candidates: Sequence[Finding],
+    rocm_names: Dict[str, object],
+    path: Optional[str] = None,
+    config: Optional[Config] = None,
+    text: Optional[str] = None,
+) -> FlagPlan:
     """Where the fixes of ``candidates`` test the platform: a ROCm predicate the module binds
     once at module level, else a new flag bound right after torch is imported, else inline.
     A module whose namespace code can observe (``fix.namespace``) gets no new name: inline."""
     from rocm_lint.finding import GateStatement, RocmValue, WrapExpression
     from rocm_lint.fix.format_place import flag_index
     from rocm_lint.fix.namespace import observed_namespace, star_may_bind
-    from rocm_lint.fix.scopes import (fresh_flag_name, identifiers, imports_torch, module_rebinds,
-                                      top_index, torch_alias_of, torch_at)
+    from rocm_lint.fix.scopes import (
+        fresh_flag_name,
+        identifiers,
+        imports_torch,
+        module_rebinds,
+        top_index,
+        torch_alias_of,
+        torch_at,
+    )
 
     body = tree.body
     torch_index, module_alias = None, None
@@ -105,13 +136,25 @@ def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[
     # Code sees the module's names (it reads its namespace, a project module star-imports it):
     # nothing is added, not even ``import torch``.  Asked only when a name would be added.
     observed = _Lazy(lambda: observed_namespace(tree, path, config, text))
-    if torch_index is not None and module_alias is None and "torch" not in identifiers(tree) and not observed():
+    if (
+        torch_index is not None
+        and module_alias is None
+        and "torch" not in identifiers(tree)
+        and not observed()
+    ):
         module_alias, add_import = "torch", True  # torch is imported already: the line only binds it
     plan = FlagPlan(FLAG, None, [], module_alias or "torch", usable_after=len(body))
     reused = _reused_flag(tree, rocm_names, path, config, text)
-    flag_sites = [top_index(tree, f.line) for f in candidates if isinstance(f.recipe, (GateStatement, RocmValue))]
-    if reused is not None and flag_sites and reused[1] >= min(flag_sites) and module_alias is not None \
-            and not observed():
+    flag_sites = [
+        top_index(tree, f.line) for f in candidates if isinstance(f.recipe, (GateStatement, RocmValue))
+    ]
+    if (
+        reused is not None
+        and flag_sites
+        and reused[1] >= min(flag_sites)
+        and module_alias is not None
+        and not observed()
+    ):
         reused = None  # bound after a fix: a new flag right after the import serves them all
     if reused is not None:
         plan.name, plan.usable_after = reused[0], reused[1]
@@ -123,8 +166,9 @@ def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[
             at = flag_index(body, torch_index, module_alias)
             plan.name, plan.insert_after, plan.usable_after = name, at, at
             plan.insert_after_line = getattr(body[at], "end_lineno", None) or body[at].lineno
-            plan.statements = (["import torch"] if add_import else []) + \
-                [f"{name} = {module_alias}.version.hip is not None"]
+            plan.statements = (["import torch"] if add_import else []) + [
+                f"{name} = {module_alias}.version.hip is not None"
+            ]
     alias_at = None if add_import else module_alias
     for f in candidates:
         if f.recipe is None:
@@ -138,8 +182,10 @@ def plan_flag(tree: ast.Module, candidates: Sequence[Finding], rocm_names: Dict[
                 if needs_flag or local != plan.torch_alias:
                     plan.inline[id(f)] = local
             elif torch_index is not None and observed():
-                plan.unplaced[id(f)] = (f"{observed()}: a fix adds no name to it, and no name holds the "
-                                        "torch module here to test in place")
+                plan.unplaced[id(f)] = (
+                    f"{observed()}: a fix adds no name to it, and no name holds the "
+                    "torch module here to test in place"
+                )
             else:
                 plan.unplaced[id(f)] = NO_TORCH
     return plan
@@ -207,9 +253,16 @@ def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan, path: str
         from rocm_lint.fix.skeleton import restore
 
         wrapper, positions = _parsed(skeleton.skeleton)
-        new, applied, uses_flag = apply_recipes(wrapper, positions, split_lines(skeleton.skeleton), findings, flag,
-                                                style.line_length, style.blank_after_imports,
-                                                sort_within_sections=style.force_sort_within_sections)
+        new, applied, uses_flag = apply_recipes(
+            wrapper,
+            positions,
+            split_lines(skeleton.skeleton),
+            findings,
+            flag,
+            style.line_length,
+            style.blank_after_imports,
+            sort_within_sections=style.force_sort_within_sections,
+        )
         restored = restore(skeleton, new)
         if restored is not None:
             if not VERIFY_SKELETON:
@@ -218,8 +271,16 @@ def _transform(text: str, findings: Sequence[Finding], flag: FlagPlan, path: str
             assert whole[0] == restored, f"skeleton fix differs from the whole module's: {path}"
             return whole
     wrapper, positions = _parsed(text)
-    return apply_recipes(wrapper, positions, split_lines(text), findings, flag, style.line_length,
-                         style.blank_after_imports, sort_within_sections=style.force_sort_within_sections)
+    return apply_recipes(
+        wrapper,
+        positions,
+        split_lines(text),
+        findings,
+        flag,
+        style.line_length,
+        style.blank_after_imports,
+        sort_within_sections=style.force_sort_within_sections,
+    )
 
 
 # A development check: every skeleton transform is compared with the whole module's.
@@ -252,8 +313,15 @@ def _allowed(f: Finding, unsafe: bool) -> bool:
     return unsafe and f.fix.applicability == Applicability.UNSAFE
 
 
-def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: bool = False,
-               rocm_names: Optional[Dict[str, object]] = None, config: Optional[Config] = None) -> FixResult:
+def fix_source(
+    path: str,
+    text: str,
+    findings: Sequence[Finding],
+    *,
+    unsafe: bool = False,
+    rocm_names: Optional[Dict[str, object]] = None,
+    config: Optional[Config] = None,
+) -> FixResult:
     """Apply every allowed fix of ``findings`` to ``text``; verify; return the new text.
 
     ``rocm_names``: what the check learned about the module's ROCm predicates
@@ -283,15 +351,19 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
     def attempt(subset: Sequence[Finding]):
         """((new text, ids applied, flag used), None) when the subset's fixes verify, else (None, why)."""
         try:
-            new_text, applied, uses_flag = (_transform(text, subset, flag, path) if skeleton is None
-                                            else _transform(text, subset, flag, path, skeleton))
+            new_text, applied, uses_flag = (
+                _transform(text, subset, flag, path)
+                if skeleton is None
+                else _transform(text, subset, flag, path, skeleton)
+            )
         except Exception as exc:  # LibCST could not represent it: never guess
             return None, f"cannot build the fix: {type(exc).__name__}"
         # The independent check: it is given the two sources, never this plan (it parses both:
         # a fixed text that does not parse is said so, as the fixer's own parse would).
         unsafe_used = any(f.fix.applicability != Applicability.SAFE for f in subset if id(f) in applied)
-        why = check_nvidia_path(text, new_text, path=path, rocm_names=rocm_names,
-                                assume_imports_succeed=unsafe_used)
+        why = check_nvidia_path(
+            text, new_text, path=path, rocm_names=rocm_names, assume_imports_succeed=unsafe_used
+        )
         if why is not None:
             try:
                 ast.parse(new_text)
@@ -311,8 +383,13 @@ def fix_source(path: str, text: str, findings: Sequence[Finding], *, unsafe: boo
     result.inserted = list(flag.statements) if uses_flag else []
     for f in candidates:
         if id(f) not in applied and all(f is not d for d, _ in result.dropped):
-            result.dropped.append((f, "no safe place for the fix here (one-line compound statement, "
-                                      "several statements on a line, or inside an expression)"))
+            result.dropped.append(
+                (
+                    f,
+                    "no safe place for the fix here (one-line compound statement, "
+                    "several statements on a line, or inside an expression)",
+                )
+            )
     return result
 
 
@@ -332,9 +409,14 @@ def learned_rocm_names(path: str, text: str, config: Config) -> Dict[str, object
     return names
 
 
-def python_edits_for(path: str, text: str, finding: Finding, *,
-                     rocm_names: Optional[Dict[str, object]] = None,
-                     config: Optional[Config] = None) -> Tuple[Edit, ...]:
+def python_edits_for(
+    path: str,
+    text: str,
+    finding: Finding,
+    *,
+    rocm_names: Optional[Dict[str, object]] = None,
+    config: Optional[Config] = None,
+) -> Tuple[Edit, ...]:
     """The edits of one finding's fix alone, as line-range replacements (JSON output, quick fixes)."""
     result = fix_source(path, text, [finding], unsafe=True, rocm_names=rocm_names, config=config)
     if not result.applied:
@@ -342,8 +424,9 @@ def python_edits_for(path: str, text: str, finding: Finding, *,
     old = split_lines(text, keepends=True)
     new = split_lines(result.text, keepends=True)
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    return line_edits(old, [(i1, i2, new[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-                            if tag != "equal"])
+    return line_edits(
+        old, [(i1, i2, new[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    )
 
 
 def line_edits(old: List[str], hunks: Sequence[Tuple[int, int, List[str]]]) -> Tuple[Edit, ...]:
@@ -370,5 +453,11 @@ def unified_diff(path: str, old: str, new: str) -> str:
     """difflib's unified diff; for large files an alignment linear in their size (fix.diff)."""
     from rocm_lint.fix.diff import unified_diff as diff_lines
 
-    return "".join(diff_lines(split_lines(old, keepends=True), split_lines(new, keepends=True),
-                              fromfile=f"a/{path.lstrip('/')}", tofile=f"b/{path.lstrip('/')}"))
+    return "".join(
+        diff_lines(
+            split_lines(old, keepends=True),
+            split_lines(new, keepends=True),
+            fromfile=f"a/{path.lstrip('/')}",
+            tofile=f"b/{path.lstrip('/')}",
+        )
+    )

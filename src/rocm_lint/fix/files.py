@@ -153,8 +153,15 @@ def write_back(path: str, source: Source, new_text: str) -> Optional[str]:
     return None
 
 
-def fix_file(path: str, config: Config, *, unsafe: bool, write: bool, keep=None,
-             workspace: Optional["Workspace"] = None) -> FileFix:
+def fix_file(
+    path: str,
+    config: Config,
+    *,
+    unsafe: bool,
+    write: bool,
+    keep=None,
+    workspace: Optional["Workspace"] = None,
+) -> FileFix:
     from rocm_lint.discovery import language_of
     from rocm_lint.fix.api import fix_text
 
@@ -163,8 +170,9 @@ def fix_file(path: str, config: Config, *, unsafe: bool, write: bool, keep=None,
     except Refused as exc:
         return FileFix(path, "", "", error=str(exc))
     text = source.text
-    result = fix_text(path, text, config, unsafe=unsafe, language=language_of(path), keep=keep,
-                      workspace=workspace)
+    result = fix_text(
+        path, text, config, unsafe=unsafe, language=language_of(path), keep=keep, workspace=workspace
+    )
     if isinstance(result, FileError):
         return FileFix(path, text, text, error=result.reason)
     outcome = FileFix(path, text, result.text, result.applied, result.dropped)
@@ -234,8 +242,9 @@ def remove_stale_temps(directory: str) -> List[str]:
     return removed
 
 
-def write_atomic(path: str, text: str, encoding: str, before: os.stat_result,
-                 expected: Optional[bytes] = None) -> None:
+def write_atomic(
+    path: str, text: str, encoding: str, before: os.stat_result, expected: Optional[bytes] = None
+) -> None:
     """Replace ``path`` with ``text``, keeping its mode and owner.  ``expected``: the bytes the
     fix was computed from; when the file no longer holds them (checked after the temporary file
     is written, right before the rename), :class:`ChangedOnDisk` and nothing is written."""
@@ -278,8 +287,16 @@ def write_atomic(path: str, text: str, encoding: str, before: os.stat_result,
 PARALLEL_FIX_FILES = 8
 
 
-def fix_files(paths: List[str], config: Config, *, unsafe: bool, write: bool,
-              jobs: Optional[int] = None, keep=None, workspace: Optional["Workspace"] = None) -> List[FileFix]:
+def fix_files(
+    paths: List[str],
+    config: Config,
+    *,
+    unsafe: bool,
+    write: bool,
+    jobs: Optional[int] = None,
+    keep=None,
+    workspace: Optional["Workspace"] = None,
+) -> List[FileFix]:
     """:func:`fix_file` for each of ``paths`` (results in the same order), in ``jobs`` worker
     processes on bigger sets.  Workers read the project facts of this process (the check's
     pre-pass), so a file is fixed as a serial run fixes it.  Paths that lead to one real file
@@ -293,7 +310,9 @@ def fix_files(paths: List[str], config: Config, *, unsafe: bool, write: bool,
             first[real] = path
             parallel.append(path)
     if jobs < 2 or len(parallel) < PARALLEL_FIX_FILES:
-        return [fix_file(p, config, unsafe=unsafe, write=write, keep=keep, workspace=workspace) for p in paths]
+        return [
+            fix_file(p, config, unsafe=unsafe, write=write, keep=keep, workspace=workspace) for p in paths
+        ]
     from concurrent.futures import ProcessPoolExecutor
 
     from rocm_lint.python.project import project_for
@@ -304,11 +323,16 @@ def fix_files(paths: List[str], config: Config, *, unsafe: bool, write: bool,
     chunks = [parallel[i::n] for i in range(n)]
     results = {}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for chunk, outcomes in zip(chunks, pool.map(_fix_many, [(c, config, seed, unsafe, write, keep) for c in chunks])):
+        for chunk, outcomes in zip(
+            chunks, pool.map(_fix_many, [(c, config, seed, unsafe, write, keep) for c in chunks])
+        ):
             results.update(zip(chunk, outcomes))
-    return [results[p] if p in results else fix_file(p, config, unsafe=unsafe, write=write, keep=keep,
-                                                     workspace=workspace)
-            for p in paths]
+    return [
+        results[p]
+        if p in results
+        else fix_file(p, config, unsafe=unsafe, write=write, keep=keep, workspace=workspace)
+        for p in paths
+    ]
 
 
 def _fix_many(args) -> List[FileFix]:

@@ -79,7 +79,16 @@ def _positive(value: object) -> Optional[int]:
 def _boolean(value: object) -> Optional[bool]:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "on", "false", "0", "no", "off"):
+    if isinstance(value, str) and value.strip().lower() in (
+        "true",
+        "1",
+        "yes",
+        "on",
+        "false",
+        "0",
+        "no",
+        "off",
+    ):
         return value.strip().lower() in ("true", "1", "yes", "on")
     return None
 
@@ -138,8 +147,12 @@ def _ruff(ruff: dict, directory: str, depth: int = 0) -> _Found:
     for table in (_table(lint, "isort"), _table(ruff, "isort")):
         found = found.merged(_isort_table(table, ruff=True))
     extend = ruff.get("extend")
-    if isinstance(extend, str) and extend and depth < _EXTEND_DEPTH and None in (found.length, found.blank,
-                                                                              found.sort_within):
+    if (
+        isinstance(extend, str)
+        and extend
+        and depth < _EXTEND_DEPTH
+        and None in (found.length, found.blank, found.sort_within)
+    ):
         target = os.path.normpath(os.path.join(directory, os.path.expanduser(extend)))
         data = _toml(target)
         if data is not None:
@@ -187,7 +200,9 @@ def _from_directory(directory: str, signature: Tuple[Tuple[str, int, int], ...])
                 found = found.merged(_Found(_positive(parser.get("flake8", key))))
         for section in ("settings", "isort", "tool:isort"):
             if parser.has_section(section):
-                found = found.merged(_isort_table(dict(parser.items(section)), ruff=False)._replace(blank=None))
+                found = found.merged(
+                    _isort_table(dict(parser.items(section)), ruff=False)._replace(blank=None)
+                )
     return found
 
 
@@ -208,8 +223,11 @@ def project_style(path: str) -> Style:
         if parent == directory:
             break
         directory = parent
-    return Style(found.length if found.length is not None else DEFAULT_LINE_LENGTH, found.blank,
-                 bool(found.sort_within))
+    return Style(
+        found.length if found.length is not None else DEFAULT_LINE_LENGTH,
+        found.blank,
+        bool(found.sort_within),
+    )
 
 
 def style_for(path: str) -> Tuple[int, Optional[int]]:

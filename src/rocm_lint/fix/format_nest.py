@@ -27,7 +27,9 @@ _LOOSE = (cst.IfExp, cst.Lambda, cst.NamedExpr)
 
 
 def _joined_test(test: cst.BaseExpression, gate_test: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(test, _LOOSE) or (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or)):
+    if isinstance(test, _LOOSE) or (
+        isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or)
+    ):
         if not test.lpar:
             test = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return cst.BooleanOperation(left=test, operator=cst.And(), right=gate_test)
@@ -79,15 +81,25 @@ def _split_test(test, gate_test, indent: int, limit: int, config) -> Optional[cs
     if any(indent + len(line) > limit for line in lines):
         return None
     try:
-        parsed = cst.parse_statement("\n".join(lines) + "\n    pass\n", config=config) if config else \
-            cst.parse_statement("\n".join(lines) + "\n    pass\n")
+        parsed = (
+            cst.parse_statement("\n".join(lines) + "\n    pass\n", config=config)
+            if config
+            else cst.parse_statement("\n".join(lines) + "\n    pass\n")
+        )
     except cst.ParserSyntaxError:
         return None
     return parsed.test if isinstance(parsed, cst.If) else None
 
 
-def collapse_gate(node: cst.If, parent, created: Dict[int, tuple], shallow: Dict[int, List[cst.BaseStatement]],
-                  indent: int, limit: int, config=None) -> Optional[cst.If]:
+def collapse_gate(
+    node: cst.If,
+    parent,
+    created: Dict[int, tuple],
+    shallow: Dict[int, List[cst.BaseStatement]],
+    indent: int,
+    limit: int,
+    config=None,
+) -> Optional[cst.If]:
     """``node`` with the gate that is its whole body joined into its test, or None."""
     if node.orelse is not None or isinstance(parent, cst.If) or not isinstance(node.body, cst.IndentedBlock):
         return None
@@ -103,8 +115,9 @@ def collapse_gate(node: cst.If, parent, created: Dict[int, tuple], shallow: Dict
         test = _split_test(node.test, gate.test, indent, limit, config)
         if test is None:
             return None
-        node = node.with_changes(whitespace_before_test=cst.SimpleWhitespace(" "),
-                                 whitespace_after_test=cst.SimpleWhitespace(""))
+        node = node.with_changes(
+            whitespace_before_test=cst.SimpleWhitespace(" "), whitespace_after_test=cst.SimpleWhitespace("")
+        )
     else:
         test = _joined_test(node.test, gate.test)
         header = "if " + _EMPTY.code_for_node(test) + ":"

@@ -32,7 +32,9 @@ class _Join(cst.CSTTransformer):
         self.ok = True
 
     def leave_ParenthesizedWhitespace(self, original, updated):
-        if updated.first_line.comment is not None or any(line.comment is not None for line in updated.empty_lines):
+        if updated.first_line.comment is not None or any(
+            line.comment is not None for line in updated.empty_lines
+        ):
             self.ok = False
             return updated
         return _SPACE
@@ -105,7 +107,9 @@ def joined(stmt: cst.SimpleStatementLine) -> Optional[cst.SimpleStatementLine]:
     return new
 
 
-def rewrap_statement(stmt: cst.SimpleStatementLine, indent: int, limit: int, config) -> Optional[cst.SimpleStatementLine]:
+def rewrap_statement(
+    stmt: cst.SimpleStatementLine, indent: int, limit: int, config
+) -> Optional[cst.SimpleStatementLine]:
     """A multi-line ``stmt`` with a line past ``limit``, laid out again as ruff format would
     (joined, then ``fix.layout.wrap_statement``); None where that is not possible."""
     from rocm_lint.fix.layout import wrap_statement

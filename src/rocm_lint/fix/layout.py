@@ -74,8 +74,12 @@ class Layout:
         exploded list gets a trailing comma) of a node that ends in brackets."""
         if isinstance(node, cst.Call) and node.args and not node.lpar:
             return _code(node.func) + "(", [(a, _bare(a)) for a in node.args], ")", True
-        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and not node.lpar \
-                and isinstance(node.slice[0].slice, cst.Index):
+        if (
+            isinstance(node, cst.Subscript)
+            and len(node.slice) == 1
+            and not node.lpar
+            and isinstance(node.slice[0].slice, cst.Index)
+        ):
             return _code(node.value) + "[", [(node.slice[0].slice.value, _bare(node.slice[0]))], "]", False
         if isinstance(node, (cst.Dict, cst.List, cst.Set)) and node.elements and not node.lpar:
             opening, closing = {cst.Dict: "{}", cst.List: "[]", cst.Set: "{}"}[type(node)]
@@ -114,10 +118,10 @@ class Layout:
         prefix, value = "", item
         if isinstance(item, cst.Arg):
             value = item.value
-            prefix = text[:len(text) - len(_code(value))] if text.endswith(_code(value)) else None
+            prefix = text[: len(text) - len(_code(value))] if text.endswith(_code(value)) else None
         elif isinstance(item, (cst.Element, cst.DictElement)):
             value = item.value
-            prefix = text[:len(text) - len(_code(value))] if text.endswith(_code(value)) else None
+            prefix = text[: len(text) - len(_code(value))] if text.endswith(_code(value)) else None
         if prefix is None:
             return None
         if isinstance(value, cst.IfExp) and not value.lpar and not prefix:
@@ -141,7 +145,9 @@ class Layout:
         split = self.split(value, 0, len(tail) + comment)
         if split is not None:
             # (where even the line up to the bracket is too long, ruff's layout is another one)
-            return [head + split[0]] + split[1:-1] + [split[-1] + tail] if self.fits(head + split[0]) else None
+            return (
+                [head + split[0]] + split[1:-1] + [split[-1] + tail] if self.fits(head + split[0]) else None
+            )
         if not parenthesize or not self.fits(head + "("):
             return None
         flat = "    " + _code(value)
@@ -163,8 +169,18 @@ def _value_of(small) -> Tuple[Optional[object], bool]:
     return None, False
 
 
-def _relaid(indent: int, limit: int, config, head: str, value, tail: str, comment, parenthesize: bool,
-            after: str, kind):
+def _relaid(
+    indent: int,
+    limit: int,
+    config,
+    head: str,
+    value,
+    tail: str,
+    comment,
+    parenthesize: bool,
+    after: str,
+    kind,
+):
     """The statement ``head value tail`` (its comment after it) laid out within ``limit`` and
     parsed (``after``: what completes it as a statement, a body), or None where it fits, is not
     one line, has no layout here, or does not parse as ``kind``."""
@@ -183,7 +199,9 @@ def _relaid(indent: int, limit: int, config, head: str, value, tail: str, commen
     return new if isinstance(new, kind) else None
 
 
-def wrap_statement(stmt: cst.SimpleStatementLine, indent: int, limit: int, config) -> Optional[cst.SimpleStatementLine]:
+def wrap_statement(
+    stmt: cst.SimpleStatementLine, indent: int, limit: int, config
+) -> Optional[cst.SimpleStatementLine]:
     """``stmt`` (one line at ``indent`` columns) wrapped to ``limit``, or None when it fits, is
     not one line, or has no layout here."""
     if len(stmt.body) != 1:
@@ -193,10 +211,23 @@ def wrap_statement(stmt: cst.SimpleStatementLine, indent: int, limit: int, confi
     value, parenthesize = _value_of(small)
     if value is None or not flat.endswith(_code(value)):
         return None
-    new = _relaid(indent, limit, config, flat[:len(flat) - len(_code(value))], value, "",
-                  stmt.trailing_whitespace.comment, parenthesize, "", cst.SimpleStatementLine)
-    return None if new is None else new.with_changes(leading_lines=stmt.leading_lines,
-                                                     trailing_whitespace=stmt.trailing_whitespace)
+    new = _relaid(
+        indent,
+        limit,
+        config,
+        flat[: len(flat) - len(_code(value))],
+        value,
+        "",
+        stmt.trailing_whitespace.comment,
+        parenthesize,
+        "",
+        cst.SimpleStatementLine,
+    )
+    return (
+        None
+        if new is None
+        else new.with_changes(leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace)
+    )
 
 
 def wrap_with(stmt: cst.With, indent: int, limit: int, config) -> Optional[cst.With]:
@@ -207,16 +238,37 @@ def wrap_with(stmt: cst.With, indent: int, limit: int, config) -> Optional[cst.W
     item = stmt.items[0]
     tail = (" as " + _code(item.asname.name) if item.asname else "") + ":"
     header = getattr(stmt.body, "header", None)
-    new = _relaid(indent, limit, config, "with ", item.item, tail, header.comment if header else None, False,
-                  "    pass\n", cst.With)
+    new = _relaid(
+        indent,
+        limit,
+        config,
+        "with ",
+        item.item,
+        tail,
+        header.comment if header else None,
+        False,
+        "    pass\n",
+        cst.With,
+    )
     return None if new is None else new.with_changes(body=stmt.body, leading_lines=stmt.leading_lines)
 
 
 def wrap_decorator(decorator: cst.Decorator, indent: int, limit: int, config) -> Optional[cst.Decorator]:
     """A decorator call past ``limit``, split at its parentheses."""
-    new = _relaid(indent, limit, config, "@", decorator.decorator, "", decorator.trailing_whitespace.comment, False,
-                  "def f():\n    pass\n", cst.FunctionDef)
+    new = _relaid(
+        indent,
+        limit,
+        config,
+        "@",
+        decorator.decorator,
+        "",
+        decorator.trailing_whitespace.comment,
+        False,
+        "def f():\n    pass\n",
+        cst.FunctionDef,
+    )
     if new is None or len(new.decorators) != 1:
         return None
-    return new.decorators[0].with_changes(leading_lines=decorator.leading_lines,
-                                          trailing_whitespace=decorator.trailing_whitespace)
+    return new.decorators[0].with_changes(
+        leading_lines=decorator.leading_lines, trailing_whitespace=decorator.trailing_whitespace
+    )

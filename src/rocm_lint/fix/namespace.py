@@ -32,19 +32,42 @@ from rocm_lint.discovery import read_bounded
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 # What reading a namespace dict through does not change: ``globals().items()``, ``k in globals()``.
-_READ_METHODS = frozenset({"items", "keys", "values", "get", "copy", "__contains__", "__getitem__", "__iter__",
-                           "__len__"})
-_READ_CALLS = frozenset({"dict", "list", "tuple", "set", "frozenset", "sorted", "len", "iter", "enumerate", "any",
-                         "all", "reversed", "print", "repr", "str", "dir", "getattr", "hasattr",
-                         "inspect.getmembers"})
+_READ_METHODS = frozenset(
+    {"items", "keys", "values", "get", "copy", "__contains__", "__getitem__", "__iter__", "__len__"}
+)
+_READ_CALLS = frozenset(
+    {
+        "dict",
+        "list",
+        "tuple",
+        "set",
+        "frozenset",
+        "sorted",
+        "len",
+        "iter",
+        "enumerate",
+        "any",
+        "all",
+        "reversed",
+        "print",
+        "repr",
+        "str",
+        "dir",
+        "getattr",
+        "hasattr",
+        "inspect.getmembers",
+    }
+)
 MAX_SCAN_FILES = 20000  # Python files read to find the project's star imports
 MAX_FILE_BYTES = 2 * 1024 * 1024
 SCAN_TTL = 30.0  # seconds a project's star imports are reused (the language server runs long)
 _STAR = re.compile(rb"(?m)(?:^|;)[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]*\*")
 _ANY_STAR = re.compile(rb"import[ \t]*\*")  # a literal prefix: searched fast, before _STAR runs
 # What a use of the module's namespace needs in the text (no walk of a module without it).
-_USE_HINT = re.compile(r"\b(?:globals|vars|locals|dir|exec|eval)\s*\(|\bf_globals\b|\bf_locals\b|\bmodules\b"
-                       r"|\bimport_module\b|\b__import__\b")
+_USE_HINT = re.compile(
+    r"\b(?:globals|vars|locals|dir|exec|eval)\s*\(|\bf_globals\b|\bf_locals\b|\bmodules\b"
+    r"|\bimport_module\b|\b__import__\b"
+)
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -60,8 +83,11 @@ def _is_own_module(node: ast.AST) -> bool:
     """``sys.modules[__name__]``, ``sys.modules.get(__name__)``, ``importlib.import_module(__name__)``."""
     if isinstance(node, ast.Subscript) and _dotted(node.value) == "sys.modules":
         return isinstance(node.slice, ast.Name) and node.slice.id == "__name__"
-    if isinstance(node, ast.Call) and _dotted(node.func) in ("sys.modules.get", "importlib.import_module",
-                                                             "__import__"):
+    if isinstance(node, ast.Call) and _dotted(node.func) in (
+        "sys.modules.get",
+        "importlib.import_module",
+        "__import__",
+    ):
         return bool(node.args) and isinstance(node.args[0], ast.Name) and node.args[0].id == "__name__"
     return False
 
@@ -111,13 +137,19 @@ def _read_only(node: ast.AST, parents: Dict[int, ast.AST]) -> bool:
     if isinstance(parent, ast.Subscript):
         return parent.value is node and isinstance(parent.ctx, ast.Load)
     if isinstance(parent, ast.Compare):
-        return any(c is node for c in parent.comparators) and all(isinstance(op, (ast.In, ast.NotIn))
-                                                                  for op in parent.ops)
+        return any(c is node for c in parent.comparators) and all(
+            isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops
+        )
     if isinstance(parent, (ast.comprehension, ast.For)):
         return parent.iter is node
     if isinstance(parent, ast.Call):
-        return parent.func is not node and _dotted(parent.func) in _READ_CALLS and \
-            not (_dotted(parent.func) in ("getattr", "hasattr") and parent.args and parent.args[0] is not node)
+        return (
+            parent.func is not node
+            and _dotted(parent.func) in _READ_CALLS
+            and not (
+                _dotted(parent.func) in ("getattr", "hasattr") and parent.args and parent.args[0] is not node
+            )
+        )
     return False
 
 
@@ -140,8 +172,9 @@ def has_all(tree: ast.Module) -> bool:
     """A top-level ``__all__`` binding: a star import then takes only the names it lists."""
     for stmt in tree.body:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and \
-                any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in targets
+        ):
             return True
     return False
 
@@ -189,8 +222,13 @@ def _star_imports_under(root: str) -> Optional[List[Tuple[str, str]]]:
     found: Optional[List[Tuple[str, str]]] = []
     count = 0
     for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "node_modules", "site-packages")
-                   and not os.path.isfile(os.path.join(folder, d, "pyvenv.cfg"))]
+        dirs[:] = [
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and d not in ("__pycache__", "node_modules", "site-packages")
+            and not os.path.isfile(os.path.join(folder, d, "pyvenv.cfg"))
+        ]
         for name in files:
             if not name.endswith(".py"):
                 continue
@@ -233,8 +271,18 @@ def star_importers(path: str, config=None) -> Optional[List[str]]:
                 continue
             target = _resolve(project, importer, module)
             if target is None and not module.startswith("."):  # run from the project's root
-                target = next((t for t in (_module_file(r, module) for root in roots
-                                           for r in (root, os.path.join(root, "src"))) if t), None)
+                target = next(
+                    (
+                        t
+                        for t in (
+                            _module_file(r, module)
+                            for root in roots
+                            for r in (root, os.path.join(root, "src"))
+                        )
+                        if t
+                    ),
+                    None,
+                )
             if target is not None and os.path.realpath(target) == me:
                 out.append(importer)
     return out
@@ -254,7 +302,10 @@ def _marked_root(path: str) -> str:
     top = _top_package_parent(path)
     directory = os.path.dirname(os.path.abspath(path))
     for _ in range(64):
-        if any(os.path.exists(os.path.join(directory, m)) for m in ("pyproject.toml", "setup.py", "setup.cfg", ".git")):
+        if any(
+            os.path.exists(os.path.join(directory, m))
+            for m in ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+        ):
             return directory if len(directory) < len(top) else top
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -275,7 +326,9 @@ def _top_package_parent(path: str) -> str:
     return directory
 
 
-def star_may_bind(name: str, tree: ast.Module, path: Optional[str], config=None, after: int = -1) -> Optional[str]:
+def star_may_bind(
+    name: str, tree: ast.Module, path: Optional[str], config=None, after: int = -1
+) -> Optional[str]:
     """Why a star import of the module (in a top-level statement after index ``after``) may bind
     ``name``; None when none can: its source, read through the project model, lists an ``__all__``
     without it, or has none and never mentions it (a private name, none at all)."""
@@ -310,7 +363,9 @@ def module_level_statements(stmt: ast.stmt):
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(node, field, None)
             if isinstance(block, list):
-                stack.extend(b for b in block if isinstance(b, (ast.stmt, ast.excepthandler)) or hasattr(b, "body"))
+                stack.extend(
+                    b for b in block if isinstance(b, (ast.stmt, ast.excepthandler)) or hasattr(b, "body")
+                )
 
 
 def _may_export(text: str, name: str) -> bool:
@@ -320,22 +375,32 @@ def _may_export(text: str, name: str) -> bool:
         return True
     listed: Optional[Set[str]] = None
     for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == ["__all__"] \
-                and isinstance(stmt.value, (ast.List, ast.Tuple)) \
-                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in stmt.value.elts):
+        if (
+            isinstance(stmt, ast.Assign)
+            and [getattr(t, "id", None) for t in stmt.targets] == ["__all__"]
+            and isinstance(stmt.value, (ast.List, ast.Tuple))
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in stmt.value.elts)
+        ):
             listed = {e.value for e in stmt.value.elts}
     words = set(_WORD.findall(text))
     if listed is not None and sum(1 for w in _WORD.findall(text) if w == "__all__") == 1:
         return name in listed
     if name.startswith("_") and "__all__" not in words:
         return False
-    return name in words or namespace_uses(tree, text) != [] or any(
-        isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
-        for stmt in tree.body for n in module_level_statements(stmt))
+    return (
+        name in words
+        or namespace_uses(tree, text) != []
+        or any(
+            isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+            for stmt in tree.body
+            for n in module_level_statements(stmt)
+        )
+    )
 
 
-def observed_namespace(tree: ast.Module, path: Optional[str], config=None,
-                       text: Optional[str] = None) -> Optional[str]:
+def observed_namespace(
+    tree: ast.Module, path: Optional[str], config=None, text: Optional[str] = None
+) -> Optional[str]:
     """Why code can see a module-level name the fix would add (None: it cannot)."""
     why = reads_own_namespace(tree, text)
     if why is not None or not path or has_all(tree):

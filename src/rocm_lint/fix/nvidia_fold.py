@@ -35,8 +35,12 @@ class Fold(ast.NodeTransformer):
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         self.generic_visit(node)
-        if len(node.ops) == 1 and isinstance(node.left, ast.Constant) \
-                and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+        if (
+            len(node.ops) == 1
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.comparators[0], ast.Constant)
+            and node.comparators[0].value is None
+        ):
             op, left = node.ops[0], node.left.value
             if isinstance(op, ast.Is):
                 return ast.copy_location(ast.Constant(left is None), node)
@@ -46,8 +50,12 @@ class Fold(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
-        if id(node.func) in self.m.builtin_bool and len(node.args) == 1 \
-                and not node.keywords and isinstance(node.args[0], ast.Constant):
+        if (
+            id(node.func) in self.m.builtin_bool
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Constant)
+        ):
             return ast.copy_location(ast.Constant(bool(node.args[0].value)), node)
         return node
 
@@ -85,11 +93,19 @@ class Fold(ast.NodeTransformer):
     def visit_Try(self, node: ast.Try):
         self.generic_visit(node)
         # `--unsafe-fixes` ROC401: on NVIDIA the guarded import succeeds
-        if self.assume_imports_succeed and len(node.body) == 1 and isinstance(node.body[0], (ast.Import, ast.ImportFrom)) \
-                and not node.orelse and not node.finalbody and len(node.handlers) == 1 \
-                and dotted(node.handlers[0].type) == "ImportError" \
-                and all(isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and s.value.value is None
-                        for s in node.handlers[0].body):
+        if (
+            self.assume_imports_succeed
+            and len(node.body) == 1
+            and isinstance(node.body[0], (ast.Import, ast.ImportFrom))
+            and not node.orelse
+            and not node.finalbody
+            and len(node.handlers) == 1
+            and dotted(node.handlers[0].type) == "ImportError"
+            and all(
+                isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and s.value.value is None
+                for s in node.handlers[0].body
+            )
+        ):
             return node.body[0]
         return node
 

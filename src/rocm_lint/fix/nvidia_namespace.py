@@ -36,12 +36,29 @@ BYTES_LIMIT = 2 * 1024 * 1024
 REUSE_SECONDS = 30.0
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _HAS_STAR = re.compile(rb"import[ \t\\\r\n]*\*")
-_CALL_HINT = re.compile(r"(?:globals|vars|locals|dir|exec|eval)\s*\(|f_globals|f_locals|modules|__import__"
-                        r"|import_module")
+_CALL_HINT = re.compile(
+    r"(?:globals|vars|locals|dir|exec|eval)\s*\(|f_globals|f_locals|modules|__import__"
+    r"|import_module"
+)
 _NON_SCOPE_PARENTS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _SAFE_METHODS = ("items", "keys", "values", "get", "copy", "__contains__", "__getitem__")
-_SAFE_FUNCTIONS = ("dict", "list", "tuple", "set", "frozenset", "sorted", "len", "iter", "enumerate", "print",
-                   "any", "all", "dir", "repr", "str")
+_SAFE_FUNCTIONS = (
+    "dict",
+    "list",
+    "tuple",
+    "set",
+    "frozenset",
+    "sorted",
+    "len",
+    "iter",
+    "enumerate",
+    "print",
+    "any",
+    "all",
+    "dir",
+    "repr",
+    "str",
+)
 
 
 def _name_of(node: ast.AST) -> Optional[str]:
@@ -84,8 +101,11 @@ class _Walker(ast.NodeVisitor):
             self._note(node, func + "()", func != "dir" and not self._only_read(node))
         elif func in ("exec", "eval") and len(node.args) + len(node.keywords) < 2:
             self._note(node, func + "() without a namespace", True)
-        elif func in ("sys.modules.get", "importlib.import_module", "__import__") and node.args \
-                and _name_of(node.args[0]) == "__name__":
+        elif (
+            func in ("sys.modules.get", "importlib.import_module", "__import__")
+            and node.args
+            and _name_of(node.args[0]) == "__name__"
+        ):
             self._note(node, "sys.modules[__name__]", not self._only_read(node))
         self.generic_visit(node)
 
@@ -224,9 +244,13 @@ def _project_stars(root: str) -> Optional[List[Tuple[str, ast.ImportFrom]]]:
     stars: Optional[List[Tuple[str, ast.ImportFrom]]] = []
     seen = 0
     for folder, subdirs, files in os.walk(root):
-        subdirs[:] = sorted(d for d in subdirs if d[:1] != "." and d not in ("__pycache__", "node_modules",
-                                                                                  "site-packages")
-                            and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg")))
+        subdirs[:] = sorted(
+            d
+            for d in subdirs
+            if d[:1] != "."
+            and d not in ("__pycache__", "node_modules", "site-packages")
+            and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+        )
         for name in files:
             if not name.endswith(".py"):
                 continue
@@ -262,8 +286,12 @@ def _source_may_bind(tree: Optional[ast.Module], name: str) -> bool:
         if isinstance(node, ast.Name) and node.id == "__all__":
             mentions += 1
     for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _name_of(stmt.targets[0]) == "__all__" \
-                and isinstance(stmt.value, (ast.List, ast.Tuple)):
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and _name_of(stmt.targets[0]) == "__all__"
+            and isinstance(stmt.value, (ast.List, ast.Tuple))
+        ):
             values = [e.value for e in stmt.value.elts if isinstance(e, ast.Constant)]
             if len(values) == len(stmt.value.elts) and all(isinstance(v, str) for v in values):
                 literal = values
@@ -308,16 +336,20 @@ class NamespaceView:
                 root = _project_root(self.path)
                 source = _target(self.path, node, [root, os.path.join(root, "src")])
             if source is None or _source_may_bind(_parse_file(source), name):
-                return (f"`from {'.' * node.level}{node.module or ''} import *` (line {node.lineno}) "
-                        f"may bind `{name}`")
+                return (
+                    f"`from {'.' * node.level}{node.module or ''} import *` (line {node.lineno}) "
+                    f"may bind `{name}`"
+                )
         return None
 
     def why_new_name(self, name: str) -> Optional[str]:
         """Why a module-level ``name`` the fix added can be seen (None: it cannot)."""
         if self.reads:
             line, what = self.reads[0]
-            return (f"the fix adds `{name}` to a module that reads its own namespace (`{what}`, line {line}): "
-                    "code would see the new name")
+            return (
+                f"the fix adds `{name}` to a module that reads its own namespace (`{what}`, line {line}): "
+                "code would see the new name"
+            )
         why = self._star_binding(name, -1)
         if why:
             return f"the fix adds `{name}`, but {why}"
@@ -329,9 +361,14 @@ class NamespaceView:
             return f"the fix adds `{name}` and the project has too many files to rule out a star import of it"
         me = os.path.realpath(self.path)
         for importer, node in stars:
-            if os.path.realpath(importer) != me and _target(importer, node, [root, os.path.join(root, "src")]) == me:
-                return (f"the fix adds `{name}` to a module that `{os.path.relpath(importer, root)}` star-imports "
-                        f"(line {node.lineno}): the name would reach it")
+            if (
+                os.path.realpath(importer) != me
+                and _target(importer, node, [root, os.path.join(root, "src")]) == me
+            ):
+                return (
+                    f"the fix adds `{name}` to a module that `{os.path.relpath(importer, root)}` star-imports "
+                    f"(line {node.lineno}): the name would reach it"
+                )
         return None
 
     def why_rebindable(self, name: str, index: int) -> Optional[str]:

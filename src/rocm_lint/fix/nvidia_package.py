@@ -19,12 +19,28 @@ from rocm_lint.fix.nvidia_scopes import dotted
 
 def is_hip_test(value: ast.AST) -> bool:
     """``A.version.hip is not None`` / ``bool(A.version.hip)`` / ``A.version.hip`` (A: a name)."""
+
     def hip(node):
-        return isinstance(node, ast.Attribute) and node.attr == "hip" and isinstance(node.value, ast.Attribute) \
-            and node.value.attr == "version" and isinstance(node.value.value, ast.Name)
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == "hip"
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "version"
+            and isinstance(node.value.value, ast.Name)
+        )
+
     if isinstance(value, ast.Compare) and len(value.ops) == 1 and isinstance(value.ops[0], ast.IsNot):
-        return hip(value.left) and isinstance(value.comparators[0], ast.Constant) and value.comparators[0].value is None
-    if isinstance(value, ast.Call) and dotted(value.func) == "bool" and len(value.args) == 1 and not value.keywords:
+        return (
+            hip(value.left)
+            and isinstance(value.comparators[0], ast.Constant)
+            and value.comparators[0].value is None
+        )
+    if (
+        isinstance(value, ast.Call)
+        and dotted(value.func) == "bool"
+        and len(value.args) == 1
+        and not value.keywords
+    ):
         return hip(value.args[0])
     return hip(value)
 
@@ -60,10 +76,19 @@ def imported_hip_test(path: str, level: int, module: Optional[str], name: str) -
                 tree = ast.parse(data.decode("utf-8"))
             except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
                 return False
-            values = [s.value for s in tree.body if isinstance(s, ast.Assign) and len(s.targets) == 1
-                      and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
-            rebound = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
-                          and isinstance(n.ctx, ast.Store))
+            values = [
+                s.value
+                for s in tree.body
+                if isinstance(s, ast.Assign)
+                and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name)
+                and s.targets[0].id == name
+            ]
+            rebound = sum(
+                1
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+            )
             return len(values) == 1 and rebound == 1 and is_hip_test(values[0])
     return False
 
@@ -100,8 +125,12 @@ class PackageExports:
             self.star = "*" in text
             return
         for node in ast.walk(init_tree):
-            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) and node.module \
-                    and node.module.split(".")[-1] == stem:
+            if (
+                isinstance(node, ast.ImportFrom)
+                and any(a.name == "*" for a in node.names)
+                and node.module
+                and node.module.split(".")[-1] == stem
+            ):
                 self.star = True
 
     def why_not(self, name: str, tree: ast.Module) -> Optional[str]:
@@ -109,9 +138,12 @@ class PackageExports:
             return f"the flag `{name}` is a name the package's __init__.py uses"
         if name in self.siblings:
             return f"the flag `{name}` is the name of a module of the package"
-        has_all = any(isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and "__all__" in
-                      [t.id for t in getattr(s, "targets", [getattr(s, "target", None)]) if isinstance(t, ast.Name)]
-                      for s in tree.body)
+        has_all = any(
+            isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            and "__all__"
+            in [t.id for t in getattr(s, "targets", [getattr(s, "target", None)]) if isinstance(t, ast.Name)]
+            for s in tree.body
+        )
         if self.star and not has_all and not name.startswith("_"):
             return f"the flag `{name}` would be exported by the package's `from ... import *`"
         return None

@@ -36,7 +36,6 @@ path, for its package), never the fixer's plan, and works out on its own what th
 :func:`check_nvidia_path` returns why a fix fails (``None`` when it passes).
 """
 
-
 from __future__ import annotations
 
 import ast
@@ -57,15 +56,26 @@ def _is_torch_import(stmt: ast.stmt) -> bool:
     if isinstance(stmt, ast.Import):
         return any(a.name == "torch" or a.name.startswith("torch.") for a in stmt.names)
     if isinstance(stmt, ast.ImportFrom):
-        return not stmt.level and bool(stmt.module) and (stmt.module == "torch" or stmt.module.startswith("torch."))
+        return (
+            not stmt.level
+            and bool(stmt.module)
+            and (stmt.module == "torch" or stmt.module.startswith("torch."))
+        )
     return _importorskip_torch(stmt)
 
 
 def _importorskip_torch(stmt: ast.stmt) -> bool:
     value = getattr(stmt, "value", None)
-    return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(value, ast.Call) and dotted(value.func) in ("pytest.importorskip", "importorskip")
-            and len(value.args) >= 1 and isinstance(value.args[0], ast.Constant) and value.args[0].value == "torch")
+    return (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(value, ast.Call)
+        and dotted(value.func) in ("pytest.importorskip", "importorskip")
+        and len(value.args) >= 1
+        and isinstance(value.args[0], ast.Constant)
+        and value.args[0].value == "torch"
+    )
 
 
 def _binds_torch_module(stmt: ast.stmt, name: str) -> bool:
@@ -82,8 +92,15 @@ def _binds_torch_module(stmt: ast.stmt, name: str) -> bool:
 
 # -- the analysis of one module ---------------------------------------------------------------------
 class _Module:
-    def __init__(self, tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, object],
-                 exports: "PackageExports", path: Optional[str] = None, source: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        tree: ast.Module,
+        original_names: Set[str],
+        rocm_names: Dict[str, object],
+        exports: "PackageExports",
+        path: Optional[str] = None,
+        source: Optional[str] = None,
+    ) -> None:
         self.tree = tree
         self.path = path
         self.scopes = Scopes(tree, source)
@@ -103,20 +120,28 @@ class _Module:
         torch_seen = False
         for i, stmt in enumerate(top):
             fresh = [n for n in _stmt_names(stmt) if n not in original_names]
-            if isinstance(stmt, ast.Import) and len(stmt.names) == 1 and stmt.names[0].name == "torch" and fresh:
+            if (
+                isinstance(stmt, ast.Import)
+                and len(stmt.names) == 1
+                and stmt.names[0].name == "torch"
+                and fresh
+            ):
                 following = top[i + 1] if i + 1 < len(top) else None
                 # right before an import of torch (or of a submodule), it imports nothing that
                 # statement would not import first
-                if torch_seen or (isinstance(following, (ast.Import, ast.ImportFrom))
-                                  and _is_torch_import(following)):
+                if torch_seen or (
+                    isinstance(following, (ast.Import, ast.ImportFrom)) and _is_torch_import(following)
+                ):
                     seen_by = view().why_new_name("torch")
                     if seen_by is None:
                         self.drop.add(id(stmt))
                     else:
                         self.reasons.append(seen_by)
                 else:
-                    self.reasons.append("the fix adds an import of torch to a module that does not import it "
-                                        "unconditionally before that point")
+                    self.reasons.append(
+                        "the fix adds an import of torch to a module that does not import it "
+                        "unconditionally before that point"
+                    )
             flag = self._flag_of(stmt, rocm_names)
             if flag is not None:
                 if self.scopes.all_bindings.get(flag, 0) != 1:
@@ -156,8 +181,9 @@ class _Module:
                     return a.asname or a.name
         elif isinstance(stmt, ast.ImportFrom) and len(stmt.names) == 1 and self.path:
             alias = stmt.names[0]
-            if rocm_names.get(alias.asname or alias.name) == ON_ROCM \
-                    and imported_hip_test(self.path, stmt.level or 0, stmt.module, alias.name):
+            if rocm_names.get(alias.asname or alias.name) == ON_ROCM and imported_hip_test(
+                self.path, stmt.level or 0, stmt.module, alias.name
+            ):
                 return alias.asname or alias.name
         return None
 
@@ -167,12 +193,17 @@ class _Module:
 
     def torch_at(self, name_node: ast.Name) -> bool:
         """The name read here is surely the torch module."""
-        return self.scopes.sound_read(name_node, name_node.id,
-                                      lambda s: _binds_torch_module(s, name_node.id)) is not None
+        return (
+            self.scopes.sound_read(name_node, name_node.id, lambda s: _binds_torch_module(s, name_node.id))
+            is not None
+        )
 
     def flag_at(self, name_node: ast.Name) -> bool:
         stmt = self.flags.get(name_node.id)
-        return stmt is not None and self.scopes.sound_read(name_node, name_node.id, lambda s: s is stmt) is not None
+        return (
+            stmt is not None
+            and self.scopes.sound_read(name_node, name_node.id, lambda s: s is stmt) is not None
+        )
 
     def decide(self, statements: Optional[List[ast.stmt]] = None) -> None:
         """What folds in ``statements`` (top-level ones; all by default), decided on the whole
@@ -180,17 +211,34 @@ class _Module:
         module's either way."""
         self.false_names: Set[int] = set()
         self.versions: Dict[int, object] = {}
-        nodes = [n for s in statements for n in ast.walk(s)] if statements is not None else list(ast.walk(self.tree))
+        nodes = (
+            [n for s in statements for n in ast.walk(s)]
+            if statements is not None
+            else list(ast.walk(self.tree))
+        )
         for node in nodes:
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in self.flags \
-                    and self.flag_at(node):
+            if (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Load)
+                and node.id in self.flags
+                and self.flag_at(node)
+            ):
                 self.false_names.add(id(node))
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in ("hip", "cuda") \
-                    and isinstance(node.value, ast.Attribute) and node.value.attr == "version" \
-                    and isinstance(node.value.value, ast.Name) and self.torch_at(node.value.value):
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Load)
+                and node.attr in ("hip", "cuda")
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "version"
+                and isinstance(node.value.value, ast.Name)
+                and self.torch_at(node.value.value)
+            ):
                 self.versions[id(node)] = None if node.attr == "hip" else CUDA_VERSION
-        self.builtin_bool = {id(n) for n in nodes if isinstance(n, ast.Name) and n.id == "bool"
-                             and self.scopes.resolving_scope(n, "bool") is None}
+        self.builtin_bool = {
+            id(n)
+            for n in nodes
+            if isinstance(n, ast.Name) and n.id == "bool" and self.scopes.resolving_scope(n, "bool") is None
+        }
 
 
 def _stmt_names(stmt: ast.stmt) -> List[str]:
@@ -203,9 +251,15 @@ def _stmt_names(stmt: ast.stmt) -> List[str]:
     return []
 
 
-def fold(tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, object], path: Optional[str] = None,
-         assume_imports_succeed: bool = False, notes: Optional[List[str]] = None,
-         source: Optional[str] = None) -> Tuple[ast.Module, List[str]]:
+def fold(
+    tree: ast.Module,
+    original_names: Set[str],
+    rocm_names: Dict[str, object],
+    path: Optional[str] = None,
+    assume_imports_succeed: bool = False,
+    notes: Optional[List[str]] = None,
+    source: Optional[str] = None,
+) -> Tuple[ast.Module, List[str]]:
     """The module as it runs on NVIDIA, and the reasons found on the way (what cannot be proven);
     ``notes`` gets the predicates left unfolded (they may be rebound)."""
     module = _Module(tree, original_names, rocm_names, PackageExports(path), path, source)
@@ -216,9 +270,16 @@ def fold(tree: ast.Module, original_names: Set[str], rocm_names: Dict[str, objec
     return ast.fix_missing_locations(folded), module.reasons
 
 
-def fold_regions(tree: ast.Module, regions: List[List[ast.stmt]], original_names: Set[str],
-                 rocm_names: Dict[str, object], path: Optional[str] = None, assume_imports_succeed: bool = False,
-                 notes: Optional[List[str]] = None, source: Optional[str] = None) -> Tuple[List[str], List[str]]:
+def fold_regions(
+    tree: ast.Module,
+    regions: List[List[ast.stmt]],
+    original_names: Set[str],
+    rocm_names: Dict[str, object],
+    path: Optional[str] = None,
+    assume_imports_succeed: bool = False,
+    notes: Optional[List[str]] = None,
+    source: Optional[str] = None,
+) -> Tuple[List[str], List[str]]:
     """:func:`fold` of the statements of each region only (runs of statements of one block of
     ``tree``), analysed in the whole module (its scopes, bindings and flags): (the dump of each
     folded region, the reasons found on the way)."""
@@ -227,13 +288,19 @@ def fold_regions(tree: ast.Module, regions: List[List[ast.stmt]], original_names
         notes.extend(module.notes)
     module.decide([s for region in regions for s in region])
     folder = Fold(module, assume_imports_succeed)
-    return [ast.dump(folder.visit(ast.Module(body=list(region), type_ignores=[]))) for region in regions], \
-        module.reasons
+    return [
+        ast.dump(folder.visit(ast.Module(body=list(region), type_ignores=[]))) for region in regions
+    ], module.reasons
 
 
-def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
-                      rocm_names: Optional[Dict[str, object]] = None,
-                      assume_imports_succeed: bool = False) -> Optional[str]:
+def check_nvidia_path(
+    original: str,
+    fixed: str,
+    *,
+    path: Optional[str] = None,
+    rocm_names: Optional[Dict[str, object]] = None,
+    assume_imports_succeed: bool = False,
+) -> Optional[str]:
     """None when ``fixed`` runs on NVIDIA exactly as ``original`` does; else why not.
 
     Only the statements that differ are folded and compared (each run of them, old against new,
@@ -250,11 +317,26 @@ def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
     try:
         regions = changed_regions(old_tree, new_tree, original, fixed)
         # Both trees were parsed here for this check alone: folded in place, no copy.
-        a, _ = fold_regions(old_tree, [x for x, _ in regions], names, rocm_names, path,
-                            assume_imports_succeed, source=original)
+        a, _ = fold_regions(
+            old_tree,
+            [x for x, _ in regions],
+            names,
+            rocm_names,
+            path,
+            assume_imports_succeed,
+            source=original,
+        )
         notes: List[str] = []
-        b, reasons = fold_regions(new_tree, [y for _, y in regions], names, rocm_names, path,
-                                  assume_imports_succeed, notes, source=fixed)
+        b, reasons = fold_regions(
+            new_tree,
+            [y for _, y in regions],
+            names,
+            rocm_names,
+            path,
+            assume_imports_succeed,
+            notes,
+            source=fixed,
+        )
         same = a == b
     except RecursionError:
         return "the module is too deeply nested to verify a fix"
@@ -267,9 +349,16 @@ def check_nvidia_path(original: str, fixed: str, *, path: Optional[str] = None,
     return "the fix would change the NVIDIA program"
 
 
-def same_on_nvidia(original: str, fixed: str, flags: Iterable[str] = (), torch_names: Iterable[str] = (),
-                   inserted: Iterable[str] = (), *, path: Optional[str] = None,
-                   rocm_names: Optional[Dict[str, object]] = None) -> bool:
+def same_on_nvidia(
+    original: str,
+    fixed: str,
+    flags: Iterable[str] = (),
+    torch_names: Iterable[str] = (),
+    inserted: Iterable[str] = (),
+    *,
+    path: Optional[str] = None,
+    rocm_names: Optional[Dict[str, object]] = None,
+) -> bool:
     """True when ``fixed`` runs on NVIDIA as ``original`` does.  ``flags``, ``torch_names`` and
     ``inserted`` (what the fixer says it did) are accepted for compatibility and ignored: the
     check works out on its own what the fix added."""

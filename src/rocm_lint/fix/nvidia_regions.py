@@ -27,8 +27,11 @@ def _same_header(a: ast.stmt, b: ast.stmt) -> bool:
             if len(value) != len(other):
                 return False
             for h, g in zip(value, other):
-                if h.name != g.name or (h.type is None) != (g.type is None) or \
-                        (h.type is not None and ast.dump(h.type) != ast.dump(g.type)):
+                if (
+                    h.name != g.name
+                    or (h.type is None) != (g.type is None)
+                    or (h.type is not None and ast.dump(h.type) != ast.dump(g.type))
+                ):
                     return False
             continue
         if _dump_field(value) != _dump_field(other):
@@ -42,8 +45,9 @@ def _dump_field(value: object) -> object:
     return ast.dump(value) if isinstance(value, ast.AST) else repr(value)
 
 
-def changed_regions(old: ast.Module, new: ast.Module, old_text: Optional[str] = None,
-                    new_text: Optional[str] = None) -> List[Tuple[List[ast.stmt], List[ast.stmt]]]:
+def changed_regions(
+    old: ast.Module, new: ast.Module, old_text: Optional[str] = None, new_text: Optional[str] = None
+) -> List[Tuple[List[ast.stmt], List[ast.stmt]]]:
     """(old statements, new statements): runs of statements of one block that the fix changed;
     every statement outside them is the same statement (equal ASTs) in both, in the same place.
     A statement changed only inside its blocks (a ``def`` whose body gained an ``if``) is
@@ -59,7 +63,12 @@ def changed_regions(old: ast.Module, new: ast.Module, old_text: Optional[str] = 
 
 
 def _futures(tree: ast.Module) -> List[str]:
-    return [a.name for s in tree.body if isinstance(s, ast.ImportFrom) and s.module == "__future__" for a in s.names]
+    return [
+        a.name
+        for s in tree.body
+        if isinstance(s, ast.ImportFrom) and s.module == "__future__"
+        for a in s.names
+    ]
 
 
 class _TextKeys:
@@ -71,7 +80,11 @@ class _TextKeys:
     def __call__(self, stmt: ast.stmt) -> object:
         first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", None) or ()])
         last = getattr(stmt, "end_lineno", None) or stmt.lineno
-        return (stmt.col_offset, getattr(stmt, "end_col_offset", None), "\n".join(self.lines[first - 1:last]))
+        return (
+            stmt.col_offset,
+            getattr(stmt, "end_col_offset", None),
+            "\n".join(self.lines[first - 1 : last]),
+        )
 
 
 def _header(stmt: ast.stmt) -> str:
@@ -87,8 +100,13 @@ def _header(stmt: ast.stmt) -> str:
     return repr(parts)
 
 
-def _align(a_body: List[ast.stmt], b_body: List[ast.stmt], out: List[Tuple[List[ast.stmt], List[ast.stmt]]],
-           by_header: bool = False, keys=None) -> None:
+def _align(
+    a_body: List[ast.stmt],
+    b_body: List[ast.stmt],
+    out: List[Tuple[List[ast.stmt], List[ast.stmt]]],
+    by_header: bool = False,
+    keys=None,
+) -> None:
     """Align two blocks statement by statement (equal ASTs), then the runs that differ by their
     statements' headers: a pair with the same header is compared block by block."""
     from difflib import SequenceMatcher

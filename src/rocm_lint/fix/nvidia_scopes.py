@@ -12,8 +12,16 @@ from __future__ import annotations
 import ast
 from typing import Dict, List, Optional, Set, Tuple
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
-           ast.DictComp, ast.GeneratorExp)
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _BLOCKS = ("body", "orelse", "finalbody")
 
@@ -106,8 +114,9 @@ class Scopes:
     def _binds(self, node: ast.AST, scope: ast.AST, outer: ast.AST) -> None:
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             target = scope
-            if isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
-                    and isinstance(self.parent.get(id(node)), ast.NamedExpr):
+            if isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) and isinstance(
+                self.parent.get(id(node)), ast.NamedExpr
+            ):
                 target = self._enclosing_function_or_module(scope)
             self._bind(target, node.id, node)
         elif isinstance(node, ast.arg):
@@ -196,9 +205,22 @@ class Scopes:
 
 
 # The node types ``Scopes._binds`` looks at (every other node binds nothing).
-_BINDERS = frozenset(t for t in (ast.Name, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias,
-                                 ast.ExceptHandler, getattr(ast, "MatchAs", None), getattr(ast, "MatchStar", None),
-                                 getattr(ast, "MatchMapping", None)) if t is not None)
+_BINDERS = frozenset(
+    t
+    for t in (
+        ast.Name,
+        ast.arg,
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.ClassDef,
+        ast.alias,
+        ast.ExceptHandler,
+        getattr(ast, "MatchAs", None),
+        getattr(ast, "MatchStar", None),
+        getattr(ast, "MatchMapping", None),
+    )
+    if t is not None
+)
 
 
 def _children(node: ast.AST) -> List[ast.AST]:

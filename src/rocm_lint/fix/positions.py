@@ -40,7 +40,7 @@ class LazyPositions:
         k = 0
         for stmt in module.body:
             n = len(stmt.body) if isinstance(stmt, SimpleStatementLine) else 1
-            group = body[k:k + n]
+            group = body[k : k + n]
             k += n
             if len(group) != n:
                 raise ValueError("LibCST and ast disagree on the module's statements")
@@ -62,14 +62,19 @@ class LazyPositions:
 
         provider = PositionProvider()
         provider._computed = {}
-        state = PositionProvidingCodegenState(default_indent=self.module.default_indent,
-                                              default_newline=self.module.default_newline, provider=provider)
+        state = PositionProvidingCodegenState(
+            default_indent=self.module.default_indent,
+            default_newline=self.module.default_newline,
+            provider=provider,
+        )
         node._codegen(state)
         own = provider._computed[node]
         shift = self._first_line[key] - own.start.line
         for sub, where in provider._computed.items():
-            self._computed[sub] = CodeRange(CodePosition(where.start.line + shift, where.start.column),
-                                            CodePosition(where.end.line + shift, where.end.column))
+            self._computed[sub] = CodeRange(
+                CodePosition(where.start.line + shift, where.start.column),
+                CodePosition(where.end.line + shift, where.end.column),
+            )
         self._expanded.add(key)
 
     def get(self, node, default=None):
@@ -92,7 +97,9 @@ def lazy_positions(wrapper, text: str, tree: Optional[ast.Module] = None) -> Opt
         # the LibCST internals expand() uses: another LibCST without them gets whole-module positions
         from libcst.metadata.position_provider import PositionProvidingCodegenState  # noqa: F401
 
-        if not callable(getattr(wrapper.module.body[0] if wrapper.module.body else wrapper.module, "_codegen", None)):
+        if not callable(
+            getattr(wrapper.module.body[0] if wrapper.module.body else wrapper.module, "_codegen", None)
+        ):
             return None
         tree = tree if tree is not None else ast.parse(text)
         return LazyPositions(wrapper.module, tree, split_lines(text, keepends=True))

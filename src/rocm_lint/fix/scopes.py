@@ -97,8 +97,12 @@ def binding_count(tree: ast.AST, name: str) -> int:
             count += 1
         elif isinstance(node, ast.Global) and name in node.names:
             count += 1
-        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
-                                   ast.alias)) and getattr(node, "name", None) == name:
+        elif (
+            not isinstance(
+                node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.alias)
+            )
+            and getattr(node, "name", None) == name
+        ):
             count += 1  # match patterns
     return count
 
@@ -113,9 +117,15 @@ def imports_torch(stmt: ast.stmt) -> bool:
 
 def importorskip_alias(stmt: ast.stmt) -> Optional[str]:
     """``X = pytest.importorskip("torch")``: X."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-            and isinstance(stmt.value, ast.Call) and stmt.value.args \
-            and isinstance(stmt.value.args[0], ast.Constant) and stmt.value.args[0].value == "torch":
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Call)
+        and stmt.value.args
+        and isinstance(stmt.value.args[0], ast.Constant)
+        and stmt.value.args[0].value == "torch"
+    ):
         func = stmt.value.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if name == "importorskip":
@@ -157,10 +167,18 @@ def _function_chain(tree: ast.Module, line: int) -> List[ast.AST]:
             return chain
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             chain.append(stmt)
-        nested = [getattr(stmt, f, None) for f in ("body", "orelse", "finalbody")] + \
-                 [h.body for h in getattr(stmt, "handlers", [])] + [c.body for c in getattr(stmt, "cases", [])]
-        inner = [s for block in nested if isinstance(block, list) for s in block
-                 if isinstance(s, ast.stmt) and s.lineno <= line <= (s.end_lineno or s.lineno)]
+        nested = (
+            [getattr(stmt, f, None) for f in ("body", "orelse", "finalbody")]
+            + [h.body for h in getattr(stmt, "handlers", [])]
+            + [c.body for c in getattr(stmt, "cases", [])]
+        )
+        inner = [
+            s
+            for block in nested
+            if isinstance(block, list)
+            for s in block
+            if isinstance(s, ast.stmt) and s.lineno <= line <= (s.end_lineno or s.lineno)
+        ]
         if not inner:
             return chain
         body = [inner[0]]
@@ -173,8 +191,12 @@ def _local_bindings(func: ast.AST, name: str) -> List[ast.AST]:
     found: List[ast.AST] = []
     args = func.args if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
     if args is not None:
-        every = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs) + \
-            [a for a in (args.vararg, args.kwarg) if a]
+        every = (
+            list(args.posonlyargs)
+            + list(args.args)
+            + list(args.kwonlyargs)
+            + [a for a in (args.vararg, args.kwarg) if a]
+        )
         found += [a for a in every if a.arg == name]
     stack = list(func.body)
     while stack:
@@ -207,8 +229,9 @@ def torch_in_function(func: ast.AST, line: int) -> Optional[str]:
         alias = torch_alias_of(stmt) if isinstance(stmt, ast.Import) else None
         if alias is not None:
             binders = _local_bindings(func, alias)
-            if all(isinstance(b, ast.alias) for b in binders) and \
-                    all(_binds_torch(func, b, alias) for b in binders):
+            if all(isinstance(b, ast.alias) for b in binders) and all(
+                _binds_torch(func, b, alias) for b in binders
+            ):
                 return alias
     return None
 
@@ -220,7 +243,9 @@ def _binds_torch(func: ast.AST, alias_node: ast.alias, name: str) -> bool:
     return False
 
 
-def torch_at(tree: ast.Module, line: int, module_alias: Optional[str], bound_at: Optional[int]) -> Optional[str]:
+def torch_at(
+    tree: ast.Module, line: int, module_alias: Optional[str], bound_at: Optional[int]
+) -> Optional[str]:
     """A name that surely reads the torch module at ``line``: a torch import earlier in the
     enclosing function, else the module's alias (bound by top-level statement ``bound_at``) when
     the line's top-level statement comes later and no enclosing scope binds the name."""

@@ -54,11 +54,17 @@ def _placeholdable(stmt: ast.stmt, lines: List[str]) -> bool:
     first = lines[_start(stmt) - 1]
     if getattr(stmt, "decorator_list", None):
         return first.lstrip().startswith("@")
-    return not first[:stmt.col_offset].strip()  # nothing before it on its line
+    return not first[: stmt.col_offset].strip()  # nothing before it on its line
 
 
-def _ranges(body: Sequence[ast.stmt], touched: Set[int], lines: List[str], out: List[Tuple[int, int]],
-            elif_chain: bool = False, alone: int = -1) -> None:
+def _ranges(
+    body: Sequence[ast.stmt],
+    touched: Set[int],
+    lines: List[str],
+    out: List[Tuple[int, int]],
+    elif_chain: bool = False,
+    alone: int = -1,
+) -> None:
     """The line ranges of ``body`` to replace: each run of consecutive statements that can go
     becomes one placeholder (the statement starting on line ``alone`` stays a run of its own)."""
     mine: List[Tuple[int, int, int]] = []  # (index, first line, last line)
@@ -72,8 +78,14 @@ def _ranges(body: Sequence[ast.stmt], touched: Set[int], lines: List[str], out: 
     out.extend((a, b) for a, b, _ in merged)
 
 
-def _candidates(body: Sequence[ast.stmt], touched: Set[int], lines: List[str], out: list, elif_chain: bool,
-                mine: List[Tuple[int, int, int]]) -> None:
+def _candidates(
+    body: Sequence[ast.stmt],
+    touched: Set[int],
+    lines: List[str],
+    out: list,
+    elif_chain: bool,
+    mine: List[Tuple[int, int, int]],
+) -> None:
     spans = [(_start(s), _end(s)) for s in body]
     hit = [any(a <= t <= b for t in touched) for a, b in spans]
     for i, stmt in enumerate(body):
@@ -82,8 +94,12 @@ def _candidates(body: Sequence[ast.stmt], touched: Set[int], lines: List[str], o
             for field in _BLOCKS:
                 block = getattr(stmt, field, None)
                 if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                    chain = field == "orelse" and isinstance(stmt, ast.If) and len(block) == 1 \
+                    chain = (
+                        field == "orelse"
+                        and isinstance(stmt, ast.If)
+                        and len(block) == 1
                         and isinstance(block[0], ast.If)
+                    )
                     _ranges(block, touched, lines, out, chain)
             for handler in getattr(stmt, "handlers", None) or ():
                 _ranges(handler.body, touched, lines, out)
@@ -104,7 +120,12 @@ def _first_block(tree: ast.Module) -> Optional[Tuple[int, Optional[int]]]:
         if getattr(stmt, "cases", None):
             return _start(stmt), None
         block = getattr(stmt, "body", None)
-        if isinstance(block, list) and block and isinstance(block[0], ast.stmt) and block[0].lineno > stmt.lineno:
+        if (
+            isinstance(block, list)
+            and block
+            and isinstance(block[0], ast.stmt)
+            and block[0].lineno > stmt.lineno
+        ):
             return _start(stmt), block[0].lineno
     return None
 
@@ -131,7 +152,7 @@ def build(text: str, tree: ast.Module, touched: Iterable[int], minimum: int = 20
             if header is None:
                 continue
         for k in range(a, b + 1):
-            ending = lines[k - 1][len(lines[k - 1].rstrip("\r\n")):]
+            ending = lines[k - 1][len(lines[k - 1].rstrip("\r\n")) :]
             tag = f"#{marker}:{k}"
             if header is not None and k < header:
                 body = f"if 1:  {tag}" if k == a else tag
@@ -153,8 +174,11 @@ def restore(skeleton: Skeleton, fixed: str) -> Optional[str]:
     None when the placeholders are not all there, once each, in order."""
     original = split_lines(skeleton.text, keepends=True)
     pattern = re.compile(r"#" + re.escape(skeleton.marker) + r":(\d+)")
-    expected = [i + 1 for i, line in enumerate(split_lines(skeleton.skeleton, keepends=True))
-                if skeleton.marker in line]
+    expected = [
+        i + 1
+        for i, line in enumerate(split_lines(skeleton.skeleton, keepends=True))
+        if skeleton.marker in line
+    ]
     seen: List[int] = []
     out = []
     for line in split_lines(fixed, keepends=True):

@@ -24,7 +24,8 @@ def _allowed(f: Finding, unsafe: bool) -> bool:
     if f.fix is None or not f.fix.edits:
         return False
     return f.fix.applicability == Applicability.SAFE or (
-        unsafe and f.fix.applicability == Applicability.UNSAFE)
+        unsafe and f.fix.applicability == Applicability.UNSAFE
+    )
 
 
 def _apply(text: str, findings: Sequence[Finding]) -> Tuple[str, List[Finding], List[Finding]]:
@@ -81,8 +82,9 @@ def _same_on_nvidia(language: str, old: str, new: str) -> bool:
     return only_comments_changed(language, old, new)
 
 
-def apply_text_fixes(path: str, text: str, findings: Sequence[Finding], language: str, *,
-                     unsafe: bool = False) -> FixResult:
+def apply_text_fixes(
+    path: str, text: str, findings: Sequence[Finding], language: str, *, unsafe: bool = False
+) -> FixResult:
     candidates = sorted((f for f in findings if _allowed(f, unsafe)), key=lambda f: (f.line, f.col))
     result = FixResult(text)
     if not candidates:
@@ -93,8 +95,10 @@ def apply_text_fixes(path: str, text: str, findings: Sequence[Finding], language
 
         line = unterminated_literal_line(lex(text))
         if line:  # (found by the fuzz target: the second --fix offered a fix the first did not)
-            why = (f"line {line} holds an unterminated string or character literal: where a statement "
-                   "or block ends cannot be told, so nothing in this file is fixed")
+            why = (
+                f"line {line} holds an unterminated string or character literal: where a statement "
+                "or block ends cannot be told, so nothing in this file is fixed"
+            )
             result.dropped = [(f, why) for f in candidates]
             return result
 

@@ -20,16 +20,35 @@ from rocm_lint.lines import char_col
 _EMPTY = cst.Module([])
 
 # Contexts where a conditional expression needs no parentheses around it.
-_BARE_OK = (cst.Arg, cst.DictElement, cst.Assign, cst.AnnAssign, cst.Return, cst.Element,
-            cst.Expr, cst.AugAssign, cst.StarredDictElement)
+_BARE_OK = (
+    cst.Arg,
+    cst.DictElement,
+    cst.Assign,
+    cst.AnnAssign,
+    cst.Return,
+    cst.Element,
+    cst.Expr,
+    cst.AugAssign,
+    cst.StarredDictElement,
+)
 
 
 class RecipeTransformer(cst.CSTTransformer):
     """One pass over a module applying the recipes of its findings."""
 
-    def __init__(self, positions, lines: List[str], findings: Sequence[Finding], flag_name: str,
-                 torch_alias: str, inline: Optional[Dict[int, str]] = None, *, line_length: Optional[int] = None,
-                 module: Optional[cst.Module] = None, blank_after_imports: int = 1) -> None:
+    def __init__(
+        self,
+        positions,
+        lines: List[str],
+        findings: Sequence[Finding],
+        flag_name: str,
+        torch_alias: str,
+        inline: Optional[Dict[int, str]] = None,
+        *,
+        line_length: Optional[int] = None,
+        module: Optional[cst.Module] = None,
+        blank_after_imports: int = 1,
+    ) -> None:
         super().__init__()
         self.positions = positions
         self.lines = lines
@@ -55,7 +74,12 @@ class RecipeTransformer(cst.CSTTransformer):
                 self.guard_lines.setdefault(f.line, []).append(f)
             elif isinstance(f.recipe, (RocmValue, WrapExpression)):
                 l, c, el, ec = f.recipe.span
-                key = (l, char_col(lines[l - 1], c), el, char_col(lines[el - 1], ec))  # LibCST counts characters
+                key = (
+                    l,
+                    char_col(lines[l - 1], c),
+                    el,
+                    char_col(lines[el - 1], ec),
+                )  # LibCST counts characters
                 self.values[key] = (f, f.recipe)
         # The line ranges the fixes touch: the rest of the tree is left unvisited.
         self.targets = [(line, line) for line in list(self.gate_lines) + list(self.guard_lines)]
@@ -80,15 +104,21 @@ class RecipeTransformer(cst.CSTTransformer):
         for stmt in body:
             mine = created.get(id(stmt), (None, None))
             theirs = created.get(id(out[-1]), (None, None)) if out else (None, None)
-            if out and mine[0] is stmt and theirs[0] is out[-1] and mine[1] == theirs[1] \
-                    and not self._pushes_comment(stmt.leading_lines):
+            if (
+                out
+                and mine[0] is stmt
+                and theirs[0] is out[-1]
+                and mine[1] == theirs[1]
+                and not self._pushes_comment(stmt.leading_lines)
+            ):
                 prev = out[-1]
                 inner = stmt.body.body[0].with_changes(leading_lines=_unindented_blanks(stmt.leading_lines))
                 merged = prev.with_changes(body=prev.body.with_changes(body=list(prev.body.body) + [inner]))
                 created[id(merged)] = (merged, mine[1])
                 if id(prev) in self.shallow and id(stmt) in self.shallow:
                     self.shallow[id(merged)] = self.shallow[id(prev)] + [
-                        self.shallow[id(stmt)][0].with_changes(leading_lines=stmt.leading_lines)]
+                        self.shallow[id(stmt)][0].with_changes(leading_lines=stmt.leading_lines)
+                    ]
                 out[-1] = merged
             else:
                 out.append(stmt)
@@ -113,8 +143,11 @@ class RecipeTransformer(cst.CSTTransformer):
         self.parents.append(node)
         pos = self.positions.get(node)
         # (a def's or class's position starts at the keyword, after its decorators)
-        if pos is not None and not getattr(node, "decorators", None) and not self._touches(pos.start.line,
-                                                                                        pos.end.line):
+        if (
+            pos is not None
+            and not getattr(node, "decorators", None)
+            and not self._touches(pos.start.line, pos.end.line)
+        ):
             return False  # nothing to fix below: skip the subtree (on_leave still runs)
         expand = getattr(self.positions, "expand", None)
         if expand is not None:
@@ -137,7 +170,11 @@ class RecipeTransformer(cst.CSTTransformer):
             # an import block before it.
             body = list(updated.body)
             for i in range(1, len(body)):
-                if self.guards.get(id(body[i])) is body[i] and not body[i].leading_lines and _is_import(body[i - 1]):
+                if (
+                    self.guards.get(id(body[i])) is body[i]
+                    and not body[i].leading_lines
+                    and _is_import(body[i - 1])
+                ):
                     body[i] = body[i].with_changes(leading_lines=[cst.EmptyLine()] * self.blank_after_imports)
             updated = updated.with_changes(body=body)
         return updated
@@ -145,8 +182,11 @@ class RecipeTransformer(cst.CSTTransformer):
     # -- wrapping what a fix made too long ---------------------------------------------------------
     def _indent(self) -> int:
         """The columns of the block the node being left is in."""
-        return sum(len(node.indent if node.indent is not None else self.module.default_indent)
-                   for node in self.parents if isinstance(node, cst.IndentedBlock))
+        return sum(
+            len(node.indent if node.indent is not None else self.module.default_indent)
+            for node in self.parents
+            if isinstance(node, cst.IndentedBlock)
+        )
 
     def _was_short(self, original) -> bool:
         """Was ``original`` (a ``with`` statement's header) one line within the line length
@@ -171,10 +211,17 @@ class RecipeTransformer(cst.CSTTransformer):
         """A statement over several lines, every one within the line length before the fix and
         one past it after: laid out again (``fix.format_wrap``)."""
         pos = self.positions.get(original)
-        if self.line_length is None or pos is None or pos.start.line == pos.end.line \
-                or not isinstance(updated, cst.SimpleStatementLine):
+        if (
+            self.line_length is None
+            or pos is None
+            or pos.start.line == pos.end.line
+            or not isinstance(updated, cst.SimpleStatementLine)
+        ):
             return updated
-        if any(len(line.rstrip("\r\n")) > self.line_length for line in self.lines[pos.start.line - 1:pos.end.line]):
+        if any(
+            len(line.rstrip("\r\n")) > self.line_length
+            for line in self.lines[pos.start.line - 1 : pos.end.line]
+        ):
             return updated  # the project does not hold this statement to the length
         from rocm_lint.fix.format_wrap import rewrap_statement, widths
 
@@ -190,8 +237,15 @@ class RecipeTransformer(cst.CSTTransformer):
         from rocm_lint.fix.format_nest import collapse_gate
 
         parent = self.parents[-2] if len(self.parents) > 1 else None
-        new = collapse_gate(updated, parent, self.created, self.shallow, self._indent(), self.line_length,
-                            self.module.config_for_parsing)
+        new = collapse_gate(
+            updated,
+            parent,
+            self.created,
+            self.shallow,
+            self._indent(),
+            self.line_length,
+            self.module.config_for_parsing,
+        )
         return updated if new is None else new
 
     def leave_With(self, original, updated):
@@ -210,8 +264,12 @@ class RecipeTransformer(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original, updated):
         pos = self.positions[original]
-        hits = [f for line, fs in self.gate_lines.items() if pos.start.line <= line <= pos.end.line for f in fs]
-        guards = [f for line, fs in self.guard_lines.items() if pos.start.line <= line <= pos.end.line for f in fs]
+        hits = [
+            f for line, fs in self.gate_lines.items() if pos.start.line <= line <= pos.end.line for f in fs
+        ]
+        guards = [
+            f for line, fs in self.guard_lines.items() if pos.start.line <= line <= pos.end.line for f in fs
+        ]
         shallow = updated  # (laid out at its own level: for a gate merged into an enclosing `if`)
         if id(original) in self.widened or (hits and len(updated.body) == 1):
             from rocm_lint.fix.layout import wrap_statement
@@ -230,9 +288,14 @@ class RecipeTransformer(cst.CSTTransformer):
         if hits:
             self.applied.update(id(f) for f in hits)
             alias = self.inline.get(id(hits[0]))
-            test = (cst.parse_expression(f"{alias}.version.hip is None") if alias else
-                    cst.UnaryOperation(operator=cst.Not(), expression=cst.Name(self.flag_name)))
-            gate = cst.If(test=test, body=cst.IndentedBlock(body=[inner]), leading_lines=updated.leading_lines)
+            test = (
+                cst.parse_expression(f"{alias}.version.hip is None")
+                if alias
+                else cst.UnaryOperation(operator=cst.Not(), expression=cst.Name(self.flag_name))
+            )
+            gate = cst.If(
+                test=test, body=cst.IndentedBlock(body=[inner]), leading_lines=updated.leading_lines
+            )
             self.created[id(gate)] = (gate, alias or "")
             self.shallow[id(gate)] = [shallow.with_changes(leading_lines=())]
             return gate
@@ -240,8 +303,12 @@ class RecipeTransformer(cst.CSTTransformer):
         if not names:
             return updated
         self.applied.update(id(f) for f in guards)
-        fallback = [cst.SimpleStatementLine(body=[cst.Assign(
-            targets=[cst.AssignTarget(target=cst.Name(n))], value=cst.Name("None"))]) for n in names]
+        fallback = [
+            cst.SimpleStatementLine(
+                body=[cst.Assign(targets=[cst.AssignTarget(target=cst.Name(n))], value=cst.Name("None"))]
+            )
+            for n in names
+        ]
         guard = cst.Try(
             body=cst.IndentedBlock(body=[inner]),
             handlers=[cst.ExceptHandler(type=cst.Name("ImportError"), body=cst.IndentedBlock(body=fallback))],
@@ -280,7 +347,9 @@ class RecipeTransformer(cst.CSTTransformer):
             return new.with_changes(**parens) if wrap else new
         alias = self.inline.get(id(f))
         return cst.IfExp(
-            test=cst.parse_expression(f"{alias}.version.hip is not None") if alias else cst.Name(self.flag_name),
+            test=cst.parse_expression(f"{alias}.version.hip is not None")
+            if alias
+            else cst.Name(self.flag_name),
             body=cst.parse_expression(recipe.rocm_source),
             orelse=result,
             **parens,
@@ -290,8 +359,10 @@ class RecipeTransformer(cst.CSTTransformer):
 def _unindented_blanks(lines):
     """Leading lines moved one block deeper: a blank line stays empty (LibCST would write the
     block's indentation on it: a whitespace-only line, pycodestyle's W293), a comment follows."""
-    return [line.with_changes(indent=False, whitespace=cst.SimpleWhitespace(""))
-            if line.comment is None else line for line in lines]
+    return [
+        line.with_changes(indent=False, whitespace=cst.SimpleWhitespace("")) if line.comment is None else line
+        for line in lines
+    ]
 
 
 def bound_names(stmt) -> List[str]:
@@ -311,12 +382,17 @@ def bound_names(stmt) -> List[str]:
 
 def _is_import(stmt) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(
-        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body
+    )
 
 
 def _module_names(stmt) -> Optional[List[str]]:
     """The modules a plain ``import a, b.c`` line imports (None for anything else)."""
-    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Import)):
+    if not (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Import)
+    ):
         return None
     return [_EMPTY.code_for_node(alias.name) for alias in stmt.body[0].names]
 
@@ -336,8 +412,15 @@ def _imports_torch(stmt) -> bool:
 
 def _from_module(stmt) -> Optional[List[str]]:
     """The module a one-statement ``from a.b import c`` line imports from (None otherwise)."""
-    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
-            and isinstance(stmt.body[0], cst.ImportFrom)) or stmt.body[0].relative or stmt.body[0].module is None:
+    if (
+        not (
+            isinstance(stmt, cst.SimpleStatementLine)
+            and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.ImportFrom)
+        )
+        or stmt.body[0].relative
+        or stmt.body[0].module is None
+    ):
         return None
     return [_EMPTY.code_for_node(stmt.body[0].module)]
 
@@ -353,8 +436,12 @@ def _isort_place_of_import_torch(body, at: int, sort_within: bool = False) -> Op
     names = _module_names(body[k])
     if names is not None and not all(n.lower() > "torch" for n in names):
         return None  # a plain import that sorts before ``torch`` (it already binds the name)
-    if k > 0 and not body[k].leading_lines and isinstance(body[k - 1], cst.SimpleStatementLine) \
-            and any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in body[k - 1].body):
+    if (
+        k > 0
+        and not body[k].leading_lines
+        and isinstance(body[k - 1], cst.SimpleStatementLine)
+        and any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in body[k - 1].body)
+    ):
         previous = _module_names(body[k - 1])
         if previous is None and sort_within:
             previous = _from_module(body[k - 1])
@@ -379,31 +466,59 @@ def _index_after_line(module, positions, line: Optional[int], default: int) -> i
     return found
 
 
-def apply_recipes(wrapper, positions, lines: List[str], findings: Sequence[Finding], flag,
-                  line_length: Optional[int] = None, blank_after_imports: Optional[int] = None, *,
-                  sort_within_sections: bool = False):
+def apply_recipes(
+    wrapper,
+    positions,
+    lines: List[str],
+    findings: Sequence[Finding],
+    flag,
+    line_length: Optional[int] = None,
+    blank_after_imports: Optional[int] = None,
+    *,
+    sort_within_sections: bool = False,
+):
     """Rewrite the module held by ``wrapper``: (new source, ids of the applied findings, whether
     the ROCm flag is used; its statements are inserted where the plan says when it is new).
     Findings in ``flag.inline`` test ``<torch>.version.hip`` in place instead of the flag."""
-    fixer = RecipeTransformer(positions, lines, findings, flag.name, flag.torch_alias, flag.inline,
-                              line_length=line_length, module=wrapper.module,
-                              blank_after_imports=blank_after_imports or 1)
+    fixer = RecipeTransformer(
+        positions,
+        lines,
+        findings,
+        flag.name,
+        flag.torch_alias,
+        flag.inline,
+        line_length=line_length,
+        module=wrapper.module,
+        blank_after_imports=blank_after_imports or 1,
+    )
     new_module = wrapper.visit(fixer)
     applied = fixer.applied
-    uses_flag = any(isinstance(f.recipe, (GateStatement, RocmValue)) and id(f) not in flag.inline
-                    for f in findings if id(f) in applied)
+    uses_flag = any(
+        isinstance(f.recipe, (GateStatement, RocmValue)) and id(f) not in flag.inline
+        for f in findings
+        if id(f) in applied
+    )
     if uses_flag and flag.statements:
         stmts = [cst.parse_statement(s + "\n") for s in flag.statements]
         body = list(new_module.body)
         at = _index_after_line(wrapper.module, positions, flag.insert_after_line, flag.insert_after) + 1
-        before = _isort_place_of_import_torch(body, at, sort_within_sections) \
-            if flag.statements[0] == "import torch" else None
+        before = (
+            _isort_place_of_import_torch(body, at, sort_within_sections)
+            if flag.statements[0] == "import torch"
+            else None
+        )
         if before is not None:
             # ``import torch`` right before the torch import isort puts it before (it imports
             # nothing that statement would not import first); the flag stays after the imports
             added = stmts.pop(0)
-            body = (body[:before] + [added.with_changes(leading_lines=body[before].leading_lines),
-                                     body[before].with_changes(leading_lines=())] + body[before + 1:])
+            body = (
+                body[:before]
+                + [
+                    added.with_changes(leading_lines=body[before].leading_lines),
+                    body[before].with_changes(leading_lines=()),
+                ]
+                + body[before + 1 :]
+            )
             at += 1
         if 0 < at <= len(body):
             # Formatter-clean: the blank line isort/ruff (I001) want after an import block (or

@@ -18,8 +18,9 @@ T = TypeVar("T")
 Attempt = Callable[[Sequence[Finding]], Tuple[Optional[T], Optional[str]]]
 
 
-def apply_verified(candidates: Sequence[Finding], attempt: "Attempt[T]",
-                   applied: Callable[[T], bool]) -> Tuple[Optional[T], List[Tuple[Finding, str]]]:
+def apply_verified(
+    candidates: Sequence[Finding], attempt: "Attempt[T]", applied: Callable[[T], bool]
+) -> Tuple[Optional[T], List[Tuple[Finding, str]]]:
     """(the verified outcome of the largest set found, or None; [(dropped finding, why)])."""
     outcome, why = attempt(candidates)
     if outcome is not None:

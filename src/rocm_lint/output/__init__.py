@@ -14,8 +14,15 @@ FORMATS_WITH_EDITS = ("json", "sarif")
 MACHINE_FORMATS = ("json", "sarif", "junit", "summary")
 
 
-def render(fmt: str, findings: List[Finding], out: TextIO, *, color: bool = False,
-           errors: Sequence[FileError] = (), sources=None) -> None:
+def render(
+    fmt: str,
+    findings: List[Finding],
+    out: TextIO,
+    *,
+    color: bool = False,
+    errors: Sequence[FileError] = (),
+    sources=None,
+) -> None:
     """``sources``: the ``output.source.Sources`` to read (with the front end's stdin overlay)."""
     if fmt == "json":
         from rocm_lint.output.json import render_json

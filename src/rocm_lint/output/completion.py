@@ -42,15 +42,36 @@ def _commands(parser: argparse.ArgumentParser) -> List[_Command]:
         for action in command._actions:
             if not action.option_strings:
                 metavar = str(action.metavar or "")
-                cmd.positional = ("file" if metavar in _FILE_METAVARS else "choices" if action.choices
-                                  else "rule" if name == "rule" else "")
+                cmd.positional = (
+                    "file"
+                    if metavar in _FILE_METAVARS
+                    else "choices"
+                    if action.choices
+                    else "rule"
+                    if name == "rule"
+                    else ""
+                )
                 cmd.choices = tuple(action.choices or ())
                 continue
             metavar = str(action.metavar or "")
-            kind = ("file" if metavar in _FILE_METAVARS else "dir" if metavar in _DIR_METAVARS
-                    else "codes" if metavar == "CODES" else "")
-            cmd.options.append(_Option(tuple(action.option_strings), (action.help or "").replace("%%", "%"),
-                                       action.nargs != 0, tuple(action.choices or ()), kind))
+            kind = (
+                "file"
+                if metavar in _FILE_METAVARS
+                else "dir"
+                if metavar in _DIR_METAVARS
+                else "codes"
+                if metavar == "CODES"
+                else ""
+            )
+            cmd.options.append(
+                _Option(
+                    tuple(action.option_strings),
+                    (action.help or "").replace("%%", "%"),
+                    action.nargs != 0,
+                    tuple(action.choices or ()),
+                    kind,
+                )
+            )
         out.append(cmd)
     return out
 
@@ -68,8 +89,10 @@ def completion_script(shell: str, parser: argparse.ArgumentParser, rules) -> str
         return _fish(commands, codes, names)
     script = _bash(commands, codes, names)
     if shell == "zsh":
-        return ("#compdef rocm-lint\n# zsh: the bash completion through bashcompinit\n"
-                "autoload -U +X bashcompinit && bashcompinit\n" + script)
+        return (
+            "#compdef rocm-lint\n# zsh: the bash completion through bashcompinit\n"
+            "autoload -U +X bashcompinit && bashcompinit\n" + script
+        )
     return script
 
 
@@ -83,19 +106,29 @@ def _bash(commands: List[_Command], codes: List[str], names: List[str]) -> str:
             if not opt.takes_value:
                 continue
             if opt.choices:
-                choice_cases.append(f'            {"|".join(opt.names)}) COMPREPLY=($(compgen -W "{" ".join(opt.choices)}" '
-                                    '-- "$cur")); return;;')
+                choice_cases.append(
+                    f'            {"|".join(opt.names)}) COMPREPLY=($(compgen -W "{" ".join(opt.choices)}" '
+                    '-- "$cur")); return;;'
+                )
             else:
                 by_kind.setdefault(opt.kind, []).extend(opt.names)
         lines = list(choice_cases)
-        action = {"file": 'COMPREPLY=($(compgen -f -- "$cur"))', "dir": 'COMPREPLY=($(compgen -d -- "$cur"))',
-                  "codes": 'COMPREPLY=($(compgen -W "$codes" -- "$cur"))', "": ""}
+        action = {
+            "file": 'COMPREPLY=($(compgen -f -- "$cur"))',
+            "dir": 'COMPREPLY=($(compgen -d -- "$cur"))',
+            "codes": 'COMPREPLY=($(compgen -W "$codes" -- "$cur"))',
+            "": "",
+        }
         for kind, opts in by_kind.items():
-            lines.append(f'            {"|".join(opts)}) {action[kind]}{"; " if action[kind] else ""}return;;')
+            lines.append(
+                f"            {'|'.join(opts)}) {action[kind]}{'; ' if action[kind] else ''}return;;"
+            )
         flags = " ".join(n for opt in cmd.options for n in opt.names)
-        positional = {"file": 'COMPREPLY=($(compgen -f -- "$cur"))',
-                      "rule": 'COMPREPLY=($(compgen -W "$codes $names" -- "$cur"))',
-                      "choices": f'COMPREPLY=($(compgen -W "{" ".join(cmd.choices)}" -- "$cur"))'}.get(cmd.positional, "")
+        positional = {
+            "file": 'COMPREPLY=($(compgen -f -- "$cur"))',
+            "rule": 'COMPREPLY=($(compgen -W "$codes $names" -- "$cur"))',
+            "choices": f'COMPREPLY=($(compgen -W "{" ".join(cmd.choices)}" -- "$cur"))',
+        }.get(cmd.positional, "")
         body = "\n".join(lines)
         cases.append(f"""        {cmd.name})
             case "$prev" in
@@ -104,15 +137,15 @@ def _bash(commands: List[_Command], codes: List[str], names: List[str]) -> str:
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "{flags}" -- "$cur"))
             else
-                {positional or ':'}
+                {positional or ":"}
             fi
             ;;""")
     case_text = "\n".join(cases)
     return f"""# bash completion for rocm-lint (rocm-lint completion bash)
 _rocm_lint() {{
     local cur="${{COMP_WORDS[COMP_CWORD]}}" prev="${{COMP_WORDS[COMP_CWORD-1]}}"
-    local codes="{' '.join(codes)}"
-    local names="{' '.join(names)}"
+    local codes="{" ".join(codes)}"
+    local names="{" ".join(names)}"
     local cmd="" i
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "${{COMP_WORDS[i]}}" in
@@ -138,15 +171,23 @@ def _fish(commands: List[_Command], codes: List[str], names: List[str]) -> str:
     out = ["# fish completion for rocm-lint (rocm-lint completion fish)", "complete -c rocm-lint -f"]
     subs = " ".join(c.name for c in commands)
     for cmd in commands:
-        out.append(f"complete -c rocm-lint -n 'not __fish_seen_subcommand_from {subs}' -a {cmd.name} "
-                   f"-d {_fish_quote(cmd.help)}")
+        out.append(
+            f"complete -c rocm-lint -n 'not __fish_seen_subcommand_from {subs}' -a {cmd.name} "
+            f"-d {_fish_quote(cmd.help)}"
+        )
     for cmd in commands:
         cond = f"-n '__fish_seen_subcommand_from {cmd.name}'"
         if cmd.positional == "file":  # not where an option's value goes (its own line says what)
-            valued = " ".join(n for opt in cmd.options if opt.takes_value and opt.kind not in ("file", "dir")
-                              for n in opt.names)
-            out.append(f"complete -c rocm-lint -n '__fish_seen_subcommand_from {cmd.name}; "
-                       f"and not __fish_prev_arg_in {valued}' -F")
+            valued = " ".join(
+                n
+                for opt in cmd.options
+                if opt.takes_value and opt.kind not in ("file", "dir")
+                for n in opt.names
+            )
+            out.append(
+                f"complete -c rocm-lint -n '__fish_seen_subcommand_from {cmd.name}; "
+                f"and not __fish_prev_arg_in {valued}' -F"
+            )
         elif cmd.positional == "rule":
             out.append(f"complete -c rocm-lint {cond} -a {_fish_quote(' '.join(codes + names))}")
         elif cmd.positional == "choices":
@@ -157,8 +198,16 @@ def _fish(commands: List[_Command], codes: List[str], names: List[str]) -> str:
                 parts.append(f"-l {name[2:]}" if name.startswith("--") else f"-s {name[1:]}")
             value = ""
             if opt.takes_value:
-                value = (f" -x -a {_fish_quote(' '.join(opt.choices))}" if opt.choices
-                         else f" -x -a {_fish_quote(' '.join(codes))}" if opt.kind == "codes"
-                         else " -r -F" if opt.kind in ("file", "dir") else " -x")
-            out.append(f"complete -c rocm-lint {cond} {' '.join(parts)}{value} -d {_fish_quote(opt.help[:80])}")
+                value = (
+                    f" -x -a {_fish_quote(' '.join(opt.choices))}"
+                    if opt.choices
+                    else f" -x -a {_fish_quote(' '.join(codes))}"
+                    if opt.kind == "codes"
+                    else " -r -F"
+                    if opt.kind in ("file", "dir")
+                    else " -x"
+                )
+            out.append(
+                f"complete -c rocm-lint {cond} {' '.join(parts)}{value} -d {_fish_quote(opt.help[:80])}"
+            )
     return "\n".join(out) + "\n"

@@ -9,14 +9,25 @@ from __future__ import annotations
 
 # One colour per family (ROC0..ROC9); tests/test_html_report.py checks the contrast and the hue.
 FAMILY_COLOURS = {
-    "ROC0": "#6e7781", "ROC1": "#2f6fd0", "ROC2": "#8a4fd6", "ROC3": "#c03a8c", "ROC4": "#d1495b",
-    "ROC5": "#c2570c", "ROC6": "#9a7400", "ROC7": "#7a6a58", "ROC8": "#1e7fa6", "ROC9": "#a05a9c",
+    "ROC0": "#6e7781",
+    "ROC1": "#2f6fd0",
+    "ROC2": "#8a4fd6",
+    "ROC3": "#c03a8c",
+    "ROC4": "#d1495b",
+    "ROC5": "#c2570c",
+    "ROC6": "#9a7400",
+    "ROC7": "#7a6a58",
+    "ROC8": "#1e7fa6",
+    "ROC9": "#a05a9c",
 }
 LIGHT_BACKGROUND, DARK_BACKGROUND = "#ffffff", "#0d1117"
 
-_FAMILY_RULES = "".join(f".fam-{fam}{{fill:{colour};background:{colour}}}" for fam, colour in FAMILY_COLOURS.items())
+_FAMILY_RULES = "".join(
+    f".fam-{fam}{{fill:{colour};background:{colour}}}" for fam, colour in FAMILY_COLOURS.items()
+)
 
-STYLE = """
+STYLE = (
+    """
 :root{--fg:#1f2328;--bg:#fff;--muted:#59636e;--line:#d1d9e0;--hit:#fff8c5;--card:#f6f8fa;
 --safe:#1a7f37;--unsafe:#bf8700;--manual:#cf222e;--nvidia:#59636e}
 @media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--muted:#9198a1;--line:#3d444d;
@@ -32,7 +43,9 @@ dl.scan dt{color:var(--muted)}dl.scan dd{margin:0;overflow-wrap:anywhere}
 border-radius:8px;padding:10px 14px;min-width:120px}.total b{display:block;font-size:24px}
 .chart{max-width:100%;height:auto;display:block}.chart text{fill:var(--fg);font-size:12px}
 .bar-count{fill:var(--muted)}
-""" + _FAMILY_RULES + """.dir{fill:#57606a}
+"""
+    + _FAMILY_RULES
+    + """.dir{fill:#57606a}
 .fix-safe{fill:var(--safe)}.fix-unsafe{fill:var(--unsafe)}.fix-manual{fill:var(--manual)}
 span.fix{font-size:12px;border-radius:10px;padding:1px 8px;color:#fff;white-space:nowrap}
 span.fix-safe{background:var(--safe)}span.fix-unsafe{background:var(--unsafe)}span.fix-manual{background:var(--manual)}
@@ -62,6 +75,7 @@ table.frame td.ln{color:var(--muted);text-align:right;width:1%;white-space:nowra
 user-select:none}tr.hit{background:var(--hit)}
 .hidden{display:none}.errors li{overflow-wrap:anywhere}
 """
+)
 
 SCRIPT = """
 (function () {
@@ -112,5 +126,7 @@ SCRIPT = """
 })();
 """
 
-CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
-       "base-uri 'none'; form-action 'none'")
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)

@@ -19,8 +19,11 @@ CONTEXT = 2
 FRAME_LINES = 9
 LINE_CHARS = 240
 
-FIX_KINDS = (("safe", "safe fix (--fix)"), ("unsafe", "unsafe fix (--unsafe-fixes)"),
-             ("manual", "needs a person"))
+FIX_KINDS = (
+    ("safe", "safe fix (--fix)"),
+    ("unsafe", "unsafe fix (--unsafe-fixes)"),
+    ("manual", "needs a person"),
+)
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -46,8 +49,13 @@ def _visible(text: str, keep_tabs: bool = False) -> str:
         text = text.replace("\t", "    ")
     if not _CONTROL.search(text):
         return text
-    return _CONTROL.sub(lambda m: _NAMED.get(m.group()) or (
-        f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"), text)
+    return _CONTROL.sub(
+        lambda m: (
+            _NAMED.get(m.group())
+            or (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}")
+        ),
+        text,
+    )
 
 
 def esc(text: object) -> str:
@@ -67,8 +75,14 @@ def directory_of(label: str) -> str:
 
 
 # -- the page's parts --------------------------------------------------------------------------------
-def bar_chart(chart_id: str, title: str, rows: Sequence[Tuple[str, int, str, str]], *,
-               label_width: int = 330, keep_end: bool = False) -> str:
+def bar_chart(
+    chart_id: str,
+    title: str,
+    rows: Sequence[Tuple[str, int, str, str]],
+    *,
+    label_width: int = 330,
+    keep_end: bool = False,
+) -> str:
     """A horizontal bar chart as inline SVG: rows of (label, count, css class, key); the key is the
     bar's ``data-key`` (a family for the filter script)."""
     if not rows:
@@ -77,19 +91,26 @@ def bar_chart(chart_id: str, title: str, rows: Sequence[Tuple[str, int, str, str
     top = max(row[1] for row in rows) or 1
     height = len(rows) * (bar_h + gap) + gap
     scale = (width - label_width - count_w - 10) / top
-    parts = [f'<svg id="{esc(chart_id)}" class="chart" viewBox="0 0 {width} {height}" width="{width}" '
-             f'height="{height}" role="img" aria-label="{esc(title)}" xmlns="http://www.w3.org/2000/svg">',
-             f"<title>{esc(title)}</title>"]
+    parts = [
+        f'<svg id="{esc(chart_id)}" class="chart" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" aria-label="{esc(title)}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{esc(title)}</title>",
+    ]
     for i, (label, count, css, key) in enumerate(rows):
         y = gap + i * (bar_h + gap)
         fits = (label_width - 16) // 7  # characters of a 12px label
-        shown = label if len(label) <= fits else ("\u2026" + label[-fits + 1:] if keep_end else label[:fits - 1] + "\u2026")
+        shown = (
+            label
+            if len(label) <= fits
+            else ("\u2026" + label[-fits + 1 :] if keep_end else label[: fits - 1] + "\u2026")
+        )
         w = max(2.0, count * scale)
         parts.append(
             f'<g class="bar" data-key="{esc(key)}" data-count="{count}"><title>{esc(label)}: {count}</title>'
             f'<text class="bar-label" x="{label_width - 8}" y="{y + bar_h - 5}" text-anchor="end">{esc(shown)}</text>'
             f'<rect class="{esc(css)}" x="{label_width}" y="{y}" width="{w:.1f}" height="{bar_h}" rx="3"/>'
-            f'<text class="bar-count" x="{label_width + w + 6:.1f}" y="{y + bar_h - 5}">{count}</text></g>')
+            f'<text class="bar-count" x="{label_width + w + 6:.1f}" y="{y + bar_h - 5}">{count}</text></g>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -100,16 +121,20 @@ def fix_bar(counts: Dict[str, int]) -> str:
     if not total:
         return ""
     width, height, x = 720, 28, 0.0
-    parts = [f'<svg id="fix-chart" class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-             f'role="img" aria-label="What --fix would change" xmlns="http://www.w3.org/2000/svg">'
-             f"<title>What --fix would change</title>"]
+    parts = [
+        f'<svg id="fix-chart" class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'role="img" aria-label="What --fix would change" xmlns="http://www.w3.org/2000/svg">'
+        f"<title>What --fix would change</title>"
+    ]
     for kind, label in FIX_KINDS:
         n = counts.get(kind, 0)
         if not n:
             continue
         w = width * n / total
-        parts.append(f'<rect class="fix-{kind}" x="{x:.1f}" y="0" width="{w:.1f}" height="{height}">'
-                     f"<title>{esc(label)}: {n}</title></rect>")
+        parts.append(
+            f'<rect class="fix-{kind}" x="{x:.1f}" y="0" width="{w:.1f}" height="{height}">'
+            f"<title>{esc(label)}: {n}</title></rect>"
+        )
         x += w
     parts.append("</svg>")
     return "".join(parts)
@@ -128,8 +153,10 @@ def code_frame(sources: Sources, f: Finding) -> str:
         if len(text) > LINE_CHARS:
             text = text[:LINE_CHARS] + " \u2026"
         mark = ' class="hit"' if f.line <= n <= last else ""
-        rows.append(f'<tr{mark}><td class="ln">{n}</td><td class="src">{html.escape(_visible(text, keep_tabs=True))}'
-                    f"</td></tr>")
+        rows.append(
+            f'<tr{mark}><td class="ln">{n}</td><td class="src">{html.escape(_visible(text, keep_tabs=True))}'
+            f"</td></tr>"
+        )
     return f'<table class="frame">{"".join(rows)}</table>'
 
 
@@ -154,12 +181,14 @@ def finding_item(f: Finding, sources: Sources, frame: bool) -> str:
     where = source_kind(f)
     if where == "nvidia-only":
         fix += ' <span class="nvidia-only" title="the ROCm build never compiles this source">NVIDIA-only source</span>'
-    return (f'<li class="finding" data-family="{esc(f.code[:4])}" data-code="{esc(f.code)}" data-fix="{kind}" '
-            f'data-severity="{esc(severity(f))}" data-source="{where}">'
-            f'<div class="head"><span class="pos">{f.line}:{col}</span> '
-            f'<a class="code" href="{esc(url)}" rel="noopener noreferrer" title="{esc(name)}">{esc(f.code)}</a> '
-            f'<span class="msg">{esc(f.message)}</span> {fix}</div>'
-            f'{code_frame(sources, f) if frame else ""}</li>')
+    return (
+        f'<li class="finding" data-family="{esc(f.code[:4])}" data-code="{esc(f.code)}" data-fix="{kind}" '
+        f'data-severity="{esc(severity(f))}" data-source="{where}">'
+        f'<div class="head"><span class="pos">{f.line}:{col}</span> '
+        f'<a class="code" href="{esc(url)}" rel="noopener noreferrer" title="{esc(name)}">{esc(f.code)}</a> '
+        f'<span class="msg">{esc(f.message)}</span> {fix}</div>'
+        f"{code_frame(sources, f) if frame else ''}</li>"
+    )
 
 
 def anchor(label: str) -> str:

@@ -36,6 +36,7 @@ class Commit:
 @dataclass
 class ScanInfo:
     """The header of the report; every field optional (the page says what it does not know)."""
+
     paths: Sequence[str] = ()
     files_checked: Optional[int] = None
     commit: Optional[Commit] = None
@@ -44,7 +45,9 @@ class ScanInfo:
     nvidia_only_reported: bool = False  # --report-nvidia-only-sources
 
 
-def scan_info(paths: Sequence[str], files_checked: Optional[int], *, nvidia_only_reported: bool = False) -> ScanInfo:
+def scan_info(
+    paths: Sequence[str], files_checked: Optional[int], *, nvidia_only_reported: bool = False
+) -> ScanInfo:
     """The header of a run over ``paths``. ``SOURCE_DATE_EPOCH`` (the reproducible-builds
     variable) fixes the date, so two reports of the same tree can be compared byte for byte."""
     when = time.time()
@@ -53,8 +56,13 @@ def scan_info(paths: Sequence[str], files_checked: Optional[int], *, nvidia_only
         when = float(epoch)
     first = next((p for p in paths if p != "-"), None)
     commit = read_commit(first if first is not None else os.getcwd())
-    return ScanInfo(paths=tuple(paths), files_checked=files_checked, commit=commit, when=when,
-                    nvidia_only_reported=nvidia_only_reported)
+    return ScanInfo(
+        paths=tuple(paths),
+        files_checked=files_checked,
+        commit=commit,
+        when=when,
+        nvidia_only_reported=nvidia_only_reported,
+    )
 
 
 def reason_kind(reason: str) -> str:
@@ -101,7 +109,7 @@ def git_dirs(start: str) -> Optional[Tuple[str, str]]:
         elif os.path.isfile(dot_git):  # a worktree or a submodule: "gitdir: PATH"
             text = _small(dot_git) or ""
             if text.startswith("gitdir:"):
-                gitdir = os.path.normpath(os.path.join(here, text[len("gitdir:"):].strip()))
+                gitdir = os.path.normpath(os.path.join(here, text[len("gitdir:") :].strip()))
         if gitdir is not None:
             common = _small(os.path.join(gitdir, "commondir"))
             common_dir = os.path.normpath(os.path.join(gitdir, common)) if common else gitdir
@@ -150,11 +158,11 @@ def read_commit(start: str) -> Optional[Commit]:
             return Commit(value, branch)
         if not value.startswith("ref:"):
             return None
-        ref = value[len("ref:"):].strip()
+        ref = value[len("ref:") :].strip()
         if not _safe_ref(ref):
             return None
         if branch is None:
-            branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else ref
+            branch = ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else ref
         loose = _small(os.path.join(gitdir, *ref.split("/"))) or _small(os.path.join(common, *ref.split("/")))
         if loose is None:
             if packed is None:

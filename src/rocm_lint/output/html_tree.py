@@ -65,7 +65,7 @@ def build_tree(rows: Iterable[Tuple[str, str, bool]]) -> DirNode:
         node.add(family, nvidia_only)
         for i, part in enumerate(dirs):
             if part not in node.children:
-                path = "/".join(dirs[:i + 1]).replace("//", "/")
+                path = "/".join(dirs[: i + 1]).replace("//", "/")
                 node.children[part] = DirNode(part, path)
             node = node.children[part]
             node.add(family, nvidia_only)
@@ -89,27 +89,34 @@ def _compact(node: DirNode) -> None:
 def _mix(families: Counter, total: int) -> str:
     """The families of a directory's findings as one stacked bar (coloured by family)."""
     label = ", ".join(f"{fam} {n}" for fam, n in sorted(families.items()))
-    parts = "".join(f'<i class="fam-{esc(fam)}" style="width:{100 * n / total:.2f}%" title="{esc(fam)} '
-                    f'{esc(FAMILIES.get(fam, ""))}: {n}"></i>' for fam, n in sorted(families.items()))
+    parts = "".join(
+        f'<i class="fam-{esc(fam)}" style="width:{100 * n / total:.2f}%" title="{esc(fam)} '
+        f'{esc(FAMILIES.get(fam, ""))}: {n}"></i>'
+        for fam, n in sorted(families.items())
+    )
     return f'<span class="mix" role="img" aria-label="{esc(label)}">{parts}</span>'
 
 
 def _split(node_total: int, nvidia_only: int, show: bool) -> str:
     if not show:
         return ""
-    return (f'<span class="split" title="{node_total - nvidia_only} in sources the ROCm build compiles, '
-            f'{nvidia_only} in sources it never compiles"><b>{node_total - nvidia_only}</b> ROCm build \u00b7 '
-            f'<b>{nvidia_only}</b> NVIDIA-only</span>')
+    return (
+        f'<span class="split" title="{node_total - nvidia_only} in sources the ROCm build compiles, '
+        f'{nvidia_only} in sources it never compiles"><b>{node_total - nvidia_only}</b> ROCm build \u00b7 '
+        f"<b>{nvidia_only}</b> NVIDIA-only</span>"
+    )
 
 
 def _open_tag(node: DirNode, depth: int, show_split: bool) -> str:
     total = node.total
     opened = " open" if depth <= OPEN_DEPTH else ""
     shown = "./" if node.path == "." else (node.name if node.name == "/" else node.name.rstrip("/") + "/")
-    return (f'<details class="dir" data-path="{esc(node.path)}" data-count="{total}" '
-            f'data-rocm="{total - node.nvidia_only}" data-nvidia-only="{node.nvidia_only}"{opened}>'
-            f'<summary><span class="dir-name">{esc(shown)}</span> <b class="dir-count">{total}</b>'
-            f'{_mix(node.families, total)}{_split(total, node.nvidia_only, show_split)}</summary>')
+    return (
+        f'<details class="dir" data-path="{esc(node.path)}" data-count="{total}" '
+        f'data-rocm="{total - node.nvidia_only}" data-nvidia-only="{node.nvidia_only}"{opened}>'
+        f'<summary><span class="dir-name">{esc(shown)}</span> <b class="dir-count">{total}</b>'
+        f"{_mix(node.families, total)}{_split(total, node.nvidia_only, show_split)}</summary>"
+    )
 
 
 def _files(node: DirNode) -> str:
@@ -118,10 +125,16 @@ def _files(node: DirNode) -> str:
     out = ['<ul class="dir-files">']
     for label, (n, nv) in sorted(node.files.items(), key=lambda kv: (-kv[1][0], kv[0])):
         name = label.rsplit("/", 1)[-1]
-        note = (f' <span class="nvidia-only" title="the ROCm build never compiles this source">'
-                f'{nv} in an NVIDIA-only source</span>' if nv else "")
-        out.append(f'<li class="dir-file" data-count="{n}" data-nvidia-only="{nv}">'
-                   f'<a href="#{anchor(label)}">{esc(name)}</a> ({n}){note}</li>')
+        note = (
+            f' <span class="nvidia-only" title="the ROCm build never compiles this source">'
+            f"{nv} in an NVIDIA-only source</span>"
+            if nv
+            else ""
+        )
+        out.append(
+            f'<li class="dir-file" data-count="{n}" data-nvidia-only="{nv}">'
+            f'<a href="#{anchor(label)}">{esc(name)}</a> ({n}){note}</li>'
+        )
     out.append("</ul>")
     return "".join(out)
 

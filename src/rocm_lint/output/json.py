@@ -25,17 +25,21 @@ def finding_to_json(f: Finding, sources: Optional[Sources] = None) -> dict:
             "applicability": f.fix.applicability.value,
             "message": f.fix.message,
             "edits": [
-                {"content": e.content,
-                 "location": {"row": e.start[0], "column": e.start[1] + 1},
-                 "end_location": {"row": e.end[0], "column": e.end[1] + 1}}
+                {
+                    "content": e.content,
+                    "location": {"row": e.start[0], "column": e.start[1] + 1},
+                    "end_location": {"row": e.end[0], "column": e.end[1] + 1},
+                }
                 for e in f.fix.edits
             ],
         }
     return {
         "cell": f.cell,  # a notebook's 1-based cell number (rows are inside the cell), as ruff
         "code": f.code,
-        "end_location": {"row": f.end_line or f.line,
-                         "column": sources.char_col(f.path, f.end_line or f.line, f.end_col if f.end_line else f.col) + 1},
+        "end_location": {
+            "row": f.end_line or f.line,
+            "column": sources.char_col(f.path, f.end_line or f.line, f.end_col if f.end_line else f.col) + 1,
+        },
         "filename": name_text(f.path if f.path == "-" else os.path.abspath(f.path)),
         "fix": fix,
         "location": {"row": f.line, "column": sources.char_col(f.path, f.line, f.col) + 1},

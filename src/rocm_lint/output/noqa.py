@@ -20,8 +20,10 @@ def add_noqa(report, config, *, quiet: bool = False, err: TextIO = None) -> int:
         if outcome.error:
             problems.append(f"{display_name(outcome.path)}: {outcome.error}")
         for finding, why in outcome.skipped:
-            problems.append(f"{display_name(outcome.path)}:{finding.line}:{finding.col + 1}: {finding.code} "
-                            f"no noqa added: {why}")
+            problems.append(
+                f"{display_name(outcome.path)}:{finding.line}:{finding.col + 1}: {finding.code} "
+                f"no noqa added: {why}"
+            )
     for line in problems:
         err.write(f"rocm-lint: error: {line}\n")
     if not quiet:

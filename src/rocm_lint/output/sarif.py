@@ -51,8 +51,10 @@ def _rule_descriptor(rule) -> dict:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": f"{rule.code} ({rule.name}): {rule.summary}"},
         "helpUri": rule.url,
-        "help": {"text": f"{rule.summary}. Documentation: {rule.url} (or `rocm-lint rule {rule.code}`).",
-                 "markdown": render_rule(rule)},
+        "help": {
+            "text": f"{rule.summary}. Documentation: {rule.url} (or `rocm-lint rule {rule.code}`).",
+            "markdown": render_rule(rule),
+        },
         "defaultConfiguration": {"level": "error"},
         "properties": {
             "tags": ["portability", "rocm", rule.family],
@@ -65,21 +67,33 @@ def _rule_descriptor(rule) -> dict:
 def _fix(f: Finding, artifact: dict) -> Optional[dict]:
     if f.fix is None or not f.fix.edits:
         return None
-    replacements = [{
-        "deletedRegion": _region(e.start[0], e.start[1], e.end[0], e.end[1]),
-        "insertedContent": {"text": e.content},
-    } for e in f.fix.edits]
-    return {"description": {"text": f"{f.fix.message} ({f.fix.applicability.value} fix)"},
-            "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}]}
+    replacements = [
+        {
+            "deletedRegion": _region(e.start[0], e.start[1], e.end[0], e.end[1]),
+            "insertedContent": {"text": e.content},
+        }
+        for e in f.fix.edits
+    ]
+    return {
+        "description": {"text": f"{f.fix.message} ({f.fix.applicability.value} fix)"},
+        "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
+    }
 
 
 def _line_hash(code: str, uri: str, line_text: str) -> str:
     normalized = " ".join(line_text.split())
-    return hashlib.sha256("\0".join((code, uri, normalized)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return hashlib.sha256("\0".join((code, uri, normalized)).encode("utf-8", "surrogatepass")).hexdigest()[
+        :32
+    ]
 
 
-def sarif_log(findings: Sequence[Finding], errors: Sequence[FileError] = (), *,
-              root: Optional[str] = None, sources: Optional[Sources] = None) -> dict:
+def sarif_log(
+    findings: Sequence[Finding],
+    errors: Sequence[FileError] = (),
+    *,
+    root: Optional[str] = None,
+    sources: Optional[Sources] = None,
+) -> dict:
     root = os.path.abspath(root or os.getcwd())
     rules = all_rules()
     index: Dict[str, int] = {r.code: i for i, r in enumerate(rules)}
@@ -94,8 +108,9 @@ def sarif_log(findings: Sequence[Finding], errors: Sequence[FileError] = (), *,
             "ruleId": f.code,
             "level": "error",
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {"artifactLocation": artifact,
-                                                "region": _region(*sources.span(f))}}],
+            "locations": [
+                {"physicalLocation": {"artifactLocation": artifact, "region": _region(*sources.span(f))}}
+            ],
             "partialFingerprints": {FINGERPRINT: f"{digest}:{seen[digest]}"},
         }
         if f.code in index:
@@ -104,34 +119,47 @@ def sarif_log(findings: Sequence[Finding], errors: Sequence[FileError] = (), *,
         if fix is not None:
             result["fixes"] = [fix]
         results.append(result)
-    notifications = [{
-        "level": "error",
-        "message": {"text": e.reason},
-        "locations": [{"physicalLocation": {"artifactLocation": _artifact(e.path, root)}}],
-    } for e in errors]
+    notifications = [
+        {
+            "level": "error",
+            "message": {"text": e.reason},
+            "locations": [{"physicalLocation": {"artifactLocation": _artifact(e.path, root)}}],
+        }
+        for e in errors
+    ]
     invocation = {"executionSuccessful": not errors}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "rocm-lint",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "informationUri": INFORMATION_URI,
-                "rules": [_rule_descriptor(r) for r in rules],
-            }},
-            "originalUriBaseIds": {SRCROOT: {"uri": Path(root).as_uri().rstrip("/") + "/"}},
-            "invocations": [invocation],
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "rocm-lint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": [_rule_descriptor(r) for r in rules],
+                    }
+                },
+                "originalUriBaseIds": {SRCROOT: {"uri": Path(root).as_uri().rstrip("/") + "/"}},
+                "invocations": [invocation],
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
     }
 
 
-def render_sarif(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = (),
-                 root: Optional[str] = None, sources: Optional[Sources] = None) -> None:
+def render_sarif(
+    findings: Sequence[Finding],
+    out: TextIO,
+    *,
+    errors: Sequence[FileError] = (),
+    root: Optional[str] = None,
+    sources: Optional[Sources] = None,
+) -> None:
     json.dump(sarif_log(findings, errors, root=root, sources=sources), out, indent=2)
     out.write("\n")

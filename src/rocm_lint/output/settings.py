@@ -15,7 +15,7 @@ def show_settings(config, cli_keys: Set[str], path: str, fmt: Optional[str], out
 
     rows = []
     for key, value in setting_values(config):
-        base = key[len("extend-"):] if key.startswith("extend-") else key
+        base = key[len("extend-") :] if key.startswith("extend-") else key
         if key in cli_keys:
             origin = "command line"
         elif key in config.from_file or f"extend-{base}" in config.from_file and key == base:

@@ -26,8 +26,14 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def render_summary(findings: Sequence[Finding], out: TextIO, *, errors: Sequence[FileError] = (),
-                   root: Optional[str] = None, files_checked: Optional[int] = None) -> None:
+def render_summary(
+    findings: Sequence[Finding],
+    out: TextIO,
+    *,
+    errors: Sequence[FileError] = (),
+    root: Optional[str] = None,
+    files_checked: Optional[int] = None,
+) -> None:
     name = lambda path: display_name(repo_path(path, root or ""))
     files = Counter(name(f.path) for f in findings)
     checked = f" ({_plural(files_checked, 'file')} checked)" if files_checked is not None else ""
@@ -38,8 +44,10 @@ def render_summary(findings: Sequence[Finding], out: TextIO, *, errors: Sequence
     else:
         safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == Applicability.SAFE)
         unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == Applicability.UNSAFE)
-        w(f"**{_plural(len(findings), 'finding')}** in {_plural(len(files), 'file')}{checked}; "
-          f"{safe} fixable with `rocm-lint check --fix`")
+        w(
+            f"**{_plural(len(findings), 'finding')}** in {_plural(len(files), 'file')}{checked}; "
+            f"{safe} fixable with `rocm-lint check --fix`"
+        )
         w(f", {unsafe} more with `--unsafe-fixes`." if unsafe else ".")
     if errors:
         w(f" **{_plural(len(errors), 'file')} could not be analysed.**")

@@ -11,8 +11,16 @@ from rocm_lint.output.source import Sources, display_name
 from rocm_lint.registry import get_rule
 
 # pygments lexer aliases per rocm-lint language
-_LEXERS = {"python": "python", "cuda": "cuda", "cpp": "cpp", "shell": "bash", "dotenv": "bash",
-           "dockerfile": "docker", "yaml": "yaml", "cmake": "cmake"}
+_LEXERS = {
+    "python": "python",
+    "cuda": "cuda",
+    "cpp": "cpp",
+    "shell": "bash",
+    "dotenv": "bash",
+    "dockerfile": "docker",
+    "yaml": "yaml",
+    "cmake": "cmake",
+}
 
 
 def render_concise(findings: List[Finding], out: TextIO, *, sources: Optional[Sources] = None) -> None:
@@ -52,8 +60,9 @@ class _Highlighter:
         return lines if len(lines) == len(plain) else None  # never show a frame that does not line up
 
 
-def render_full(findings: List[Finding], out: TextIO, *, color: bool = False,
-                sources: Optional[Sources] = None) -> None:
+def render_full(
+    findings: List[Finding], out: TextIO, *, color: bool = False, sources: Optional[Sources] = None
+) -> None:
     bold = (lambda s: f"\x1b[1m{s}\x1b[0m") if color else (lambda s: s)
     red = (lambda s: f"\x1b[1;31m{s}\x1b[0m") if color else (lambda s: s)
     blue = (lambda s: f"\x1b[34m{s}\x1b[0m") if color else (lambda s: s)
@@ -70,8 +79,10 @@ def render_full(findings: List[Finding], out: TextIO, *, color: bool = False,
             width = max(1, end - col)
             shown = (highlighter.line(f.path, f.line) if highlighter else None) or src
             bar = blue("|")
-            out.write(f"{gutter} {bar}\n{blue(str(f.line))} {bar} {shown}\n"
-                      f"{gutter} {bar} {' ' * col}{red('^' * width)}\n")
+            out.write(
+                f"{gutter} {bar}\n{blue(str(f.line))} {bar} {shown}\n"
+                f"{gutter} {bar} {' ' * col}{red('^' * width)}\n"
+            )
         rule = get_rule(f.code)
         if rule is not None:
             out.write(f"{gutter} {blue('=')} help: `rocm-lint rule {f.code}` or {rule.url}\n")
@@ -88,12 +99,15 @@ def statistics(findings: List[Finding], unsafe_fixes: bool = False) -> List[dict
     out = []
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = get_rule(code)
-        out.append({"code": code, "name": rule.name if rule else None, "count": n, "fixable": code in fixable})
+        out.append(
+            {"code": code, "name": rule.name if rule else None, "count": n, "fixable": code in fixable}
+        )
     return out
 
 
-def render_statistics(findings: List[Finding], out: TextIO, *, fmt: str = "concise",
-                      unsafe_fixes: bool = False) -> None:
+def render_statistics(
+    findings: List[Finding], out: TextIO, *, fmt: str = "concise", unsafe_fixes: bool = False
+) -> None:
     stats = statistics(findings, unsafe_fixes)
     if fmt == "json":
         import json

@@ -33,8 +33,13 @@ def _first_line(stmt: ast.stmt) -> int:
 class Analyzer:
     """One walk of one module, dispatching nodes to the enabled checkers."""
 
-    def __init__(self, ctx: ModuleContext, checkers: Sequence[PythonChecker],
-                 lines_of_interest: Optional[List[int]], observers: Sequence[PythonChecker] = ()) -> None:
+    def __init__(
+        self,
+        ctx: ModuleContext,
+        checkers: Sequence[PythonChecker],
+        lines_of_interest: Optional[List[int]],
+        observers: Sequence[PythonChecker] = (),
+    ) -> None:
         self.ctx = ctx
         self.lines = lines_of_interest  # sorted; None means "visit everything"
         self.dispatch: Dict[type, List[PythonChecker]] = {}
@@ -66,11 +71,13 @@ class Analyzer:
         state = State()
         for stmt in self.ctx.tree.body:
             if isinstance(stmt, ast.Assign) and any(
-                    isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets):
+                isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets
+            ):
                 marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
                 for mark in marks:
-                    state = state.apply(self.ctx.gates.decorator_facts(
-                        mark, self.ctx.config.rocm_skip_decorators)[0])
+                    state = state.apply(
+                        self.ctx.gates.decorator_facts(mark, self.ctx.config.rocm_skip_decorators)[0]
+                    )
         return state
 
     # -- pruning ----------------------------------------------------------------------
@@ -245,20 +252,31 @@ class Analyzer:
                     recipe = None  # `a = 1; <hazard>` or `if x: <hazard>`: no place for the gate
                     why = _NO_PLACE
                 where = hit.node
-                self.findings.append(Finding(
-                    ctx.path, where.lineno, where.col_offset, rule.code, hit.message,
-                    getattr(where, "end_lineno", None) or where.lineno,
-                    getattr(where, "end_col_offset", None) or where.col_offset,
-                    fix=_fix_of(rule, recipe, why),
-                ))
+                self.findings.append(
+                    Finding(
+                        ctx.path,
+                        where.lineno,
+                        where.col_offset,
+                        rule.code,
+                        hit.message,
+                        getattr(where, "end_lineno", None) or where.lineno,
+                        getattr(where, "end_col_offset", None) or where.col_offset,
+                        fix=_fix_of(rule, recipe, why),
+                    )
+                )
 
 
 class _GatedWalk(Analyzer):
     """The same gated walk (unpruned unless ``lines`` is given), handing every node and its
     state to ``visit``."""
 
-    def __init__(self, ctx: ModuleContext, visit: Callable[[ast.AST, State], None],
-                 lines: Optional[List[int]] = None, inherit: bool = True) -> None:
+    def __init__(
+        self,
+        ctx: ModuleContext,
+        visit: Callable[[ast.AST, State], None],
+        lines: Optional[List[int]] = None,
+        inherit: bool = True,
+    ) -> None:
         super().__init__(ctx, (), lines)
         self.visit = visit
         self.inherit = inherit
@@ -272,8 +290,13 @@ class _GatedWalk(Analyzer):
         self.visit(node, state)
 
 
-def walk_gated(ctx: ModuleContext, visit: Callable[[ast.AST, State], None],
-               lines: Optional[List[int]] = None, *, inherit: bool = True) -> None:
+def walk_gated(
+    ctx: ModuleContext,
+    visit: Callable[[ast.AST, State], None],
+    lines: Optional[List[int]] = None,
+    *,
+    inherit: bool = True,
+) -> None:
     """Walk the whole module as the analyser does, calling ``visit(node, state)`` for every
     node with what is known there (NVIDIA-only, ROCm-only, import-guarded, in a function);
     ``ctx.statement`` and ``ctx.function`` are kept current.  For module facts (phase 1): the
@@ -286,7 +309,9 @@ def walk_gated(ctx: ModuleContext, visit: Callable[[ast.AST, State], None],
         ctx.statement, ctx.function, ctx.state, ctx.node = saved
 
 
-def inherited_gates(ctx: ModuleContext, wanted: Optional[Callable[[ast.stmt], bool]] = None) -> FrozenSet[str]:
+def inherited_gates(
+    ctx: ModuleContext, wanted: Optional[Callable[[ast.stmt], bool]] = None
+) -> FrozenSet[str]:
     """Module-level functions called only from NVIDIA-only code: their bodies inherit the gate.
 
     ``if not IS_HIP_EXTENSION: flags += _nvcc_flags()`` with ``def _nvcc_flags(): return
@@ -303,10 +328,14 @@ def inherited_gates(ctx: ModuleContext, wanted: Optional[Callable[[ast.stmt], bo
         text = ctx.text
         script = os.path.basename(ctx.path) == "setup.py" or "__main__" in text
         exported = _dunder_all(ctx.tree)
-        candidates = {stmt.name: stmt for stmt in ctx.tree.body
-                      if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-                      and (script or stmt.name.startswith("_") and not stmt.name.startswith("__"))
-                      and stmt.name not in exported and (wanted is None or wanted(stmt))}
+        candidates = {
+            stmt.name: stmt
+            for stmt in ctx.tree.body
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (script or stmt.name.startswith("_") and not stmt.name.startswith("__"))
+            and stmt.name not in exported
+            and (wanted is None or wanted(stmt))
+        }
         if not candidates:
             return frozenset()
         lines = trigger_lines(text, list(candidates))
@@ -327,7 +356,9 @@ def inherited_gates(ctx: ModuleContext, wanted: Optional[Callable[[ast.stmt], bo
 
 def _dunder_all(tree: ast.Module) -> FrozenSet[str]:
     for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets
+        ):
             if isinstance(stmt.value, (ast.List, ast.Tuple)):
                 return frozenset(e.value for e in stmt.value.elts if isinstance(e, ast.Constant))
     return frozenset()
@@ -343,11 +374,15 @@ def _fix_of(rule: Rule, recipe: Optional[Recipe], why: str = "") -> Optional[Fix
     return Fix(rule.fix, recipe.message, recipe=recipe)
 
 
-_NO_PLACE = ("the statement shares its line with another (`if x: stmt`, `a = 1; stmt`): there is no place for "
-             "the `if not is_rocm:` gate; put it on a line of its own and run --fix again")
-_NO_SAFE_REWRITE = ("no rewrite of this shape is known to keep the NVIDIA program unchanged (the fix gates a "
-                    "statement of its own or replaces a literal value; this is inside a lambda or a larger "
-                    "expression): change it by hand as the message says")
+_NO_PLACE = (
+    "the statement shares its line with another (`if x: stmt`, `a = 1; stmt`): there is no place for "
+    "the `if not is_rocm:` gate; put it on a line of its own and run --fix again"
+)
+_NO_SAFE_REWRITE = (
+    "no rewrite of this shape is known to keep the NVIDIA program unchanged (the fix gates a "
+    "statement of its own or replaces a literal value; this is inside a lambda or a larger "
+    "expression): change it by hand as the message says"
+)
 
 
 def _catches_import_error(handler: ast.excepthandler) -> bool:
@@ -388,14 +423,17 @@ def extend_with_bound_names(text: str, lines: List[int], ctx: ModuleContext) -> 
     names = []
     line_set = set(lines)
     # ``self.opts = {...}`` bound once: followed to ``options=self.opts`` like a name.
-    attributes = [(k, v[0]) for k, v in ctx.all_bindings.items()
-                  if len(v) == 1 and k not in ctx.single_bindings and isinstance(v[0], ast.Dict)]
+    attributes = [
+        (k, v[0])
+        for k, v in ctx.all_bindings.items()
+        if len(v) == 1 and k not in ctx.single_bindings and isinstance(v[0], ast.Dict)
+    ]
     for name, value in [*ctx.single_bindings.items(), *attributes]:
         # Only literal values can carry a hazard to where they are used (a mode string, an
         # options dict, an allocator string); following every name would visit half the file.
-        literal = isinstance(value, (ast.Constant, ast.Dict, ast.JoinedStr, ast.BinOp, ast.IfExp,
-                                     ast.List, ast.Tuple)) or (
-            isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict")
+        literal = isinstance(
+            value, (ast.Constant, ast.Dict, ast.JoinedStr, ast.BinOp, ast.IfExp, ast.List, ast.Tuple)
+        ) or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict")
         if not literal:
             continue
         if value.lineno in line_set or (getattr(value, "end_lineno", value.lineno) in line_set):

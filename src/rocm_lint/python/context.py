@@ -32,6 +32,7 @@ from rocm_lint.python.source_view import SourceView
 
 T = TypeVar("T")
 
+
 class ModuleFacts(Generic[T]):
     """A fact about a whole module that one or more rules read (phase 1 of the analysis).
 
@@ -69,8 +70,9 @@ class State(NamedTuple):
 class ModuleContext(SourceView):
     """Everything a checker may ask about the module; ``state`` is the current node's."""
 
-    def __init__(self, path: str, tree: ast.Module, config: Config, text: str = "",
-                 project: Optional["Project"] = None) -> None:
+    def __init__(
+        self, path: str, tree: ast.Module, config: Config, text: str = "", project: Optional["Project"] = None
+    ) -> None:
         self.path = path
         # The project model (phase 0): facts other modules export; lazily filled.
         self.project: "Project" = project if project is not None else Project(config)
@@ -81,8 +83,9 @@ class ModuleContext(SourceView):
         self._qualnames: Dict[int, Optional[str]] = {}
         self.config = config
         self.imports = ImportMap()
-        self.gates = GateAnalysis(self.imports, config.rocm_predicates, config.cuda_predicates,
-                                  external=self._imported_predicate)
+        self.gates = GateAnalysis(
+            self.imports, config.rocm_predicates, config.cuda_predicates, external=self._imported_predicate
+        )
         self.state = State()
         self.statement: Optional[ast.stmt] = None  # the innermost statement being visited
         self.node: Optional[ast.AST] = None  # the node being checked

@@ -15,8 +15,16 @@ Facts = Tuple[Optional[str], Optional[str]]  # as rocm_lint.python.gates: (when 
 UNKNOWN: Facts = (None, None)
 # Calls that never return: a branch that ends in one is an early exit.
 _NORETURN = {
-    "sys.exit", "exit", "quit", "os._exit", "pytest.skip", "pytest.fail", "pytest.exit",
-    "self.skipTest", "unittest.SkipTest", "os.abort",
+    "sys.exit",
+    "exit",
+    "quit",
+    "os._exit",
+    "pytest.skip",
+    "pytest.fail",
+    "pytest.exit",
+    "self.skipTest",
+    "unittest.SkipTest",
+    "os.abort",
 }
 
 

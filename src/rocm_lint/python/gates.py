@@ -38,8 +38,17 @@ _CUDA_HOME = "torch.utils.cpp_extension.CUDA_HOME"
 # Environment variables only a CUDA build sets (``FORCE_CUDA=1``, ``CUDA_VERSION`` of the
 # nvidia/cuda images, ``TORCH_CUDA_ARCH_LIST``): a test of one is an NVIDIA fact when true.
 # Deliberately not CUDA_VISIBLE_DEVICES, CUDA_LAUNCH_BLOCKING and friends, which HIP honours too.
-CUDA_BUILD_ENV = frozenset({"FORCE_CUDA", "CUDA_VERSION", "CUDA_HOME", "CUDA_PATH", "TORCH_CUDA_ARCH_LIST",
-                            "CUDAARCHS", "CUDA_ARCH_LIST"})
+CUDA_BUILD_ENV = frozenset(
+    {
+        "FORCE_CUDA",
+        "CUDA_VERSION",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "TORCH_CUDA_ARCH_LIST",
+        "CUDAARCHS",
+        "CUDA_ARCH_LIST",
+    }
+)
 _VERSION_STRINGS = ("torch.__version__", "torch.version.__version__")
 
 
@@ -48,9 +57,13 @@ def swap(f: Facts) -> Facts:
 
 
 class GateAnalysis(ControlFlow):
-    def __init__(self, imports: ImportMap, rocm_predicates: Iterable[str],
-                 cuda_predicates: Iterable[str],
-                 external: Optional[Callable[[str], Optional[Tuple[str, Optional[Facts]]]]] = None) -> None:
+    def __init__(
+        self,
+        imports: ImportMap,
+        rocm_predicates: Iterable[str],
+        cuda_predicates: Iterable[str],
+        external: Optional[Callable[[str], Optional[Tuple[str, Optional[Facts]]]]] = None,
+    ) -> None:
         self.imports = imports
         # Predicates another project module defines (``from .utils import on_amd``).
         self.external = external
@@ -98,12 +111,24 @@ class GateAnalysis(ControlFlow):
         if not tokens & {"rocm", "hip", "amd"}:
             return
         returns = fn.returns
-        annotated = isinstance(returns, ast.Name) and returns.id == "bool" or \
-            isinstance(returns, ast.Constant) and returns.value == "bool"
+        annotated = (
+            isinstance(returns, ast.Name)
+            and returns.id == "bool"
+            or isinstance(returns, ast.Constant)
+            and returns.value == "bool"
+        )
         values = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)]
-        boolish = values and all(v is not None and (
-            isinstance(v, ast.Constant) and isinstance(v.value, bool) or isinstance(v, (ast.Compare, ast.UnaryOp))
-            or isinstance(v, ast.Call) and dotted(v.func) == "bool") for v in values)
+        boolish = values and all(
+            v is not None
+            and (
+                isinstance(v, ast.Constant)
+                and isinstance(v.value, bool)
+                or isinstance(v, (ast.Compare, ast.UnaryOp))
+                or isinstance(v, ast.Call)
+                and dotted(v.func) == "bool"
+            )
+            for v in values
+        )
         if annotated or boolish:
             self._cache.clear()
             self.bound_functions[fn.name] = ON_ROCM
@@ -111,19 +136,33 @@ class GateAnalysis(ControlFlow):
     def learn_device_function(self, fn: ast.AST) -> None:
         """A function that returns the string "hip" somewhere names the platform."""
         for node in ast.walk(fn):
-            if isinstance(node, ast.Return) and isinstance(node.value, ast.Constant) and node.value.value == "hip":
+            if (
+                isinstance(node, ast.Return)
+                and isinstance(node.value, ast.Constant)
+                and node.value.value == "hip"
+            ):
                 self.device_functions.add(fn.name)
                 return
 
     def learn_device_name(self, target: ast.AST, value: ast.AST) -> None:
-        if isinstance(target, ast.Name) and isinstance(value, ast.Call) and not value.args \
-                and isinstance(value.func, ast.Name) and value.func.id in self.device_functions:
+        if (
+            isinstance(target, ast.Name)
+            and isinstance(value, ast.Call)
+            and not value.args
+            and isinstance(value.func, ast.Name)
+            and value.func.id in self.device_functions
+        ):
             self.device_names.add(target.id)
 
     def is_device_name(self, e: ast.AST) -> bool:
         """Is ``e`` a platform name ("hip" on ROCm, "cuda" on NVIDIA)?"""
-        if isinstance(e, ast.Attribute) and e.attr == "backend" and isinstance(e.value, ast.Call) \
-                and isinstance(e.value.func, ast.Attribute) and e.value.func.attr == "get_current_target":
+        if (
+            isinstance(e, ast.Attribute)
+            and e.attr == "backend"
+            and isinstance(e.value, ast.Call)
+            and isinstance(e.value.func, ast.Attribute)
+            and e.value.func.attr == "get_current_target"
+        ):
             return True  # Triton's target: ``driver.active.get_current_target().backend`` is "hip" on ROCm
         if isinstance(e, ast.Call) and not e.args and isinstance(e.func, ast.Name):
             if e.func.id in self.device_functions:
@@ -138,8 +177,12 @@ class GateAnalysis(ControlFlow):
                 return found is not None and found[0] == "device"
         return False
 
-    def learn_functions(self, functions: Iterable[ast.AST], may_matter: Callable[[ast.AST], bool],
-                        text_of: Optional[Callable[[ast.AST], Optional[str]]] = None) -> bool:
+    def learn_functions(
+        self,
+        functions: Iterable[ast.AST],
+        may_matter: Callable[[ast.AST], bool],
+        text_of: Optional[Callable[[ast.AST], Optional[str]]] = None,
+    ) -> bool:
         """Functions and properties that compute a platform test in any shape
         (:func:`rocm_lint.python.predicates.summarize`): ``def _is_hip(): hip = ...; return hip``,
         ``@functools.cache``d ones, ``@property def is_amd(self)`` (read as ``self.is_amd``).
@@ -176,8 +219,12 @@ class GateAnalysis(ControlFlow):
             return known[1] is not None
         return may_matter(fn)
 
-    def _summary(self, fn: ast.AST, may_matter: Callable[[ast.AST], bool],
-                 text_of: Optional[Callable[[ast.AST], Optional[str]]]) -> Facts:
+    def _summary(
+        self,
+        fn: ast.AST,
+        may_matter: Callable[[ast.AST], bool],
+        text_of: Optional[Callable[[ast.AST], Optional[str]]],
+    ) -> Facts:
         """``summarize(fn)``; the function's shape is read once (learning runs a few rounds)."""
         key = id(fn)
         known = self._shapes.get(key)
@@ -194,7 +241,9 @@ class GateAnalysis(ControlFlow):
     def learn_constant_function(self, fn: ast.AST) -> None:
         """``def is_hip(): return False``: no platform test, whatever its name says (asked only
         of names the configured predicates would match)."""
-        if constant_only(fn) and (match_entry(fn.name, self.rocm_predicates) or match_entry(fn.name, self.cuda_predicates)):
+        if constant_only(fn) and (
+            match_entry(fn.name, self.rocm_predicates) or match_entry(fn.name, self.cuda_predicates)
+        ):
             self._cache.clear()
             self.constant_functions.add(fn.name)
 
@@ -310,8 +359,13 @@ class GateAnalysis(ControlFlow):
             if isinstance(attr, ast.Constant) and attr.value == "cuda":
                 return ON_NVIDIA
             return UNKNOWN
-        if qual == "hasattr" and len(e.args) == 2 and self.imports.qualname(e.args[0]) == "torch.version" \
-                and isinstance(e.args[1], ast.Constant) and e.args[1].value == "hip":
+        if (
+            qual == "hasattr"
+            and len(e.args) == 2
+            and self.imports.qualname(e.args[0]) == "torch.version"
+            and isinstance(e.args[1], ast.Constant)
+            and e.args[1].value == "hip"
+        ):
             # True on every modern torch; False only on builds that predate ROCm support.
             return (None, NVIDIA)
         if qual == "torch.cuda.is_available" and not e.args:
@@ -349,9 +403,12 @@ class GateAnalysis(ControlFlow):
                     f = self.facts(a)
                     positive = b.value == isinstance(op, (ast.Is, ast.Eq))
                     return f if positive else swap(f)
-        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, ast.Constant) \
-                and left.value in ("rocm", "hip", "+rocm") \
-                and self.imports.qualname(right) in _VERSION_STRINGS:
+        if (
+            isinstance(op, (ast.In, ast.NotIn))
+            and isinstance(left, ast.Constant)
+            and left.value in ("rocm", "hip", "+rocm")
+            and self.imports.qualname(right) in _VERSION_STRINGS
+        ):
             return ON_ROCM if isinstance(op, ast.In) else swap(ON_ROCM)
         # torch.version.hip >= "6.0", version.parse(torch.version.cuda) >= ...:
         # true only where the version string exists.

@@ -47,7 +47,9 @@ from rocm_lint.words import line_numbers, whole_word_positions
 #           constant and the module's public names.
 #   ROC405-407: the ``setup()`` calls anywhere (``ast.walk(ctx.tree)``) and the module-level
 #           assignments they pass.
-WHOLE_MODULE: FrozenSet[str] = frozenset({"ROC206", "ROC501", "ROC502", "ROC503", "ROC405", "ROC406", "ROC407"})
+WHOLE_MODULE: FrozenSet[str] = frozenset(
+    {"ROC206", "ROC501", "ROC502", "ROC503", "ROC405", "ROC406", "ROC407"}
+)
 
 # What the other whole-module readers look for, by rule: a dropped statement holding one of
 # these words (lower case, as substrings of its lowered text) is kept.
@@ -86,8 +88,11 @@ ENV_ALWAYS = "ROCM_LINT_PARTIAL_PARSE"
 _COL0 = re.compile(r"^[^ \t\r\n#\f]", re.M)
 # Comments and strings, in one pass; only multi-line ones matter (linear: each alternative
 # starts with a distinct character and its repeats consume distinct classes).
-_LEX = re.compile(r'''#[^\n]*|"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)|\'\'\'(?:[^'\\]|\\.|'(?!''))*(?:\'\'\'|\Z)'''
-                  r'''|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?''', re.S)
+_LEX = re.compile(
+    r'''#[^\n]*|"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)|\'\'\'(?:[^'\\]|\\.|'(?!''))*(?:\'\'\'|\Z)'''
+    r"""|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?""",
+    re.S,
+)
 _DEF_HEAD = re.compile(r"(?:async[ \t]+)?def[ \t]|class[ \t(:]|@")
 _NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # What a statement may bind, by text: a target at a statement's start (a line's start after its
@@ -121,8 +126,10 @@ class Plan:
 
 def whole_parse_forced() -> bool:
     """Parse whole: the default, and forced by ``ROCM_LINT_WHOLE_PARSE=1`` over any mode."""
-    return (os.environ.get(ENV_WHOLE, "") not in ("", "0")
-            or os.environ.get(ENV_ALWAYS, "") not in ("auto", "always"))
+    return os.environ.get(ENV_WHOLE, "") not in ("", "0") or os.environ.get(ENV_ALWAYS, "") not in (
+        "auto",
+        "always",
+    )
 
 
 def may_cut(text: str, codes: FrozenSet[str]) -> bool:
@@ -153,8 +160,11 @@ class _Blocks:
         self.ends = self.starts[1:] + [len(text)]
 
     def _cut(self, text: str) -> None:
-        strings: List[Tuple[int, int]] = [(m.start(), m.end()) for m in _LEX.finditer(text)
-                                          if text.count("\n", m.start(), m.end())] if self.strings else []
+        strings: List[Tuple[int, int]] = (
+            [(m.start(), m.end()) for m in _LEX.finditer(text) if text.count("\n", m.start(), m.end())]
+            if self.strings
+            else []
+        )
         s_starts = [a for a, _ in strings]
         line, last = 1, 0
         decorated = False  # the open block is decorators waiting for their def/class
@@ -165,7 +175,7 @@ class _Blocks:
             i = bisect.bisect_right(s_starts, pos) - 1
             if i >= 0 and strings[i][1] > pos and text[strings[i][0]] != "#":
                 continue  # inside a multi-line string: part of the open block
-            if pos >= 2 and text[pos - 2] == "\\" or pos >= 3 and text[pos - 3:pos] == "\\\r\n":
+            if pos >= 2 and text[pos - 2] == "\\" or pos >= 3 and text[pos - 3 : pos] == "\\\r\n":
                 if self.droppable:
                     self.droppable[-1] = False  # a continued line at column 0: keep the block whole
                 continue
@@ -193,8 +203,9 @@ class _Blocks:
         return bisect.bisect_right(self.lines, line) - 1
 
 
-def _first_kept(blocks: _Blocks, lines: Sequence[int], extra_lines: Sequence[int], low: str,
-                words: Sequence[str]) -> Tuple[List[bool], int]:
+def _first_kept(
+    blocks: _Blocks, lines: Sequence[int], extra_lines: Sequence[int], low: str, words: Sequence[str]
+) -> Tuple[List[bool], int]:
     """The blocks kept before the closure (every block that is no def/class, those holding a
     line the walk enters, an import or a word a module fact reads) and their size."""
     keep = [not d for d in blocks.droppable]
@@ -210,8 +221,10 @@ def _word_blocks(blocks: _Blocks, text: str, word: str, whole_word: bool = False
     pos = text.find(word)
     n = len(word)
     while pos != -1:
-        if not whole_word or ((pos == 0 or not (text[pos - 1].isalnum() or text[pos - 1] == "_"))
-                              and (pos + n >= len(text) or not (text[pos + n].isalnum() or text[pos + n] == "_"))):
+        if not whole_word or (
+            (pos == 0 or not (text[pos - 1].isalnum() or text[pos - 1] == "_"))
+            and (pos + n >= len(text) or not (text[pos + n].isalnum() or text[pos + n] == "_"))
+        ):
             b = blocks.block_of(pos)
             yield b
             pos = text.find(word, blocks.ends[b])  # the rest of this block adds nothing
@@ -219,8 +232,14 @@ def _word_blocks(blocks: _Blocks, text: str, word: str, whole_word: bool = False
             pos = text.find(word, pos + n)
 
 
-def plan(text: str, lines: Sequence[int], codes: FrozenSet[str], script: bool,
-         extra_lines: Iterable[int] = (), platform: Sequence[str] = ()) -> Optional[Plan]:
+def plan(
+    text: str,
+    lines: Sequence[int],
+    codes: FrozenSet[str],
+    script: bool,
+    extra_lines: Iterable[int] = (),
+    platform: Sequence[str] = (),
+) -> Optional[Plan]:
     """The kept text for a module whose walk enters ``lines`` (sorted) with the rules ``codes``
     active, or None when the whole module is to be parsed (a whole-module rule is active, the
     text is small, or little would be blanked).  ``script``: every top-level function may
@@ -298,7 +317,7 @@ def plan(text: str, lines: Sequence[int], codes: FrozenSet[str], script: bool,
     parts: List[str] = []
     dropped: List[Tuple[int, int]] = []
     for b in range(n):
-        chunk = text[blocks.starts[b]:blocks.ends[b]]
+        chunk = text[blocks.starts[b] : blocks.ends[b]]
         if keep[b]:
             parts.append(chunk)
         else:
@@ -358,8 +377,9 @@ def covers(plan_: Plan, tree_body, lines: Sequence[int]) -> bool:
     return not any(plan_.dropped_block(line) is not None for line in lines)
 
 
-def uncovered(plan_: Plan, text: str, tree_body, lines: Sequence[int], script: bool,
-              learned: Iterable[str] = ()) -> List[int]:
+def uncovered(
+    plan_: Plan, text: str, tree_body, lines: Sequence[int], script: bool, learned: Iterable[str] = ()
+) -> List[int]:
     """Lines the analysis of the parsed kept text reads that fall in a blanked block: lines the
     walk enters (``lines``, trigger lines and the lines naming a value bound on one), the
     references of every top-level function whose callers' gate it may inherit, and the lines
@@ -380,8 +400,12 @@ def uncovered(plan_: Plan, text: str, tree_body, lines: Sequence[int], script: b
                 pos = low.find(name.lower(), pos + len(name))
         if out:
             return out  # one is enough to parse again
-    names = [s.name for s in tree_body if type(s).__name__ in ("FunctionDef", "AsyncFunctionDef")
-             and (script or s.name.startswith("_") and not s.name.startswith("__"))]
+    names = [
+        s.name
+        for s in tree_body
+        if type(s).__name__ in ("FunctionDef", "AsyncFunctionDef")
+        and (script or s.name.startswith("_") and not s.name.startswith("__"))
+    ]
     if names and plan_.dropped:
         offsets = sorted(p for name in names for p in whole_word_positions(text, name))
         out.extend(line for line in line_numbers(text, offsets) if plan_.dropped_block(line) is not None)

@@ -63,7 +63,7 @@ def inductor_settings(node: ast.AST, ctx) -> Iterator[Tuple[ast.AST, str, ast.AS
         for target in targets:
             qual = ctx.qualname(target) if isinstance(target, ast.Attribute) else None
             if qual and qual.startswith(INDUCTOR_CONFIG + ".") and node.value is not None:
-                yield target, qual[len(INDUCTOR_CONFIG) + 1:], node.value
+                yield target, qual[len(INDUCTOR_CONFIG) + 1 :], node.value
         return
     if not isinstance(node, ast.Call):
         return
@@ -89,6 +89,7 @@ def inductor_settings(node: ast.AST, ctx) -> Iterator[Tuple[ast.AST, str, ast.AS
 def _nvidia_only_values(ctx) -> "set":
     """Ids of the dict values the module builds only where ROCm is not in use (computed once,
     on first use, with the analyser's gated walk)."""
+
     def compute() -> set:
         from rocm_lint.python.analyzer import walk_gated
 
@@ -106,7 +107,11 @@ def _nvidia_only_values(ctx) -> "set":
 
 def _dict_items(node: ast.AST, ctx) -> Iterator[Tuple[ast.AST, str, ast.AST]]:
     node = ctx.resolve(node)
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("self", "cls")
+    ):
         # ``self.compile_opts = {...}`` in __init__, passed later as ``options=self.compile_opts``
         values = ctx.bound_values(node)
         if len(values) == 1 and id(values[0]) not in _nvidia_only_values(ctx):

@@ -45,15 +45,26 @@ UNKNOWN: Facts = (None, None)
 
 MAX_STATEMENTS = 40  # a predicate is short: longer functions are not read (cost bound)
 # Decorators that return the same function, or one that returns what it returns.
-_SAME_RESULT = frozenset({
-    "cache", "lru_cache", "cached", "memoize", "memoized", "staticmethod", "classmethod",
-    "abstractmethod", "override", "final", "no_type_check",
-})
+_SAME_RESULT = frozenset(
+    {
+        "cache",
+        "lru_cache",
+        "cached",
+        "memoize",
+        "memoized",
+        "staticmethod",
+        "classmethod",
+        "abstractmethod",
+        "override",
+        "final",
+        "no_type_check",
+    }
+)
 _ATTRIBUTE = frozenset({"property", "cached_property"})  # read as ``obj.name``, not called
 
 
 def binding_kind(fn: ast.AST) -> Optional[str]:
-    """"call" for a function whose call returns its body's value, "attr" for a property,
+    """ "call" for a function whose call returns its body's value, "attr" for a property,
     None when a decorator may change what a use of the name gives (``@x.setter`` included)."""
     kind = "call"
     for decorator in fn.decorator_list:
@@ -134,8 +145,9 @@ def _targets(stmt: ast.AST) -> List[ast.AST]:
     return []
 
 
-def _locals(fn: ast.AST, statements: List[Tuple[ast.AST, bool]],
-            source: Optional[str] = None) -> Optional[Dict[str, Optional[ast.AST]]]:
+def _locals(
+    fn: ast.AST, statements: List[Tuple[ast.AST, bool]], source: Optional[str] = None
+) -> Optional[Dict[str, Optional[ast.AST]]]:
     """The function's local names: the value of those bound once by a plain assignment outside
     loops, None for the others (parameters, loop variables, names bound twice).  Names declared
     ``global``/``nonlocal`` are left to the module.  None when the function is no predicate at
@@ -227,8 +239,11 @@ class _Outcomes:
             return None  # a loop's body: the loop itself goes on with its entry path
         if isinstance(s, ast.If):
             t, f = gates.facts(s.test)
-            live = [p for p in (self.block(s.body, path.apply(t)), self.block(s.orelse, path.apply(f)))
-                    if p is not None]
+            live = [
+                p
+                for p in (self.block(s.body, path.apply(t)), self.block(s.orelse, path.apply(f)))
+                if p is not None
+            ]
             return _join(live) if live else None
         if isinstance(s, ast.Assert):
             return path.apply(gates.facts(s.test)[0])
@@ -267,13 +282,16 @@ def shape(fn: ast.AST) -> Optional[List[Tuple[ast.AST, bool]]]:
     if isinstance(fn, ast.AsyncFunctionDef):
         return None
     statements = _statements(fn)
-    if statements is None or not any(isinstance(s, ast.Return) and s.value is not None for s, _ in statements):
+    if statements is None or not any(
+        isinstance(s, ast.Return) and s.value is not None for s, _ in statements
+    ):
         return None
     return statements
 
 
-def function_scope(fn: ast.AST, statements: Optional[List[Tuple[ast.AST, bool]]] = None,
-                   source: Optional[str] = None) -> Optional[Dict[str, Optional[ast.AST]]]:
+def function_scope(
+    fn: ast.AST, statements: Optional[List[Tuple[ast.AST, bool]]] = None, source: Optional[str] = None
+) -> Optional[Dict[str, Optional[ast.AST]]]:
     """The function's locals (see :func:`_locals`), None when it is no predicate."""
     if statements is None:
         statements = shape(fn)
@@ -302,9 +320,12 @@ def constant_only(fn: ast.AST) -> bool:
         return False
     simple = (ast.Return, ast.Expr, ast.Pass, ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom)
     returns = [s for s in fn.body if isinstance(s, ast.Return)]
-    return bool(returns) and all(isinstance(s, simple) for s in fn.body) \
-        and all(s.value is None or isinstance(s.value, ast.Constant) for s in returns) \
+    return (
+        bool(returns)
+        and all(isinstance(s, simple) for s in fn.body)
+        and all(s.value is None or isinstance(s.value, ast.Constant) for s in returns)
         and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for s in fn.body for n in ast.walk(s))
+    )
 
 
 # -- module flags that a platform test sets --------------------------------------------------------
@@ -322,10 +343,18 @@ def platform_flags(tree: ast.Module, gates) -> Dict[str, Facts]:
     them truthy, every truthy one under the same platform, and nothing else in the module binds,
     deletes or declares it ``global`` (a function could turn it on anywhere).
     """
-    nested = [s for s in tree.body if isinstance(s, (ast.If, ast.Try, ast.With, ast.For, ast.While))
-              or type(s).__name__ == "TryStar"]
-    if not any(isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Constant)
-               and n.value.value is True for s in nested for n in ast.walk(s)):
+    nested = [
+        s
+        for s in tree.body
+        if isinstance(s, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or type(s).__name__ == "TryStar"
+    ]
+    if not any(
+        isinstance(n, (ast.Assign, ast.AnnAssign))
+        and isinstance(n.value, ast.Constant)
+        and n.value.value is True
+        for s in nested
+        for n in ast.walk(s)
+    ):
         return {}  # no flag turned on in a block: nothing to learn (most modules)
     bindings: Dict[str, List[Tuple[bool, Fact]]] = {}
     recognised: set = set()
@@ -335,8 +364,12 @@ def platform_flags(tree: ast.Module, gates) -> Dict[str, Facts]:
             if isinstance(s, (ast.Assign, ast.AnnAssign)):
                 targets = s.targets if isinstance(s, ast.Assign) else [s.target]
                 value = s.value
-                if (len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(value, ast.Constant)
-                        and (value.value is None or isinstance(value.value, bool))):
+                if (
+                    len(targets) == 1
+                    and isinstance(targets[0], ast.Name)
+                    and isinstance(value, ast.Constant)
+                    and (value.value is None or isinstance(value.value, bool))
+                ):
                     if not (path.rocm and path.nvidia):  # a branch no platform takes binds nothing
                         bindings.setdefault(targets[0].id, []).append((bool(value.value), path.fact()))
                     recognised.add(id(targets[0]))
@@ -358,8 +391,12 @@ def platform_flags(tree: ast.Module, gates) -> Dict[str, Facts]:
     candidates: Dict[str, Facts] = {}
     for name, bound in bindings.items():
         on = [fact for truthy, fact in bound if truthy]
-        if on and on[0] in (ROCM, NVIDIA) and all(fact == on[0] for fact in on) \
-                and gates.facts(ast.Name(id=name, ctx=ast.Load())) == UNKNOWN:
+        if (
+            on
+            and on[0] in (ROCM, NVIDIA)
+            and all(fact == on[0] for fact in on)
+            and gates.facts(ast.Name(id=name, ctx=ast.Load())) == UNKNOWN
+        ):
             # (a name the analysis already reads, ``IS_ROCM`` by its name, keeps what it says)
             candidates[name] = (on[0], None)
     if not candidates:

@@ -41,11 +41,32 @@ from __future__ import annotations
 import ast
 import bisect
 import os
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Generic, Iterable, List, Optional, Sequence, Set, \
-    Tuple, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    Generic,
+    Iterable,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    TypeVar,
+)
 
-from rocm_lint.python.project_text import (NEVER_PROJECT, called, importable, imported_modules, lines_with, reachable,
-                                           top_level_blocks, usable_trigger)
+from rocm_lint.python.project_text import (
+    NEVER_PROJECT,
+    called,
+    importable,
+    imported_modules,
+    lines_with,
+    reachable,
+    top_level_blocks,
+    usable_trigger,
+)
 from rocm_lint.workspace import Workspace
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,8 +86,15 @@ MAX_MODULES = 512  # summarised modules kept per process (least recently used go
 class ExportedFacts(Generic[T]):
     """A fact modules export by name to their importers (see the module docstring)."""
 
-    def __init__(self, name: str, words: Sequence[str], compute: Callable[[ModuleContext], Dict[str, T]],
-                 *, triggers: bool = False, evidence: Optional[Callable[[str], List[int]]] = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        words: Sequence[str],
+        compute: Callable[[ModuleContext], Dict[str, T]],
+        *,
+        triggers: bool = False,
+        evidence: Optional[Callable[[str], List[int]]] = None,
+    ) -> None:
         self.name = name
         self.words = tuple(words)
         self.compute = compute
@@ -103,8 +131,9 @@ class ExportedFacts(Generic[T]):
         # A definition that calls one of them may wrap it (get_cc() -> _get_cc(device)): two
         # rounds.  A call, not a mention: a list of names or a docstring wraps nothing.
         for _ in range(2):
-            fresh = [name for name, start, end in blocks if name not in found
-                     and called(text[start:end], found)]
+            fresh = [
+                name for name, start, end in blocks if name not in found and called(text[start:end], found)
+            ]
             if not fresh:
                 break
             found.extend(fresh)
@@ -128,9 +157,23 @@ def _exported_predicates(ctx: ModuleContext):
 
 
 PREDICATES: ExportedFacts = ExportedFacts(
-    "predicates", ("torch.version", "is_rocm", "is_hip", "IS_ROCM", "IS_HIP", "HIP_EXTENSION", "ROCM_HOME",
-                   "CUDA_HOME", "current_platform", "rocm", "hip\"", "hip'"),
-    _exported_predicates)
+    "predicates",
+    (
+        "torch.version",
+        "is_rocm",
+        "is_hip",
+        "IS_ROCM",
+        "IS_HIP",
+        "HIP_EXTENSION",
+        "ROCM_HOME",
+        "CUDA_HOME",
+        "current_platform",
+        "rocm",
+        'hip"',
+        "hip'",
+    ),
+    _exported_predicates,
+)
 
 
 # -- modules and files ----------------------------------------------------------------------------
@@ -161,8 +204,13 @@ class _Module:
 class Project:
     """The project's modules as rules see them (see the module docstring)."""
 
-    def __init__(self, config: "Config", roots: Iterable[str] = (), seed: Optional[dict] = None,
-                 workspace: Optional[Workspace] = None) -> None:
+    def __init__(
+        self,
+        config: "Config",
+        roots: Iterable[str] = (),
+        seed: Optional[dict] = None,
+        workspace: Optional[Workspace] = None,
+    ) -> None:
         self.config = config
         # the front end's caches (``rocm_lint.workspace``): the readers of every language use it
         self.workspace = workspace if workspace is not None else Workspace()
@@ -194,9 +242,13 @@ class Project:
         """What worker processes need to answer as this process would (picklable)."""
         return {"roots": list(self.roots), "trigger_words": sorted(self.trigger_words)}
 
-    def prepass(self, sources: Iterable[Tuple[str, Callable[[], Optional[str]]]],
-                facts: Sequence[ExportedFacts], follow_imports: bool = False,
-                known: Optional[Callable[[str], Optional[List[str]]]] = None) -> None:
+    def prepass(
+        self,
+        sources: Iterable[Tuple[str, Callable[[], Optional[str]]]],
+        facts: Sequence[ExportedFacts],
+        follow_imports: bool = False,
+        known: Optional[Callable[[str], Optional[List[str]]]] = None,
+    ) -> None:
         """Collect the names the checked files export through trigger facts (``facts`` with
         ``triggers=True``): ``sources`` yields (path, read) pairs for the Python files.
 
@@ -255,8 +307,9 @@ class Project:
             key = "candidates:" + ",".join(f.name for f in trigger_facts)
             cached = module.facts.get(key)
             if cached is None:
-                cached = module.facts[key] = {w: True for f in trigger_facts
-                                              for w in f.candidates(module.text or "")}
+                cached = module.facts[key] = {
+                    w: True for f in trigger_facts for w in f.candidates(module.text or "")
+                }
             words.update(cached)
         if importable(path):
             words.update(w for f in trigger_facts for w in f.candidates(text))  # its own wrappers
@@ -271,7 +324,6 @@ class Project:
         A name that is only mentioned (a local variable, a method of another object, a
         string) can never resolve to an export, so it parses nothing."""
         return reachable(text, self.trigger_words)
-
 
     # -- lookups -----------------------------------------------------------------------------
     def lookup(self, importer: str, qualname: str, fact: ExportedFacts[T]) -> Optional[T]:
@@ -288,7 +340,7 @@ class Project:
         if depth < 0 or "." not in qualname:
             return None
         rest = qualname.lstrip(".")
-        dots = qualname[:len(qualname) - len(rest)]
+        dots = qualname[: len(qualname) - len(rest)]
         if not dots and rest.split(".", 1)[0] in NEVER_PROJECT:
             return None
         inner, _, attr = rest.rpartition(".")
@@ -361,7 +413,9 @@ class Project:
     def _load(self, path: str) -> Optional[_Module]:
         module = self._modules.get(path)
         if module is not None:
-            self.workspace.note_read(path)  # read earlier for another file: this file's check depends on it too
+            self.workspace.note_read(
+                path
+            )  # read earlier for another file: this file's check depends on it too
         if module is None:
             module = _Module(path, _read_module(self.workspace, path))
             self._store(path, module)

@@ -18,12 +18,48 @@ from typing import AbstractSet, Dict, FrozenSet, Iterable, List, Set, Tuple
 from rocm_lint.words import automaton_of, find_words
 
 # Top-level names that never resolve to a project module (saves file-system probes).
-NEVER_PROJECT = frozenset({
-    "torch", "os", "sys", "re", "typing", "math", "numpy", "np", "subprocess", "functools", "itertools",
-    "collections", "dataclasses", "pathlib", "json", "logging", "warnings", "contextlib", "abc", "enum",
-    "time", "shutil", "argparse", "unittest", "pytest", "triton", "setuptools", "packaging", "importlib",
-    "copy", "inspect", "glob", "io", "random", "string", "tempfile", "threading", "multiprocessing",
-})
+NEVER_PROJECT = frozenset(
+    {
+        "torch",
+        "os",
+        "sys",
+        "re",
+        "typing",
+        "math",
+        "numpy",
+        "np",
+        "subprocess",
+        "functools",
+        "itertools",
+        "collections",
+        "dataclasses",
+        "pathlib",
+        "json",
+        "logging",
+        "warnings",
+        "contextlib",
+        "abc",
+        "enum",
+        "time",
+        "shutil",
+        "argparse",
+        "unittest",
+        "pytest",
+        "triton",
+        "setuptools",
+        "packaging",
+        "importlib",
+        "copy",
+        "inspect",
+        "glob",
+        "io",
+        "random",
+        "string",
+        "tempfile",
+        "threading",
+        "multiprocessing",
+    }
+)
 
 
 def is_word_char(c: str) -> bool:
@@ -35,21 +71,26 @@ def is_word_char(c: str) -> bool:
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.+[\w.]*|\w[\w.]*)[ \t]+import\b|import[ \t]+(\w[\w.]*))", re.M)
 
 
-
-
 # Other top-level statements: they end the block of the def/assignment before them (a
 # ``log = logging.getLogger()`` line is not the class that follows it).
-_TOP_OTHER = re.compile(r"\n(?:class[ \t]|@|if[ \t(]|elif[ \t(]|else[ \t]*:|try[ \t]*:|except\b|finally\b"
-                        r"|for[ \t]|while[ \t]|with[ \t]|async[ \t]+(?:with|for)[ \t]|import[ \t]|from[ \t])")
+_TOP_OTHER = re.compile(
+    r"\n(?:class[ \t]|@|if[ \t(]|elif[ \t(]|else[ \t]*:|try[ \t]*:|except\b|finally\b"
+    r"|for[ \t]|while[ \t]|with[ \t]|async[ \t]+(?:with|for)[ \t]|import[ \t]|from[ \t])"
+)
 
 
 def top_level_blocks(text: str) -> List[Tuple[str, int, int]]:
     """(name, start, end): each top-level def/assignment up to the next top-level statement."""
     led = "\n" + text  # newline-led patterns: a match at k starts the line at text offset k
-    heads = sorted([(m.start(), m.group(1) or m.group(2)) for m in _TOP_NAME.finditer(led)]
-                   + [(m.start(), "") for m in _TOP_OTHER.finditer(led)])
-    return [(name, start, heads[i + 1][0] if i + 1 < len(heads) else len(text))
-            for i, (start, name) in enumerate(heads) if name]
+    heads = sorted(
+        [(m.start(), m.group(1) or m.group(2)) for m in _TOP_NAME.finditer(led)]
+        + [(m.start(), "") for m in _TOP_OTHER.finditer(led)]
+    )
+    return [
+        (name, start, heads[i + 1][0] if i + 1 < len(heads) else len(text))
+        for i, (start, name) in enumerate(heads)
+        if name
+    ]
 
 
 def called(text: str, words: Iterable[str]) -> bool:
@@ -59,7 +100,7 @@ def called(text: str, words: Iterable[str]) -> bool:
         while pos != -1:
             end = pos + len(word)
             if pos == 0 or not is_word_char(text[pos - 1]):
-                rest = text[end:end + 8].lstrip(" \t")
+                rest = text[end : end + 8].lstrip(" \t")
                 if rest.startswith("("):
                     return True
             pos = text.find(word, end)
@@ -70,8 +111,11 @@ def importable(path: str) -> bool:
     """Could another module import names from this file?  Not a ``setup.py`` script nor a
     test module (their names would only make other files look interesting)."""
     name = os.path.basename(path)
-    return name not in ("setup.py", "conftest.py", "__main__.py") and not name.startswith("test_") \
+    return (
+        name not in ("setup.py", "conftest.py", "__main__.py")
+        and not name.startswith("test_")
         and not name.endswith("_test.py")
+    )
 
 
 def lines_with(text: str, word: str, limit: int = 64) -> List[str]:
@@ -98,7 +142,9 @@ def imported_modules(text: str) -> List[str]:
 
 # ``from M import a, b as c`` (parenthesised lists, bounded) and ``import a.b as c, d``; led by
 # a newline (the text is searched as "\n" + text): sre then skips to line starts itself.
-_FROM_NAMES = re.compile(r"\n[ \t]*from[ \t]+(\.+[\w.]*|\w[\w.]*)[ \t]+import[ \t]*(\([^)]{0,20000}\)?|[^\n]*)")
+_FROM_NAMES = re.compile(
+    r"\n[ \t]*from[ \t]+(\.+[\w.]*|\w[\w.]*)[ \t]+import[ \t]*(\([^)]{0,20000}\)?|[^\n]*)"
+)
 _IMPORT_NAMES = re.compile(r"\n[ \t]*import[ \t]+([^\n;#]*)")
 # A top-level ``def name`` / ``async def name`` / ``NAME =`` / ``NAME: T =`` line, newline-led.
 _TOP_NAME = re.compile(r"\n(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*(?::[^=\n]*)?\+?=(?!=))")
@@ -156,8 +202,10 @@ def _dotted(text: str, modules: Set[str]) -> Iterable[str]:
         automaton = automaton_of(tuple(spellings), dfa=False)
         if automaton is not None:
             try:
-                return {spellings[i][:-1].rstrip(" \t")
-                        for i, _start, _end in automaton.find_matches_as_indexes(text, overlapping=True)}
+                return {
+                    spellings[i][:-1].rstrip(" \t")
+                    for i, _start, _end in automaton.find_matches_as_indexes(text, overlapping=True)
+                }
             except UnicodeEncodeError:  # a lone surrogate: searched one by one below
                 pass
     return [m for m in modules if m + "." in text or m + " ." in text or m + "\t." in text]
@@ -205,7 +253,9 @@ def _mentioned(text: str, words: Iterable[str]) -> List[str]:
         pos = text.find(word)
         while pos != -1:  # a whole-word occurrence?
             end = pos + len(word)
-            if (pos == 0 or not is_word_char(text[pos - 1])) and (end == len(text) or not is_word_char(text[end])):
+            if (pos == 0 or not is_word_char(text[pos - 1])) and (
+                end == len(text) or not is_word_char(text[end])
+            ):
                 found.append(word)
                 break
             pos = text.find(word, end)

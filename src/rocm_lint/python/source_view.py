@@ -21,7 +21,9 @@ class SourceView:
     _lines: Optional[List[str]]
     statement: Any
 
-    def ancestors(self, node: ast.AST) -> Iterator[Tuple[ast.AST, ast.AST]]:  # pragma: no cover - ModuleContext's
+    def ancestors(
+        self, node: ast.AST
+    ) -> Iterator[Tuple[ast.AST, ast.AST]]:  # pragma: no cover - ModuleContext's
         raise NotImplementedError
 
     def memo(self, key: str, factory: Any) -> Any:  # pragma: no cover - ModuleContext's
@@ -37,19 +39,19 @@ class SourceView:
         """``ast.get_source_segment`` without re-splitting the whole source on every call."""
         if not self.text or getattr(node, "end_lineno", None) is None:
             return None
-        lines = self.source_lines()[node.lineno - 1:node.end_lineno]
+        lines = self.source_lines()[node.lineno - 1 : node.end_lineno]
         if not lines:
             return None
         if len(lines) == 1:
-            return lines[0].encode("utf-8")[node.col_offset:node.end_col_offset].decode("utf-8", "replace")
-        first = lines[0].encode("utf-8")[node.col_offset:].decode("utf-8", "replace")
-        last = lines[-1].encode("utf-8")[:node.end_col_offset].decode("utf-8", "replace")
+            return lines[0].encode("utf-8")[node.col_offset : node.end_col_offset].decode("utf-8", "replace")
+        first = lines[0].encode("utf-8")[node.col_offset :].decode("utf-8", "replace")
+        last = lines[-1].encode("utf-8")[: node.end_col_offset].decode("utf-8", "replace")
         return first + "".join(lines[1:-1]) + last
 
     def snippet(self, node: ast.AST, default: str = "this comparison", width: int = 70) -> str:
         """The node's source on one line, shortened to ``width`` characters (for messages)."""
         text = " ".join((self.segment(node) or default).split())
-        return text if len(text) <= width else text[:width - 3] + "..."
+        return text if len(text) <= width else text[: width - 3] + "..."
 
     def alone_on_its_lines(self, node: ast.AST) -> bool:
         """Whether the statement holding ``node`` (the node being checked or one of its

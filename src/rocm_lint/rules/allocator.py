@@ -19,11 +19,14 @@ if TYPE_CHECKING:
 # (the config-file machinery is imported when a config file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.configfiles.unit", "default_of", "truthy")
 
-_MESSAGE = ("`max_split_size_mb` in {where}: combined with expandable segments (on by default from "
-            "ROCm 7.0) it has grown reserved memory until OOM and read back zeros on ROCm: {advice}")
+_MESSAGE = (
+    "`max_split_size_mb` in {where}: combined with expandable segments (on by default from "
+    "ROCm 7.0) it has grown reserved memory until OOM and read back zeros on ROCm: {advice}"
+)
 
 ROC301 = Rule(
-    "ROC301", "allocator-max-split-size",
+    "ROC301",
+    "allocator-max-split-size",
     "max_split_size_mb in the allocator config: with expandable segments, runaway memory and zero reads on ROCm",
     triggers=("max_split_size_mb",),
     fix=Applicability.SAFE,  # in Python; shown only in shell, Docker, YAML and .env files
@@ -36,14 +39,17 @@ ROC301 = Rule(
     runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
 ROC302 = Rule(
-    "ROC302", "inductor-max-autotune-env",
+    "ROC302",
+    "inductor-max-autotune-env",
     "TORCHINDUCTOR_MAX_AUTOTUNE=1 (or _POINTWISE/_GEMM) exported in a shell script, Dockerfile, YAML or "
     ".env file: GEMM autotuning has memory faults and hangs reported on ROCm",
     triggers=("TORCHINDUCTOR_MAX_AUTOTUNE",),
     languages=("shell", "dockerfile", "yaml", "dotenv"),
-    messages={"default": "`{name}={value}` turns on Inductor max-autotune for every compile in this "
-                         "environment: GEMM autotuning has memory faults, GPU hangs and timeouts reported on "
-                         "ROCm; leave it unset (or 0) where the job runs on ROCm"},
+    messages={
+        "default": "`{name}={value}` turns on Inductor max-autotune for every compile in this "
+        "environment: GEMM autotuning has memory faults, GPU hangs and timeouts reported on "
+        "ROCm; leave it unset (or 0) where the job runs on ROCm"
+    },
 )
 
 _NO_EXPANDABLE = LazyPattern(r"expandable_segments\s*:\s*(?:False|false|0)\b")
@@ -57,8 +63,9 @@ def risky_max_split(conf: str) -> bool:
 
 def without_max_split(conf: str) -> str:
     """The allocator setting with every ``max_split_size_mb:N`` entry removed."""
-    return ",".join(part for part in conf.split(",")
-                    if part.strip() and not part.strip().startswith("max_split_size_mb"))
+    return ",".join(
+        part for part in conf.split(",") if part.strip() and not part.strip().startswith("max_split_size_mb")
+    )
 
 
 def _recipe(value: ast.AST, node: ast.AST, ctx: ModuleContext) -> Tuple[Optional[Recipe], str]:
@@ -70,19 +77,25 @@ def _recipe(value: ast.AST, node: ast.AST, ctx: ModuleContext) -> Tuple[Optional
             whole = ctx.is_whole_statement(node) and len(getattr(node, "targets", [0])) == 1
             return (GateStatement(), "") if whole else (None, _NOTHING_LEFT)
         rocm = without_max_split(value.value).replace("\\", "\\\\").replace('"', '\\"')
-        return RocmValue(span_of(value), f'"{rocm}"',
-                         "Drop max_split_size_mb on ROCm"), ""
+        return RocmValue(span_of(value), f'"{rocm}"', "Drop max_split_size_mb on ROCm"), ""
     return None, _NOT_LITERAL
 
 
-_NOT_LITERAL = ("the setting is not one literal string here (a name, an f-string, a concatenation): the ROCm "
-                "value cannot be written from it; drop max_split_size_mb where the string is made")
-_NOTHING_LEFT = ("nothing would remain without max_split_size_mb, and the setting is not a statement of its "
-                 "own that could be skipped on ROCm")
+_NOT_LITERAL = (
+    "the setting is not one literal string here (a name, an f-string, a concatenation): the ROCm "
+    "value cannot be written from it; drop max_split_size_mb where the string is made"
+)
+_NOTHING_LEFT = (
+    "nothing would remain without max_split_size_mb, and the setting is not a statement of its "
+    "own that could be skipped on ROCm"
+)
 
 
-_NO_CONFIG_FIX = ("a shell, YAML, Dockerfile or .env setting is not rewritten: it has no ROCm test to gate on and "
-                  "no check proves the NVIDIA run unchanged there; set the ROCm value where the ROCm job is defined")
+_NO_CONFIG_FIX = (
+    "a shell, YAML, Dockerfile or .env setting is not rewritten: it has no ROCm test to gate on and "
+    "no check proves the NVIDIA run unchanged there; set the ROCm value where the ROCm job is defined"
+)
+
 
 @ROC301.checker(ast.Assign, ast.AnnAssign, ast.Call, ast.Dict)
 def max_split_size(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
@@ -95,8 +108,11 @@ def max_split_size(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
         if qual.rsplit(".", 1)[-1] in ("_set_allocator_settings", "set_allocator_settings") and node.args:
             text = ctx.string_text(node.args[0])
             if text is not None and risky_max_split(text):
-                yield PyHit(node, ROC301.message("python", where="the allocator settings"),
-                            *_recipe(node.args[0], node, ctx))
+                yield PyHit(
+                    node,
+                    ROC301.message("python", where="the allocator settings"),
+                    *_recipe(node.args[0], node, ctx),
+                )
 
 
 # -- shell, Dockerfile, YAML, .env ----------------------------------------------------------------
@@ -130,4 +146,6 @@ def max_autotune_in_environment(unit: ConfigUnit) -> Iterator[Hit]:
         if s.name in AUTOTUNE_ENV:
             value = default_of(s) if s.computed else s.value
             if value is not None and truthy(value):
-                yield ROC302.hit(unit.anchor(s), s.value_end, ROC302.message(name=s.name, value=value.strip()))
+                yield ROC302.hit(
+                    unit.anchor(s), s.value_end, ROC302.message(name=s.name, value=value.strip())
+                )

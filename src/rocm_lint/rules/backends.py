@@ -20,7 +20,8 @@ GATE = GateStatement()
 _GATE_IT = "gate it with `if not is_rocm:`"
 
 ROC101 = Rule(
-    "ROC101", "ungated-tf32-switch",
+    "ROC101",
+    "ungated-tf32-switch",
     "TF32 switch set without a ROCm gate: ignored by ROCm builds unless HIPBLASLT_ALLOW_TF32=1",
     triggers=("allow_tf32", "set_float32_matmul_precision", "fp32_precision"),
     precheck=r"(?:allow_tf32|fp32_precision)\s*=(?!=)|set_float32_matmul_precision\s*\(|setattr\s*\(",
@@ -28,9 +29,9 @@ ROC101 = Rule(
     fix_availability=FixAvailability.SOMETIMES,
     messages={
         "switch": "TF32 switch `{what}` is ignored by ROCm builds unless HIPBLASLT_ALLOW_TF32=1 "
-                  "(and unsupported on some GPUs): " + _GATE_IT,
+        "(and unsupported on some GPUs): " + _GATE_IT,
         "precision": '`torch.set_float32_matmul_precision("{precision}")` asks for TF32, which ROCm '
-                     "ignores unless HIPBLASLT_ALLOW_TF32=1: " + _GATE_IT,
+        "ignores unless HIPBLASLT_ALLOW_TF32=1: " + _GATE_IT,
     },
     runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
@@ -38,49 +39,59 @@ ROC101 = Rule(
 _HIPFFT_MAX_PLANS = 1023  # CUFFT_MAX_PLAN_NUM in ROCm builds of CuFFTPlanCache.h
 
 ROC102 = Rule(
-    "ROC102", "ungated-reduced-precision-reduction",
+    "ROC102",
+    "ungated-reduced-precision-reduction",
     "allow_fp16/bf16_reduced_precision_reduction turned off without a ROCm gate: ROCm GEMMs ignore it",
     triggers=("reduced_precision_reduction",),
     fix=Applicability.SAFE,
     fix_availability=FixAvailability.SOMETIMES,
-    messages={"default": "turning off `{flag}` is ignored by ROCm's rocBLAS/hipBLASLt GEMMs, so "
-                         "reduced-precision reductions stay allowed there: " + _GATE_IT + " and check GEMM "
-                         "accuracy on ROCm separately"},
+    messages={
+        "default": "turning off `{flag}` is ignored by ROCm's rocBLAS/hipBLASLt GEMMs, so "
+        "reduced-precision reductions stay allowed there: " + _GATE_IT + " and check GEMM "
+        "accuracy on ROCm separately"
+    },
 )
 ROC103 = Rule(
-    "ROC103", "forced-fused-sdpa-backend",
+    "ROC103",
+    "forced-fused-sdpa-backend",
     "SDPA restricted to fused backends (flash/efficient/cuDNN) with no math fallback: arch-dependent on ROCm",
     triggers=("enable_math_sdp", "sdp_kernel", "sdpa_kernel"),
     messages={
         "sdpa_kernel": "`sdpa_kernel({chosen})` allows only fused attention kernels, which ROCm builds "
-                       "provide only for some GPUs and shapes (cuDNN attention not at all): add "
-                       "`SDPBackend.MATH` to the list so SDPA can fall back instead of raising "
-                       "'No available kernel'",
+        "provide only for some GPUs and shapes (cuDNN attention not at all): add "
+        "`SDPBackend.MATH` to the list so SDPA can fall back instead of raising "
+        "'No available kernel'",
         "sdp_kernel": "`sdp_kernel(enable_math=False)` leaves only fused attention kernels, which ROCm "
-                      "builds provide only for some GPUs and shapes: keep `enable_math=True` (or use "
-                      "`torch.nn.attention.sdpa_kernel([..., SDPBackend.MATH])`)",
+        "builds provide only for some GPUs and shapes: keep `enable_math=True` (or use "
+        "`torch.nn.attention.sdpa_kernel([..., SDPBackend.MATH])`)",
         "enable_math": "`enable_math_sdp(False)` removes the SDPA fallback, leaving fused kernels that ROCm "
-                       "builds provide only for some GPUs and shapes: keep the math backend enabled on ROCm",
+        "builds provide only for some GPUs and shapes: keep the math backend enabled on ROCm",
     },
 )
 ROC104 = Rule(
-    "ROC104", "cufft-plan-cache-size",
+    "ROC104",
+    "cufft-plan-cache-size",
     "cufft_plan_cache.max_size set above 1023 without a ROCm gate: ROCm builds reject larger hipFFT caches",
     triggers=("cufft_plan_cache",),
     fix=Applicability.SAFE,
     fix_availability=FixAvailability.SOMETIMES,
-    messages={"default": "`cufft_plan_cache.max_size` cannot be configured on ROCm: the hipFFT plan cache is "
-                         f"fixed at {_HIPFFT_MAX_PLANS} plans and larger values raise RuntimeError; set it "
-                         "only `if not is_rocm:`"},
+    messages={
+        "default": "`cufft_plan_cache.max_size` cannot be configured on ROCm: the hipFFT plan cache is "
+        f"fixed at {_HIPFFT_MAX_PLANS} plans and larger values raise RuntimeError; set it "
+        "only `if not is_rocm:`"
+    },
 )
 ROC105 = Rule(
-    "ROC105", "unsupported-distributed-backend",
+    "ROC105",
+    "unsupported-distributed-backend",
     'init_process_group with a backend ROCm does not provide (only "nccl"/RCCL and "gloo" are supported)',
     triggers=("init_process_group",),
     # a finding names mpi/ucc (any case, also Backend.MPI) or a "cuda:<backend>" pair
     precheck=r"(?i)mpi|ucc|cuda:",
-    messages={"default": 'torch.distributed backend "{backend}" is not available on ROCm, which supports only '
-                         '"nccl" (RCCL) and "gloo": use backend="nccl" for GPU tensors there'},
+    messages={
+        "default": 'torch.distributed backend "{backend}" is not available on ROCm, which supports only '
+        '"nccl" (RCCL) and "gloo": use backend="nccl" for GPU tensors there'
+    },
 )
 
 
@@ -100,7 +111,7 @@ def _setattr(node: ast.Call, ctx: ModuleContext) -> Optional[Tuple[str, ast.AST]
 def _arg(node: ast.Call, index: int, name: str) -> Optional[ast.AST]:
     """The argument passed at position ``index`` or as keyword ``name`` (None if not known:
     absent, or behind a ``*args``)."""
-    if len(node.args) > index and not any(isinstance(a, ast.Starred) for a in node.args[:index + 1]):
+    if len(node.args) > index and not any(isinstance(a, ast.Starred) for a in node.args[: index + 1]):
         return node.args[index]
     return next((k.value for k in node.keywords if k.arg == name), None)
 
@@ -170,8 +181,11 @@ def tf32_assignment(node: ast.Assign, ctx: ModuleContext) -> Iterator[PyHit]:
 def tf32_call(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     message = None
     if ctx.qualname(node.func) == "torch.set_float32_matmul_precision":
-        arg = node.args[0] if node.args else next(
-            (k.value for k in node.keywords if k.arg == "precision"), None)
+        arg = (
+            node.args[0]
+            if node.args
+            else next((k.value for k in node.keywords if k.arg == "precision"), None)
+        )
         precision = ctx.constant(arg) if arg is not None else None
         if isinstance(precision, str) and precision in _MATMUL_PRECISIONS:
             message = ROC101.message("precision", precision=precision)
@@ -224,8 +238,11 @@ def reduction_assignment(node: ast.Assign, ctx: ModuleContext) -> Iterator[PyHit
         return
     targets = _targets(node)
     for target in targets:
-        if isinstance(target, ast.Attribute) and ctx.qualname(target) in REDUCTION_FLAGS \
-                and _disallows_reduction(node.value, ctx):
+        if (
+            isinstance(target, ast.Attribute)
+            and ctx.qualname(target) in REDUCTION_FLAGS
+            and _disallows_reduction(node.value, ctx)
+        ):
             yield PyHit(target, _reduction_message(ctx.qualname(target)), GATE if len(targets) == 1 else None)
 
 
@@ -320,8 +337,10 @@ def cufft_plan_cache_size(node: ast.Assign, ctx: ModuleContext) -> Iterator[PyHi
 
 
 # -- ROC105 ---------------------------------------------------------------------------------
-_INIT_PROCESS_GROUP = {"torch.distributed.init_process_group",
-                       "torch.distributed.distributed_c10d.init_process_group"}
+_INIT_PROCESS_GROUP = {
+    "torch.distributed.init_process_group",
+    "torch.distributed.distributed_c10d.init_process_group",
+}
 _ROCM_BACKENDS = {"nccl", "gloo", "undefined"}
 # Backends that exist for NVIDIA GPUs (or only in NVIDIA/HPC builds) but not in ROCm builds.
 # Other vendors' backends (hccl, xccl, ccl, cncl, mccl ...) are chosen for their own devices

@@ -166,12 +166,18 @@ class _Sinks:
             names.add(node.func.id + "()")
         if isinstance(node, ast.Name):
             names.add(node.id)
-            if node.id in self.ctx.imports.names and node.id + "()" not in self.bindings \
-                    and node.id not in self.bindings:
+            if (
+                node.id in self.ctx.imports.names
+                and node.id + "()" not in self.bindings
+                and node.id not in self.bindings
+            ):
                 self.imported.add(id(node))  # ``from .flags import extra_nvcc_flags``
             return
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and node.value.id in self.ctx.imports.names:
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in self.ctx.imports.names
+        ):
             self.imported.add(id(node))  # ``flags.extra_nvcc_flags()``
             return
         if isinstance(node, (ast.Lambda, ast.FunctionDef)):
@@ -290,11 +296,17 @@ def _exported_nvcc_flags(ctx: ModuleContext) -> Dict[str, Tuple[str, ...]]:
     (``def extra_nvcc_flags(): return ["--generate-line-info"]``, ``NVCC_FLAGS = [...]``)."""
     sinks = _Sinks(ctx)
     walk_gated(ctx, sinks.see)
-    strings = {id(n): n.value for n in ast.walk(ctx.tree)
-               if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    strings = {
+        id(n): n.value for n in ast.walk(ctx.tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
     public = {s.name for s in ctx.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    public |= {t.id for s in ctx.tree.body if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-               for t in (s.targets if isinstance(s, ast.Assign) else [s.target]) if isinstance(t, ast.Name)}
+    public |= {
+        t.id
+        for s in ctx.tree.body
+        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
+        if isinstance(t, ast.Name)
+    }
     found: Dict[str, Tuple[str, ...]] = {}
     functions = {s.name for s in ctx.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for name in public:
@@ -321,8 +333,13 @@ def _nvcc_option_offsets(text: str) -> List[int]:
     return [m.start() for m in _QUOTED_OPTION.finditer(text) if m.group(1) in NVCC_ONLY_OPTIONS]
 
 
-NVCC_FLAG_EXPORTS = ExportedFacts("ROC501.nvcc_flags", (), lambda ctx: _exported_nvcc_flags(ctx), triggers=True,
-                                  evidence=lambda text: _nvcc_option_offsets(text))
+NVCC_FLAG_EXPORTS = ExportedFacts(
+    "ROC501.nvcc_flags",
+    (),
+    lambda ctx: _exported_nvcc_flags(ctx),
+    triggers=True,
+    evidence=lambda text: _nvcc_option_offsets(text),
+)
 
 # -- ROC501 -----------------------------------------------------------------------------
 # nvcc options that clang++ (what hipcc runs, and what torch's BuildExtension calls
@@ -332,41 +349,112 @@ NVCC_FLAG_EXPORTS = ExportedFacts("ROC501.nvcc_flags", (), lambda ctx: _exported
 # them: `-use_fast_math` (single dash: hipcc translated it; clang reads `-u se_fast_math`),
 # `-lineinfo` (`-l ineinfo`, unused at -c), `-arch=sm_80` (Darwin `-arch`, ignored:
 # ROC502's business), `-O3`, `-std=`, `-D`/`-U` macros, `--offload-arch`.
-NVCC_ONLY_OPTIONS = frozenset({
-    "-gencode", "--generate-code", "--gpu-architecture", "--gpu-code", "-code",
-    "--use_fast_math", "--extended-lambda", "--expt-extended-lambda", "--expt-relaxed-constexpr",
-    "--ptxas-options", "-Xptxas", "-Xcompiler", "-Xcudafe", "-Xnvlink", "-Xfatbin",
-    "--compiler-options", "--nvlink-options", "--generate-line-info", "--threads",
-    "-maxrregcount", "--maxrregcount", "-ftz", "--ftz", "-prec-div", "--prec-div",
-    "-prec-sqrt", "--prec-sqrt", "-fmad", "--fmad", "-res-usage", "--resource-usage",
-    "--extra-device-vectorization", "--diag-suppress", "-ccbin", "--compiler-bindir",
-    "--default-stream", "--split-compile", "-rdc", "--relocatable-device-code",
-    "--allow-unsupported-compiler", "--disable-warnings", "--source-in-ptx",
-    "--forward-unknown-opts", "-forward-unknown-opts", "-diag-suppress",
-})
+NVCC_ONLY_OPTIONS = frozenset(
+    {
+        "-gencode",
+        "--generate-code",
+        "--gpu-architecture",
+        "--gpu-code",
+        "-code",
+        "--use_fast_math",
+        "--extended-lambda",
+        "--expt-extended-lambda",
+        "--expt-relaxed-constexpr",
+        "--ptxas-options",
+        "-Xptxas",
+        "-Xcompiler",
+        "-Xcudafe",
+        "-Xnvlink",
+        "-Xfatbin",
+        "--compiler-options",
+        "--nvlink-options",
+        "--generate-line-info",
+        "--threads",
+        "-maxrregcount",
+        "--maxrregcount",
+        "-ftz",
+        "--ftz",
+        "-prec-div",
+        "--prec-div",
+        "-prec-sqrt",
+        "--prec-sqrt",
+        "-fmad",
+        "--fmad",
+        "-res-usage",
+        "--resource-usage",
+        "--extra-device-vectorization",
+        "--diag-suppress",
+        "-ccbin",
+        "--compiler-bindir",
+        "--default-stream",
+        "--split-compile",
+        "-rdc",
+        "--relocatable-device-code",
+        "--allow-unsupported-compiler",
+        "--disable-warnings",
+        "--source-in-ptx",
+        "--forward-unknown-opts",
+        "-forward-unknown-opts",
+        "-diag-suppress",
+    }
+)
 
 ROC501 = Rule(
-    "ROC501", "nvcc-only-build-flag",
+    "ROC501",
+    "nvcc-only-build-flag",
     "nvcc-only flag in a torch extension's nvcc compile args without a ROCm gate: "
     "clang++ under hipcc stops with `unknown argument`",
-    triggers=("use_fast_math", "gencode", "generate-code", "gpu-architecture", "gpu-code", "-code=",
-              "extended-lambda", "relaxed-constexpr", "ptxas", "-Xcompiler", "-Xcudafe", "-Xnvlink",
-              "-Xfatbin", "compiler-options", "nvlink-options", "generate-line-info", "--threads",
-              "maxrregcount", "ftz", "prec-div", "prec-sqrt", "fmad", "res-usage", "resource-usage",
-              "extra-device-vectorization", "diag-suppress", "ccbin", "compiler-bindir",
-              "default-stream", "split-compile", "-rdc", "relocatable-device-code",
-              "allow-unsupported-compiler", "disable-warnings", "source-in-ptx", "forward-unknown-opts"),
+    triggers=(
+        "use_fast_math",
+        "gencode",
+        "generate-code",
+        "gpu-architecture",
+        "gpu-code",
+        "-code=",
+        "extended-lambda",
+        "relaxed-constexpr",
+        "ptxas",
+        "-Xcompiler",
+        "-Xcudafe",
+        "-Xnvlink",
+        "-Xfatbin",
+        "compiler-options",
+        "nvlink-options",
+        "generate-line-info",
+        "--threads",
+        "maxrregcount",
+        "ftz",
+        "prec-div",
+        "prec-sqrt",
+        "fmad",
+        "res-usage",
+        "resource-usage",
+        "extra-device-vectorization",
+        "diag-suppress",
+        "ccbin",
+        "compiler-bindir",
+        "default-stream",
+        "split-compile",
+        "-rdc",
+        "relocatable-device-code",
+        "allow-unsupported-compiler",
+        "disable-warnings",
+        "source-in-ptx",
+        "forward-unknown-opts",
+    ),
     # every finding reaches an nvcc sink: a "nvcc" key, dict(nvcc=...) or extra_cuda_cflags=
     precheck=r"nvcc|extra_cuda_cflags",
     # no fix: a flag inside a list cannot be gated by a statement-level fix; the message says how
     facts=(BUILD_FACTS,),
     exports=(NVCC_FLAG_EXPORTS,),
-    messages={"default": "nvcc-only flag `{option}` in a torch extension's nvcc args: ROCm builds hand them "
-                         "to hipcc/clang++, which stops with `unknown argument`; add it only when not "
-                         "IS_HIP_EXTENSION",
-              "imported": "`{name}` (from `{module}`) puts nvcc-only {options} in a torch extension's nvcc "
-                          "args: ROCm builds hand them to hipcc/clang++, which stops with `unknown argument`; "
-                          "pass it only when not IS_HIP_EXTENSION"},
+    messages={
+        "default": "nvcc-only flag `{option}` in a torch extension's nvcc args: ROCm builds hand them "
+        "to hipcc/clang++, which stops with `unknown argument`; add it only when not "
+        "IS_HIP_EXTENSION",
+        "imported": "`{name}` (from `{module}`) puts nvcc-only {options} in a torch extension's nvcc "
+        "args: ROCm builds hand them to hipcc/clang++, which stops with `unknown argument`; "
+        "pass it only when not IS_HIP_EXTENSION",
+    },
 )
 
 
@@ -420,7 +508,12 @@ def imported_nvcc_flags(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
         return
     qual = ctx.qualname(node) or ""
     shown = ", ".join(f"`{o}`" for o in options[:3]) + (" ..." if len(options) > 3 else "")
-    yield PyHit(node, ROC501.message("imported", name=ctx.snippet(node), module=qual.rpartition(".")[0],
-                                     options=("flag " if len(options) == 1 else "flags ") + shown))
-
-
+    yield PyHit(
+        node,
+        ROC501.message(
+            "imported",
+            name=ctx.snippet(node),
+            module=qual.rpartition(".")[0],
+            options=("flag " if len(options) == 1 else "flags ") + shown,
+        ),
+    )

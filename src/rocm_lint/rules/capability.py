@@ -18,21 +18,35 @@ from rocm_lint.rule import FixAvailability, PyHit, Rule
 from rocm_lint.rules.capability_model import CAPABILITY_EXPORTS, capability_kind, record_capability_bindings
 
 ROC106 = Rule(
-    "ROC106", "capability-sm-check",
+    "ROC106",
+    "capability-sm-check",
     "get_device_capability() compared with NVIDIA SM numbers without a CUDA gate: "
     "ROCm reports the gfx version (MI300 is 9.4), so Hopper/Ampere paths run on AMD GPUs",
     # The comparison is often on a later line than the call (`major, minor = ...` then
     # `if major >= 9:`), so the usual names of a capability are trigger words too; the
     # precheck keeps the rule to files that read a capability at all.
-    triggers=("get_device_capability", "get_device_properties", "major", "cap", "CAP", "cc", "CC",
-              "sm", "SM", "arch", "ARCH"),
+    triggers=(
+        "get_device_capability",
+        "get_device_properties",
+        "major",
+        "cap",
+        "CAP",
+        "cc",
+        "CC",
+        "sm",
+        "SM",
+        "arch",
+        "ARCH",
+    ),
     precheck=r"get_device_capability|get_device_properties",
     fix=Applicability.UNSAFE,
     fix_availability=FixAvailability.ALWAYS,
     exports=(CAPABILITY_EXPORTS,),
-    messages={"default": "`{snippet}` reads an NVIDIA SM number, but ROCm reports the gfx version as the "
-                         "capability ({gpus}), so AMD GPUs take this NVIDIA-architecture path: "
-                         "test `torch.version.cuda is not None and ...` first"},
+    messages={
+        "default": "`{snippet}` reads an NVIDIA SM number, but ROCm reports the gfx version as the "
+        "capability ({gpus}), so AMD GPUs take this NVIDIA-architecture path: "
+        "test `torch.version.cuda is not None and ...` first"
+    },
 )
 # the walk records what names hold a capability (rules.capability_model) before the checker reads them
 ROC106.observer(ast.Assign, ast.AnnAssign)(record_capability_bindings)
@@ -52,9 +66,14 @@ _AMD_CAPABILITIES = (
     ((12, 0), "RDNA4 12.0"),
 )
 _LOGGING_CALLS = {"print", "debug", "info", "warning", "warn", "error", "critical", "exception", "log"}
-_FLIP = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE, ast.Eq: ast.Eq,
-         ast.NotEq: ast.NotEq}
-
+_FLIP = {
+    ast.Lt: ast.Gt,
+    ast.Gt: ast.Lt,
+    ast.LtE: ast.GtE,
+    ast.GtE: ast.LtE,
+    ast.Eq: ast.Eq,
+    ast.NotEq: ast.NotEq,
+}
 
 
 # -- the comparison -------------------------------------------------------------------------------
@@ -72,8 +91,11 @@ def _sm_constants(node: ast.AST, kind: str, ctx: ModuleContext, many: bool) -> O
         values = [_sm_constants(e, kind, ctx, False) for e in node.elts]
         return None if any(v is None for v in values) else [v[0] for v in values]
     if kind == "tuple":
-        if isinstance(node, ast.Tuple) and 1 <= len(node.elts) <= 2 and all(
-                isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts):
+        if (
+            isinstance(node, ast.Tuple)
+            and 1 <= len(node.elts) <= 2
+            and all(isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts)
+        ):
             value = tuple(e.value for e in node.elts)
             return [value] if 5 <= value[0] <= 13 else None
         return None
@@ -106,8 +128,7 @@ _FIRST_HAZARDOUS_SM = (8, 9)
 def _affected_gpus(kind: str, op: ast.cmpop, constants: list) -> List[str]:
     """Which AMD GPUs an SM test with an NVIDIA FP8/Hopper/Blackwell meaning also selects."""
     if isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
-        return [name for cap, name in _AMD_CAPABILITIES
-                if any(_amd_value(kind, cap) == c for c in constants)]
+        return [name for cap, name in _AMD_CAPABILITIES if any(_amd_value(kind, cap) == c for c in constants)]
     (c,) = constants
     if kind == "tuple" and len(c) == 1:
         c = (c[0], 0)
@@ -122,8 +143,13 @@ def _picks_an_error(node: ast.AST, ctx: ModuleContext) -> bool:
     """``if major < 9: raise ValueError(...) else: raise ImportError(...)``: the test only
     chooses which error to raise."""
     parent = ctx.parent_of(node)
-    return isinstance(parent, ast.If) and parent.test is node and bool(parent.orelse) \
-        and isinstance(parent.body[-1], ast.Raise) and isinstance(parent.orelse[-1], ast.Raise)
+    return (
+        isinstance(parent, ast.If)
+        and parent.test is node
+        and bool(parent.orelse)
+        and isinstance(parent.body[-1], ast.Raise)
+        and isinstance(parent.orelse[-1], ast.Raise)
+    )
 
 
 def _only_logged(node: ast.AST, ctx: ModuleContext) -> bool:
@@ -131,7 +157,11 @@ def _only_logged(node: ast.AST, ctx: ModuleContext) -> bool:
         if isinstance(parent, (ast.JoinedStr, ast.FormattedValue)):
             return True
         if isinstance(parent, ast.Call) and child is not parent.func:
-            name = parent.func.attr if isinstance(parent.func, ast.Attribute) else getattr(parent.func, "id", None)
+            name = (
+                parent.func.attr
+                if isinstance(parent.func, ast.Attribute)
+                else getattr(parent.func, "id", None)
+            )
             if name in _LOGGING_CALLS:
                 return True
         if isinstance(parent, ast.stmt):

@@ -23,8 +23,11 @@ _PROPERTIES_CALLS = {"torch.cuda.get_device_properties"}
 
 # Phase 0: capability wrappers and values other modules import (``from .env import get_cc``).
 CAPABILITY_EXPORTS = ExportedFacts(
-    "ROC106.capability", ("get_device_capability", "get_device_properties"),
-    lambda ctx: _exported_capabilities(ctx), triggers=True)
+    "ROC106.capability",
+    ("get_device_capability", "get_device_properties"),
+    lambda ctx: _exported_capabilities(ctx),
+    triggers=True,
+)
 
 
 # -- what a capability expression holds -----------------------------------------------------------
@@ -63,7 +66,7 @@ def _exported_capabilities(ctx: ModuleContext) -> Dict[str, str]:
             before = len(found)
             for stmt in ctx.tree.body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in found:
-                    body = "".join(lines[stmt.lineno - 1:stmt.end_lineno or stmt.lineno])
+                    body = "".join(lines[stmt.lineno - 1 : stmt.end_lineno or stmt.lineno])
                     if not any(w in body for w in words):
                         continue  # reads no capability: wraps none
                     ctx.function = stmt
@@ -90,8 +93,13 @@ def _exported_capabilities(ctx: ModuleContext) -> Dict[str, str]:
         _exporting(ctx).pop()
 
 
-def _returns(body: List[ast.stmt], ctx: ModuleContext, bindings: Dict[BindingKey, str],
-             kinds: Set[Optional[str]], nvidia_only: bool) -> bool:
+def _returns(
+    body: List[ast.stmt],
+    ctx: ModuleContext,
+    bindings: Dict[BindingKey, str],
+    kinds: Set[Optional[str]],
+    nvidia_only: bool,
+) -> bool:
     """Collect the kinds a function body returns where ROCm may run; True when the rest of
     the enclosing block is NVIDIA-only (a ROCm branch returned)."""
     for stmt in body:
@@ -126,12 +134,14 @@ def _bind(stmt: ast.stmt, ctx: ModuleContext, bindings: Dict[BindingKey, str]) -
     _record(stmt, ctx, bindings)
 
 
-
-
 def _binding_key(node: ast.AST, function: Optional[ast.AST]) -> Optional[BindingKey]:
     if isinstance(node, ast.Name):
         return (id(function) if function is not None else None, node.id)
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("self", "cls")
+    ):
         return ("self", node.attr)
     return None
 
@@ -166,8 +176,11 @@ def capability_kind(node: Optional[ast.AST], ctx: ModuleContext, depth: int = 0)
         if qual in ("int", "float") and len(node.args) == 1:
             arg = node.args[0]
             if isinstance(arg, ast.JoinedStr):
-                parts = [capability_kind(v.value, ctx, depth + 1) for v in arg.values
-                         if isinstance(v, ast.FormattedValue)]
+                parts = [
+                    capability_kind(v.value, ctx, depth + 1)
+                    for v in arg.values
+                    if isinstance(v, ast.FormattedValue)
+                ]
                 text = "".join(v.value for v in arg.values if isinstance(v, ast.Constant))
                 if parts == ["major", "minor"]:
                     return "float" if text == "." else "cc" if text == "" else None
@@ -203,8 +216,11 @@ def capability_kind(node: Optional[ast.AST], ctx: ModuleContext, depth: int = 0)
                 return "cc"
             if kinds == {"major", "tenth"}:
                 return "float"
-        if isinstance(node.op, (ast.Div, ast.Mult)) and left == "minor" and (
-                _is_int(node.right, 10) if isinstance(node.op, ast.Div) else _is_float(node.right, 0.1)):
+        if (
+            isinstance(node.op, (ast.Div, ast.Mult))
+            and left == "minor"
+            and (_is_int(node.right, 10) if isinstance(node.op, ast.Div) else _is_float(node.right, 0.1))
+        ):
             return "tenth"
         return None
     key = _binding_key(node, ctx.function)
@@ -213,9 +229,12 @@ def capability_kind(node: Optional[ast.AST], ctx: ModuleContext, depth: int = 0)
         found = bindings.get(key)
         # A name neither bound at module level nor imported finds nothing below: its function's
         # locals (an ast.walk of the function) are only asked for the others.
-        if found is None and isinstance(node, ast.Name) \
-                and ((None, node.id) in bindings or node.id in ctx.imports.names) \
-                and node.id not in _local_names(ctx.function, ctx):
+        if (
+            found is None
+            and isinstance(node, ast.Name)
+            and ((None, node.id) in bindings or node.id in ctx.imports.names)
+            and node.id not in _local_names(ctx.function, ctx)
+        ):
             found = bindings.get((None, node.id))  # a module-level binding
             if found is None and node.id in ctx.imports.names:  # from .env import CAPABILITY
                 exported = ctx.exported(CAPABILITY_EXPORTS, node)
@@ -231,16 +250,28 @@ def capability_kind(node: Optional[ast.AST], ctx: ModuleContext, depth: int = 0)
 def _joined_digits(node: ast.AST) -> Optional[ast.AST]:
     """``X`` of ``"".join(str(i) for i in X)``, ``"".join([str(i) for i in X])`` or
     ``"".join(map(str, X))``; None for anything else."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
-            and isinstance(node.func.value, ast.Constant) and node.func.value.value == "" and len(node.args) == 1):
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and isinstance(node.func.value, ast.Constant)
+        and node.func.value.value == ""
+        and len(node.args) == 1
+    ):
         return None
     arg = node.args[0]
     if isinstance(arg, (ast.GeneratorExp, ast.ListComp)) and len(arg.generators) == 1:
         element = arg.elt
         if isinstance(element, ast.Call) and isinstance(element.func, ast.Name) and element.func.id == "str":
             return arg.generators[0].iter
-    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "map" and len(arg.args) == 2 \
-            and isinstance(arg.args[0], ast.Name) and arg.args[0].id == "str":
+    if (
+        isinstance(arg, ast.Call)
+        and isinstance(arg.func, ast.Name)
+        and arg.func.id == "map"
+        and len(arg.args) == 2
+        and isinstance(arg.args[0], ast.Name)
+        and arg.args[0].id == "str"
+    ):
         return arg.args[1]
     return None
 
@@ -253,9 +284,18 @@ def _local_names(function: Optional[ast.AST], ctx: ModuleContext) -> Set[str]:
     names = cache.get(id(function))
     if names is None:
         args = function.args
-        names = {a.arg for a in [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs,
-                                 *filter(None, [args.vararg, args.kwarg])]}
-        names |= {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        names = {
+            a.arg
+            for a in [
+                *getattr(args, "posonlyargs", []),
+                *args.args,
+                *args.kwonlyargs,
+                *filter(None, [args.vararg, args.kwarg]),
+            ]
+        }
+        names |= {
+            n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
         cache[id(function)] = names
     return names
 
@@ -336,6 +376,7 @@ def _try_lines(text: str) -> List[int]:
 
 def _except_fallbacks(ctx: ModuleContext) -> Set[int]:
     """Assignments of a constant in an ``except`` handler (``try: cc = ... except: cc = 0``)."""
+
     def find() -> Set[int]:
         out: Set[int] = set()
         if "try" not in ctx.text:
@@ -346,7 +387,12 @@ def _except_fallbacks(ctx: ModuleContext) -> Set[int]:
         for node in _compound_statements(ctx.tree.body, lines):
             if isinstance(node, ast.Try):
                 for handler in node.handlers:
-                    out.update(id(stmt) for stmt in handler.body
-                               if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Constant))
+                    out.update(
+                        id(stmt)
+                        for stmt in handler.body
+                        if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+                        and isinstance(stmt.value, ast.Constant)
+                    )
         return out
+
     return ctx.memo("ROC106.except-fallbacks", find)

@@ -21,7 +21,8 @@ lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_lines", "newline_of", "ro
 lazy_functions(globals(), "rocm_lint.cpp.values", "literal_value")
 
 ROC701 = Rule(
-    "ROC701", "inline-ptx",
+    "ROC701",
+    "inline-ptx",
     "inline PTX assembly (C++ asm/asm volatile, Triton `tl.inline_asm_elementwise`, with PTX text): "
     "cannot be compiled for AMD GPUs",
     # `asm` as a word (C++ `asm`, `__asm__`) or Triton's call: `asm` alone is part of ordinary words.
@@ -31,21 +32,28 @@ ROC701 = Rule(
     triggers=("asm",),
     precheck=r"asm(?:(?:(?<=(?<!\w)asm)|(?<=(?<!\w)__asm))(?:__)?(?!\w)|(?<=inline_asm)_elementwise)",
     languages=(*CPP_LANGUAGES, "python"),  # the Python checker: the end of this module
-    messages={"default": "inline PTX (`{instr}`): PTX is NVIDIA's virtual ISA and cannot be compiled for AMD "
-                         "GPUs; keep it under `#ifndef USE_ROCM` and give ROCm a portable or builtin version",
-              "triton": "inline PTX in `{call}` (`{instr}`): on ROCm Triton hands the asm string to LLVM's "
-                        "AMDGPU backend, which cannot assemble PTX or allocate its register constraints "
-                        "(`couldn't allocate output register for constraint 'f'`); use a `tl`/libdevice "
-                        "builtin, or give ROCm its own AMDGCN asm behind `torch.version.hip`"},
+    messages={
+        "default": "inline PTX (`{instr}`): PTX is NVIDIA's virtual ISA and cannot be compiled for AMD "
+        "GPUs; keep it under `#ifndef USE_ROCM` and give ROCm a portable or builtin version",
+        "triton": "inline PTX in `{call}` (`{instr}`): on ROCm Triton hands the asm string to LLVM's "
+        "AMDGPU backend, which cannot assemble PTX or allocate its register constraints "
+        "(`couldn't allocate output register for constraint 'f'`); use a `tl`/libdevice "
+        "builtin, or give ROCm its own AMDGCN asm behind `torch.version.hip`",
+    },
 )
 
-_HEADER = ("`{header}` is a CUDA-only header: a HIP build does not find it{instead} "
-           "(or keep this include in an NVIDIA-only branch)")
+_HEADER = (
+    "`{header}` is a CUDA-only header: a HIP build does not find it{instead} "
+    "(or keep this include in an NVIDIA-only branch)"
+)
 ROC702 = Rule(
-    "ROC702", "cuda-only-header",
+    "ROC702",
+    "cuda-only-header",
     "CUDA-only header (cuda_runtime.h, cuda_fp16.h, cublas_v2.h ...) included outside an NVIDIA-only "
     "branch: not found by a HIP build",
-    triggers=("include",), fix=Applicability.SAFE, fix_availability=FixAvailability.SOMETIMES,
+    triggers=("include",),
+    fix=Applicability.SAFE,
+    fix_availability=FixAvailability.SOMETIMES,
     languages=CPP_LANGUAGES,
     messages={
         "hip": _HEADER.replace("{instead}", "; on ROCm include <{hip}>"),
@@ -54,14 +62,16 @@ ROC702 = Rule(
 )
 
 ROC706 = Rule(
-    "ROC706", "wmma",
+    "ROC706",
+    "wmma",
     "nvcuda::wmma / <mma.h> tensor-core API: no HIP equivalent (rocWMMA differs)",
-    triggers=("nvcuda", "mma.h"), languages=CPP_LANGUAGES,
+    triggers=("nvcuda", "mma.h"),
+    languages=CPP_LANGUAGES,
     messages={
         "header": "`<mma.h>` is CUDA's WMMA tensor-core API: HIP has no `nvcuda::wmma`; port to rocWMMA "
-                  "(different API) or to MFMA/WMMA builtins via Composable Kernel",
+        "(different API) or to MFMA/WMMA builtins via Composable Kernel",
         "namespace": "`nvcuda::wmma` is CUDA's tensor-core API with no HIP equivalent; port to rocWMMA "
-                     "(different API) or MFMA builtins, behind `#ifdef USE_ROCM`",
+        "(different API) or MFMA builtins, behind `#ifdef USE_ROCM`",
     },
 )
 
@@ -73,37 +83,41 @@ def _cutlass_bound(unit: CppUnit) -> bool:
 
 
 ROC707 = Rule(
-    "ROC707", "cutlass-cute-libcudacxx",
+    "ROC707",
+    "cutlass-cute-libcudacxx",
     "CUTLASS or CuTe (no HIP port) or libcu++ (<cuda/std/...>: needs AMD's libhipcxx; <cuda/pipeline>: none) "
     "included",
-    triggers=("cutlass", "cute", "cuda/"), languages=CPP_LANGUAGES, supersedes=_cutlass_bound,
+    triggers=("cutlass", "cute", "cuda/"),
+    languages=CPP_LANGUAGES,
+    supersedes=_cutlass_bound,
     messages={
         "no_port": "`{header}` is {lib}, which has no HIP port: this file cannot build for AMD GPUs; keep it "
-                   "NVIDIA-only and provide a ROCm path (Composable Kernel, hipBLASLt, hipCUB/rocPRIM)",
+        "NVIDIA-only and provide a ROCm path (Composable Kernel, hipBLASLt, hipCUB/rocPRIM)",
         "no_libhipcxx": "`<{header}>` is libcu++ with no ROCm counterpart (AMD's libhipcxx lacks pipeline, "
-                        "barrier, latch, semaphore, annotated_ptr and ptx): keep this code NVIDIA-only and give "
-                        "ROCm its own path (ordinary loads and `__syncthreads()`)",
+        "barrier, latch, semaphore, annotated_ptr and ptx): keep this code NVIDIA-only and give "
+        "ROCm its own path (ordinary loads and `__syncthreads()`)",
         "libhipcxx": "`<{header}>` is libcu++: a ROCm build needs AMD's libhipcxx (same paths and `cuda::std` "
-                     "namespace, a preview package not installed with ROCm); depend on it explicitly or use the "
-                     "`std::`/HIP equivalent under `#ifdef USE_ROCM`",
+        "namespace, a preview package not installed with ROCm); depend on it explicitly or use the "
+        "`std::`/HIP equivalent under `#ifdef USE_ROCM`",
         "usage": "this file builds on {lib} (`{usage}`), which has no HIP port: it cannot build for "
-                 "AMD GPUs; keep it NVIDIA-only and provide a ROCm path (Composable Kernel)",
+        "AMD GPUs; keep it NVIDIA-only and provide a ROCm path (Composable Kernel)",
     },
 )
 ROC708 = Rule(
-    "ROC708", "nvidia-only-sync-primitive",
+    "ROC708",
+    "nvidia-only-sync-primitive",
     "NVIDIA-only synchronisation/async-copy primitive (__nanosleep, __syncwarp with a partial mask, "
     "__pipeline_*, cuda::memcpy_async, cp.async): missing or different under HIP",
     triggers=("__nanosleep", "__syncwarp", "__pipeline_", "memcpy_async", "cp.async"),
     languages=CPP_LANGUAGES,
     messages={
         "primitive": "`{name}` is NVIDIA-only (sm_70+/sm_80+ hardware): HIP has no equivalent with the same "
-                     "semantics; give ROCm its own path under `#ifdef USE_ROCM`",
+        "semantics; give ROCm its own path under `#ifdef USE_ROCM`",
         "syncwarp": "`__syncwarp(mask)` with a mask other than all lanes: AMD wavefronts have no independent "
-                    "thread scheduling, HIP requires every active lane in the mask (a run-time trap otherwise) "
-                    "and the mask is 64-bit; restructure the sub-warp sync for ROCm under `#ifdef USE_ROCM`",
+        "thread scheduling, HIP requires every active lane in the mask (a run-time trap otherwise) "
+        "and the mask is 64-bit; restructure the sub-warp sync for ROCm under `#ifdef USE_ROCM`",
         "cp_async": "`cp.async` (asynchronous global-to-shared copy, sm_80+) has no HIP equivalent; use "
-                    "ordinary loads on ROCm",
+        "ordinary loads on ROCm",
     },
 )
 
@@ -198,18 +212,27 @@ def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
             for d, header, hip, start, end, _ in run:
                 la, lb = unit.line_span(d.line)
                 line = unit.text[la:lb]
-                rocm_lines.append(line[:start - la] + hip + line[end - la:])
+                rocm_lines.append(line[: start - la] + hip + line[end - la :])
             edit = gate_lines(unit, first.line, last.line, newline_of(unit).join(rocm_lines))
             edits = (edit,) if edit else ()
         for d, header, hip, start, end, _ in run:
             if hip:
-                yield ROC702.hit(start, end, ROC702.message("hip", header=header, hip=hip), edits=edits,
-                                 fix_message=f"include <{hip}> under `{rocm_if(unit)}`",
-                                 no_fix=_why_no_header_fix(unit, d))
+                yield ROC702.hit(
+                    start,
+                    end,
+                    ROC702.message("hip", header=header, hip=hip),
+                    edits=edits,
+                    fix_message=f"include <{hip}> under `{rocm_if(unit)}`",
+                    no_fix=_why_no_header_fix(unit, d),
+                )
             else:
-                yield ROC702.hit(start, end, ROC702.message("no_hip", header=header),
-                                 no_fix=f"no HIP header stands in for <{header}>: the code that uses it needs "
-                                        "porting by hand")
+                yield ROC702.hit(
+                    start,
+                    end,
+                    ROC702.message("no_hip", header=header),
+                    no_fix=f"no HIP header stands in for <{header}>: the code that uses it needs "
+                    "porting by hand",
+                )
 
 
 def _why_no_header_fix(unit: CppUnit, d) -> str:
@@ -217,10 +240,14 @@ def _why_no_header_fix(unit: CppUnit, d) -> str:
     if d.line != d.end_line:
         return "the #include directive continues over several lines (a backslash): shown, not rewritten"
     if unit.pre.rocm_branch(d.line):
-        return ("the #include is in a branch the ROCm build compiles: it needs its HIP header there, "
-                "not a ROCm gate")
-    return ("the NVIDIA line numbers here cannot be known (an earlier #line directive, or a line the "
-            "#if model cannot place), so no gated block with #line directives is written")
+        return (
+            "the #include is in a branch the ROCm build compiles: it needs its HIP header there, "
+            "not a ROCm gate"
+        )
+    return (
+        "the NVIDIA line numbers here cannot be known (an earlier #line directive, or a line the "
+        "#if model cannot place), so no gated block with #line directives is written"
+    )
 
 
 # -- NVIDIA-only libraries and APIs ---------------------------------------------------------------
@@ -241,14 +268,22 @@ def _library_message(header: str, lib: str) -> str:
 def find_nvidia_only_libraries(unit: CppUnit) -> Iterator[Hit]:
     for d, header, start, end in includes(unit):
         if _LIBCUDACXX.search(header) and not unit.pre.nvidia_only(d.line):
-            lib = "CUTLASS" if header.startswith("cutlass/") else "CuTe" if header.startswith("cute/") else "libcu++"
+            lib = (
+                "CUTLASS"
+                if header.startswith("cutlass/")
+                else "CuTe"
+                if header.startswith("cute/")
+                else "libcu++"
+            )
             # once per file, at the first offending include: the whole file depends on the
             # library, and one port decision (keep it NVIDIA-only, or rewrite it) answers them all
             yield ROC707.hit(start, end, _library_message(header, lib))
             return
     code = unit.code
     if "cute" in code or "cutlass" in code:
-        m = next((m for m in re.finditer(r"\b(cute|cutlass)\s*::", code) if not unit.nvidia_only(m.start())), None)
+        m = next(
+            (m for m in re.finditer(r"\b(cute|cutlass)\s*::", code) if not unit.nvidia_only(m.start())), None
+        )
         if m:
             lib = "CuTe" if m.group(1) == "cute" else "CUTLASS"
             yield ROC707.hit(m.start(), m.end(), ROC707.message("usage", lib=lib, usage=m.group(0)))
@@ -291,7 +326,7 @@ def asm_blocks(unit: CppUnit) -> List[Tuple[int, int, str]]:
             parts = []
             while i < len(strings) and strings[i][0] < end:
                 # the template is the strings before the first ':' (operands follow)
-                if ":" in unit.code[paren:strings[i][0]]:
+                if ":" in unit.code[paren : strings[i][0]]:
                     break
                 parts.append(unit.lexed.string_value(*strings[i]))
                 i += 1
@@ -312,7 +347,8 @@ def find_inline_ptx(unit: CppUnit) -> Iterator[Hit]:
 # -- NVIDIA-only primitives ------------------------------------------------------------------------
 _PRIMITIVES = LazyPattern(
     r"\b(__nanosleep|__pipeline_memcpy_async|__pipeline_commit|__pipeline_wait_prior|__pipeline_arrive_on"
-    r"|cuda\s*::\s*memcpy_async)\s*\(")
+    r"|cuda\s*::\s*memcpy_async)\s*\("
+)
 # Masks that name every lane: a 64-bit all-ones, or -1.  (A 32-bit all-ones is ROC602's finding,
 # not reported twice.)
 _ALL_LANES = {0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF, -1}
@@ -321,15 +357,18 @@ _ALL_LANES = {0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF, -1}
 @ROC708.source_checker()
 def find_nvidia_only_primitives(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
-    for m in (_PRIMITIVES.finditer(code) if "__nanosleep" in code or "__pipeline_" in code
-              or "memcpy_async" in code else ()):
+    for m in (
+        _PRIMITIVES.finditer(code)
+        if "__nanosleep" in code or "__pipeline_" in code or "memcpy_async" in code
+        else ()
+    ):
         name = re.sub(r"\s+", "", m.group(1))
         yield ROC708.hit(m.start(), m.end() - 1, ROC708.message("primitive", name=name))
-    for m, paren in (calls(unit, re.compile(r"__syncwarp\b")) if "__syncwarp" in code else ()):
+    for m, paren in calls(unit, re.compile(r"__syncwarp\b")) if "__syncwarp" in code else ():
         args = unit.args(paren)
         if not args or args[0][0] >= args[0][1]:
             continue
-        mask = unit.expand(code[args[0][0]:args[0][1]], args[0][0]).strip()
+        mask = unit.expand(code[args[0][0] : args[0][1]], args[0][0]).strip()
         if literal_value(mask) in _ALL_LANES or re.fullmatch(r"__activemask\s*\(\s*\)", mask):
             continue  # every lane: fine under HIP (ROC602 reports a 32-bit all-ones)
         yield ROC708.hit(m.start(), unit.matching(paren), ROC708.message("syncwarp"))
@@ -354,8 +393,10 @@ lazy_functions(globals(), "rocm_lint.python.patterns", "uses_nvidia_interconnect
 
 _TRITON_ASM_CALL = "inline_asm_elementwise"
 # Files and folders of NVIDIA-only code (Triton's own `language/extra/cuda`, Hopper/Blackwell kernels).
-_NVIDIA_ONLY_PATH = LazyPattern(r"(?<![a-z0-9])(?:cuda|nvidia|ptx|hopper|blackwell|sm_?90a?|sm_?100a?|multimem|nvls"
-                               r"|nvshmem)(?![a-z0-9])")
+_NVIDIA_ONLY_PATH = LazyPattern(
+    r"(?<![a-z0-9])(?:cuda|nvidia|ptx|hopper|blackwell|sm_?90a?|sm_?100a?|multimem|nvls"
+    r"|nvshmem)(?![a-z0-9])"
+)
 
 
 # A test that picks the code per platform in words the gate analysis does not know (Triton's
@@ -394,8 +435,11 @@ def triton_inline_ptx(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     if m is None:
         return
     parts = re.split(r"[\\/]", (ctx.path or "").lower())
-    if any(_NVIDIA_ONLY_PATH.search(part) for part in parts[-3:]) or _under_platform_test(ctx) \
-            or uses_nvidia_interconnect(ctx):
+    if (
+        any(_NVIDIA_ONLY_PATH.search(part) for part in parts[-3:])
+        or _under_platform_test(ctx)
+        or uses_nvidia_interconnect(ctx)
+    ):
         return
     instr = " ".join(m.group(0).replace("\\n", " ").replace("\\t", " ").split()).lstrip(";{} ")
     call = ctx.segment(func) or name

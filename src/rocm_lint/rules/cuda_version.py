@@ -14,15 +14,18 @@ from rocm_lint.python.context import ModuleContext
 from rocm_lint.rule import PyHit, Rule
 
 ROC107 = Rule(
-    "ROC107", "cuda-version-parsed",
+    "ROC107",
+    "cuda-version-parsed",
     "torch.version.cuda parsed or compared without a None check: it is None on ROCm "
     "(TypeError/AttributeError)",
     triggers=("version.cuda", "torch.version"),
     # literal-led form of `version\.cuda|torch\.version\s*,\s*["']cuda` (tests/test_registry_index.py)
     precheck=r"version(?:\.cuda|(?<=torch\.version)\s*,\s*[\"']cuda)",
-    messages={"default": "`{what}` raises {error} on ROCm (and CPU-only) builds, where `torch.version.cuda` "
-                         "is None: test `torch.version.cuda is not None` first, or read `torch.version.hip` "
-                         "for ROCm"},
+    messages={
+        "default": "`{what}` raises {error} on ROCm (and CPU-only) builds, where `torch.version.cuda` "
+        "is None: test `torch.version.cuda is not None` first, or read `torch.version.hip` "
+        "for ROCm"
+    },
 )
 
 _CUDA_VERSION = "torch.version.cuda"
@@ -68,8 +71,12 @@ def _raises(node: ast.AST, ctx: ModuleContext) -> Optional[Tuple[str, ast.AST]]:
         operands = [node.left, *node.comparators]
         for i, op in enumerate(node.ops):
             left, right = operands[i], operands[i + 1]
-            if isinstance(op, _ORDERING) and (_is_cuda_version(left, ctx) or _is_cuda_version(right, ctx)) \
-                    or isinstance(op, (ast.In, ast.NotIn)) and _is_cuda_version(right, ctx):
+            if (
+                isinstance(op, _ORDERING)
+                and (_is_cuda_version(left, ctx) or _is_cuda_version(right, ctx))
+                or isinstance(op, (ast.In, ast.NotIn))
+                and _is_cuda_version(right, ctx)
+            ):
                 return ("TypeError", node)
     return None
 

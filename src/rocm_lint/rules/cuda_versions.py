@@ -22,14 +22,19 @@ lazy_functions(globals(), "rocm_lint.cpp.functions", "brace_tree", "function_of"
 lazy_functions(globals(), "rocm_lint.cpp.gates", "rocm_condition", "rocm_gate_macro")
 
 
-_GUARD = ("`#{directive}` on {macros} with no ROCm term: undefined under HIP, so the condition {what}; "
-          "say what ROCm should get (test `{gate}` or `HIP_VERSION`)")
+_GUARD = (
+    "`#{directive}` on {macros} with no ROCm term: undefined under HIP, so the condition {what}; "
+    "say what ROCm should get (test `{gate}` or `HIP_VERSION`)"
+)
 ROC703 = Rule(
-    "ROC703", "cuda-version-guard",
+    "ROC703",
+    "cuda-version-guard",
     "#if/#elif on CUDA_VERSION/CUDART_VERSION/__CUDACC_VER_MAJOR__ with no ROCm term: the macro is "
     "undefined on ROCm, so the branch is silently dropped (or taken)",
-    triggers=("CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_"), fix=Applicability.SAFE,
-    fix_availability=FixAvailability.SOMETIMES, languages=CPP_LANGUAGES,
+    triggers=("CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_"),
+    fix=Applicability.SAFE,
+    fix_availability=FixAvailability.SOMETIMES,
+    languages=CPP_LANGUAGES,
     messages={
         "false": _GUARD.replace("{what}", "is false on ROCm: this branch is silently dropped there"),
         "true": _GUARD.replace("{what}", "is true on ROCm: this branch is silently taken there"),
@@ -37,29 +42,42 @@ ROC703 = Rule(
     },
 )
 ROC704 = Rule(
-    "ROC704", "cuda-runtime-version-compare",
+    "ROC704",
+    "cuda-runtime-version-compare",
     "cudaRuntimeGetVersion/cudaDriverGetVersion result compared with a number: HIP reports its own, "
     "unrelated version numbers",
-    triggers=("cudaRuntimeGetVersion", "cudaDriverGetVersion"), languages=CPP_LANGUAGES,
-    messages={"default": "`{variable}` from `{function}` compared with a CUDA version number: under HIP it "
-                         "holds HIP's own version (e.g. 60342134 for 6.3), so the comparison silently picks the "
-                         "wrong branch; compare `HIP_VERSION` on ROCm"},
+    triggers=("cudaRuntimeGetVersion", "cudaDriverGetVersion"),
+    languages=CPP_LANGUAGES,
+    messages={
+        "default": "`{variable}` from `{function}` compared with a CUDA version number: under HIP it "
+        "holds HIP's own version (e.g. 60342134 for 6.3), so the comparison silently picks the "
+        "wrong branch; compare `HIP_VERSION` on ROCm"
+    },
 )
 ROC705 = Rule(
-    "ROC705", "cuda-arch-gate",
+    "ROC705",
+    "cuda-arch-gate",
     "__CUDA_ARCH__ feature gate (#if __CUDA_ARCH__ >= 800) with no ROCm branch: undefined under "
     "HIP-Clang, so the fast path is silently dropped on AMD",
-    triggers=("__CUDA_ARCH__",), languages=CPP_LANGUAGES,
-    messages={"default": "`__CUDA_ARCH__` feature gate with no ROCm branch: HIP-Clang never defines "
-                         "`__CUDA_ARCH__`, so on AMD GPUs this fast path is silently compiled out; add a ROCm "
-                         "branch (`|| defined(__HIP_DEVICE_COMPILE__)` if the code is portable, or a HIP "
-                         "implementation)"},
+    triggers=("__CUDA_ARCH__",),
+    languages=CPP_LANGUAGES,
+    messages={
+        "default": "`__CUDA_ARCH__` feature gate with no ROCm branch: HIP-Clang never defines "
+        "`__CUDA_ARCH__`, so on AMD GPUs this fast path is silently compiled out; add a ROCm "
+        "branch (`|| defined(__HIP_DEVICE_COMPILE__)` if the code is portable, or a HIP "
+        "implementation)"
+    },
 )
 
 
 # -- version and arch guards ---------------------------------------------------------------------
-CUDA_VERSION_MACROS = {"CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__",
-                       "__CUDACC_VER_BUILD__"}
+CUDA_VERSION_MACROS = {
+    "CUDA_VERSION",
+    "CUDART_VERSION",
+    "__CUDACC_VER_MAJOR__",
+    "__CUDACC_VER_MINOR__",
+    "__CUDACC_VER_BUILD__",
+}
 _COMPARISONS = {"==", "!=", "<", ">", "<=", ">="}
 
 
@@ -68,7 +86,11 @@ def _compares(node: Optional[Node], names) -> List[str]:
     if node is None:
         return []
     out = []
-    if node.kind == "binary" and node.value in _COMPARISONS and any(n in names for a in node.args for n in names_in(a)):
+    if (
+        node.kind == "binary"
+        and node.value in _COMPARISONS
+        and any(n in names for a in node.args for n in names_in(a))
+    ):
         out.append(node.value)
     for a in node.args:
         out.extend(_compares(a, names))
@@ -88,8 +110,10 @@ def _version_blind(node):
 
 
 # A statement that stops the function: `TORCH_CHECK(false, ...)`, `AT_ERROR(...)`, `throw`, `abort()`.
-_STOP = LazyPattern(r"\b(?:TORCH_CHECK|TORCH_INTERNAL_ASSERT|assert)\s*\(\s*(?:false|0)\b|\bAT_ERROR\s*\("
-                    r"|\bthrow\b|\b(?:std\s*::\s*)?abort\s*\(\s*\)")
+_STOP = LazyPattern(
+    r"\b(?:TORCH_CHECK|TORCH_INTERNAL_ASSERT|assert)\s*\(\s*(?:false|0)\b|\bAT_ERROR\s*\("
+    r"|\bthrow\b|\b(?:std\s*::\s*)?abort\s*\(\s*\)"
+)
 
 
 def _stopped_on_rocm_before(unit: CppUnit, offset: int) -> bool:
@@ -107,8 +131,12 @@ def _stopped_on_rocm_before(unit: CppUnit, offset: int) -> bool:
     for m in _STOP.finditer(code, body, offset):
         line = unit.line_of(m.start())
         inner = function_of(code, m.start(), tree)
-        if unit.pre.rocm_only(line) and inner is not None and inner[1] == body \
-                and innermost_block(tree, m.start()) == body:
+        if (
+            unit.pre.rocm_only(line)
+            and inner is not None
+            and inner[1] == body
+            and innermost_block(tree, m.start()) == body
+        ):
             return True
     return False
 
@@ -136,9 +164,13 @@ def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
     for k, d in enumerate(unit.pre.directives):
         if d.name not in ("if", "elif") or d.condition is None or d.reached[1] is False:
             continue  # (an #elif after a branch every ROCm build takes is never evaluated there)
-        if not _compares(d.condition, CUDA_VERSION_MACROS) or _mentions_rocm(unit, d.condition) \
-                or _decided_without_version(unit, d.condition) or answered.get(d.group, -1) > k \
-                or _stopped_on_rocm_before(unit, d.start):
+        if (
+            not _compares(d.condition, CUDA_VERSION_MACROS)
+            or _mentions_rocm(unit, d.condition)
+            or _decided_without_version(unit, d.condition)
+            or answered.get(d.group, -1) > k
+            or _stopped_on_rocm_before(unit, d.start)
+        ):
             continue
         macro = rocm_gate_macro(unit)
         edits: Tuple[Tuple[int, int, str], ...] = ()
@@ -163,16 +195,29 @@ def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
             key = "true"
         else:
             key = "unknown"
-        no_fix = "" if edits else ("whether the condition holds on ROCm cannot be told from it (it is not decided "
-                                   "by the version macros alone)")
+        no_fix = (
+            ""
+            if edits
+            else (
+                "whether the condition holds on ROCm cannot be told from it (it is not decided "
+                "by the version macros alone)"
+            )
+        )
         if "\n" in unit.text[begin:end]:
             edits = ()  # a condition continued over several lines: shown, not rewritten
-            no_fix = ("the condition continues over several lines (a backslash): a rewrite would have to "
-                      "re-flow the continuation, so it is shown, not rewritten")
+            no_fix = (
+                "the condition continues over several lines (a backslash): a rewrite would have to "
+                "re-flow the continuation, so it is shown, not rewritten"
+            )
         names = sorted({n for n in names_in(d.condition) if n in CUDA_VERSION_MACROS})
-        yield ROC703.hit(d.start, d.end, ROC703.message(key, directive=d.name, macros=", ".join(names), gate=macro),
-                         edits=edits, fix_message="state the ROCm behaviour explicitly (same result on both platforms)",
-                         no_fix=no_fix)
+        yield ROC703.hit(
+            d.start,
+            d.end,
+            ROC703.message(key, directive=d.name, macros=", ".join(names), gate=macro),
+            edits=edits,
+            fix_message="state the ROCm behaviour explicitly (same result on both platforms)",
+            no_fix=no_fix,
+        )
 
 
 def _arch_blind(node, names):
@@ -220,8 +265,13 @@ def find_cuda_arch_gates(unit: CppUnit) -> Iterator[Hit]:
                 if _dropped_whatever_the_arch(unit, d):
                     continue
                 target = d
-            elif d.name == "else" and dropped and any(
-                    op in ("<", "<=") for m in members[:i] for op in _compares(m.condition, {"__CUDA_ARCH__"})):
+            elif (
+                d.name == "else"
+                and dropped
+                and any(
+                    op in ("<", "<=") for m in members[:i] for op in _compares(m.condition, {"__CUDA_ARCH__"})
+                )
+            ):
                 target = members[0]
             else:
                 continue
@@ -236,10 +286,14 @@ def find_runtime_version_compares(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
     if "GetVersion" not in code:
         return
-    for m in re.finditer(r"\b(cudaRuntimeGetVersion|cudaDriverGetVersion)\s*\(\s*&\s*([A-Za-z_][\w.]*)\s*\)", code):
+    for m in re.finditer(
+        r"\b(cudaRuntimeGetVersion|cudaDriverGetVersion)\s*\(\s*&\s*([A-Za-z_][\w.]*)\s*\)", code
+    ):
         name = re.escape(m.group(2))
         end = unit.block_end(m.end())
-        pattern = re.compile(r"\b" + name + r"\s*(?:[<>]=?|[!=]=)\s*\(?\s*\d|\d\s*\)?\s*(?:[<>]=?|[!=]=)\s*" + name + r"\b"
-                             r"|\b" + name + r"\s*/\s*\d+\s*(?:[<>]=?|[!=]=)")
+        pattern = re.compile(
+            r"\b" + name + r"\s*(?:[<>]=?|[!=]=)\s*\(?\s*\d|\d\s*\)?\s*(?:[<>]=?|[!=]=)\s*" + name + r"\b"
+            r"|\b" + name + r"\s*/\s*\d+\s*(?:[<>]=?|[!=]=)"
+        )
         for c in pattern.finditer(code, m.end(), end):
             yield ROC704.hit(c.start(), c.end(), ROC704.message(variable=m.group(2), function=m.group(1)))

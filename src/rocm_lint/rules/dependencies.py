@@ -32,63 +32,103 @@ from rocm_lint.requirements import Parsed, clauses, marker_false_on_linux, parse
 from rocm_lint.rule import Hit, PyHit, Rule
 
 if TYPE_CHECKING:
-    from rocm_lint.configfiles.manifest_platform import (names_other_platform, nvidia_variant,
-                                                         only_nvidia_images_use, replaced_by_rocm_build)
+    from rocm_lint.configfiles.manifest_platform import (
+        names_other_platform,
+        nvidia_variant,
+        only_nvidia_images_use,
+        replaced_by_rocm_build,
+    )
     from rocm_lint.configfiles.manifests import read_manifest
     from rocm_lint.configfiles.unit import ConfigUnit
 
 # (the manifest reader is imported when a config file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.configfiles.manifests", "read_manifest")
-lazy_functions(globals(), "rocm_lint.configfiles.manifest_platform", "names_other_platform", "nvidia_variant",
-               "only_nvidia_images_use", "replaced_by_rocm_build")
+lazy_functions(
+    globals(),
+    "rocm_lint.configfiles.manifest_platform",
+    "names_other_platform",
+    "nvidia_variant",
+    "only_nvidia_images_use",
+    "replaced_by_rocm_build",
+)
 
 _LANGUAGES = ("manifest", "shell", "dockerfile", "yaml", "dotenv", "python")
 
 ROC405 = Rule(
-    "ROC405", "cuda-build-in-dependencies",
+    "ROC405",
+    "cuda-build-in-dependencies",
     "dependency manifest or `pip install` takes a CUDA build (a CUDA package index, a `+cu121` local "
     "version or wheel): pip replaces a ROCm torch with it",
     triggers=("+cu1", "+cuda", "%2Bcu1", "%2bcu1", "/cu1"),
     languages=_LANGUAGES,
     messages={
         "index": "`{url}` is a CUDA package index: torch (and what else it hosts) comes from it as a CUDA "
-                 "build, replacing a ROCm torch (torch.version.hip becomes None); on ROCm install from "
-                 "https://download.pytorch.org/whl/rocmX.Y, or keep this index where only NVIDIA installs read it",
+        "build, replacing a ROCm torch (torch.version.hip becomes None); on ROCm install from "
+        "https://download.pytorch.org/whl/rocmX.Y, or keep this index where only NVIDIA installs read it",
         "local": "`{req}` asks for a CUDA build (local version `{local}`): pip installs it over a ROCm "
-                 "torch, or a CUDA-only binary that cannot load on AMD GPUs; pin the `+rocm` build from the "
-                 "ROCm index on AMD, or keep this line where only NVIDIA installs read it",
+        "torch, or a CUDA-only binary that cannot load on AMD GPUs; pin the `+rocm` build from the "
+        "ROCm index on AMD, or keep this line where only NVIDIA installs read it",
     },
 )
 ROC406 = Rule(
-    "ROC406", "cuda-only-distribution",
+    "ROC406",
+    "cuda-only-distribution",
     "dependency manifest or `pip install` names a distribution that only exists as a CUDA build "
     "(`nvidia-*-cu12`, `cupy-cuda12x`, `jax[cuda12]`, `onnxruntime-gpu`, TensorRT, DALI, PyCUDA)",
     # distribution names as manifests write them (with `-`): the `_` spellings are Python module names
     # (`jax_cuda12_plugin`), and would send every JAX source file to the parser
-    triggers=("nvidia-", "cupy-cuda", "onnxruntime-gpu", "tensorrt", "jax-cuda", "pycuda", "-cu1", "-cuda1",
-              "[cuda1", "[cuda]", "[cuda-", "[cuda_", "[cu1", ",cuda1"),
+    triggers=(
+        "nvidia-",
+        "cupy-cuda",
+        "onnxruntime-gpu",
+        "tensorrt",
+        "jax-cuda",
+        "pycuda",
+        "-cu1",
+        "-cuda1",
+        "[cuda1",
+        "[cuda]",
+        "[cuda-",
+        "[cuda_",
+        "[cu1",
+        ",cuda1",
+    ),
     languages=_LANGUAGES,
-    messages={"default": "`{name}` only exists as a CUDA build ({what}): on an AMD host it installs "
-                         "CUDA libraries that cannot run there; use {instead} on ROCm, or move it to "
-                         "an extra, marker or file only NVIDIA installs use"},
+    messages={
+        "default": "`{name}` only exists as a CUDA build ({what}): on an AMD host it installs "
+        "CUDA libraries that cannot run there; use {instead} on ROCm, or move it to "
+        "an extra, marker or file only NVIDIA installs use"
+    },
 )
 ROC407 = Rule(
-    "ROC407", "exact-torch-pin",
+    "ROC407",
+    "exact-torch-pin",
     "exact `torch`/`torchvision`/`torchaudio` pin (`==2.4.0`) in a dependency manifest or `pip install`: "
     "any other ROCm release is replaced by PyPI's CUDA wheel",
-    triggers=("torch==", "torch ==", "torchvision==", "torchvision ==", "torchaudio==", "torchaudio ==",
-              "torch = ", "torchvision = ", "torchaudio = "),
+    triggers=(
+        "torch==",
+        "torch ==",
+        "torchvision==",
+        "torchvision ==",
+        "torchaudio==",
+        "torchaudio ==",
+        "torch = ",
+        "torchvision = ",
+        "torchaudio = ",
+    ),
     # a pin, not `torch = None` in a Python try/except ImportError
     precheck=r"torch(?:vision|audio)?\s*(?:===?\s*\d|=\s*[\"'{])",
     languages=_LANGUAGES,
-    messages={"default": "`{req}` pins one release of {name}: PEP 440 lets `=={version}` match "
-                         "`{version}+rocmX.Y`, but a ROCm {name} of any other release is replaced by PyPI's "
-                         "CUDA wheel (torch.version.hip becomes None); give a range (`>={version}`) or pin "
-                         "per platform",
-              "arbitrary": "`{req}` pins {name} by arbitrary equality: `==={version}` is a string comparison "
-                           "that no ROCm build (`{version}+rocmX.Y`) matches, so pip always replaces a ROCm "
-                           "{name} with PyPI's CUDA wheel (torch.version.hip becomes None); give a range "
-                           "(`>={version}`) or pin per platform"},
+    messages={
+        "default": "`{req}` pins one release of {name}: PEP 440 lets `=={version}` match "
+        "`{version}+rocmX.Y`, but a ROCm {name} of any other release is replaced by PyPI's "
+        "CUDA wheel (torch.version.hip becomes None); give a range (`>={version}`) or pin "
+        "per platform",
+        "arbitrary": "`{req}` pins {name} by arbitrary equality: `==={version}` is a string comparison "
+        "that no ROCm build (`{version}+rocmX.Y`) matches, so pip always replaces a ROCm "
+        "{name} with PyPI's CUDA wheel (torch.version.hip becomes None); give a range "
+        "(`>={version}`) or pin per platform",
+    },
 )
 
 # -- what a requirement asks for --------------------------------------------------------------------
@@ -101,12 +141,19 @@ _ROCM_URL = LazyPattern(r"rocm", re.I)
 
 # ROC406: what each CUDA-only family is, and what ROCm has instead
 _CUDA_ONLY = (
-    (r"nvidia-(?:cuda-\S*|cublas\S*|cudnn\S*|cufft\S*|cufile\S*|curand\S*|cusolver\S*|cusparse\S*|nccl\S*"
-     r"|nvjitlink\S*|nvtx\S*|nvshmem\S*|npp\S*|nvjpeg\S*)",
-     "the CUDA runtime libraries torch's CUDA wheels depend on", "the ROCm libraries (a ROCm torch brings its own)"),
+    (
+        r"nvidia-(?:cuda-\S*|cublas\S*|cudnn\S*|cufft\S*|cufile\S*|curand\S*|cusolver\S*|cusparse\S*|nccl\S*"
+        r"|nvjitlink\S*|nvtx\S*|nvshmem\S*|npp\S*|nvjpeg\S*)",
+        "the CUDA runtime libraries torch's CUDA wheels depend on",
+        "the ROCm libraries (a ROCm torch brings its own)",
+    ),
     (r"cupy-cuda\w*", "CuPy's CUDA wheel", "cupy-rocm-* or CuPy built with CUPY_INSTALL_USE_HIP=1"),
     (r"jax-cuda\d+-\S*", "JAX's CUDA plugin", "jax[rocm] / jax-rocm7-plugin"),
-    (r"onnxruntime-gpu", "ONNX Runtime's CUDA execution provider", "onnxruntime-rocm or onnxruntime-migraphx"),
+    (
+        r"onnxruntime-gpu",
+        "ONNX Runtime's CUDA execution provider",
+        "onnxruntime-rocm or onnxruntime-migraphx",
+    ),
     (r"(?:torch-)?tensorrt(?:-\S+)?|nvidia-tensorrt", "NVIDIA TensorRT", "MIGraphX (torch-migraphx)"),
     (r"nvidia-dali\S*", "NVIDIA DALI", "rocAL or a CPU data loader"),
     (r"pycuda", "PyCUDA (builds against the CUDA driver API)", "HIP Python (hip-python)"),
@@ -122,8 +169,10 @@ def cuda_only(p: Parsed) -> Optional[Tuple[str, str]]:
     if cuda_extra and p.name == "jax":
         return "JAX's CUDA plugin and CUDA wheels", "jax[rocm] / jax-rocm7-plugin"
     if cuda_extra:
-        return (f"its `{cuda_extra}` extra installs the CUDA build",
-                f"its ROCm extra or build ({p.name}[rocm], if it has one)")
+        return (
+            f"its `{cuda_extra}` extra installs the CUDA build",
+            f"its ROCm extra or build ({p.name}[rocm], if it has one)",
+        )
     m = _CUDA_ONLY_RE.match(p.name)
     if m:
         k = next(i for i, g in enumerate(m.groups()) if g is not None)
@@ -156,7 +205,7 @@ def exact_pin(p: Parsed) -> Optional[Tuple[str, str]]:
 def cuda_index(url: str) -> bool:
     """An index or find-links page of CUDA builds (named for CUDA in its path, not for ROCm)."""
     path = url.split("://", 1)[-1]
-    path = path[path.find("/"):] if "/" in path else ""
+    path = path[path.find("/") :] if "/" in path else ""
     return bool(_CUDA_URL.search(path)) and not _ROCM_URL.search(url)
 
 
@@ -164,8 +213,10 @@ def cuda_index(url: str) -> bool:
 _NVIDIA_NAME = LazyPattern(r"cu(?:da)?\d|cuda|nvidia|tensorrt|trtllm", re.I)
 _NVIDIA_WORD = LazyPattern(r"nv|nvcc|cudnn|trt")
 # (Colab's and Kaggle's accelerators are NVIDIA GPUs and TPUs)
-_OTHER_WORD = LazyPattern(r"npu|xpu|ipex|intel\w*|ascend|tpu|hpu|gaudi|habana|neuron|mps|metal|apple|macos|mac"
-                          r"|darwin|cpu|musa|mlu|jetson|openvino|colab|kaggle")
+_OTHER_WORD = LazyPattern(
+    r"npu|xpu|ipex|intel\w*|ascend|tpu|hpu|gaudi|habana|neuron|mps|metal|apple|macos|mac"
+    r"|darwin|cpu|musa|mlu|jetson|openvino|colab|kaggle"
+)
 
 
 def not_for_rocm_section(section: str) -> bool:
@@ -175,7 +226,8 @@ def not_for_rocm_section(section: str) -> bool:
         return False
     tokens = [t for t in re.split(r"[^a-z0-9]+", section.lower()) if t]
     return bool(_NVIDIA_NAME.search(section)) or any(
-        _NVIDIA_WORD.fullmatch(t) or _OTHER_WORD.fullmatch(t) for t in tokens)
+        _NVIDIA_WORD.fullmatch(t) or _OTHER_WORD.fullmatch(t) for t in tokens
+    )
 
 
 def marker_excludes_rocm(marker: str) -> bool:
@@ -199,12 +251,19 @@ def _silent_file(unit: ConfigUnit) -> bool:
     a container-build file only NVIDIA images use, a manifest the project's ROCm build swaps out."""
     cached = unit.memo.get("deps.silent")
     if cached is None:
-        cached = unit.nvidia_only_file or names_other_platform(unit.path) or (
-            unit.ci_config and not unit.matches("deps.rocm_job", _ROCM_JOB)) or (
-            unit.language == "dockerfile" and unit.matches("deps.nvidia_image", _NVIDIA_IMAGE)
-            and not unit.matches("deps.rocm_word", _ROCM_WORD)) or nvidia_variant(unit.workspace, unit.path) \
-            or only_nvidia_images_use(unit.workspace, unit.path) or (
-                unit.language == "manifest" and replaced_by_rocm_build(unit.workspace, unit.path))
+        cached = (
+            unit.nvidia_only_file
+            or names_other_platform(unit.path)
+            or (unit.ci_config and not unit.matches("deps.rocm_job", _ROCM_JOB))
+            or (
+                unit.language == "dockerfile"
+                and unit.matches("deps.nvidia_image", _NVIDIA_IMAGE)
+                and not unit.matches("deps.rocm_word", _ROCM_WORD)
+            )
+            or nvidia_variant(unit.workspace, unit.path)
+            or only_nvidia_images_use(unit.workspace, unit.path)
+            or (unit.language == "manifest" and replaced_by_rocm_build(unit.workspace, unit.path))
+        )
         unit.memo["deps.silent"] = cached
     return cached  # type: ignore[return-value]
 
@@ -245,12 +304,20 @@ def requirement_hazards(text: str, indexes: Tuple[str, ...] = ()) -> Iterator[Tu
         yield "ROC405", ROC405.message("index", url=p.url)
     only = cuda_only(p) if p.name else None
     if only:
-        yield "ROC406", ROC406.message(name=p.name + (f"[{','.join(p.extras)}]" if p.extras else ""),
-                                       what=only[0], instead=only[1])
+        yield (
+            "ROC406",
+            ROC406.message(
+                name=p.name + (f"[{','.join(p.extras)}]" if p.extras else ""), what=only[0], instead=only[1]
+            ),
+        )
     pin = exact_pin(p)
     if pin and not local and not any(_ROCM_URL.search(u) for u in indexes):
-        yield "ROC407", ROC407.message("default" if pin[0] == "==" else "arbitrary", req=shown, name=p.name,
-                                       version=pin[1])
+        yield (
+            "ROC407",
+            ROC407.message(
+                "default" if pin[0] == "==" else "arbitrary", req=shown, name=p.name, version=pin[1]
+            ),
+        )
 
 
 def _config_hits(rule: Rule, unit: ConfigUnit) -> Iterator[Hit]:
@@ -286,25 +353,33 @@ def _setup_lists(ctx: ModuleContext) -> Dict[int, str]:
     """id() of each list literal that ``setuptools.setup()`` takes as dependencies -> its extra
     ("" = always): the keyword's own literal, or the module-level assignments of the name it passes
     (``install_requires=REQUIRES``, ``extras_require={"x": X_REQUIRES}``, ``extra_deps["x"] = [...]``)."""
+
     def compute() -> Dict[int, str]:
         out: Dict[int, str] = {}
         # ``setuptools.setup``/``distutils.core.setup`` is named through an import (or spelled out):
         # a module whose text names neither calls neither
         if "setuptools" not in ctx.text and "distutils" not in ctx.text:
             return out
-        calls = [n for n in _walk_naming(ctx, _setup_roots(ctx))
-                 if isinstance(n, ast.Call) and ctx.qualname(n.func) in _SETUP]
+        calls = [
+            n
+            for n in _walk_naming(ctx, _setup_roots(ctx))
+            if isinstance(n, ast.Call) and ctx.qualname(n.func) in _SETUP
+        ]
         if not calls:
             return out
         values: Dict[str, List[ast.AST]] = {}
         entries: Dict[str, List[Tuple[str, ast.AST]]] = {}
         for stmt in ctx.tree.body:
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-                for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
                     if isinstance(target, ast.Name):
                         values.setdefault(target.id, []).append(stmt.value)
-                    elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
-                            and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+                    elif (
+                        isinstance(target, ast.Subscript)
+                        and isinstance(target.value, ast.Name)
+                        and isinstance(target.slice, ast.Constant)
+                        and isinstance(target.slice.value, str)
+                    ):
                         entries.setdefault(target.value.id, []).append((target.slice.value, stmt.value))
 
         def lists(node: ast.AST, section: str, depth: int = 0) -> None:
@@ -347,8 +422,10 @@ def _setup_roots(ctx: ModuleContext) -> List[str]:
     """The names a ``setup()`` call of ``_SETUP`` can start with: ``ctx.qualname`` maps a call's root
     name through the imports (an unimported name stands for itself), then appends the attributes."""
     names = ctx.imports.names
-    return sorted({r for r, q in names.items() if q in _SETUP_PREFIXES}
-                  | {r for r in _SETUP_PREFIXES if "." not in r and r not in names})
+    return sorted(
+        {r for r, q in names.items() if q in _SETUP_PREFIXES}
+        | {r for r in _SETUP_PREFIXES if "." not in r and r not in names}
+    )
 
 
 def _walk_naming(ctx: ModuleContext, words: List[str]) -> Iterator[ast.AST]:
@@ -368,8 +445,9 @@ def _walk_naming(ctx: ModuleContext, words: List[str]) -> Iterator[ast.AST]:
         pos = text.find(word)
         while pos != -1:
             end = pos + len(word)
-            if not (pos and (text[pos - 1].isalnum() or text[pos - 1] == "_")) \
-                    and not (end < len(text) and (text[end].isalnum() or text[end] == "_")):
+            if not (pos and (text[pos - 1].isalnum() or text[pos - 1] == "_")) and not (
+                end < len(text) and (text[end].isalnum() or text[end] == "_")
+            ):
                 offsets.append(pos)
             pos = text.find(word, end)
     if not offsets:

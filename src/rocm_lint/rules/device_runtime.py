@@ -17,36 +17,38 @@ if TYPE_CHECKING:
 lazy_functions(globals(), "rocm_lint.cpp.functions", "opener_before")
 
 ROC709 = Rule(
-    "ROC709", "device-side-kernel-launch",
+    "ROC709",
+    "device-side-kernel-launch",
     "kernel launched from device code (CUDA dynamic parallelism: `<<<...>>>` or cudaDeviceSynchronize "
     "inside a __global__/__device__ function): HIP has no device-side launch, so it does not compile for ROCm",
     triggers=("<<<", "cudaDeviceSynchronize", "cudaLaunchDevice", "cudaGetParameterBuffer"),
     languages=CPP_LANGUAGES,
     messages={
         "launch": "kernel `{kernel}` launched from inside {where} `{function}` (CUDA dynamic parallelism): HIP "
-                  "does not support device-side kernel launches, so this does not compile for ROCm; launch the "
-                  "child work from the host (a second kernel on the same stream) or fold it into the parent",
+        "does not support device-side kernel launches, so this does not compile for ROCm; launch the "
+        "child work from the host (a second kernel on the same stream) or fold it into the parent",
         "runtime": "`{call}` in {where} `{function}` is CUDA's device runtime (dynamic parallelism, `-rdc=true` "
-                   "with cudadevrt): HIP has no device runtime, so this does not compile for ROCm; synchronise "
-                   "and launch from the host instead",
+        "with cudadevrt): HIP has no device runtime, so this does not compile for ROCm; synchronise "
+        "and launch from the host instead",
     },
 )
 ROC710 = Rule(
-    "ROC710", "managed-memory-without-xnack",
+    "ROC710",
+    "managed-memory-without-xnack",
     "CUDA managed memory (cudaMallocManaged, __managed__, cudaMemPrefetchAsync, cudaMemAdvise) in a file "
     "that never checks XNACK: on ROCm pages migrate only with HSA_XNACK=1 on MI200/MI300-class GPUs",
     triggers=("cudaMallocManaged", "__managed__", "cudaMemPrefetchAsync", "cudaMemAdvise"),
     languages=CPP_LANGUAGES,
     messages={
         "alloc": "`{api}` is managed memory: on ROCm it migrates pages on demand only on GPUs with XNACK "
-                 "(MI200/MI300 class) in a process run with `HSA_XNACK=1` on an HMM-enabled kernel; otherwise "
-                 "it is pinned host memory that every GPU access reads over the host link (no migration, no "
-                 "oversubscription); run with `HSA_XNACK=1` and check "
-                 "`hipDeviceAttributeConcurrentManagedAccess`, or use device memory and explicit copies on ROCm",
+        "(MI200/MI300 class) in a process run with `HSA_XNACK=1` on an HMM-enabled kernel; otherwise "
+        "it is pinned host memory that every GPU access reads over the host link (no migration, no "
+        "oversubscription); run with `HSA_XNACK=1` and check "
+        "`hipDeviceAttributeConcurrentManagedAccess`, or use device memory and explicit copies on ROCm",
         "hint": "`{api}` steers page migration of managed memory: on ROCm pages migrate only with XNACK "
-                "enabled (`HSA_XNACK=1` on MI200/MI300-class GPUs with an HMM-enabled kernel); without it the "
-                "managed buffer stays in pinned host memory and this hint buys nothing; check "
-                "`hipDeviceAttributeConcurrentManagedAccess` before relying on migration",
+        "enabled (`HSA_XNACK=1` on MI200/MI300-class GPUs with an HMM-enabled kernel); without it the "
+        "managed buffer stays in pinned host memory and this hint buys nothing; check "
+        "`hipDeviceAttributeConcurrentManagedAccess` before relying on migration",
     },
 )
 
@@ -132,7 +134,11 @@ def device_functions(unit: CppUnit) -> List[Tuple[int, int, str, str]]:
     out: List[Tuple[int, int, str, str]] = []
     covered_to = -1
     for m in _QUALIFIER.finditer(code):
-        if m.start() < covered_to or not _identifier_at(code, m.start(), m.end()) or _in_directive(unit, m.start()):
+        if (
+            m.start() < covered_to
+            or not _identifier_at(code, m.start(), m.end())
+            or _in_directive(unit, m.start())
+        ):
             continue
         stop = _HEADER_STOP.search(code, m.end())
         if stop is None or stop.group() != "(":
@@ -157,7 +163,7 @@ def device_functions(unit: CppUnit) -> List[Tuple[int, int, str, str]]:
         if body < 0:
             continue
         end = unit.matching(body)
-        if "__host__" in code[unit.statement_start(m.start()):body] and _splits_passes(unit, body, end):
+        if "__host__" in code[unit.statement_start(m.start()) : body] and _splits_passes(unit, body, end):
             covered_to = end
             continue
         out.append((body, end, m.group(1), name))
@@ -181,15 +187,17 @@ def find_device_side_launches(unit: CppUnit) -> Iterator[Hit]:
         for m in _DEVICE_RUNTIME.finditer(code, body, end):
             if not _identifier_at(code, m.start(), m.start(1) + len(m.group(1))):
                 continue
-            yield ROC709.hit(m.start(), m.end(1), ROC709.message(
-                "runtime", call=m.group(1), where=where, function=name))
+            yield ROC709.hit(
+                m.start(), m.end(1), ROC709.message("runtime", call=m.group(1), where=where, function=name)
+            )
 
 
 @ROC710.source_checker()
 def find_managed_memory(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
     if not any(t in code for t in ROC710.triggers) or unit.memo.setdefault(
-            "ROC710.checked", bool(_MIGRATION_CHECK.search(unit.text))):
+        "ROC710.checked", bool(_MIGRATION_CHECK.search(unit.text))
+    ):
         return
     for m in _MANAGED_ALLOC.finditer(code):
         api = m.group(1) or m.group(2)

@@ -21,23 +21,28 @@ lazy_functions(globals(), "rocm_lint.cpp.values", "literal_value")
 lazy_functions(globals(), "rocm_lint.cpp.facts", "mask_free_sync_macros")
 
 ROC602 = Rule(
-    "ROC602", "full-mask-32-bit",
+    "ROC602",
+    "full-mask-32-bit",
     "32-bit full mask (0xffffffff, ~0u, FULL_MASK) passed to a *_sync warp function: HIP wants a "
     "64-bit mask (compile error) and 32 bits cover half a wavefront",
     triggers=("_sync",),
-    fix=Applicability.UNSAFE, fix_availability=FixAvailability.SOMETIMES,
+    fix=Applicability.UNSAFE,
+    fix_availability=FixAvailability.SOMETIMES,
     languages=CPP_LANGUAGES,
-    messages={"default": "32-bit full mask `{mask}` passed to `{call}`: HIP's *_sync functions take a 64-bit "
-                         "mask (a 32-bit one fails to compile) and 0xffffffff names only lanes 0-31 of a 64-wide "
-                         "wavefront; use a 64-bit all-lanes mask on ROCm (`0xffffffffffffffffull`, "
-                         "`__activemask()`)"},
+    messages={
+        "default": "32-bit full mask `{mask}` passed to `{call}`: HIP's *_sync functions take a 64-bit "
+        "mask (a 32-bit one fails to compile) and 0xffffffff names only lanes 0-31 of a 64-wide "
+        "wavefront; use a 64-bit all-lanes mask on ROCm (`0xffffffffffffffffull`, "
+        "`__activemask()`)"
+    },
 )
 
 FULL32 = 0xFFFFFFFF
 
 _SYNC_MASK_CALL = LazyPattern(
     r"__(?:shfl(?:_up|_down|_xor)?_sync|ballot_sync|any_sync|all_sync|uni_sync|syncwarp"
-    r"|match_(?:any|all)_sync|reduce_\w+_sync)\b")
+    r"|match_(?:any|all)_sync|reduce_\w+_sync)\b"
+)
 
 
 def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
@@ -70,11 +75,16 @@ def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
         if what is None or unit.defined_for_rocm(unit.code[a:b].strip(), a):
             continue
         edits = _full_mask_fix(unit, unit.code[a:b].strip(), a, b)
-        yield ROC602.hit(a, b, ROC602.message(mask=what, call=m.group(0)),
-                         edits=edits, fix_message="use the 64-bit all-lanes mask on ROCm",
-                         no_fix="no ROCm twin can be written here: the mask is neither a literal in the call "
-                                "nor a `#define` of one this fix rewrites, or the statement holding it cannot "
-                                "be copied whole")
+        yield ROC602.hit(
+            a,
+            b,
+            ROC602.message(mask=what, call=m.group(0)),
+            edits=edits,
+            fix_message="use the 64-bit all-lanes mask on ROCm",
+            no_fix="no ROCm twin can be written here: the mask is neither a literal in the call "
+            "nor a `#define` of one this fix rewrites, or the statement holding it cannot "
+            "be copied whole",
+        )
 
 
 FULL64 = "0xffffffffffffffffull"
@@ -94,8 +104,8 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
         if lines is None:
             return ()
         start = unit.line_span(lines[0])[0]
-        original = unit.text[start:unit.line_span(lines[1])[1]]
-        edit = gate_lines(unit, lines[0], lines[1], original[:a - start] + FULL64 + original[b - start:])
+        original = unit.text[start : unit.line_span(lines[1])[1]]
+        edit = gate_lines(unit, lines[0], lines[1], original[: a - start] + FULL64 + original[b - start :])
         return (edit,) if edit else ()
     if not re.fullmatch(r"[A-Za-z_]\w*", text):
         return ()
@@ -111,5 +121,5 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
     if body_at == -1:
         return ()
     rel = body_at - start
-    edit = gate_lines(unit, d.line, d.line, line[:rel] + FULL64 + line[rel + len(d.body):])
+    edit = gate_lines(unit, d.line, d.line, line[:rel] + FULL64 + line[rel + len(d.body) :])
     return (edit,) if edit else ()

@@ -20,19 +20,20 @@ def _imports_nvidia_dsl(ctx: ModuleContext) -> bool:
 IMPORTS_NVIDIA_DSL = ModuleFacts("hardware.imports_nvidia_dsl", _imports_nvidia_dsl)
 
 ROC801 = Rule(
-    "ROC801", "hard-coded-fp8-dtype",
+    "ROC801",
+    "hard-coded-fp8-dtype",
     "fp8 dtype hard-coded: gfx942 (MI300) uses FNUZ fp8, gfx950 (MI350) and gfx12 (RDNA4) use OCP e4m3fn/e5m2",
     triggers=("float8_e4m3fn", "float8_e5m2"),
     rocm_side=True,
     facts=(IMPORTS_NVIDIA_DSL,),
     messages={
         "ocp": "`torch.{dtype}` is the OCP fp8 format, which MI300 (gfx942) does not support in hardware "
-               "(it uses FNUZ: hipBLASLt rejects or mis-scales OCP fp8 there): choose the dtype per GPU, "
-               "e.g. `torch.float8_e4m3fnuz if \"gfx94\" in torch.cuda.get_device_properties(0).gcnArchName "
-               "else torch.float8_e4m3fn`",
+        "(it uses FNUZ: hipBLASLt rejects or mis-scales OCP fp8 there): choose the dtype per GPU, "
+        'e.g. `torch.float8_e4m3fnuz if "gfx94" in torch.cuda.get_device_properties(0).gcnArchName '
+        "else torch.float8_e4m3fn`",
         "fnuz": "`torch.{dtype}` is the FNUZ fp8 format of MI300 (gfx942) only; MI350 (gfx950) and RDNA4 "
-                "(gfx12) use OCP `float8_e4m3fn`/`float8_e5m2`: choose by `gcnArchName` (or vLLM's "
-                "`current_platform.fp8_dtype()`) instead of by ROCm alone",
+        "(gfx12) use OCP `float8_e4m3fn`/`float8_e5m2`: choose by `gcnArchName` (or vLLM's "
+        "`current_platform.fp8_dtype()`) instead of by ROCm alone",
     },
     runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
@@ -49,7 +50,9 @@ _ARCH_WORDS = LazyPattern(r"gcnarchname|gfx\d|fnuz|fp8_dtype\s*\(|\bocp\b|mi300|
 # PyTorch's software conversion and back, never through fp8 hardware, so they are safe too.
 _STORED_FORMAT = LazyPattern(
     r"checkpoint|serializ|create_weights|load_state|state_dict|convert|storage|_store\b|store_|"
-    r"weight_?only|layerwise_casting", re.I)
+    r"weight_?only|layerwise_casting",
+    re.I,
+)
 # Keywords that take a dtype; ``out_dtype=`` of torch._scaled_mm included.  ``elem_dtype=``
 # (OCP MX element formats, OCP by specification) is left out.
 _DTYPE_KEYWORD = LazyPattern(r"(^|_)dtype$")
@@ -60,7 +63,8 @@ _NOT_A_CHOICE_KEYWORDS = {"elem_dtype", "storage_dtype"}
 _NOT_ROCM_GPU = LazyPattern(
     r"(?<![a-z0-9])(?:nvfp4|mxfp\d*|mx|mx_formats|fp4|nv|cutlass|cute|cutedsl|deep_?gemm|"
     r"trtllm|flashinfer|marlin|machete|flashmla|hopper|blackwell|sm_?90a?|sm_?100a?|nvidia|"
-    r"modelopt|nunchaku|cpu|x86|hpu|xpu|npu|mps|tpu|habana|gaudi|ascend)(?![a-z0-9])")
+    r"modelopt|nunchaku|cpu|x86|hpu|xpu|npu|mps|tpu|habana|gaudi|ascend)(?![a-z0-9])"
+)
 
 
 def _words(name: str) -> str:
@@ -96,8 +100,11 @@ def _dtype_use(node: ast.AST, ctx: ModuleContext) -> Optional[str]:
                 return "to"
             return None
         if isinstance(parent, ast.keyword):
-            if not parent.arg or parent.arg in _NOT_A_CHOICE_KEYWORDS \
-                    or not _DTYPE_KEYWORD.search(parent.arg):
+            if (
+                not parent.arg
+                or parent.arg in _NOT_A_CHOICE_KEYWORDS
+                or not _DTYPE_KEYWORD.search(parent.arg)
+            ):
                 return None
             call = ctx.parent_of(parent)
             if isinstance(call, ast.Call):
@@ -124,12 +131,14 @@ def _arch_chosen(node: ast.AST, ctx: ModuleContext) -> bool:
             for field in ("body", "orelse", "finalbody"):
                 block = getattr(parent, field, None)
                 if isinstance(block, list) and child in block:
-                    for earlier in block[:block.index(child)]:
+                    for earlier in block[: block.index(child)]:
                         if isinstance(earlier, ast.If) and _is_arch_test(earlier.test, ctx):
                             return True
-        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                and (_ARCH_WORDS.search(parent.name) or _STORED_FORMAT.search(parent.name)
-                     or _NOT_ROCM_GPU.search(_words(parent.name))):
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
+            _ARCH_WORDS.search(parent.name)
+            or _STORED_FORMAT.search(parent.name)
+            or _NOT_ROCM_GPU.search(_words(parent.name))
+        ):
             return True
     return False
 
@@ -171,8 +180,11 @@ def _handles_fnuz(ctx: ModuleContext) -> bool:
             name = sub.name
         elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and len(sub.value) < 40:
             name = sub.value if re.search(r"gfx9[45]", sub.value) else None
-        if name and (name == "fp8_dtype" and isinstance(sub, ast.Attribute)
-                     or re.search(r"fnuz|gcnarchname|gfx9[45]", name, re.I)):
+        if name and (
+            name == "fp8_dtype"
+            and isinstance(sub, ast.Attribute)
+            or re.search(r"fnuz|gcnarchname|gfx9[45]", name, re.I)
+        ):
             return True
     return False
 
@@ -195,8 +207,10 @@ def _never_read(stmt: ast.AST, ctx: ModuleContext) -> bool:
     if function is None or len(targets) != 1 or not isinstance(targets[0], ast.Name):
         return False
     name = targets[0].id
-    return not any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Store)
-                   for n in ast.walk(function))
+    return not any(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Store)
+        for n in ast.walk(function)
+    )
 
 
 @ROC801.checker(ast.Attribute, ast.Name)
@@ -222,5 +236,3 @@ def hard_coded_fp8_dtype(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
         yield PyHit(node, ROC801.message("ocp", dtype=ocp))
     else:
         yield PyHit(node, ROC801.message("fnuz", dtype=fnuz))
-
-

@@ -19,26 +19,33 @@ def _setting(why: str) -> str:
 
 
 ROC201 = Rule(
-    "ROC201", "reduce-overhead-compile",
+    "ROC201",
+    "reduce-overhead-compile",
     'torch.compile(mode="reduce-overhead") without a ROCm gate: HIP-graph capture has hang and crash reports',
     triggers=("reduce-overhead",),
     fix=Applicability.SAFE,
     fix_availability=FixAvailability.ALWAYS,
-    messages={"default": 'torch.compile(mode="reduce-overhead") captures CUDA graphs; HIP-graph capture on '
-                         'ROCm has hang and crash reports: use `mode="default" if is_rocm else "reduce-overhead"`'},
+    messages={
+        "default": 'torch.compile(mode="reduce-overhead") captures CUDA graphs; HIP-graph capture on '
+        'ROCm has hang and crash reports: use `mode="default" if is_rocm else "reduce-overhead"`'
+    },
 )
 ROC202 = Rule(
-    "ROC202", "max-autotune-compile",
+    "ROC202",
+    "max-autotune-compile",
     'torch.compile(mode="max-autotune") without a ROCm gate: GEMM autotuning has memory-fault and hang reports',
     triggers=("max-autotune",),
     fix=Applicability.SAFE,
     fix_availability=FixAvailability.ALWAYS,
-    messages={"default": 'torch.compile(mode="{mode}") autotunes GEMMs with Triton; on ROCm that has '
-                         'memory-fault, hang and endless-autotune reports: use '
-                         '`mode="default" if is_rocm else "{mode}"`'},
+    messages={
+        "default": 'torch.compile(mode="{mode}") autotunes GEMMs with Triton; on ROCm that has '
+        "memory-fault, hang and endless-autotune reports: use "
+        '`mode="default" if is_rocm else "{mode}"`'
+    },
 )
 ROC203 = Rule(
-    "ROC203", "inductor-cudagraphs",
+    "ROC203",
+    "inductor-cudagraphs",
     "Inductor triton.cudagraphs / cudagraph_trees enabled without a ROCm gate",
     triggers=("cudagraphs", "cudagraph_trees"),
     # set (`... = True`, `patch(...)`) or named as a key: a read such as `if config.triton.cudagraphs:` is not
@@ -50,7 +57,8 @@ ROC203 = Rule(
     runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
 ROC204 = Rule(
-    "ROC204", "inductor-max-autotune",
+    "ROC204",
+    "inductor-max-autotune",
     "Inductor max_autotune enabled (config or TORCHINDUCTOR_MAX_AUTOTUNE) without a ROCm gate",
     triggers=("max_autotune", "MAX_AUTOTUNE"),
     precheck=r"max_autotune\w*\s*=(?!=)|[\"']max_autotune|MAX_AUTOTUNE",
@@ -60,12 +68,13 @@ ROC204 = Rule(
         "gemm": _setting("GEMM autotuning has memory faults, GPU hangs and timeouts reported on ROCm"),
         "pointwise": _setting("autotuning has memory faults, GPU hangs and timeouts reported on ROCm"),
         "env": "`{name}=1` set from Python turns on Inductor autotuning, which has memory faults, hangs "
-               "and timeouts reported on ROCm: set it only `if not is_rocm:`",
+        "and timeouts reported on ROCm: set it only `if not is_rocm:`",
     },
     runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
 ROC205 = Rule(
-    "ROC205", "inductor-memory-planning",
+    "ROC205",
+    "inductor-memory-planning",
     "Inductor's experimental memory_planning enabled without a ROCm gate",
     triggers=("memory_planning",),
     # literal-led form of `memory_planning\s*=(?!=)|["']memory_planning` (tests/test_registry_index.py)
@@ -88,8 +97,10 @@ def _compile_modes(node: ast.Call, ctx: ModuleContext) -> Iterator[Tuple[ast.AST
     a variable set on purpose still wins."""
     qual = ctx.qualname(node.func)
     if qual != "torch.compile" and not (
-            qual in ("functools.partial", "partial") and node.args
-            and ctx.qualname(node.args[0]) == "torch.compile"):
+        qual in ("functools.partial", "partial")
+        and node.args
+        and ctx.qualname(node.args[0]) == "torch.compile"
+    ):
         return
     for kw in node.keywords:
         if kw.arg == "mode":
@@ -105,8 +116,12 @@ def _env_default(node: ast.AST, ctx: ModuleContext) -> Optional[ast.Constant]:
     """The literal default of ``os.environ.get("X", "max-autotune")`` / ``os.getenv("X", ...)``
     written in the ``mode=`` argument itself: the mode every run gets, ROCm included, unless
     someone sets the variable."""
-    if (isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords
-            and ctx.qualname(node.func) in ("os.environ.get", "os.getenv")):
+    if (
+        isinstance(node, ast.Call)
+        and len(node.args) == 2
+        and not node.keywords
+        and ctx.qualname(node.func) in ("os.environ.get", "os.getenv")
+    ):
         default = node.args[1]
         if isinstance(default, ast.Constant) and isinstance(default.value, str):
             return default
@@ -156,7 +171,9 @@ def _enabled_settings(node: ast.AST, ctx: ModuleContext, rule: Rule) -> Iterator
             if isinstance(node, ast.Call):  # patch({...}) / options={...}: ROCm gets False
                 recipe = RocmValue(span_of(value), "False", f"Set `{key}` False on ROCm")
             else:
-                recipe = GATE if ctx.is_whole_statement(node) and len(getattr(node, "targets", [0])) == 1 else None
+                recipe = (
+                    GATE if ctx.is_whole_statement(node) and len(getattr(node, "targets", [0])) == 1 else None
+                )
             yield PyHit(where, rule.message(entry[1], setting=key), recipe)
 
 
@@ -174,9 +191,14 @@ def max_autotune_setting(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
 def max_autotune_env(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
     for where, name, value in env_settings(node, ctx):
         if name in AUTOTUNE_ENV and is_truthy_constant(value, ctx):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 or \
-                    isinstance(node, ast.Call) and ctx.is_whole_statement(node) and node.func is not None \
-                    and getattr(node.func, "attr", None) != "update":
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                or isinstance(node, ast.Call)
+                and ctx.is_whole_statement(node)
+                and node.func is not None
+                and getattr(node.func, "attr", None) != "update"
+            ):
                 recipe = GATE
             else:  # a mapping entry or keyword: ROCm gets "0"
                 recipe = RocmValue(span_of(value), '"0"', f"Set {name}=0 on ROCm")

@@ -21,28 +21,30 @@ lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
 lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_lines", "whole_statement_lines")
 
 ROC601 = Rule(
-    "ROC601", "lane-mask-32-bit",
+    "ROC601",
+    "lane-mask-32-bit",
     "ballot/activemask result kept in 32 bits (32-bit variable, __popc/__ffs/__clz/__brev, 1 << lane): "
     "lanes 32-63 of a 64-wide wavefront are dropped",
     # __popc & co: a ballot may come from a project wrapper the file only calls
     triggers=("__ballot", "__activemask", "__popc", "__ffs", "__clz", "__brev"),
-    fix=Applicability.UNSAFE, fix_availability=FixAvailability.SOMETIMES,
+    fix=Applicability.UNSAFE,
+    fix_availability=FixAvailability.SOMETIMES,
     languages=CPP_LANGUAGES,
     messages={
         "count_of_ballot": "`{call}` of a ballot counts only lanes 0-31: on a 64-wide wavefront the ballot is "
-                           "64 bits; use `{wide}`",
+        "64 bits; use `{wide}`",
         "count_of_wrapper": "`{call}` of `{wrapper}(...)`, a ballot (it returns one: {where}), counts only "
-                            "lanes 0-31: on a 64-wide wavefront the ballot is 64 bits; use `{wide}`",
+        "lanes 0-31: on a 64-wide wavefront the ballot is 64 bits; use `{wide}`",
         "count_of_expression": "`{call}({expr})` truncates the ballot `{name}` to lanes 0-31 (on a 64-wide "
-                               "wavefront it is 64 bits); use `{wide}` and 64-bit lane masks (`1ull << lane`)",
+        "wavefront it is 64 bits); use `{wide}` and 64-bit lane masks (`1ull << lane`)",
         "ballot_shift": "ballot tested with a 32-bit `1 << lane`: lanes 32-63 of a 64-wide wavefront are never "
-                        "seen; use `1ull << lane` and a 64-bit mask",
+        "seen; use `1ull << lane` and a 64-bit mask",
         "variable_32": "`{name}` keeps a ballot in 32 bits: on a 64-wide wavefront lanes 32-63 are dropped "
-                       "(silent wrong results, or a hang waiting for them); use a 64-bit type "
-                       "(`unsigned long long`/`uint64_t`) and `__popcll`/`__ffsll`",
+        "(silent wrong results, or a hang waiting for them); use a 64-bit type "
+        "(`unsigned long long`/`uint64_t`) and `__popcll`/`__ffsll`",
         "count_of_variable": "`{call}({name})` truncates the 64-bit ballot to lanes 0-31; use `{wide}`",
         "variable_shift": "`{name}` tested with a 32-bit `1 << lane`: lanes 32-63 are never seen (and shifting "
-                          "an int by 32 or more is undefined); use `1ull << lane`",
+        "an int by 32 or more is undefined); use `1ull << lane`",
     },
 )
 
@@ -51,22 +53,37 @@ _TYPE32 = r"(?:unsigned\s+int|unsigned(?!\s+(?:long|char|short))|(?<!long\s)int|
 
 
 @lru_cache(maxsize=64)
-def _type32_patterns(aliases: FrozenSet[str]) -> Tuple["re.Pattern[str]", "re.Pattern[str]", "re.Pattern[str]", str]:
+def _type32_patterns(
+    aliases: FrozenSet[str],
+) -> Tuple["re.Pattern[str]", "re.Pattern[str]", "re.Pattern[str]", str]:
     """(a ballot's 32-bit declaration head, a 32-bit type ahead, a 32-bit type here, the type
     regex) for the built-in 32-bit types and the project's 32-bit aliases (``typedef uint32_t U32;``,
     ``using lane_t = unsigned;``: ``unit.project.int_aliases``)."""
     type32 = _TYPE32
     if aliases:
-        type32 = "(?:" + "|".join(re.escape(a) for a in sorted(aliases, key=len, reverse=True)) + r"\b|" + _TYPE32 + ")"
-    decl = re.compile(r"^\s*(?:(?:const|static|register|volatile)\s+)*(" + type32 + r")\s+([A-Za-z_]\w*)\s*=\s*"
-                      r"(?:\(\s*" + type32 + r"\s*\)\s*|static_cast\s*<\s*" + type32 + r"\s*>\s*\(\s*)?$")
+        type32 = (
+            "(?:"
+            + "|".join(re.escape(a) for a in sorted(aliases, key=len, reverse=True))
+            + r"\b|"
+            + _TYPE32
+            + ")"
+        )
+    decl = re.compile(
+        r"^\s*(?:(?:const|static|register|volatile)\s+)*(" + type32 + r")\s+([A-Za-z_]\w*)\s*=\s*"
+        r"(?:\(\s*" + type32 + r"\s*\)\s*|static_cast\s*<\s*" + type32 + r"\s*>\s*\(\s*)?$"
+    )
     return decl, re.compile(r"(?=\b(?:" + type32 + r")\s+)"), re.compile(r"\b(?:" + type32 + r")\s+"), type32
 
 
 def _types32(unit: CppUnit):
     """``_type32_patterns`` for this file's project (its 32-bit aliases)."""
-    return _type32_patterns(unit.project.aliases_of(32) if "typedef" in unit.text or "using" in unit.text
-                            or '"' in unit.text else frozenset())
+    return _type32_patterns(
+        unit.project.aliases_of(32)
+        if "typedef" in unit.text or "using" in unit.text or '"' in unit.text
+        else frozenset()
+    )
+
+
 _ASSIGN = LazyPattern(r"^\s*([A-Za-z_]\w*)\s*=\s*$")
 _NARROW_CALL = LazyPattern(r"\b(__popc|__ffs|__clz|__brev)\s*\(\s*$")
 _SAME_MEANING_64 = {"__popc": "__popcll", "__ffs": "__ffsll"}  # __clz/__brev count from bit 63
@@ -84,7 +101,7 @@ def declared_32(unit: CppUnit, name: str, before: int) -> bool:
     start = unit.open_brace_before(before)
     lo = max(0, start - 2000) if start >= 0 else 0
     spans = _declarations_32(unit).get(name, ())
-    for at, end in spans[bisect_left(spans, (lo,)):]:
+    for at, end in spans[bisect_left(spans, (lo,)) :]:
         if at >= before:
             break
         if end <= before:
@@ -144,8 +161,9 @@ def ballot_calls(unit: CppUnit) -> List[Tuple[int, int, int, str]]:
     return cached  # type: ignore[return-value]
 
 
-_RETURN_TYPES = frozenset({"void", "int", "bool", "unsigned", "long", "float", "double", "auto", "T", "signed",
-                           "short", "char"})
+_RETURN_TYPES = frozenset(
+    {"void", "int", "bool", "unsigned", "long", "float", "double", "auto", "T", "signed", "short", "char"}
+)
 
 
 def _is_definition(unit: CppUnit, start: int) -> bool:
@@ -153,7 +171,7 @@ def _is_definition(unit: CppUnit, start: int) -> bool:
     before the name: ``unsigned long long``, ``uint64_t``, ``lane_mask_t``, ``T``) or a
     ``#define``, not a call?"""
     code = unit.code
-    head = code[max(unit.statement_start(start), start - 200):start]
+    head = code[max(unit.statement_start(start), start - 200) : start]
     if head.lstrip().startswith("#"):
         return True
     i = len(head.rstrip(" \t\r\n*&"))
@@ -161,7 +179,9 @@ def _is_definition(unit: CppUnit, start: int) -> bool:
     while j > 0 and (head[j - 1].isalnum() or head[j - 1] == "_"):
         j -= 1
     word = head[j:i]
-    return word in _RETURN_TYPES or (word.endswith("_t") and len(word) > 2) or word in unit.project.int_aliases
+    return (
+        word in _RETURN_TYPES or (word.endswith("_t") and len(word) > 2) or word in unit.project.int_aliases
+    )
 
 
 def _ballot_variables(unit: CppUnit):
@@ -192,8 +212,11 @@ def _ballot_variables(unit: CppUnit):
 @ROC601.source_checker()
 def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
     code = unit.code
-    if "__ballot" not in code and "__activemask" not in code and not (
-            _NARROW_WORDS.search(code) and unit.project.ballot_wrappers):
+    if (
+        "__ballot" not in code
+        and "__activemask" not in code
+        and not (_NARROW_WORDS.search(code) and unit.project.ballot_wrappers)
+    ):
         return
     wrappers = unit.project.ballot_wrappers
     reported: Set[int] = set()
@@ -205,15 +228,24 @@ def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
         if narrow and narrow.end() == start:
             call = narrow.group(1)
             if name in wrappers and not name.startswith("__"):
-                message = ROC601.message("count_of_wrapper", call=call, wrapper=name, wide=_wide(call),
-                                         where=defined_at(unit, wrappers[name]))
+                message = ROC601.message(
+                    "count_of_wrapper",
+                    call=call,
+                    wrapper=name,
+                    wide=_wide(call),
+                    where=defined_at(unit, wrappers[name]),
+                )
             else:
                 message = ROC601.message("count_of_ballot", call=call, wide=_wide(call))
             reported.add(narrow.start())
-            yield ROC601.hit(narrow.start(), close, message,
-                             no_fix="a bit count taken straight of a ballot call is not rewritten (the fix "
-                                    "widens a ballot variable's declaration and its uses)")
-        if re.match(r"\s*&\s*(?:\(\s*)?1[uU]?\s*<<", code[close:close + 40]):
+            yield ROC601.hit(
+                narrow.start(),
+                close,
+                message,
+                no_fix="a bit count taken straight of a ballot call is not rewritten (the fix "
+                "widens a ballot variable's declaration and its uses)",
+            )
+        if re.match(r"\s*&\s*(?:\(\s*)?1[uU]?\s*<<", code[close : close + 40]):
             yield ROC601.hit(start, close, ROC601.message("ballot_shift"), no_fix=_NO_SHIFT_FIX)
     _, shifts_of = _mask_uses(unit)
     counts_of = _narrow_calls(unit)
@@ -222,32 +254,43 @@ def find_32_bit_lane_masks(unit: CppUnit) -> Iterator[Hit]:
         shifts = _within(shifts_of.get(name, ()), end, scope_end)
         uses = []
         mine = counts_of.get(name, ())
-        for n in mine[bisect_left(mine, (end,)):]:
+        for n in mine[bisect_left(mine, (end,)) :]:
             if n[0] >= scope_end:
                 break
             if n[0] not in reported:
                 uses.append(n)
         if is32:
             plain = [(u[0], u[1], u[2]) for u in uses if u[3] == name]
-            fix = _fix_declaration(unit, name, stmt, end, decl, plain, shifts) \
-                if decl and len(plain) == len(uses) else ()
-            yield ROC601.hit(at if decl is None else stmt + decl.start(1), end,
-                             ROC601.message("variable_32", name=name), edits=fix,
-                             fix_message="keep the ballot in 64 bits on ROCm (`unsigned long long`, "
-                                         "`__popcll`/`__ffsll`)",
-                             no_fix="a 64-bit twin is written only for a plain declaration whose every "
-                                    "bit-count use takes the variable alone and has a same-meaning 64-bit "
-                                    "form, with no `1 << lane` test to rewrite; one of those does not hold here")
+            fix = (
+                _fix_declaration(unit, name, stmt, end, decl, plain, shifts)
+                if decl and len(plain) == len(uses)
+                else ()
+            )
+            yield ROC601.hit(
+                at if decl is None else stmt + decl.start(1),
+                end,
+                ROC601.message("variable_32", name=name),
+                edits=fix,
+                fix_message="keep the ballot in 64 bits on ROCm (`unsigned long long`, `__popcll`/`__ffsll`)",
+                no_fix="a 64-bit twin is written only for a plain declaration whose every "
+                "bit-count use takes the variable alone and has a same-meaning 64-bit "
+                "form, with no `1 << lane` test to rewrite; one of those does not hold here",
+            )
         for u in uses:
             reported.add(u[0])
             if u[3] == name:
                 message = ROC601.message("count_of_variable", call=u[2], name=name, wide=_wide(u[2]))
             else:
-                message = ROC601.message("count_of_expression", call=u[2], expr=" ".join(u[3].split()),
-                                         name=name, wide=_wide(u[2]))
-            yield ROC601.hit(u[0], u[1], message,
-                             no_fix=f"this use changes with the declaration of `{name}` (its ROC601 finding "
-                                    "carries the fix, where one can be made)")
+                message = ROC601.message(
+                    "count_of_expression", call=u[2], expr=" ".join(u[3].split()), name=name, wide=_wide(u[2])
+                )
+            yield ROC601.hit(
+                u[0],
+                u[1],
+                message,
+                no_fix=f"this use changes with the declaration of `{name}` (its ROC601 finding "
+                "carries the fix, where one can be made)",
+            )
         for sh in shifts:
             yield ROC601.hit(sh[0], sh[1], ROC601.message("variable_shift", name=name), no_fix=_NO_SHIFT_FIX)
 
@@ -272,7 +315,7 @@ def _narrow_calls(unit: CppUnit) -> Dict[str, List[Tuple[int, int, str, str]]]:
                 continue
             paren = m.end() - 1
             end = unit.matching(paren)
-            arg = code[paren + 1:end - 1].strip()
+            arg = code[paren + 1 : end - 1].strip()
             for name in set(IDENTS.findall(arg[:400])):
                 cached.setdefault(name, []).append((m.start(), end, m.group(1), arg))
         unit.memo["narrow_calls"] = cached
@@ -283,8 +326,10 @@ def _narrow_calls(unit: CppUnit) -> Dict[str, List[Tuple[int, int, str, str]]]:
 # ``(1 << lane) & mask``), found once per file and looked up per variable: a kernel with
 # thousands of ballots stays linear.  The shift test is matched at every offset (a lookahead)
 # because its two forms can overlap: ``x & (1 << y) & mask``.
-_SHIFT_TEST = LazyPattern(r"(?=(?P<all>\b(?P<a>[A-Za-z_]\w*)\s*&\s*\(?\s*1[uU]?\s*<<"
-                         r"|\(\s*1[uU]?\s*<<\s*\w+\s*\)\s*&\s*(?P<b>[A-Za-z_]\w*)\b))")
+_SHIFT_TEST = LazyPattern(
+    r"(?=(?P<all>\b(?P<a>[A-Za-z_]\w*)\s*&\s*\(?\s*1[uU]?\s*<<"
+    r"|\(\s*1[uU]?\s*<<\s*\w+\s*\)\s*&\s*(?P<b>[A-Za-z_]\w*)\b))"
+)
 
 
 def _mask_uses(unit: CppUnit):
@@ -310,7 +355,7 @@ def _within(spans, start: int, end: int) -> list:
         return []
     out: list = []
     last = start
-    for span in spans[bisect_left(spans, (start,)):]:
+    for span in spans[bisect_left(spans, (start,)) :]:
         if span[0] >= end:
             break
         if span[0] >= last and span[1] <= end:
@@ -337,11 +382,14 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
     b = unit.line_span(lines[1])[1]
     original = unit.text[a:b]
     type_at = stmt + decl.start(1) - a
-    rocm = original[:type_at] + "unsigned long long" + original[type_at + len(decl.group(1)):]
+    rocm = original[:type_at] + "unsigned long long" + original[type_at + len(decl.group(1)) :]
     type32 = _types32(unit)[3]
-    rocm = re.sub(r"\(\s*" + type32 + r"\s*\)|static_cast\s*<\s*" + type32 + r"\s*>",
-                  lambda m: "(unsigned long long)" if m.group(0).startswith("(") else "static_cast<unsigned long long>",
-                  rocm, count=1)
+    rocm = re.sub(
+        r"\(\s*" + type32 + r"\s*\)|static_cast\s*<\s*" + type32 + r"\s*>",
+        lambda m: "(unsigned long long)" if m.group(0).startswith("(") else "static_cast<unsigned long long>",
+        rocm,
+        count=1,
+    )
     edit = gate_lines(unit, lines[0], lines[1], rocm)
     if edit is None:
         return ()
@@ -352,15 +400,16 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
         u_semi = code.find(";", u_start)
         if u_semi == -1:
             return ()
-        span = whole_statement_lines(unit, u_stmt + len(code[u_stmt:u_start]) - len(code[u_stmt:u_start].lstrip()),
-                                     u_semi + 1)
+        span = whole_statement_lines(
+            unit, u_stmt + len(code[u_stmt:u_start]) - len(code[u_stmt:u_start].lstrip()), u_semi + 1
+        )
         if span is None:
             return ()
         ua, ub = unit.line_span(span[0])[0], unit.line_span(span[1])[1]
         text = unit.text[ua:ub]
         rel = u_start - ua
         call = u[2]
-        new = text[:rel] + _SAME_MEANING_64[call] + text[rel + len(call):]
+        new = text[:rel] + _SAME_MEANING_64[call] + text[rel + len(call) :]
         edit = gate_lines(unit, span[0], span[1], new)
         if edit is None:
             return ()

@@ -8,7 +8,8 @@ from rocm_lint.rule import FixAvailability, Rule
 # No checker: the flake8 plugin reports it when a file is nested too deeply to analyse (flake8
 # goes on with the other files); the CLI names such a file on its own error line instead.
 ROC000 = Rule(
-    "ROC000", "file-not-analysed",
+    "ROC000",
+    "file-not-analysed",
     "rocm-lint could not analyse this file (nested too deeply): none of its hazards were checked",
     languages=("flake8",),
     messages={"default": "rocm-lint could not analyse this file: nesting too deep"},
@@ -17,8 +18,10 @@ ROC000 = Rule(
 # No checker: the engine judges the suppression comments of each file after its rules ran
 # (rocm_lint.unused_noqa). Off by default: only `select`/`extend-select` naming it turn it on.
 ROC001 = Rule(
-    "ROC001", "unused-suppression",
+    "ROC001",
+    "unused-suppression",
     "a suppression comment names a rocm-lint code that suppresses no finding on its line",
     languages=("suppressions",),
-    fix=Applicability.SAFE, fix_availability=FixAvailability.ALWAYS,
+    fix=Applicability.SAFE,
+    fix_availability=FixAvailability.ALWAYS,
 )

@@ -25,8 +25,9 @@ def test_words(node: ast.AST) -> Set[str]:
     return out
 
 
-def under_if_naming(ctx: ModuleContext, stmt: Optional[ast.AST], keys: Tuple[str, ...],
-                     env_opt_in: bool = True) -> bool:
+def under_if_naming(
+    ctx: ModuleContext, stmt: Optional[ast.AST], keys: Tuple[str, ...], env_opt_in: bool = True
+) -> bool:
     """Is the statement in either branch of an `if` whose test names one of ``keys``
     (an availability or opt-in check: `if is_flash_attn_available():`, `if NVTX_PROFILE:`,
     `if importlib.util.find_spec("flash_attn")`), or under `if TYPE_CHECKING:`?  With
@@ -67,10 +68,16 @@ def env_opt_in_switch(ctx: ModuleContext, test: ast.AST, depth: int = 0) -> bool
     test = ctx.resolve(test)
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         right = test.comparators[0]
-        on = isinstance(right, ast.Constant) and str(right.value).lower() in _ON or \
-            isinstance(right, (ast.Tuple, ast.List, ast.Set)) and right.elts and all(
-                isinstance(e, ast.Constant) and str(e.value).lower() in _ON for e in right.elts)
-        return isinstance(test.ops[0], (ast.Eq, ast.In)) and on and env_opt_in_switch(ctx, test.left, depth + 1)
+        on = (
+            isinstance(right, ast.Constant)
+            and str(right.value).lower() in _ON
+            or isinstance(right, (ast.Tuple, ast.List, ast.Set))
+            and right.elts
+            and all(isinstance(e, ast.Constant) and str(e.value).lower() in _ON for e in right.elts)
+        )
+        return (
+            isinstance(test.ops[0], (ast.Eq, ast.In)) and on and env_opt_in_switch(ctx, test.left, depth + 1)
+        )
     if not isinstance(test, ast.Call):
         return False
     qual = ctx.qualname(test.func) or ""
@@ -85,8 +92,12 @@ def env_opt_in_switch(ctx: ModuleContext, test: ast.AST, depth: int = 0) -> bool
         return env_opt_in_switch(ctx, test.func.value, depth + 1)
     # the project's own reader: get_bool_env_var("X"), parse_flag_from_env("X", False)
     name = (qual or "").rsplit(".", 1)[-1].lower()
-    if "env" in name.split("_") and test.args and isinstance(test.args[0], ast.Constant) \
-            and isinstance(test.args[0].value, str):
+    if (
+        "env" in name.split("_")
+        and test.args
+        and isinstance(test.args[0], ast.Constant)
+        and isinstance(test.args[0].value, str)
+    ):
         rest = [*test.args[1:], *(k.value for k in test.keywords)]
         return all(isinstance(v, ast.Constant) and str(v.value).lower() in _OFF for v in rest)
     return False

@@ -18,18 +18,22 @@ if TYPE_CHECKING:
     from rocm_lint.configfiles.unit import ConfigUnit
 
 ROC401 = Rule(
-    "ROC401", "unguarded-pynvml-import",
+    "ROC401",
+    "unguarded-pynvml-import",
     "module-level `import pynvml` without try/except ImportError or a ROCm gate: no NVML on AMD hosts",
     triggers=("pynvml",),
     fix=Applicability.UNSAFE,
     fix_availability=FixAvailability.ALWAYS,
-    messages={"default": "module-level `import pynvml` with no fallback: AMD hosts have no NVML "
-                         "(nvmlInit fails, or the package is missing); wrap it in try/except "
-                         "ImportError and use amdsmi when `is_rocm`"},
+    messages={
+        "default": "module-level `import pynvml` with no fallback: AMD hosts have no NVML "
+        "(nvmlInit fails, or the package is missing); wrap it in try/except "
+        "ImportError and use amdsmi when `is_rocm`"
+    },
     runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
 ROC402 = Rule(
-    "ROC402", "nvidia-only-package-import",
+    "ROC402",
+    "nvidia-only-package-import",
     "module-level import of an NVIDIA-only package (TensorRT, Torch-TensorRT, nvtx, PyCUDA, DALI) "
     "with no fallback: it has no ROCm build",
     triggers=("tensorrt", "nvtx", "pycuda", "dali"),
@@ -38,21 +42,27 @@ ROC402 = Rule(
     # name is spelled in the text.  "dali" alone is in every "modality" (42 of diffusers' 68
     # parsed files were parsed for ROC402 only, none with a finding).
     precheck=r"tensorrt|nvtx|pycuda|nvidia",
-    messages={"default": "module-level import of {what}, which has no ROCm build: this module "
-                         "fails to import on AMD hosts; import it in try/except ImportError or "
-                         "behind `if not is_rocm:` (on ROCm use {instead})"},
+    messages={
+        "default": "module-level import of {what}, which has no ROCm build: this module "
+        "fails to import on AMD hosts; import it in try/except ImportError or "
+        "behind `if not is_rocm:` (on ROCm use {instead})"
+    },
 )
 ROC403 = Rule(
-    "ROC403", "flash-attn-import-without-fallback",
+    "ROC403",
+    "flash-attn-import-without-fallback",
     "module-level `import flash_attn` with no fallback: the CUDA wheel does not build or import on ROCm",
     triggers=("flash_attn",),
-    messages={"default": "`flash_attn` imported with no fallback: flash-attn's prebuilt wheels are "
-                         "CUDA-only and a ROCm build must be compiled separately for supported GPUs, "
-                         "so this fails on most ROCm installs; import it in try/except ImportError "
-                         "and fall back to `torch.nn.functional.scaled_dot_product_attention`"},
+    messages={
+        "default": "`flash_attn` imported with no fallback: flash-attn's prebuilt wheels are "
+        "CUDA-only and a ROCm build must be compiled separately for supported GPUs, "
+        "so this fails on most ROCm installs; import it in try/except ImportError "
+        "and fall back to `torch.nn.functional.scaled_dot_product_attention`"
+    },
 )
 ROC404 = Rule(
-    "ROC404", "nvidia-tool-subprocess",
+    "ROC404",
+    "nvidia-tool-subprocess",
     "NVIDIA command-line tool (`nvidia-smi`, `nvcc`; the `nsys`/`ncu`/`nvprof` profilers, also in scripts, "
     "Dockerfiles and YAML) run without a ROCm gate: absent on ROCm hosts",
     # `ncu` is also a piece of ordinary words (`concurrent`): the precheck wants a tool name as a word.
@@ -61,27 +71,32 @@ ROC404 = Rule(
     triggers=("nvidia-smi", "nvcc", "nsys", "ncu", "nvprof"),
     precheck=r"n(?<=(?<!\w)n)(?:vidia-smi|vcc|sys|cu|vprof)\b",
     languages=("python", "shell", "dockerfile", "yaml"),
-    messages={"default": "`{tool}` is run with no ROCm gate or fallback: ROCm hosts have no "
-                         "{tool} (use {instead}), so this raises FileNotFoundError or reads "
-                         "empty output; gate it with `if not is_rocm:` or catch FileNotFoundError",
-              "config": "`{tool}` runs the command under an NVIDIA profiler that ROCm hosts do not have (use "
-                        "{instead}): the shell stops with `{tool}: command not found` (exit 127) and the "
-                        "workload never starts; pick the profiler per platform (`command -v {tool}` or a "
-                        "ROCm branch)"},
+    messages={
+        "default": "`{tool}` is run with no ROCm gate or fallback: ROCm hosts have no "
+        "{tool} (use {instead}), so this raises FileNotFoundError or reads "
+        "empty output; gate it with `if not is_rocm:` or catch FileNotFoundError",
+        "config": "`{tool}` runs the command under an NVIDIA profiler that ROCm hosts do not have (use "
+        "{instead}): the shell stops with `{tool}: command not found` (exit 127) and the "
+        "workload never starts; pick the profiler per platform (`command -v {tool}` or a "
+        "ROCm branch)",
+    },
 )
 ROC408 = Rule(
-    "ROC408", "apex-group-batchnorm-across-gpus",
+    "ROC408",
+    "apex-group-batchnorm-across-gpus",
     "APEX group batch norm (`apex.contrib.groupbn.BatchNorm2d_NHWC`) with `bn_group` above 1 and no ROCm "
     "gate: ROCm's apex compiles the cross-GPU exchange out, so each GPU silently normalises with its own "
     "statistics",
     # (`bn_group`: a subclass passes it on in `super().__init__(..., bn_group=...)`)
     triggers=("BatchNorm2d_NHWC", "bn_group"),
     precheck=r"BatchNorm2d_NHWC",
-    messages={"default": "`BatchNorm2d_NHWC(..., bn_group={group})` synchronises batch statistics across "
-                         "{across}: ROCm's apex builds group batch norm only for `bn_group=1` (the exchange "
-                         "between GPUs is compiled out under `USE_ROCM`), so on AMD GPUs each GPU silently "
-                         "normalises with its own batch's statistics; on ROCm use `torch.nn.SyncBatchNorm` "
-                         "(or `apex.parallel.SyncBatchNorm`, which ROCm's apex supports)"},
+    messages={
+        "default": "`BatchNorm2d_NHWC(..., bn_group={group})` synchronises batch statistics across "
+        "{across}: ROCm's apex builds group batch norm only for `bn_group=1` (the exchange "
+        "between GPUs is compiled out under `USE_ROCM`), so on AMD GPUs each GPU silently "
+        "normalises with its own batch's statistics; on ROCm use `torch.nn.SyncBatchNorm` "
+        "(or `apex.parallel.SyncBatchNorm`, which ROCm's apex supports)"
+    },
 )
 
 
@@ -89,8 +104,11 @@ ROC408 = Rule(
 def _imports_pynvml(node: ast.AST) -> bool:
     if isinstance(node, ast.Import):
         return any(a.name == "pynvml" or a.name.startswith("pynvml.") for a in node.names)
-    return node.level == 0 and node.module is not None and (
-        node.module == "pynvml" or node.module.startswith("pynvml."))
+    return (
+        node.level == 0
+        and node.module is not None
+        and (node.module == "pynvml" or node.module.startswith("pynvml."))
+    )
 
 
 @ROC401.checker(ast.Import, ast.ImportFrom)
@@ -98,8 +116,13 @@ def unguarded_pynvml_import(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit
     state = ctx.state
     if state.in_function or state.import_guarded or not _imports_pynvml(node):
         return
-    yield PyHit(node, ROC401.message(), GuardImport(
-        "Guard the import with try/except ImportError (the name is None where pynvml is missing)"))
+    yield PyHit(
+        node,
+        ROC401.message(),
+        GuardImport(
+            "Guard the import with try/except ImportError (the name is None where pynvml is missing)"
+        ),
+    )
 
 
 # -- ROC402: packages with no ROCm build ---------------------------------------------------
@@ -128,7 +151,11 @@ def _named_after_backend(ctx: ModuleContext) -> bool:
     is that backend's integration code: it is only imported by users who chose the backend."""
     for tok in path_tokens(ctx):
         # also a converter named for its target: `fx2trt`, `onnx2trt`, `torch2trt`
-        if tok.startswith(("tensorrt", "trt")) or tok.endswith(("2trt", "tensorrt")) or tok in ("nvtx", "pycuda", "dali"):
+        if (
+            tok.startswith(("tensorrt", "trt"))
+            or tok.endswith(("2trt", "tensorrt"))
+            or tok in ("nvtx", "pycuda", "dali")
+        ):
             return True
     return False
 
@@ -155,11 +182,15 @@ def nvidia_only_package_import(node: ast.AST, ctx: ModuleContext) -> Iterator[Py
 
 # -- ROC403: flash_attn without a fallback -------------------------------------------------
 
+
 def _imports_flash_attn(node: ast.AST) -> bool:
     if isinstance(node, ast.Import):
         return any(a.name == "flash_attn" or a.name.startswith("flash_attn.") for a in node.names)
-    return node.level == 0 and node.module is not None and (
-        node.module == "flash_attn" or node.module.startswith("flash_attn."))
+    return (
+        node.level == 0
+        and node.module is not None
+        and (node.module == "flash_attn" or node.module.startswith("flash_attn."))
+    )
 
 
 def _inside_flash_attn_project(ctx: ModuleContext) -> bool:
@@ -180,23 +211,39 @@ def flash_attn_import_without_fallback(node: ast.AST, ctx: ModuleContext) -> Ite
 
 
 # -- ROC404: nvidia-smi / nvcc run as a subprocess -----------------------------------------
-_TOOLS = {"nvidia-smi": "`rocm-smi` / `amd-smi`", "nvcc": "`hipcc` (and `torch.version.hip` for the version)",
-          "nsys": "`rocprofv3 --sys-trace` or `rocprof-sys` (Nsight Systems' ROCm counterparts)",
-          "ncu": "`rocprofv3 --pmc` or `rocprof-compute`, formerly Omniperf (Nsight Compute's ROCm counterparts)",
-          "nvprof": "`rocprofv3` (rocprof)"}
+_TOOLS = {
+    "nvidia-smi": "`rocm-smi` / `amd-smi`",
+    "nvcc": "`hipcc` (and `torch.version.hip` for the version)",
+    "nsys": "`rocprofv3 --sys-trace` or `rocprof-sys` (Nsight Systems' ROCm counterparts)",
+    "ncu": "`rocprofv3 --pmc` or `rocprof-compute`, formerly Omniperf (Nsight Compute's ROCm counterparts)",
+    "nvprof": "`rocprofv3` (rocprof)",
+}
 # The profilers wrap a workload (`nsys profile python train.py`): without them nothing runs.
 PROFILERS = ("nsys", "ncu", "nvprof")
 _EXEC_RUNNERS = {
-    "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
-    "subprocess.Popen", "asyncio.create_subprocess_exec",
+    "subprocess.run",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.Popen",
+    "asyncio.create_subprocess_exec",
 }
 _SHELL_RUNNERS = {
-    "os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
+    "os.system",
+    "os.popen",
+    "subprocess.getoutput",
+    "subprocess.getstatusoutput",
     "asyncio.create_subprocess_shell",
 }
 # What a missing executable raises (FileNotFoundError, an OSError) and its catch-alls.
-_MISSING_TOOL_ERRORS = {"FileNotFoundError", "OSError", "EnvironmentError", "IOError", "Exception",
-                        "BaseException"}
+_MISSING_TOOL_ERRORS = {
+    "FileNotFoundError",
+    "OSError",
+    "EnvironmentError",
+    "IOError",
+    "Exception",
+    "BaseException",
+}
 # Through a shell a missing tool is exit status 127: only `check=True` style calls raise, and
 # they raise CalledProcessError.
 _SHELL_ERRORS = _MISSING_TOOL_ERRORS | {"CalledProcessError", "SubprocessError"}
@@ -233,8 +280,11 @@ def _tool_of_argv(node: ast.AST, ctx: ModuleContext) -> Optional[str]:
         if not node.elts:
             return None
         first = ctx.resolve(node.elts[0])
-        if isinstance(first, ast.Call) and ctx.qualname(first.func) in ("os.path.join", "pathlib.Path") \
-                and first.args:
+        if (
+            isinstance(first, ast.Call)
+            and ctx.qualname(first.func) in ("os.path.join", "pathlib.Path")
+            and first.args
+        ):
             return _tool_of_word(ctx.string_text(first.args[-1]))
         text = ctx.string_text(first)
         return _tool_of_word(text) if text is not None else None
@@ -277,8 +327,10 @@ def _named_for_profiler(ctx: ModuleContext, tool: str) -> bool:
 
 
 # What ROCm runs instead of each tool, spelled as a program name in the code.
-_ROCM_COUNTERPART = {"nvidia-smi": LazyPattern(r"[\"'/](?:rocm-smi|amd-smi|rocminfo)\b"),
-                     "nvcc": LazyPattern(r"[\"'/](?:hipcc|amdclang\+\+|hipconfig)\b")}
+_ROCM_COUNTERPART = {
+    "nvidia-smi": LazyPattern(r"[\"'/](?:rocm-smi|amd-smi|rocminfo)\b"),
+    "nvcc": LazyPattern(r"[\"'/](?:hipcc|amdclang\+\+|hipconfig)\b"),
+}
 
 
 def _class_split(ctx: ModuleContext, tool: str) -> bool:
@@ -317,12 +369,16 @@ def nvidia_tool_subprocess(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit
     qual = ctx.qualname(node.func)
     if qual not in _EXEC_RUNNERS and qual not in _SHELL_RUNNERS:
         return
-    argv = node.args[0] if node.args else next(
-        (k.value for k in node.keywords if k.arg in ("args", "cmd", "command")), None)
+    argv = (
+        node.args[0]
+        if node.args
+        else next((k.value for k in node.keywords if k.arg in ("args", "cmd", "command")), None)
+    )
     if argv is None:
         return
     shell = qual in _SHELL_RUNNERS or any(
-        k.arg == "shell" and ctx.constant(k.value) not in (False, None, 0) for k in node.keywords)
+        k.arg == "shell" and ctx.constant(k.value) not in (False, None, 0) for k in node.keywords
+    )
     if qual == "asyncio.create_subprocess_exec":
         tool = _tool_of_word(ctx.string_text(argv))
     elif shell:
@@ -339,8 +395,10 @@ def nvidia_tool_subprocess(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit
         return
     if _looks_up(ctx, ctx.function if ctx.function is not None else ctx.tree, tool):
         return
-    if tool in PROFILERS and (_named_for_profiler(ctx, tool) or ctx.memo(
-            "ROC404.rocm_profiler", lambda: bool(_ROCM_PROFILER.search(ctx.text or "")))):
+    if tool in PROFILERS and (
+        _named_for_profiler(ctx, tool)
+        or ctx.memo("ROC404.rocm_profiler", lambda: bool(_ROCM_PROFILER.search(ctx.text or "")))
+    ):
         return
     if _class_split(ctx, tool):
         return
@@ -411,8 +469,13 @@ def _is_group_bn_super_init(node: ast.Call, ctx: ModuleContext) -> bool:
     """``super().__init__(...)`` in a subclass of APEX's group batch norm (MLPerf's
     ``class BnAddRelu(BatchNorm2d_NHWC)``): its arguments are the group batch norm's."""
     func = node.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call)
-            and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"):
+    if not (
+        isinstance(func, ast.Attribute)
+        and func.attr == "__init__"
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+    ):
         return False
     owner = next((p for _, p in ctx.ancestors(node) if isinstance(p, ast.ClassDef)), None)
     return owner is not None and any(_is_group_bn(ctx.qualname(base) or "") for base in owner.bases)
@@ -442,4 +505,3 @@ def apex_group_batchnorm(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     elif value is ...:
         text = ctx.snippet(group, "a computed value", 40)
         yield PyHit(node, ROC408.message(group=text, across=f"the GPUs `{text}` names"))
-

@@ -18,14 +18,17 @@ lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
 lazy_functions(globals(), "rocm_lint.cpp.logical_warp", "LogicalWarps", "hardware_indexed_arrays")
 
 ROC603 = Rule(
-    "ROC603", "warp-size-32",
+    "ROC603",
+    "warp-size-32",
     "warp size 32 hard-coded (WARP_SIZE 32, & 31 / % 32 / >> 5 lane math, reductions from 16, "
     "shuffle width 32): half of a 64-wide wavefront is ignored",
     triggers=("32", "31", ">> 5", ">>5", "16", "0x1f", "0x1F"),
     languages=CPP_LANGUAGES,
-    messages={"default": "warp size 32 hard-coded ({what}): AMD CDNA GPUs run 64-lane wavefronts, so half of "
-                         "each wavefront is ignored or mis-indexed; use `warpSize` at run time, `C10_WARP_SIZE` "
-                         "in PyTorch code, or a 64 under `#ifdef USE_ROCM`"},
+    messages={
+        "default": "warp size 32 hard-coded ({what}): AMD CDNA GPUs run 64-lane wavefronts, so half of "
+        "each wavefront is ignored or mis-indexed; use `warpSize` at run time, `C10_WARP_SIZE` "
+        "in PyTorch code, or a 64 under `#ifdef USE_ROCM`"
+    },
 )
 
 _WARP_NAME = LazyPattern(
@@ -33,7 +36,8 @@ _WARP_NAME = LazyPattern(
     r"|threads_?per_?(?:warp|wave)|lanes_?per_?(?:warp|wave)|^(?:k_?)?num_?lanes$"
     # a warp size with a tag: WARP_SIZE_GGUF (not a log, shift, bit count, mask or half of it)
     r"|(?:^(?:k|c|g|s|m)?_*|_)(?:warp|wave(?:front)?)_?size_(?!(?:log|shift|bits?|mask|half|bytes?)(?:_|\d|$))"
-    r"[a-z0-9]+_*$")
+    r"[a-z0-9]+_*$"
+)
 _BLOCK_DIM_BEHIND = LazyPattern(r"blockDim\s*\.\s*[xyz]\s*$")
 _TILE = LazyPattern(r"(?:tiled_partition|thread_block_tile)\s*<\s*(\d+)\s*[,>]")
 _LANE_OPERAND = r"(?:threadIdx\s*\.\s*[xyz]|\b(?:tid|tidx|tid_x|thread_id|threadId|thread_idx|threadIdx_x|ltid|local_tid|lane|lane_id|laneId|lane_idx|laneid|lane_index))"
@@ -45,8 +49,9 @@ def _size_patterns(size: int):
     operand is looked up behind it.  (The number alone matched every
     ``5``/``31``/``32`` in the text, each then looked at in Python.)"""
     mask, shift = size - 1, size.bit_length() - 1
-    math = re.compile(r"[>&%%/]\s*((?:%d|%s|%d|%d)[uU]?)(?![\w.])"
-                      % (mask, hex(mask).replace("0x", "0[xX]"), size, shift))
+    math = re.compile(
+        r"[>&%%/]\s*((?:%d|%s|%d|%d)[uU]?)(?![\w.])" % (mask, hex(mask).replace("0x", "0[xX]"), size, shift)
+    )
     named = re.compile(r"%d[uU]?(?=\s*(?:\)\s*)?[;,}>)])" % size)  # the number first: a fast literal search
     return math, named
 
@@ -76,7 +81,8 @@ _MATH64, _NAMED64 = _size_patterns(64)
 _SHFL_WIDTH = LazyPattern(r"__shfl(?:_up|_down|_xor)?(_sync)?\b")
 _REDUCTION_LOOP = LazyPattern(
     r"for\s*\(\s*(?:(?:const\s+)?(?:unsigned\s+int|unsigned|int|uint32_t|size_t|auto|int32_t|uint)\s+)?([A-Za-z_]\w*)\s*="
-    r"\s*(\d+)[uU]?\s*;")
+    r"\s*(\d+)[uU]?\s*;"
+)
 # literal-first (no leading \b: the regex engine's literal search), a word start checked after
 _CUB_WARP = LazyPattern(r"Warp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\s*<[^<>;{}]*?,\s*(\d+)\s*[,>]")
 
@@ -89,7 +95,7 @@ def wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
         if d.name == "define":
             m = re.match(r"\s*([A-Za-z_]\w*)\s+\(?\s*(\d+)[uU]?\s*\)?\s*$", d.arg)
             if m and int(m.group(2)) == size and _WARP_NAME.search(m.group(1)):
-                at = d.arg_start + code[d.arg_start:d.end].find(m.group(1))
+                at = d.arg_start + code[d.arg_start : d.end].find(m.group(1))
                 yield at, d.end, f"`#define {m.group(1)} {size}`"
     for m in named.finditer(code):
         eq = _ASSIGNED_BEHIND.search(code, max(0, m.start() - 80), m.start())
@@ -106,17 +112,23 @@ def wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
         start, end = found.span(1)
         number = found.group(1).rstrip("uU").lower()
         op = _OPERATOR_BEHIND.search(code, max(0, start - 8), start)
-        if op is None or op.group(1) not in ops.get(number, ()) or (op.group(1) == ">>") != (number == str(shift)):
+        if (
+            op is None
+            or op.group(1) not in ops.get(number, ())
+            or (op.group(1) == ">>") != (number == str(shift))
+        ):
             continue
         operand = _LANE_OPERAND_BEHIND.search(code, max(0, op.start() - 40), op.start())
         if operand is None and op.group(1) in (">>", "/") and "blockDim" in code:
             operand = _BLOCK_DIM_BEHIND.search(code, max(0, op.start() - 40), op.start())  # warps per block
         if operand:
-            yield operand.start(), end, f"lane/warp math `{' '.join(code[operand.start():end].split())}`"
-    for m, paren in (calls(unit, _SHFL_WIDTH) if "__shfl" in code else ()):
+            yield operand.start(), end, f"lane/warp math `{' '.join(code[operand.start() : end].split())}`"
+    for m, paren in calls(unit, _SHFL_WIDTH) if "__shfl" in code else ():
         args = unit.args(paren)
         i = 3 if m.group(1) else 2
-        if len(args) > i and re.fullmatch(r"\(?\s*" + str(size) + r"[uU]?\s*\)?", code[args[i][0]:args[i][1]]):
+        if len(args) > i and re.fullmatch(
+            r"\(?\s*" + str(size) + r"[uU]?\s*\)?", code[args[i][0] : args[i][1]]
+        ):
             yield args[i][0], args[i][1], f"shuffle width {size} in `{m.group(0)}`"
     start_value = size // 2
     wrapper_call = None  # the project's shuffle wrappers, looked up for the first loop that needs them
@@ -125,14 +137,21 @@ def wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
             continue
         var = m.group(1)
         close = unit.matching(code.index("(", m.start()))
-        header = code[m.end():close]
-        if not re.search(r"\b" + re.escape(var) + r"\s*(?:>|>=|!=)\s*0|\b" + re.escape(var) + r"\s*(?:/=\s*2|>>=\s*1)"
-                         r"|\b" + re.escape(var) + r"\s*=\s*" + re.escape(var) + r"\s*(?:/\s*2|>>\s*1)", header):
+        header = code[m.end() : close]
+        if not re.search(
+            r"\b" + re.escape(var) + r"\s*(?:>|>=|!=)\s*0|\b" + re.escape(var) + r"\s*(?:/=\s*2|>>=\s*1)"
+            r"|\b" + re.escape(var) + r"\s*=\s*" + re.escape(var) + r"\s*(?:/\s*2|>>\s*1)",
+            header,
+        ):
             continue
         body_start = close
         while body_start < len(code) and code[body_start] in " \t\r\n":
             body_start += 1
-        body_end = unit.matching(body_start) if code[body_start:body_start + 1] == "{" else code.find(";", body_start)
+        body_end = (
+            unit.matching(body_start)
+            if code[body_start : body_start + 1] == "{"
+            else code.find(";", body_start)
+        )
         body = code[body_start:body_end]
         via = None
         if "__shfl" not in body:
@@ -145,21 +164,31 @@ def wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
         number = m.start() + m.group(0).rindex(m.group(2))
         what = f"shuffle reduction starting at offset {start_value}"
         if via:
-            what += f" through `{via.group(0)}` ({defined_at(unit, unit.project.shuffle_wrappers[via.group(0)])})"
+            what += (
+                f" through `{via.group(0)}` ({defined_at(unit, unit.project.shuffle_wrappers[via.group(0)])})"
+            )
         yield number, number + len(m.group(2)), what
     if size == 32 and "Warp" in code:
         for m in _CUB_WARP.finditer(code):
             if m.start() and (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
                 continue
             if int(m.group(1)) == 32:
-                yield m.start(), m.end(), f"`{' '.join(m.group(0).rstrip(',>').split())}>` (a 32-lane logical warp)"
+                yield (
+                    m.start(),
+                    m.end(),
+                    f"`{' '.join(m.group(0).rstrip(',>').split())}>` (a 32-lane logical warp)",
+                )
     if size == 32 and ("tiled_partition" in code or "thread_block_tile" in code):
         last_statement = -1
         for m in _TILE.finditer(code):
             # `thread_block_tile<32> t = tiled_partition<32>(b);` is one finding
             if int(m.group(1)) == 32 and unit.statement_start(m.start()) != last_statement:
                 last_statement = unit.statement_start(m.start())
-                yield m.start(), m.end(), f"`{' '.join(m.group(0).rstrip(',>').split())}>` (a 32-lane tile as the warp)"
+                yield (
+                    m.start(),
+                    m.end(),
+                    f"`{' '.join(m.group(0).rstrip(',>').split())}>` (a 32-lane tile as the warp)",
+                )
 
 
 @ROC603.source_checker()

@@ -13,24 +13,39 @@ if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit
 
 ROC604 = Rule(
-    "ROC604", "warp-size-compile-time",
+    "ROC604",
+    "warp-size-compile-time",
     "warpSize or __AMDGCN_WAVEFRONT_SIZE used as a compile-time constant: not a constant in ROCm 7, "
     "the macro is deprecated",
     triggers=("warpSize", "__AMDGCN_WAVEFRONT_SIZE"),
     languages=CPP_LANGUAGES,
     messages={
         "constant": "`warpSize` used {what}: since ROCm 7 it is no longer a compile-time constant, so this "
-                    "stops compiling; size with a constant you choose per arch (`#ifdef __GFX9__` 64 / 32), or "
-                    "read `warpSize` at run time",
+        "stops compiling; size with a constant you choose per arch (`#ifdef __GFX9__` 64 / 32), or "
+        "read `warpSize` at run time",
         "macro": "`{macro}` is deprecated (the wavefront size is no longer a compile-time property in recent "
-                 "ROCm/LLVM); read `warpSize` at run time, or test the arch macro (`__GFX9__`)",
+        "ROCm/LLVM); read `warpSize` at run time, or test the arch macro (`__GFX9__`)",
     },
 )
 
 
 _WAVEFRONT_MACRO = LazyPattern(r"\b__AMDGCN_WAVEFRONT_SIZE(?:__)?\b")
-_ARRAY_BOUND = LazyPattern(r"\b([A-Za-z_]\w*)\s+[A-Za-z_]\w*\s*(?:\[[^\]\[;]*\]\s*)*\[[^\]\[;]*\bwarpSize\b[^\]\[;]*\]")
-_NOT_TYPES = {"return", "case", "else", "do", "goto", "throw", "delete", "new", "sizeof", "co_return", "co_yield"}
+_ARRAY_BOUND = LazyPattern(
+    r"\b([A-Za-z_]\w*)\s+[A-Za-z_]\w*\s*(?:\[[^\]\[;]*\]\s*)*\[[^\]\[;]*\bwarpSize\b[^\]\[;]*\]"
+)
+_NOT_TYPES = {
+    "return",
+    "case",
+    "else",
+    "do",
+    "goto",
+    "throw",
+    "delete",
+    "new",
+    "sizeof",
+    "co_return",
+    "co_yield",
+}
 _CONSTANT_CONTEXTS = (
     (re.compile(r"\bconstexpr\b[^;{}]*?\bwarpSize\b"), "in a `constexpr`"),
     (re.compile(r"\bstatic_assert\s*\([^;]*?\bwarpSize\b"), "in a `static_assert`"),
@@ -42,7 +57,9 @@ _CONSTANT_CONTEXTS = (
 
 # The project's own `warpSize` (flashinfer's `constexpr unsigned warpSize = 32;` in a namespace, a
 # `#define warpSize 32`): name lookup finds it, not HIP's run-time variable.
-_OWN_WARP_SIZE = LazyPattern(r"(?:\b(?:constexpr|const)\b[^;{}()=]{0,80}?\bwarpSize\s*=|#\s*define\s+warpSize\b)")
+_OWN_WARP_SIZE = LazyPattern(
+    r"(?:\b(?:constexpr|const)\b[^;{}()=]{0,80}?\bwarpSize\s*=|#\s*define\s+warpSize\b)"
+)
 
 
 @ROC604.source_checker()
@@ -57,10 +74,13 @@ def find_compile_time_warp_size(unit: CppUnit) -> Iterator[Hit]:
         if at in seen:
             return None
         seen.add(at)
-        return ROC604.hit(at, at + len("warpSize") if code.startswith("warpSize", at) else end,
-                          ROC604.message("constant", what=what))
+        return ROC604.hit(
+            at,
+            at + len("warpSize") if code.startswith("warpSize", at) else end,
+            ROC604.message("constant", what=what),
+        )
 
-    for m in (_WAVEFRONT_MACRO.finditer(code) if "__AMDGCN_WAVEFRONT_SIZE" in code else ()):
+    for m in _WAVEFRONT_MACRO.finditer(code) if "__AMDGCN_WAVEFRONT_SIZE" in code else ():
         yield ROC604.hit(m.start(), m.end(), ROC604.message("macro", macro=m.group(0)))
     if "warpSize" not in code or _OWN_WARP_SIZE.search(code):
         return  # (a file that declares its own `warpSize` constant reads that one, not HIP's)

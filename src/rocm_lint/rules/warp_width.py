@@ -13,9 +13,11 @@ from rocm_lint.python.patterns import uses_nvidia_interconnect
 from rocm_lint.rule import PyHit, Rule
 from rocm_lint.rules.hardware import IMPORTS_NVIDIA_DSL
 
-_WARP = (" assumes 32 threads per warp, but CDNA GPUs (MI200/MI300) run 64-wide "
-         "wavefronts: read the width from the device (`torch.cuda.get_device_properties(d)."
-         "warp_size`, or Triton's `triton.runtime.driver.active.get_current_target().warp_size`)")
+_WARP = (
+    " assumes 32 threads per warp, but CDNA GPUs (MI200/MI300) run 64-wide "
+    "wavefronts: read the width from the device (`torch.cuda.get_device_properties(d)."
+    "warp_size`, or Triton's `triton.runtime.driver.active.get_current_target().warp_size`)"
+)
 
 
 def _source(node: ast.AST, ctx: ModuleContext) -> str:
@@ -24,14 +26,33 @@ def _source(node: ast.AST, ctx: ModuleContext) -> str:
 
 
 ROC802 = Rule(
-    "ROC802", "hard-coded-warp-size",
+    "ROC802",
+    "hard-coded-warp-size",
     "warp size 32 assumed in Python/Triton code (a warp-width constant, threads from warps, or Triton "
     "`num_warps` above 16): CDNA GPUs (MI200/MI300) run 64-wide wavefronts",
     # A warp-width name, the arithmetic forms (`num_warps * 32`, `B // 32`), or Triton's `num_warps`
     # (`num_warps=32`, `"num_warps": 32`, `NUM_WARPS = 32`). "warp" alone would send any file to the parser.
-    triggers=("num_warps", "NUM_WARPS", "WARP_SIZE", "warp_size", "WarpSize", "warpSize", "THREADS_PER_WARP", "threads_per_warp",
-              "ThreadsPerWarp", "WARP_WIDTH", "warp_width", "LANES_PER_WARP", "lanes_per_warp",
-              "* 32", "*32", "32 *", "32*", "// 32", "//32"),
+    triggers=(
+        "num_warps",
+        "NUM_WARPS",
+        "WARP_SIZE",
+        "warp_size",
+        "WarpSize",
+        "warpSize",
+        "THREADS_PER_WARP",
+        "threads_per_warp",
+        "ThreadsPerWarp",
+        "WARP_WIDTH",
+        "warp_width",
+        "LANES_PER_WARP",
+        "lanes_per_warp",
+        "* 32",
+        "*32",
+        "32 *",
+        "32*",
+        "// 32",
+        "//32",
+    ),
     precheck=r"[Ww][Aa][Rr][Pp]",  # every finding names a warp (`num_warps * 32`, `WARP_SIZE = 32`)
     facts=(IMPORTS_NVIDIA_DSL,),
     messages={
@@ -40,14 +61,14 @@ ROC802 = Rule(
         "parameter": "`{name}=32`" + _WARP,
         "math": "`{name} * 32`" + _WARP,
         "num_warps": "`num_warps={value}` asks for {value} warps of 64 threads on CDNA GPUs (MI200/MI300): "
-                     "{threads} threads is more than the 1024 a block may hold, so the launch fails (`Triton "
-                     "Error [HIP]: invalid argument`; `OutOfResources` in recent Triton); cap it at 16 where "
-                     "`triton.runtime.driver.active.get_current_target().warp_size` is 64",
+        "{threads} threads is more than the 1024 a block may hold, so the launch fails (`Triton "
+        "Error [HIP]: invalid argument`; `OutOfResources` in recent Triton); cap it at 16 where "
+        "`triton.runtime.driver.active.get_current_target().warp_size` is 64",
         "num_warps_sweep": "`num_warps={value}` among autotuning configs asks for {value} warps of 64 threads on "
-                           "CDNA GPUs (MI200/MI300), {threads} threads where a block holds 1024: Triton before "
-                           "3.4 fails the whole tuning run (`Triton Error [HIP]: invalid argument`), later "
-                           "releases skip the config as `OutOfResources`; build the list from "
-                           "`get_current_target().warp_size`",
+        "CDNA GPUs (MI200/MI300), {threads} threads where a block holds 1024: Triton before "
+        "3.4 fails the whole tuning run (`Triton Error [HIP]: invalid argument`), later "
+        "releases skip the config as `OutOfResources`; build the list from "
+        "`get_current_target().warp_size`",
     },
     runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
@@ -108,8 +129,11 @@ def warp_size_binding(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
 def _divides_by_32(value: ast.AST, ctx: ModuleContext) -> bool:
     """``BLOCK // 32`` somewhere in a value (threads turned into warps)."""
     for sub in ast.walk(value):
-        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Div)) \
-                and _is_32_use(sub.right, ctx):
+        if (
+            isinstance(sub, ast.BinOp)
+            and isinstance(sub.op, (ast.FloorDiv, ast.Div))
+            and _is_32_use(sub.right, ctx)
+        ):
             return True
     return False
 
@@ -120,7 +144,7 @@ def warp_size_default(node: ast.arguments, ctx: ModuleContext) -> Iterator[PyHit
     if ctx.facts(IMPORTS_NVIDIA_DSL):
         return
     positional = list(getattr(node, "posonlyargs", [])) + list(node.args)
-    pairs = list(zip(positional[len(positional) - len(node.defaults):], node.defaults))
+    pairs = list(zip(positional[len(positional) - len(node.defaults) :], node.defaults))
     pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
     for arg, default in pairs:
         if _WARP_SIZE_NAME.search(arg.arg) and _is_32(default, ctx):
@@ -135,8 +159,12 @@ def warp_thread_math(node: ast.BinOp, ctx: ModuleContext) -> Iterator[PyHit]:
     if isinstance(node.op, ast.Mult):
         for const, other in ((node.right, node.left), (node.left, node.right)):
             name = _name_of(other)
-            if name and _WARP_NAME.search(name) and not _WARP_SIZE_NAME.search(name) \
-                    and _is_32_use(const, ctx):
+            if (
+                name
+                and _WARP_NAME.search(name)
+                and not _WARP_SIZE_NAME.search(name)
+                and _is_32_use(const, ctx)
+            ):
                 yield PyHit(node, ROC802.message("math", name=name))
                 return
 
@@ -163,11 +191,18 @@ def _too_many(node: ast.AST, ctx: ModuleContext, at: Optional[ast.AST] = None) -
         return body or (None if _unreachable(resolved.test, True, ctx) else _too_many(resolved.orelse, ctx))
     if isinstance(resolved, ast.Name) and at is not None and node is resolved:
         for _, parent in ctx.ancestors(at):
-            loops = parent.generators if isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp,
-                                                             ast.DictComp)) else [parent]
+            loops = (
+                parent.generators
+                if isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp))
+                else [parent]
+            )
             for loop in loops:
-                if isinstance(loop, (ast.comprehension, ast.For)) and isinstance(loop.target, ast.Name) \
-                        and loop.target.id == resolved.id and isinstance(loop.iter, (ast.List, ast.Tuple)):
+                if (
+                    isinstance(loop, (ast.comprehension, ast.For))
+                    and isinstance(loop.target, ast.Name)
+                    and loop.target.id == resolved.id
+                    and isinstance(loop.iter, (ast.List, ast.Tuple))
+                ):
                     if _filtered(loop):
                         return None
                     return next((v for v in (_too_many(e, ctx) for e in loop.iter.elts) if v), None)
@@ -181,10 +216,16 @@ def _is_sweep(value: ast.AST, ctx: ModuleContext) -> bool:
         for _, parent in ctx.ancestors(ctx.node):
             loops = getattr(parent, "generators", None) or [parent]
             for loop in loops:
-                if isinstance(loop, (ast.comprehension, ast.For)) and isinstance(loop.target, ast.Name) \
-                        and loop.target.id == value.id and isinstance(loop.iter, (ast.List, ast.Tuple)):
-                    return any(type(ctx.constant(e)) is int and ctx.constant(e) <= _MAX_WAVE64_WARPS
-                               for e in loop.iter.elts)
+                if (
+                    isinstance(loop, (ast.comprehension, ast.For))
+                    and isinstance(loop.target, ast.Name)
+                    and loop.target.id == value.id
+                    and isinstance(loop.iter, (ast.List, ast.Tuple))
+                ):
+                    return any(
+                        type(ctx.constant(e)) is int and ctx.constant(e) <= _MAX_WAVE64_WARPS
+                        for e in loop.iter.elts
+                    )
         return False
     call = ctx.node
     parent = ctx.parent_of(call) if call is not None else None
@@ -194,8 +235,11 @@ def _is_sweep(value: ast.AST, ctx: ModuleContext) -> bool:
 # Tests that pick the warp count per device: another vendor's (`if x.device.type == "xpu":`, whose
 # Triton backends have their own widths), or the AMD architecture or warp width in words the gate
 # analysis does not know (`32 if not is_cdna() else 16`, `if warp_size == 64:`).
-_OTHER_DEVICE = LazyPattern(r"\b(?:xpu|npu|hpu|mlu|musa|mps|intel|ascend|habana|gaudi)\b"
-                           r"|cdna|rdna|hip|rocm|amd|gfx\d|wave|warp_?size", re.I)
+_OTHER_DEVICE = LazyPattern(
+    r"\b(?:xpu|npu|hpu|mlu|musa|mps|intel|ascend|habana|gaudi)\b"
+    r"|cdna|rdna|hip|rocm|amd|gfx\d|wave|warp_?size",
+    re.I,
+)
 
 
 def _other_device(test: ast.AST, ctx: ModuleContext) -> bool:
@@ -212,17 +256,21 @@ def _int_value(node: ast.AST) -> Optional[int]:
             return None
         if isinstance(node.op, ast.FloorDiv):
             return a // b if b else None
-        return a * b if isinstance(node.op, ast.Mult) else a << b if isinstance(node.op, ast.LShift) else a + b
+        return (
+            a * b if isinstance(node.op, ast.Mult) else a << b if isinstance(node.op, ast.LShift) else a + b
+        )
     return None
 
 
 def _size_caps(ctx: ModuleContext) -> list:
     """The values the module binds to ``MAX_...`` names (``MAX_FUSED_SIZE = 65536 // 4``)."""
+
     def caps() -> list:
         out = []
         for values in (v for k, v in ctx.all_bindings.items() if "max" in k.lower()):
             out.extend(x for x in map(_int_value, values) if x is not None)
         return out
+
     return ctx.memo("ROC802.size_caps", caps)
 
 
@@ -246,22 +294,26 @@ def _unreachable(test: ast.AST, negated: bool, ctx: ModuleContext) -> bool:
 def _filtered(loop: ast.AST) -> bool:
     if isinstance(loop, ast.comprehension):
         return bool(loop.ifs)
-    return any(isinstance(sub, (ast.If, ast.IfExp, ast.Continue, ast.Break, ast.Assert))
-               for stmt in loop.body for sub in ast.walk(stmt))
+    return any(
+        isinstance(sub, (ast.If, ast.IfExp, ast.Continue, ast.Break, ast.Assert))
+        for stmt in loop.body
+        for sub in ast.walk(stmt)
+    )
 
 
 # The module bounds warp counts itself: it compares them (`config.num_warps <= max_num_warps`, a
 # config pruner) or reads the device's warp width.
-_WARP_COUNT_CHECKED = LazyPattern(r"\bnum_warps\s*[<>]|[<>]=?\s*(?:\w+\.)?\w*num_warps\b"
-                                 r"|get_current_target\(\)\.warp_size|properties\([^()\n]{0,80}\)\.warp_size"
-                                 r"|\bwarpSize\b")
-
-
+_WARP_COUNT_CHECKED = LazyPattern(
+    r"\bnum_warps\s*[<>]|[<>]=?\s*(?:\w+\.)?\w*num_warps\b"
+    r"|get_current_target\(\)\.warp_size|properties\([^()\n]{0,80}\)\.warp_size"
+    r"|\bwarpSize\b"
+)
 
 
 def _warp_size_aware(ctx: ModuleContext) -> bool:
     return uses_nvidia_interconnect(ctx) or ctx.memo(
-        "ROC802.warp_count_checked", lambda: bool(_WARP_COUNT_CHECKED.search(ctx.text or "")))
+        "ROC802.warp_count_checked", lambda: bool(_WARP_COUNT_CHECKED.search(ctx.text or ""))
+    )
 
 
 def _in_dead_or_other_branch(stmt: Optional[ast.AST], ctx: ModuleContext) -> bool:
@@ -315,8 +367,12 @@ def triton_num_warps_binding(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHi
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     for target in targets:
         name = _name_of(target)
-        if name and _NUM_WARPS_NAME.fullmatch(name) and not _warp_size_aware(ctx) \
-                and not _in_dead_or_other_branch(node, ctx):
+        if (
+            name
+            and _NUM_WARPS_NAME.fullmatch(name)
+            and not _warp_size_aware(ctx)
+            and not _in_dead_or_other_branch(node, ctx)
+        ):
             count = _too_many(node.value, ctx, node)
             if count is not None:
                 yield PyHit(target, ROC802.message("num_warps", value=count, threads=count * 64))

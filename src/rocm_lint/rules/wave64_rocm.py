@@ -17,17 +17,20 @@ if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit
 
 ROC605 = Rule(
-    "ROC605", "wave64-hard-coded-rocm",
+    "ROC605",
+    "wave64-hard-coded-rocm",
     "wave size 64 hard-coded on the ROCm side (RDNA GPUs run wave32), or a wave size chosen from an incomplete "
     "list of GPU targets",
     triggers=("64", "63", ">> 6", ">>6", "32", "0x3f", "0x3F"),
     languages=CPP_LANGUAGES,
-    messages={"default": "wave size 64 hard-coded on the ROCm side ({what}): right on CDNA (MI200/MI300), "
-                         "wrong on RDNA GPUs (gfx10/11/12), which HIP compiles for wave32; use `warpSize` at run "
-                         "time, or test the arch (`__GFX9__`) before assuming 64",
-              "arch_list": "wave size {size} chosen from an incomplete list of wave{size} GPUs ({listed}): "
-                           "{missing} {verb} wave{size} too but {get} the other branch's {other}; test the family "
-                           "(`{family}`) instead of listing chips, or read `warpSize` at run time"},
+    messages={
+        "default": "wave size 64 hard-coded on the ROCm side ({what}): right on CDNA (MI200/MI300), "
+        "wrong on RDNA GPUs (gfx10/11/12), which HIP compiles for wave32; use `warpSize` at run "
+        "time, or test the arch (`__GFX9__`) before assuming 64",
+        "arch_list": "wave size {size} chosen from an incomplete list of wave{size} GPUs ({listed}): "
+        "{missing} {verb} wave{size} too but {get} the other branch's {other}; test the family "
+        "(`{family}`) instead of listing chips, or read `warpSize` at run time",
+    },
 )
 
 
@@ -48,8 +51,10 @@ def find_wave64_on_rocm_side(unit: CppUnit) -> Iterator[Hit]:
 # The wave64 and wave32 targets a ROCm build compiles for (PyTorch's default ROCm arch list and the
 # Instinct line): GCN5/CDNA (gfx9) run wave64, RDNA (gfx10-12) wave32.  A branch that picks the wave
 # size from a list of chips must name them all, or test the family (__GFX9__).
-WAVE_TARGETS = {64: ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950"),
-                32: ("gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201")}
+WAVE_TARGETS = {
+    64: ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950"),
+    32: ("gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201"),
+}
 _GFX_TARGET = LazyPattern(r"__(gfx[0-9a-f]+)__")
 _CONDITION_NAME = LazyPattern(r"(defined\s*(?:\(\s*)?)?([A-Za-z_]\w*)")
 
@@ -166,8 +171,11 @@ def find_incomplete_arch_lists(unit: CppUnit) -> Iterator[Hit]:
             if unit.pre.nvidia_only(d.line) or d.name not in ("if", "elif", "else"):
                 continue
             first, last = d.end_line + 1, branch[i + 1].line - 1
-            sizes = [size for size in (64, 32) if _defines_in(unit, first, last, size)
-                     or _has_line(_wave_lines(unit, size), first, last)]
+            sizes = [
+                size
+                for size in (64, 32)
+                if _defines_in(unit, first, last, size) or _has_line(_wave_lines(unit, size), first, last)
+            ]
             if len(sizes) != 1:
                 continue  # no wave size set in this branch (project headers stay unread), or both
             if d.name == "else":
@@ -190,8 +198,18 @@ def find_incomplete_arch_lists(unit: CppUnit) -> Iterator[Hit]:
             if not missing:
                 continue
             d = mine[-1][0]  # the last list of that size: where a reader would add the missing chips
-            end = d.arg_start + len(unit.code[d.arg_start:d.end].rstrip())
-            yield ROC605.hit(d.arg_start, end, ROC605.message(
-                "arch_list", size=size, other=other, listed=", ".join(covered), missing=", ".join(missing),
-                verb="run" if len(missing) > 1 else "runs", get="get" if len(missing) > 1 else "gets",
-                family="__GFX9__" if size == 64 else "__GFX10__ || __GFX11__ || __GFX12__"))
+            end = d.arg_start + len(unit.code[d.arg_start : d.end].rstrip())
+            yield ROC605.hit(
+                d.arg_start,
+                end,
+                ROC605.message(
+                    "arch_list",
+                    size=size,
+                    other=other,
+                    listed=", ".join(covered),
+                    missing=", ".join(missing),
+                    verb="run" if len(missing) > 1 else "runs",
+                    get="get" if len(missing) > 1 else "gets",
+                    family="__GFX9__" if size == 64 else "__GFX10__ || __GFX11__ || __GFX12__",
+                ),
+            )

@@ -32,20 +32,62 @@ RULES = Path(__file__).with_name("rocm-lint.yaml")
 # The options of `semgrep scan` (1.182.0) that take a value as the next argument, so that the value
 # is passed on with its option and not taken for a path (`--output out.sarif`). `--opt=value`
 # needs no table; anything after `--` is a path.
-SEMGREP_VALUE_OPTIONS = frozenset({
-    "-e", "--pattern", "-f", "-c", "--config", "-j", "--jobs", "-l", "--lang", "-o", "--output",
-    "--baseline-commit", "--emacs-output", "--exclude", "--exclude-rule", "--gitlab-sast-output",
-    "--gitlab-secrets-output", "--include", "--interfile-timeout", "--json-output", "--junit-xml-output",
-    "--max-chars-per-line", "--max-lines-per-finding", "--max-log-list-entries", "--max-match-context-size",
-    "--max-memory", "--max-target-bytes", "--metrics", "--optimizations", "--project-root", "--remote",
-    "--replacement", "--sarif-output", "--secrets-timeout", "--severity", "--text-output", "--timeout",
-    "--timeout-threshold", "--vim-output", "--x-mem-policy", "--trace-endpoint", "--x-rule-validation",
-    "--x-semgrepignore-filename",
-})
+SEMGREP_VALUE_OPTIONS = frozenset(
+    {
+        "-e",
+        "--pattern",
+        "-f",
+        "-c",
+        "--config",
+        "-j",
+        "--jobs",
+        "-l",
+        "--lang",
+        "-o",
+        "--output",
+        "--baseline-commit",
+        "--emacs-output",
+        "--exclude",
+        "--exclude-rule",
+        "--gitlab-sast-output",
+        "--gitlab-secrets-output",
+        "--include",
+        "--interfile-timeout",
+        "--json-output",
+        "--junit-xml-output",
+        "--max-chars-per-line",
+        "--max-lines-per-finding",
+        "--max-log-list-entries",
+        "--max-match-context-size",
+        "--max-memory",
+        "--max-target-bytes",
+        "--metrics",
+        "--optimizations",
+        "--project-root",
+        "--remote",
+        "--replacement",
+        "--sarif-output",
+        "--secrets-timeout",
+        "--severity",
+        "--text-output",
+        "--timeout",
+        "--timeout-threshold",
+        "--vim-output",
+        "--x-mem-policy",
+        "--trace-endpoint",
+        "--x-rule-validation",
+        "--x-semgrepignore-filename",
+    }
+)
 
 # Always given to Semgrep, before the user's options.
-FIXED_OPTIONS = ("--metrics=off", "--disable-version-check", "--scan-unknown-extensions", "--no-rewrite-rule-ids",
-                 "--quiet")
+FIXED_OPTIONS = (
+    "--metrics=off",
+    "--disable-version-check",
+    "--scan-unknown-extensions",
+    "--no-rewrite-rule-ids",
+    "--quiet",
+)
 
 DESCRIPTION = """\
 Run rocm-lint's CUDA C++ rules (ROC601-ROC605, ROC701-ROC708) with Semgrep on the C++ files
@@ -104,11 +146,19 @@ def cpp_files(paths: Sequence[str]) -> List[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rocm-lint-semgrep", description=DESCRIPTION, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    p = argparse.ArgumentParser(
+        prog="rocm-lint-semgrep",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
-    p.add_argument("--exit-zero", action="store_true",
-                   help="exit 0 even when findings remain (default: 1, like `rocm-lint check`)")
+    p.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when findings remain (default: 1, like `rocm-lint check`)",
+    )
     return p
 
 
@@ -147,8 +197,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     status = [] if ns.exit_zero else ["--error"]
     # `--` keeps a file named like an option a file for Semgrep too.
-    return subprocess.call([*command, "scan", "--config", str(RULES), *FIXED_OPTIONS, *status, *options,
-                            "--", *files])
+    return subprocess.call(
+        [*command, "scan", "--config", str(RULES), *FIXED_OPTIONS, *status, *options, "--", *files]
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover
