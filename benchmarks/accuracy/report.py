@@ -135,6 +135,24 @@ def print_report(meta, labels, results, tallies, scored, details):
         _print_details(scored["rocm-lint"])
 
 
+def print_totals(meta, labels, results, tallies):
+    """The overall and per-kind rows, and nothing that names a repository, a file, a line or a code:
+    what a frozen test split may show while work goes on."""
+    failed = sum(1 for r in results if r["error"]) + len(meta["absent"])
+    print(f"rocm-lint accuracy, totals only: {_summary_line(label_summary(labels))}")
+    print(f"rocm-lint: {meta['rocm_lint_src']}; repositories not scored: {failed}")
+    print(
+        f"{'':14} {'hazards':>7} {'hits':>5} {'recall':>7} | {'FP':>4} {'decoy':>6} {'unlabeled':>9} "
+        f"{'precision':>9} {'prec/decoys':>11} | {'2nd':>4} {'ambig':>5} {'uncov':>5}"
+    )
+    for tool in TOOLS:
+        table = tallies[tool].table()
+        print(_row(TOOL_TITLES[tool], table["overall"]))
+        for kind in KINDS:
+            if kind in table["kinds"]:
+                print(_row(f"  {kind}", table["kinds"][kind]))
+
+
 def _print_details(scored):
     misses, fps, unc = [], [], []
     for f, out in scored:

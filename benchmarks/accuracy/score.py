@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from labels import label_paths, load_labels
-from report import print_check, print_report, result_json
+from report import print_check, print_report, print_totals, result_json
 from scoring import Finding, Tally, grep_findings, score_file
 
 HERE = Path(__file__).resolve().parent
@@ -305,6 +305,12 @@ def main(argv=None):
     ap.add_argument(
         "--details", action="store_true", help="list every miss, false positive and uncovered finding"
     )
+    ap.add_argument(
+        "--totals-only",
+        action="store_true",
+        help="print the overall and per-kind rows alone (a frozen test split: no per-code, per-line "
+        "or per-repository figure; --json is refused with it)",
+    )
     ap.add_argument("--json", metavar="FILE", help="write every count and classified finding as JSON")
     ap.add_argument("--repo", action="append", default=[], help="score only this repository (repeatable)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds one rocm-lint run may take")
@@ -314,6 +320,8 @@ def main(argv=None):
         help="validate the label files (and, with a corpus, paths and lines) and exit",
     )
     args = ap.parse_args(argv)
+    if args.totals_only and (args.json or args.details):
+        ap.error("--totals-only prints totals alone: it takes neither --json nor --details")
     src = Path(args.rocm_lint_src).resolve()
     if not (src / "rocm_lint").is_dir():
         sys.exit(f"score.py: {src} has no rocm_lint package (pass the src/ folder of a checkout)")
@@ -369,7 +377,10 @@ def main(argv=None):
         "absent": absent,
     }
     meta["label_errors"] = labels.errors
-    print_report(meta, labels, results, tallies, scored, args.details)
+    if args.totals_only:
+        print_totals(meta, labels, results, tallies)
+    else:
+        print_report(meta, labels, results, tallies, scored, args.details)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(result_json(meta, labels, results, tallies, scored), fh, indent=1)
