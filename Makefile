@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test fuzz lint-sample docs bench bench-lsp bench-cpp bench-semgrep accuracy clean
+.PHONY: run test lint fuzz lint-sample docs bench bench-lsp bench-cpp bench-semgrep accuracy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,13 @@ run: $(STAMP)
 ## runs the fast tier: unit, snapshot and property tests; --all-tiers adds the integration tier)
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q --all-tiers
+
+## make lint: the project's own checks, as CI runs them: ruff format --check, ruff check (the
+## rules [tool.ruff.lint] selects), mypy against scripts/mypy-baseline.txt (a list that only shrinks)
+lint: $(TEST_STAMP)
+	$(BIN)/ruff format --check --quiet src tests benchmarks scripts
+	$(BIN)/ruff check --quiet src tests benchmarks scripts
+	$(BIN)/python scripts/typecheck.py
 
 ## make fuzz: the fuzz targets' long run (>100k inputs: Python, C++ and config; CI runs 40 each)
 fuzz: $(TEST_STAMP)
