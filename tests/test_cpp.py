@@ -57,11 +57,22 @@ def test_cuda_files_are_always_scanned(name):
 
 
 @pytest.mark.parametrize("name", ["k.cpp", "k.cc", "k.h", "k.hpp"])
-def test_cpp_files_are_scanned_only_with_device_code(name):
+def test_cpp_files_are_scanned_with_device_code_or_for_the_cuda_host_api(name):
     assert {c for _, c in codes_by_line(DEVICE_KERNEL, name)} == {"ROC601", "ROC602"}
+    # host code that uses the CUDA API is half of the port: its headers and version tests break
+    # under HIP; the device-code rules (a CPU `32`, a host constant 0xffffffff) do not run on it
     host_only = "#include <cuda_runtime.h>\nint lanes = 32;\nunsigned full = 0xffffffff;\n"
-    assert codes_by_line(host_only, name) == []
+    assert codes_by_line(host_only, name) == [(1, "ROC702")]
     assert codes_by_line(host_only, "k.cu") == [(1, "ROC702")]
+    version_test = (
+        "#include <vector>\nint f() {\n#if CUDART_VERSION >= 12000\n  return 1;\n#endif\n  return 0;\n}\n"
+    )
+    assert codes_by_line(version_test, name) == [(3, "ROC703")]
+    gated = "#ifndef USE_ROCM\n#include <cublas_v2.h>\n#endif\nint x = 32 % 32;\n"
+    assert codes_by_line(gated, name) == []
+    # a CPU file that never names the CUDA API is not read at all
+    cpu = "#include <immintrin.h>\nint lanes = 32;\nunsigned full = 0xffffffff;\nint w = threads % 32;\n"
+    assert codes_by_line(cpu, name) == []
 
 
 # -- the lexer -----------------------------------------------------------------------------------------

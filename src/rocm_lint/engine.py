@@ -430,11 +430,13 @@ def _check_source(
     if not checkers:
         return []
     if family == "cuda":
-        from rocm_lint.cpp.narrowing import narrowed_checkers
+        from rocm_lint.cpp.narrowing import host_checkers, narrowed_checkers
         from rocm_lint.cpp.scanner import read_cpp_unit
 
         checkers = narrowed_checkers(checkers, found)
         unit = read_cpp_unit(path, text, config, language, project.workspace)
+        if getattr(unit, "host_only", False):
+            checkers = host_checkers(checkers)
     else:
         from rocm_lint.configfiles.scanner import read_unit
 

@@ -1,5 +1,6 @@
 """What the C++ scanner runs, and on what: a .cpp/.h file only when it holds device code
-(:func:`holds_device_code`), and the C++ checkers narrowed by their trigger words (as the Python
+(:func:`holds_device_code`) or uses the CUDA host API (:func:`holds_cuda_host_code`: then only the
+rules that read host code, :data:`HOST_CODE_RULES`), and the C++ checkers narrowed by their trigger words (as the Python
 side narrows its rules): a rule of :data:`WORD_BOUND_RULES` runs on a file only where the trigger
 search found one of its words.  The proofs are below, one per rule; ``tests/test_cpp_narrowing.py``
 holds the findings equal with and without the narrowing."""
@@ -29,6 +30,41 @@ DEVICE_WORDS = (
 )
 ASM_WORDS = ("__asm__", "asm(", "asm volatile")
 
+# A .cpp/.h file without device code is still part of the GPU program when it uses the CUDA host
+# API: it includes CUDA's headers, tests its version macros or calls the runtime.  A HIP build
+# compiles such a file with hipcc (or hipified), so what breaks there is the host half of a port:
+# a CUDA-only header (ROC702), a version test ROCm drops (ROC703), runtime version numbers
+# (ROC704), CUTLASS/libcu++ headers (ROC707).  The device-code rules (warp width, masks, PTX)
+# do not run on it: a CPU file's `% 32` or SIMD asm is not a wavefront's.
+CUDA_HOST_WORDS = (
+    "cuda_runtime",
+    "cuda.h",
+    "cuda_fp16.h",
+    "cuda_bf16.h",
+    "cuda_fp8.h",
+    "cublas",
+    "cudnn",
+    "curand",
+    "cufft",
+    "cusparse",
+    "cusolver",
+    "nvToolsExt",
+    "nvrtc.h",
+    "CUDART_VERSION",
+    "CUDA_VERSION",
+    "__CUDACC_VER_",
+    "cudaRuntimeGetVersion",
+    "cudaDriverGetVersion",
+    "cutlass/",
+    "cute/",
+    "cuda/std/",
+    "cuda/pipeline",
+    "cuda/barrier",
+    "cuda/atomic",
+    "cuda/memory_resource",
+)
+HOST_CODE_RULES = frozenset({"ROC702", "ROC703", "ROC704", "ROC707"})
+
 
 def holds_device_code(text: str) -> bool:
     """Does ``text`` hold one of :data:`DEVICE_WORDS`, or GPU assembly?"""
@@ -39,6 +75,16 @@ def holds_device_code(text: str) -> bool:
     from rocm_lint.cpp.asm import holds_gpu_assembly
 
     return holds_gpu_assembly(text)
+
+
+def holds_cuda_host_code(text: str) -> bool:
+    """Does ``text`` (a file without device code) use the CUDA host API (:data:`CUDA_HOST_WORDS`)?"""
+    return any(w in text for w in CUDA_HOST_WORDS)
+
+
+def host_checkers(checkers: list) -> list:
+    """The checkers of ``checkers`` that read host code (:data:`HOST_CODE_RULES`)."""
+    return [c for c in checkers if c.rule.code in HOST_CODE_RULES]
 
 
 def _holds_device_word(text: str) -> bool:

@@ -31,7 +31,12 @@ from rocm_lint.cpp.facts import (
 )
 from rocm_lint.cpp.includes import included_macro_facts, shared_lex
 from rocm_lint.cpp.lexer import Lexed, lex
-from rocm_lint.cpp.narrowing import ASM_WORDS, DEVICE_WORDS, holds_device_code  # noqa: F401 (the scanner's API)
+from rocm_lint.cpp.narrowing import (  # noqa: F401 (the scanner's API)
+    ASM_WORDS,
+    DEVICE_WORDS,
+    holds_cuda_host_code,
+    holds_device_code,
+)
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.cpp.conditions import CUDA_ONLY, ROCM, is_rocm_macro, names_in
 from rocm_lint.cpp.preproc import Preprocessed, analyse
@@ -71,6 +76,7 @@ class CppUnit:
     memo: Dict[str, object] = field(default_factory=dict)
     comment_style = "//"  # what a suppression comment starts with (rocm_lint.noqa)
     unique_hits = False  # every hit counts (the config readers keep one per offset and rule)
+    host_only: bool = False  # a .cpp/.h file with no device code that uses the CUDA host API
 
     def drops(self, offset: int) -> bool:
         """Is a hit at ``offset`` in code the ROCm build never compiles (NVIDIA-only branches)?"""
@@ -400,7 +406,8 @@ def read_cpp_unit(
     ``workspace`` holds what was read of other files (a fresh one when None).  The engine runs
     the checkers on it, drops what NVIDIA-only code yields (``CppUnit.drops``), applies
     ``supersedes`` and the suppressions (``rocm_lint.engine.unit_findings``)."""
-    if language != "cuda" and not holds_device_code(text):
+    host_only = language != "cuda" and not holds_device_code(text)
+    if host_only and not holds_cuda_host_code(text):
         return None
     # A lone CR ends a line for C/C++ compilers (and for LineIndex, noqa and the fixes): the
     # lexer and the #if model read a copy where it is an LF, same length, so offsets and the
@@ -456,6 +463,7 @@ def read_cpp_unit(
         else _BOM_NO_FIX
         if text.startswith("\ufeff") and "\r" not in text
         else _LONE_CR_NO_FIX,
+        host_only=host_only,
     )
 
 
