@@ -721,6 +721,8 @@ class _Run:
                     }[e.attr]
             if isinstance(base, (Seq, DictV, str, PathV)):
                 return Method(base, e.value, e.attr)
+            if isinstance(base, Alt) and all(isinstance(o, (str, PathV)) for o in base.options):
+                return Method(base, None, e.attr)  # ``kind.startswith("cuda")``: each alternative's
             return UNK
         if isinstance(e, (ast.List, ast.Tuple, ast.Set)):
             kind = "list" if isinstance(e, ast.List) else "tuple" if isinstance(e, ast.Tuple) else "set"
@@ -1028,7 +1030,7 @@ class _Run:
         # a list the callee only changed in place is the caller's list changed
         rebound = _rebound(node)
         for param, name in passed.items():
-            if param not in rebound and name in frame.local and param in frame.local:
+            if param not in rebound and param in frame.local:
                 before = self.lookup(name)
                 if not _same(before, frame.local[param]) and isinstance(frame.local[param], (Seq, DictV)):
                     self.assign_name(name, frame.local[param])
@@ -1044,7 +1046,11 @@ class _Run:
 
     def method(self, m: Method, args, kwargs) -> object:
         recv, name = m.receiver, m.name
-        cert = self.certainty()
+        if isinstance(recv, Alt):
+            result: object = _ABSENT
+            for option in recv.options:
+                result = join(result, self.method(Method(option, None, name), args, kwargs))
+            return result
         if isinstance(recv, Seq):
             if name in ("append", "add") and len(args) == 1:
                 v = args[0]
@@ -1147,7 +1153,6 @@ class _Run:
                 return PathV(os.path.join(recv.path, *[_text(a) for a in args]))  # type: ignore[misc]
             if name in ("exists", "is_dir", "is_file") and not args:
                 return self.exists(recv.path, name)
-        del cert
         return UNK
 
     def library(self, name: str, args, kwargs, opened: bool) -> object:
