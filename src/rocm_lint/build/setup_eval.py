@@ -1605,15 +1605,23 @@ def _scenario(tree: ast.Module, path: Optional[str], scenario: int, script: bool
         for flags in b.flags:
             if not _macros_of(flags, cert, macros, run._note):
                 closed = False
-    if not (built or any(b.ident > 0 for b, _ in run.compiled)):
-        # nothing built we can follow: what the script writes per scenario stands in
-        return run.mentions, run.macro_mentions, run.evidence
-    if not closed:
+    if not closed:  # something unknown may build or hold what the script writes here: maybe
         for key, cert in run.mentions.items():
             run._note(compiled, key, None if cert is not False else False)
         for key, cert in run.macro_mentions.items():
             run._note(macros, key, None if cert is not False else False)
-    return compiled, macros, run.evidence
+    builds = bool(run.builds or run.setup_calls)
+    return _Scenario(compiled, macros, run.mentions, run.macro_mentions, builds, run.evidence)
+
+
+@dataclass
+class _Scenario:
+    compiled: Dict[Tuple[str, ...], Tri]
+    defined: Dict[Tuple[str, str], Tri]
+    written: Dict[Tuple[str, ...], Tri]  # source paths the script writes
+    written_macros: Dict[Tuple[str, str], Tri]
+    builds: bool
+    evidence: bool
 
 
 def evaluate(
@@ -1632,10 +1640,18 @@ def evaluate(
         return None
     sources: Dict[Tuple[str, ...], Worlds] = {}
     macros: Dict[Tuple[str, str], Worlds] = {}
-    for k, (compiled, defined, _) in enumerate(results):
-        for table, out in ((compiled, sources), (defined, macros)):
+    # A script that builds somewhere is read by what it builds (a scenario that builds nothing
+    # compiles nothing); one that builds nothing anywhere by what it writes in each scenario.
+    built = any(r.builds for r in results)
+    for k, r in enumerate(results):
+        pairs = (
+            ((r.compiled, sources), (r.defined, macros))
+            if built
+            else ((r.written, sources), (r.written_macros, macros))
+        )
+        for table, out in pairs:
             for key, cert in table.items():
                 where = list(out.get(key, (False, False, False)))
                 where[k] = cert
                 out[key] = tuple(where)  # type: ignore[assignment]
-    return Evaluation(sources, macros, any(r[2] for r in results))
+    return Evaluation(sources, macros, any(r.evidence for r in results))
