@@ -423,3 +423,23 @@ def test_a_builder_nobody_imports_is_no_fact(tmp_path):
     root = _project(tmp_path, files)
     assert import_gate(Workspace(), str(root / "pkg/ext/cuda/__init__.py"), str(root))[0] == EVERYWHERE
     assert file_platform(Workspace(), str(root / "pkg/ext/cuda/gemm.cu")) is None
+
+
+def test_a_scenario_that_stops_before_building_defines_nothing_we_know():
+    """``raise`` where nvcc is missing (CUDA_HOME is None on ROCm): the ROCm build never compiles
+    the sources, and says nothing of the macros a compiler that never runs would see."""
+    r = _eval(
+        """
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, CUDAExtension
+
+def require_nvcc():
+    if CUDA_HOME is None:
+        raise RuntimeError("nvcc not found")
+
+require_nvcc()
+setup(ext_modules=[CUDAExtension("k", ["k.cu"], extra_compile_args={"nvcc": ["-DK_BF16"]})])
+"""
+    )
+    assert r.sources[("k.cu",)] == (True, False, False)
+    assert r.macros[("K_BF16", "1")] == (True, None, None)

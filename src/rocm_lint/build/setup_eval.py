@@ -307,7 +307,10 @@ class _Frame:
 
 
 class _Run:
-    def __init__(self, tree: ast.Module, path: Optional[str], scenario: int, script: bool) -> None:
+    def __init__(
+        self, tree: ast.Module, path: Optional[str], scenario: int, script: bool, shared: "_Shared"
+    ) -> None:
+        self.shared = shared
         self.tree = tree
         self.scenario = scenario
         self.base = os.path.dirname(os.path.abspath(path)) if path else None
@@ -330,11 +333,9 @@ class _Run:
         self.bailed: Set[int] = set()
         self.stack: List[int] = []
         self.loops: List[Tuple[List[Tuple[Dict[str, object], Dict[str, object]]], List]] = []
-        self.cmake_stmt = False
+        self.statement: Optional[ast.stmt] = None  # the simple statement being run
         self.macro_target = False
-        self.names_defined = {
-            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        }
+        self.names_defined = shared.stored
 
     # -- bookkeeping -------------------------------------------------------------------------------
     def tick(self) -> None:
@@ -379,10 +380,20 @@ class _Run:
             pattern = self.relative(text)
             if pattern is not None:
                 self._note(self.mentions, pattern, cert if not isinstance(v, Alt) else None)
-            if text.lstrip().startswith("-D") and not self.cmake_stmt:
+            if text.lstrip().startswith("-D") and not self.in_cmake_statement():
                 for m in _DEFINE_FLAG.finditer(text):
                     if (m.group(2) or "").upper() not in _CMAKE_BOOLEANS:  # -DUSE_ROCM=ON: CMake's
                         self._note(self.macro_mentions, (m.group(1), m.group(2) or "1"), cert)
+
+    def in_cmake_statement(self) -> bool:
+        """Does the statement being run build a CMake command line (its ``-D`` are CMake's)?"""
+        s = self.statement
+        if s is None:
+            return False
+        found = self.shared.cmake.get(id(s))
+        if found is None:
+            found = self.shared.cmake[id(s)] = _mentions_cmake(s)
+        return found
 
     # -- environment -------------------------------------------------------------------------------
     @property
@@ -457,7 +468,7 @@ class _Run:
     def stmt(self, s: ast.stmt) -> None:
         self.tick()
         if not isinstance(s, (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.FunctionDef, ast.ClassDef)):
-            self.cmake_stmt = _mentions_cmake(s)
+            self.statement = s
         if isinstance(s, ast.Expr):
             self.expr(s.value)
         elif isinstance(s, ast.Assign):
@@ -1346,13 +1357,8 @@ class _Run:
     def entry_points(self) -> None:
         """Functions nothing in the module calls (an importer's entry point, a method setuptools
         calls) and those the interpreter gave up inlining: run once as "maybe", arguments unknown."""
-        called = {
-            n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-        }
-        todo: List[ast.AST] = []
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.ClassDef):
-                todo.extend(n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        called = self.shared.loaded
+        todo: List[ast.AST] = list(self.shared.methods)
         for node in self.tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if id(node) in self.bailed or (node.name not in called and id(node) not in self.evaluated):
@@ -1575,8 +1581,26 @@ def _macros_of(value: object, cert: Tri, table: Dict[Tuple[str, str], Tri], note
     return complete
 
 
-def _scenario(tree: ast.Module, path: Optional[str], scenario: int, script: bool):
-    run = _Run(tree, path, scenario, script)
+class _Shared:
+    """What every scenario reads of the tree, computed once: the names it binds and reads, which
+    statements name CMake."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.stored: Set[str] = set()
+        self.loaded: Set[str] = set()
+        self.methods: List[ast.AST] = []  # functions of a class body
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name):
+                (self.stored if isinstance(n.ctx, ast.Store) else self.loaded).add(n.id)
+            elif isinstance(n, ast.ClassDef):
+                self.methods.extend(
+                    f for f in n.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                )
+        self.cmake: Dict[int, bool] = {}
+
+
+def _scenario(tree: ast.Module, path: Optional[str], scenario: int, script: bool, shared: _Shared):
+    run = _Run(tree, path, scenario, script, shared)
     run.run()
     compiled: Dict[Tuple[str, ...], Tri] = {}
     macros: Dict[Tuple[str, str], Tri] = {}
@@ -1633,9 +1657,10 @@ def evaluate(
     if script is None:
         script = path is None or os.path.basename(path) == "setup.py"
     results = []
+    shared = _Shared(tree)
     try:
         for k in range(len(SCENARIOS)):
-            results.append(_scenario(tree, path, k, script))
+            results.append(_scenario(tree, path, k, script, shared))
     except (_GiveUp, RecursionError):
         return None
     sources: Dict[Tuple[str, ...], Worlds] = {}
@@ -1654,4 +1679,9 @@ def evaluate(
                 where = list(out.get(key, (False, False, False)))
                 where[k] = cert
                 out[key] = tuple(where)  # type: ignore[assignment]
+    if built:
+        # a scenario that builds nothing (it stops first: ``raise`` where nvcc is missing)
+        # defines nothing for a compiler that never runs: its macros are unknown there
+        for key, where in list(macros.items()):
+            macros[key] = tuple(w if results[k].builds else None for k, w in enumerate(where))  # type: ignore[assignment]
     return Evaluation(sources, macros, any(r.evidence for r in results))
