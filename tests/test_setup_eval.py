@@ -443,3 +443,29 @@ setup(ext_modules=[CUDAExtension("k", ["k.cu"], extra_compile_args={"nvcc": ["-D
     )
     assert r.sources[("k.cu",)] == (True, False, False)
     assert r.macros[("K_BF16", "1")] == (True, None, None)
+
+
+def test_dict_getattr_slices_and_a_helper_we_do_not_follow():
+    r = _eval(
+        """
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension
+from build_helpers import add_more
+
+srcs = ["k/a.cu"]
+if torch.version.hip is None:
+    srcs.append("k/nv.cu")
+add_more(srcs)                      # may add anything: what it adds is maybe
+args = dict(cxx=["-DX_CXX"], nvcc=[])
+if getattr(torch.version, "hip", None):
+    args["nvcc"].append("-DX_HIP")
+setup(ext_modules=[CUDAExtension("k", srcs[:], extra_compile_args=args,
+                                 define_macros=sorted([("X_M", None)], key=lambda m: m[0]))])
+"""
+    )
+    assert r.sources[("k", "nv.cu")] == (True, False, True)  # written only where ROCm is not
+    assert r.sources[("k", "a.cu")] == (True, True, True)
+    assert r.macros[("X_M", "1")] == (True, True, True)
+    assert r.macros[("X_HIP", "1")] == (False, True, False)
+    assert r.macros[("X_CXX", "1")] == (True, True, True)

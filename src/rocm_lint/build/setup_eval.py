@@ -68,6 +68,7 @@ UNK = _Special("UNK")  # any value
 TRUTHY = _Special("TRUTHY")  # some true value (a version string, an install directory)
 FALSY = _Special("FALSY")  # some false value (``x and y`` where one of them is false)
 _ABSENT = _Special("ABSENT")
+_UNHANDLED = _Special("UNHANDLED")  # a library call ``library`` does not model
 
 
 @dataclass(frozen=True)
@@ -818,7 +819,8 @@ class _Run:
         if isinstance(e, ast.Subscript):
             container = self.expr(e.value)
             if isinstance(e.slice, ast.Slice):
-                return UNK
+                whole = e.slice.lower is None and e.slice.upper is None and e.slice.step is None
+                return container if whole and isinstance(container, Seq) else UNK  # ``xs[:]``
             key = self.expr(e.slice)
             if isinstance(container, DictV):
                 v, present = _dict_get(container, key)
@@ -833,6 +835,8 @@ class _Run:
             v = self.expr(e.value)
             self.assign(e.target, v)
             return v
+        if isinstance(e, ast.Lambda):
+            return UNK  # a function value: it builds nothing until called
         self.scan(e)
         return UNK
 
@@ -993,9 +997,19 @@ class _Run:
         if isinstance(callee, Method):
             return self.method(callee, args, kwargs)
         if isinstance(callee, Mod):
-            return self.library(callee.name, args, kwargs, opened)
+            result = self.library(callee.name, args, kwargs, opened)
+            if result is not _UNHANDLED:
+                return result
         if isinstance(callee, Alt) and any(isinstance(o, Func) for o in callee.options):
             self.open = True
+        # a function we do not follow may change a list or dict it is given (``add_sources(srcs)``)
+        for node in list(e.args) + [k.value for k in e.keywords]:
+            if isinstance(node, ast.Name):
+                v = self.lookup(node.id)
+                if isinstance(v, Seq) and not v.open:
+                    self.assign_name(node.id, Seq(v.kind, v.items, True))
+                elif isinstance(v, DictV) and not v.open:
+                    self.assign_name(node.id, DictV(v.items, True))
         return UNK
 
     def inline(self, f: Func, args, kwargs, opened: bool, e: ast.Call) -> object:
@@ -1243,7 +1257,7 @@ class _Run:
             return UNK
         if name.startswith("builtins."):
             return self.builtin(short, args, kwargs)
-        return UNK
+        return _UNHANDLED
 
     def builtin(self, short: str, args, kwargs) -> object:
         if short in ("list", "tuple", "set", "sorted") and len(args) <= 1:
@@ -1266,6 +1280,15 @@ class _Run:
             return UNK
         if short == "print":
             return None
+        if short == "dict" and not args:
+            return DictV(tuple((k, v, True) for k, v in kwargs.items()))
+        if (
+            short == "getattr"
+            and len(args) in (2, 3)
+            and isinstance(args[0], Mod)
+            and isinstance(args[1], str)
+        ):
+            return self.atom(f"{args[0].name}.{args[1]}")  # ``getattr(torch.version, "hip", None)``
         if short == "isinstance":
             return UNK
         if short in ("exit", "quit"):
