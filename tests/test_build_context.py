@@ -495,11 +495,17 @@ def get_extensions():
 """
 
 
+SOURCE_TREE = {
+    name: KERNEL
+    for name in ("pkg/csrc/cuda/mx/k.cu", "pkg/csrc/hip/k.hip", "pkg/csrc/shared/s.cu", "pkg/csrc/ops.cpp")
+}
+
+
 def test_setup_py_source_lists_count_where_they_are_added(tmp_path):
     """A source list bound unconditionally and added only in one platform's branch is that
     platform's (torchao: ``if use_cuda: sources += cuda_sources``); a list used only to filter
-    gives no fact."""
-    root = _project(tmp_path, {"setup.py": SETUP_SOURCE_LISTS})
+    gives no fact.  The globs are evaluated against the tree: the sources are there."""
+    root = _project(tmp_path, {"setup.py": SETUP_SOURCE_LISTS, **SOURCE_TREE})
     assert file_platform(Workspace(), str(root / "pkg/csrc/cuda/mx/k.cu")) == CUDA
     assert file_platform(Workspace(), str(root / "pkg/csrc/hip/k.hip")) == ROCM
     assert file_platform(Workspace(), str(root / "pkg/csrc/shared/s.cu")) is None
@@ -510,5 +516,5 @@ def test_setup_py_source_list_added_for_every_platform_gives_no_fact(tmp_path):
     text = SETUP_SOURCE_LISTS.replace(
         "    if use_cuda:\n        sources += cuda_sources\n", "    sources = sources + cuda_sources\n"
     )
-    root = _project(tmp_path, {"setup.py": text})
+    root = _project(tmp_path, {"setup.py": text, **SOURCE_TREE})
     assert file_platform(Workspace(), str(root / "pkg/csrc/cuda/mx/k.cu")) is None

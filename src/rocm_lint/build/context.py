@@ -48,6 +48,7 @@ from rocm_lint.build.cmake import (
 )
 from rocm_lint.build.compile_db import SOURCE_EXT, compile_key, rocm_compiled
 from rocm_lint.build.logic import ALWAYS, CUDA, ROCM, Worlds
+from rocm_lint.build.importers import EVERYWHERE, import_gate
 from rocm_lint.build.setup_py import setup_file_facts
 from rocm_lint.cpp.conditions import Node, parse_condition
 from rocm_lint.workspace import Workspace, memoized
@@ -159,9 +160,18 @@ def _file_facts(ws: Workspace, path: str, learned: Vocabulary = NO_VOCABULARY) -
             text = _read(ws, path)
             if text is None:
                 return _NOTHING
-            patterns, evidence, macros = setup_file_facts(ast.parse(text, path))
-            facts = [(base, pattern, platform) for pattern, platform in patterns.items()]
             system = "setup.py" if os.path.basename(path) == "setup.py" else "jit"
+
+            def gate() -> Worlds:
+                # a module runs only where its importers do (asked only when it builds something)
+                if system != "jit":
+                    return EVERYWHERE
+                where, importers = import_gate(ws, path, _chain(ws, base)[-1])
+                also.extend(importers)
+                return where
+
+            patterns, evidence, macros = setup_file_facts(ast.parse(text, path), path, gate)
+            facts = [(base, pattern, platform) for pattern, platform in patterns.items()]
         else:
             read = _cmake_file(ws, path, learned)
             if read is None:
@@ -198,7 +208,10 @@ def _file_facts(ws: Workspace, path: str, learned: Vocabulary = NO_VOCABULARY) -
 
 
 _BUILD_FILES = ("CMakeLists.txt", "setup.py")
-_JIT_BUILD = re.compile(r"cpp_extension\s+import\b[^\n]*\bload|cpp_extension\.load(?:_inline)?\s*\(")
+_JIT_BUILD = re.compile(
+    r"cpp_extension\s+import\b[^\n]*\bload|cpp_extension\.load(?:_inline)?\s*\("
+    r"|(?<!def )\b(?:CUDA|Cpp|HIP|SYCL)Extension\s*\("
+)
 MAX_JIT_SCAN = 64  # Python files looked at per directory for cpp_extension.load() builds
 MAX_JIT_LEVELS = 3  # the source's directory, its parent and grandparent
 
