@@ -1,0 +1,1344 @@
+"""A lane simulator: what a function's shuffles compute on a 64-lane wavefront, next to what the
+same code computes on 32-lane warps.
+
+ROC603 asks whether code written for 32-lane warps gives the same result on a CDNA wavefront of
+64 lanes.  A shape cannot say: a xor butterfly from offset 16 without a width stays inside each
+32-lane half and is right; the same down-shuffle reduction is right when only the lanes with
+``lane % 32 == 0`` read it and wrong when lane 0 alone does.  This module *runs* the function
+twice over 64 lanes, each lane holding symbolic values:
+
+- **wave64**, the hardware: one wavefront of 64 lanes, ``warpSize`` (``C10_WARP_SIZE``,
+  ``__AMDGCN_WAVEFRONT_SIZE``) 64, a shuffle's default width 64, ``__lane_id()`` = lane;
+- **warp32**, what the author meant: the same 64 threads as two independent 32-lane warps
+  (lanes 0-31 and 32-63), ``warpSize`` 32, default width 32, a width above 32 taken as 32,
+  ``__lane_id()`` = lane % 32.
+
+``threadIdx.x`` is the lane number in both (a block's first wavefront; a function that reads
+``threadIdx.y``/``.z`` is not evaluated: its lanes are not ``threadIdx.x``).  Then it compares
+what the lanes *read*: every store (``a[i] = v``, ``*p += v``, an atomic), with its index, value
+and the condition it stands under, lane by lane, in order; and the value a device function
+returns.  Equal reads in both runs: the code computes on wave64 what it computes on 32-lane warps
+(``SAME``).  Different: ``DIFFERENT``.  Anything the simulator cannot evaluate — a loop trip count
+that depends on data around a shuffle, a shuffle's lane that is not a number, a call it cannot
+see into, a lane-divergent shuffle, memory written and read back, ``threadIdx.y`` — gives
+``UNKNOWN``, and the caller keeps its own rule (never a silence on a guess).
+
+HIP's shuffle semantics (``hipamd/include/hip/amd_detail/amd_warp_functions.h``, ROCm/clr; the
+same as CUDA's documented ``__shfl*_sync`` behaviour for a ``width``-lane segment), with
+``self`` the lane's id within its wavefront, ``w`` the width (a power of two, default
+``warpSize``) and the source lane then read through ``ds_bpermute`` (index modulo the wavefront):
+
+- ``__shfl(v, src, w)``:      ``index = (src & (w - 1)) + (self & ~(w - 1))``
+- ``__shfl_up(v, d, w)``:     ``index = self - d``; ``index < (self & ~(w - 1))`` -> ``self``
+- ``__shfl_down(v, d, w)``:   ``index = self + d``; ``(self & (w - 1)) + d >= w`` -> ``self``
+- ``__shfl_xor(v, m, w)``:    ``index = self ^ m``; ``index >= ((self + w) & ~(w - 1))`` -> ``self``
+  (only a source *above* the segment returns the lane's own value; ``m >= w`` may read a lower
+  segment, as CUDA documents: "able to access elements from earlier groups")
+
+The ``_sync`` forms take a mask first and compute the same.  Votes span the lane's wavefront
+(64 lanes) or its warp (32): ``__ballot``/``__any``/``__all`` values are the predicates of those
+lanes, so a vote read afterwards differs unless nothing reads it.
+
+Values are interned terms (``Terms``): an int, or a node (an operation, a function parameter of
+one lane, a load from memory nobody in the function writes, a uniform name such as
+``blockIdx.x``), so two runs agree exactly when their terms are the same object id.  Loops
+with a trip count the lanes can compute (``for (int o = 16; o > 0; o >>= 1)``, ``o /= 2``,
+``o = warpSize / 2``) are unrolled (up to ``MAX_TRIPS``); a loop whose count depends on data
+and that holds no shuffle, vote, store or unknown call is one opaque per-lane step of the names
+it reads.  Calls of the file's own functions are inlined (``MAX_DEPTH`` deep).
+
+API
+---
+``hip_source(kind, self, arg, width, wave) -> int``
+    The lane a shuffle of ``kind`` (``"idx"``, ``"up"``, ``"down"``, ``"xor"``) reads, HIP's
+    formula above; ``self`` is the lane's id in its wavefront of ``wave`` lanes.
+``Simulator(code, functions, resolve, dropped)``
+    ``evaluate(index) -> Evaluation``: run function ``index`` of ``functions`` (a
+    ``rocm_lint.cpp.functions.Functions`` of ``code``) on both models; ``resolve(name, offset,
+    world)`` gives the integer value of a file constant or macro as ``world`` (``"rocm"`` for
+    wave64, ``"cuda"`` for warp32: the author's 32) defines it, or the warp-size name it stands
+    for, or None; ``dropped(offset)``: code the ROCm build does not compile (both runs read the
+    ROCm build's code; a body with ``#else`` branches of which none is dropped is not run).
+    ``Evaluation.verdict`` is ``SAME``, ``DIFFERENT`` or ``UNKNOWN``; ``Evaluation.shuffles`` the
+    offsets of the shuffle calls it evaluated; ``Evaluation.reason`` says why when UNKNOWN.
+``Simulator.trace(index, model) -> (reads, returns)``
+    One model's run (``WAVE64`` or ``WARP32``): per lane, its reads in order and its return
+    value, as terms ``Terms.unpack`` opens (the reference tests evaluate them on integers).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+
+SAME, DIFFERENT, UNKNOWN = "same", "different", "unknown"
+LANES = 64
+MAX_TRIPS = 128  # iterations of one loop unrolled
+MAX_DEPTH = 3  # calls of the file's functions inlined
+MAX_STEPS = 20000  # statements and expressions evaluated per model
+MAX_BODY = 20000  # characters of a function body
+
+
+class Unknown(Exception):
+    """The simulator cannot evaluate this code (the message says why)."""
+
+
+def hip_source(kind: str, self: int, arg: int, width: int, wave: int) -> int:
+    """The lane HIP's ``__shfl*`` of ``kind`` reads for lane ``self`` of a ``wave``-lane
+    wavefront (``amd_warp_functions.h``)."""
+    if kind == "idx":
+        index = (arg & (width - 1)) + (self & ~(width - 1))
+    elif kind == "up":
+        index = self - arg
+        index = self if index < (self & ~(width - 1)) else index
+    elif kind == "down":
+        index = self + arg
+        index = self if (self & (width - 1)) + arg >= width else index
+    else:
+        index = self ^ arg
+        index = self if index >= ((self + width) & ~(width - 1)) else index
+    return index % wave  # ds_bpermute: the address's lane bits
+
+
+# -- terms -------------------------------------------------------------------------------------
+class Sym:
+    """A symbolic value: an interned node id (equal ids, equal values)."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, id_: int) -> None:
+        self.id = id_
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sym) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(("sym", self.id))
+
+    def __repr__(self) -> str:
+        return f"Sym({self.id})"
+
+
+class Terms:
+    def __init__(self) -> None:
+        self._ids: Dict[tuple, Sym] = {}
+        self._keys: List[tuple] = []
+
+    def node(self, *key) -> Sym:
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = Sym(len(self._keys))
+            self._keys.append(key)
+        return found
+
+    def unpack(self, sym: Sym) -> tuple:
+        """The node ``sym`` stands for: (kind, ...) with children as ``("i", int)`` or
+        ``("s", id)``."""
+        return self._keys[sym.id]
+
+
+def _key(v):
+    return ("i", v) if isinstance(v, int) else ("s", v.id)
+
+
+_COMMUTATIVE = frozenset({"+", "*", "&", "|", "^", "==", "!="})
+
+
+def _c_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _int_op(op: str, a: int, b: int) -> int:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op in ("/", "%"):
+        if b == 0:
+            raise Unknown("division by zero")
+        q = _c_div(a, b)
+        return q if op == "/" else a - q * b
+    if op == "&":
+        return a & b
+    if op == "|":
+        return a | b
+    if op == "^":
+        return a ^ b
+    if op == "<<":
+        if b < 0 or b > 63:
+            raise Unknown("shift out of range")
+        return a << b
+    if op == ">>":
+        if b < 0:
+            raise Unknown("shift out of range")
+        return a >> b
+    if op == "<":
+        return int(a < b)
+    if op == ">":
+        return int(a > b)
+    if op == "<=":
+        return int(a <= b)
+    if op == ">=":
+        return int(a >= b)
+    if op == "==":
+        return int(a == b)
+    if op == "!=":
+        return int(a != b)
+    raise Unknown(f"operator {op}")
+
+
+# -- tokens and syntax -------------------------------------------------------------------------
+_TOKEN = re.compile(
+    r"\s*(?:(?P<num>(?:0[xX][0-9a-fA-F]+|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)[uUlLfF]*)"
+    r"|(?P<id>[A-Za-z_]\w*)"
+    r"|(?P<op><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||::|[+\-*/%&|^]=|[-+*/%&|^!~<>=?:;,.(){}\[\]]))"
+)
+_SHUFFLES = {
+    "__shfl": "idx",
+    "__shfl_sync": "idx",
+    "__shfl_up": "up",
+    "__shfl_up_sync": "up",
+    "__shfl_down": "down",
+    "__shfl_down_sync": "down",
+    "__shfl_xor": "xor",
+    "__shfl_xor_sync": "xor",
+}
+_VOTES = {
+    "__ballot": "ballot",
+    "__ballot_sync": "ballot",
+    "__any": "any",
+    "__any_sync": "any",
+    "__all": "all",
+    "__all_sync": "all",
+}
+_BARRIERS = frozenset(
+    {"__syncthreads", "__syncwarp", "__threadfence", "__threadfence_block", "__builtin_assume"}
+)
+# C and CUDA math that reads only its arguments (a call of anything else the file does not define
+# may reach other lanes: a header's shuffle helper)
+_PURE = frozenset(
+    {
+        "max",
+        "min",
+        "fmax",
+        "fmin",
+        "fmaxf",
+        "fminf",
+        "abs",
+        "fabs",
+        "fabsf",
+        "sqrt",
+        "sqrtf",
+        "rsqrtf",
+        "exp",
+        "expf",
+        "__expf",
+        "exp2f",
+        "log",
+        "logf",
+        "__logf",
+        "tanhf",
+        "__fdividef",
+        "__fadd_rn",
+        "__fmul_rn",
+        "fmaf",
+        "__hadd",
+        "__hmul",
+        "__hmax",
+        "__hmin",
+        "__hadd2",
+        "__hmax2",
+        "__float2half",
+        "__half2float",
+        "__float2bfloat16",
+        "__bfloat162float",
+        "static_cast",
+        "float",
+        "int",
+        "unsigned",
+        "double",
+    }
+)
+_ATOMIC = re.compile(r"atomic[A-Z]\w*$")
+_TYPE_WORDS = frozenset(
+    {
+        "const",
+        "constexpr",
+        "static",
+        "volatile",
+        "register",
+        "unsigned",
+        "signed",
+        "int",
+        "long",
+        "short",
+        "char",
+        "float",
+        "double",
+        "bool",
+        "auto",
+        "void",
+        "__shared__",
+        "__restrict__",
+        "size_t",
+        "uint32_t",
+        "int32_t",
+        "uint64_t",
+        "int64_t",
+        "uint",
+        "half",
+        "__half",
+        "typename",
+    }
+)
+_KEYWORDS = frozenset(
+    {"if", "else", "for", "while", "do", "switch", "return", "break", "continue", "goto", "case", "asm"}
+)
+
+
+def tokenize(code: str, start: int, end: int) -> List[Tuple[str, str, int]]:
+    """(kind, text, offset) of each token of ``code[start:end]`` (lexed code: no comments or
+    literals); preprocessor lines are skipped."""
+    out: List[Tuple[str, str, int]] = []
+    pos = start
+    while pos < end:
+        while pos < end and code[pos] in " \t\r\n":
+            pos += 1
+        if pos >= end:
+            break
+        if code[pos] == "#":  # a directive line (`#pragma unroll`)
+            nl = code.find("\n", pos)
+            pos = end if nl == -1 else nl + 1
+            continue
+        if code[pos] == '"' or code[pos] == "'":
+            close = code.find(code[pos], pos + 1)
+            out.append(("str", code[pos : close + 1], pos))
+            pos = end if close == -1 else close + 1
+            continue
+        m = _TOKEN.match(code, pos, end)
+        if m is None or m.end() == pos:
+            raise Unknown(f"character {code[pos]!r}")
+        kind = m.lastgroup
+        out.append((kind, m.group(kind), m.start(kind)))
+        pos = m.end()
+    return out
+
+
+class Parser:
+    """Statements and expressions of a function body as small tuples."""
+
+    def __init__(self, toks: List[Tuple[str, str, int]]) -> None:
+        self.t = toks
+        self.i = 0
+
+    def peek(self, k: int = 0) -> str:
+        j = self.i + k
+        return self.t[j][1] if j < len(self.t) else ""
+
+    def kind(self, k: int = 0) -> str:
+        j = self.i + k
+        return self.t[j][0] if j < len(self.t) else ""
+
+    def at(self) -> int:
+        return self.t[self.i][2] if self.i < len(self.t) else -1
+
+    def take(self, text: Optional[str] = None) -> str:
+        if self.i >= len(self.t):
+            raise Unknown("unexpected end")
+        tok = self.t[self.i][1]
+        if text is not None and tok != text:
+            raise Unknown(f"expected {text!r}, found {tok!r}")
+        self.i += 1
+        return tok
+
+    # statements
+    def block(self) -> list:
+        out = []
+        while self.i < len(self.t) and self.peek() != "}":
+            out.append(self.statement())
+        return out
+
+    def statement(self):
+        tok, at = self.peek(), self.at()
+        if tok == "{":
+            self.take()
+            body = self.block()
+            self.take("}")
+            return ("block", body)
+        if tok == ";":
+            self.take()
+            return ("block", [])
+        if tok == "if":
+            self.take()
+            if self.peek() == "constexpr":
+                self.take()
+            self.take("(")
+            cond = self.expr()
+            self.take(")")
+            then = self.statement()
+            other = None
+            if self.peek() == "else":
+                self.take()
+                other = self.statement()
+            return ("if", cond, then, other, at)
+        if tok == "for":
+            self.take()
+            self.take("(")
+            init = None if self.peek() == ";" else self.simple()
+            self.take(";")
+            cond = None if self.peek() == ";" else self.expr()
+            self.take(";")
+            step = None if self.peek() == ")" else self.expr_list()
+            self.take(")")
+            return ("for", init, cond, step, self.statement(), at)
+        if tok == "while":
+            self.take()
+            self.take("(")
+            cond = self.expr()
+            self.take(")")
+            return ("for", None, cond, None, self.statement(), at)
+        if tok == "return":
+            self.take()
+            value = None if self.peek() == ";" else self.expr()
+            self.take(";")
+            return ("return", value, at)
+        if tok in ("break", "continue"):
+            self.take()
+            self.take(";")
+            return (tok, at)
+        if tok in _KEYWORDS:
+            raise Unknown(f"`{tok}`")
+        s = self.simple()
+        self.take(";")
+        return s
+
+    def simple(self):
+        """A declaration or an expression (no trailing ``;``)."""
+        decl = self._declaration()
+        if decl is not None:
+            return decl
+        return ("expr", self.expr_list(), self.at())
+
+    def _declaration(self):
+        # a type: words (with `::`, `<...>`, `*`, `&`) and then a name followed by = ; , [ ( {
+        j = self.i
+        words = 0
+        while j < len(self.t):
+            kind, text, _ = self.t[j]
+            if kind == "id" and text not in _KEYWORDS:
+                words += 1
+                j += 1
+                if (
+                    j < len(self.t)
+                    and self.t[j][1] == "<"
+                    and words == 1
+                    or (j < len(self.t) and self.t[j][1] == "<" and self.t[j - 1][1] not in _TYPE_WORDS)
+                ):
+                    depth = 0
+                    while j < len(self.t):
+                        if self.t[j][1] == "<":
+                            depth += 1
+                        elif self.t[j][1] == ">":
+                            depth -= 1
+                        elif self.t[j][1] == ">>":
+                            depth -= 2
+                        elif self.t[j][1] in (";", "{", "}"):
+                            return None
+                        j += 1
+                        if depth <= 0:
+                            break
+                continue
+            if text in ("::",):
+                j += 1
+                words -= 1
+                continue
+            if text in ("*", "&") and words >= 1:
+                j += 1
+                continue
+            break
+        if words < 2 or j >= len(self.t) or self.t[j][1] not in ("=", ";", ",", "[", "(", "{"):
+            return None
+        name_at = j - 1
+        if self.t[name_at][0] != "id":
+            return None
+        self.i = name_at
+        out = []
+        while True:
+            name_tok = self.t[self.i]
+            self.take()
+            is_array = False
+            init = None
+            if self.peek() == "[":
+                self.take()
+                is_array = True
+                if self.peek() != "]":
+                    self.expr()
+                self.take("]")
+                while self.peek() == "[":
+                    self.take()
+                    self.expr()
+                    self.take("]")
+            if self.peek() == "=":
+                self.take()
+                if self.peek() == "{":
+                    self._skip_braces()
+                    init = ("opaque", name_tok[2])
+                else:
+                    init = self.assignment()
+            elif self.peek() in ("(", "{"):
+                close = ")" if self.peek() == "(" else "}"
+                self.take()
+                args = self._args(close)
+                init = args[0] if len(args) == 1 else ("opaque", name_tok[2])
+            out.append((name_tok[1], is_array, init, name_tok[2]))
+            if self.peek() == ",":
+                self.take()
+                while self.peek() in ("*", "&"):
+                    self.take()
+                continue
+            break
+        return ("decl", out)
+
+    def _skip_braces(self) -> None:
+        depth = 0
+        while self.i < len(self.t):
+            tok = self.take()
+            if tok == "{":
+                depth += 1
+            elif tok == "}":
+                depth -= 1
+                if depth == 0:
+                    return
+
+    def _args(self, close: str) -> list:
+        args = []
+        while self.peek() != close:
+            args.append(self.assignment())
+            if self.peek() == ",":
+                self.take()
+        self.take(close)
+        return args
+
+    # expressions (precedence climbing)
+    def expr(self):
+        return self.expr_list()
+
+    def expr_list(self):
+        e = self.assignment()
+        while self.peek() == ",":
+            self.take()
+            e = ("comma", e, self.assignment())
+        return e
+
+    def assignment(self):
+        left = self.ternary()
+        tok = self.peek()
+        if tok == "=" or (len(tok) >= 2 and tok.endswith("=") and tok not in ("==", "!=", "<=", ">=")):
+            at = self.at()
+            self.take()
+            return ("assign", tok, left, self.assignment(), at)
+        return left
+
+    def ternary(self):
+        cond = self.binary(0)
+        if self.peek() == "?":
+            self.take()
+            a = self.assignment()
+            self.take(":")
+            b = self.assignment()
+            return ("sel", cond, a, b)
+        return cond
+
+    _LEVELS = (
+        ("||",),
+        ("&&",),
+        ("|",),
+        ("^",),
+        ("&",),
+        ("==", "!="),
+        ("<", ">", "<=", ">="),
+        ("<<", ">>"),
+        ("+", "-"),
+        ("*", "/", "%"),
+    )
+
+    def binary(self, level: int):
+        if level == len(self._LEVELS):
+            return self.unary()
+        left = self.binary(level + 1)
+        while self.peek() in self._LEVELS[level] and self.kind() == "op":
+            op = self.take()
+            left = ("bin", op, left, self.binary(level + 1))
+        return left
+
+    def unary(self):
+        tok = self.peek()
+        if tok in ("-", "!", "~", "+", "*", "&") and self.kind() == "op":
+            self.take()
+            return ("un", tok, self.unary())
+        if tok in ("++", "--"):
+            at = self.at()
+            self.take()
+            return ("assign", "+=" if tok == "++" else "-=", self.unary(), ("num", 1), at)
+        if tok == "(" and self._cast_ahead():
+            self.take()
+            while self.peek() != ")":
+                self.take()
+            self.take(")")
+            return self.unary()
+        return self.postfix()
+
+    def _cast_ahead(self) -> bool:
+        j = self.i + 1
+        seen = False
+        while j < len(self.t) and self.t[j][1] != ")":
+            kind, text, _ = self.t[j]
+            if not (
+                text in _TYPE_WORDS or text in ("*", "&", "::") or (kind == "id" and text.endswith("_t"))
+            ):
+                return False
+            seen = True
+            j += 1
+        return seen and j + 1 < len(self.t) and self.t[j + 1][1] not in (")", ";", ",", "]")
+
+    def postfix(self):
+        e = self.primary()
+        while True:
+            tok = self.peek()
+            if tok == "(":
+                at = self.at()
+                self.take()
+                e = ("call", e, self._args(")"), at)
+            elif tok == "[":
+                self.take()
+                idx = self.expr_list()
+                self.take("]")
+                e = ("index", e, idx)
+            elif tok in (".", "->"):
+                self.take()
+                e = ("member", e, self.take())
+            elif tok in ("++", "--"):
+                at = self.at()
+                self.take()
+                e = ("post", "+=" if tok == "++" else "-=", e, at)
+            else:
+                return e
+
+    def primary(self):
+        kind, tok, at = self.t[self.i] if self.i < len(self.t) else ("", "", -1)
+        if tok == "(":
+            self.take()
+            e = self.expr_list()
+            self.take(")")
+            return e
+        if kind == "num":
+            self.take()
+            return ("num", _number(tok))
+        if kind == "str":
+            self.take()
+            return ("opaque", at)
+        if kind == "id":
+            self.take()
+            name = tok
+            while self.peek() == "::":
+                self.take()
+                name += "::" + self.take()
+            if self.peek() == "<" and (name in ("static_cast", "reinterpret_cast") or self._template_call()):
+                depth = 0
+                while True:
+                    t = self.take()
+                    depth += {"<": 1, ">": -1, ">>": -2}.get(t, 0)
+                    if depth <= 0:
+                        break
+            return ("name", name, at)
+        raise Unknown(f"token {tok!r}")
+
+    def _template_call(self) -> bool:
+        """``name<...>(``: template arguments before a call's parenthesis."""
+        depth = 0
+        for j in range(self.i, min(len(self.t), self.i + 40)):
+            t = self.t[j][1]
+            if t == "<":
+                depth += 1
+            elif t in (">", ">>"):
+                depth -= 1 if t == ">" else 2
+                if depth <= 0:
+                    return j + 1 < len(self.t) and self.t[j + 1][1] == "("
+            elif t in (";", "{", "}", "&&", "||"):
+                return False
+        return False
+
+
+def _number(text: str):
+    t = text.rstrip("uUlL")
+    try:
+        return int(t, 0) if not re.search(r"[.eEfF]", t) or t.lower().startswith("0x") else ("float", text)
+    except ValueError:
+        return ("float", text)
+
+
+# -- models ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Model:
+    name: str
+    group: int  # lanes per wavefront/warp
+    world: str  # whose macro values it reads: "rocm" or "cuda"
+
+
+WAVE64 = Model("wave64", 64, "rocm")
+WARP32 = Model("warp32", 32, "cuda")
+_WARP_SIZE_NAMES = frozenset(
+    {"warpSize", "C10_WARP_SIZE", "__AMDGCN_WAVEFRONT_SIZE", "__AMDGCN_WAVEFRONT_SIZE__"}
+)
+_UNIFORM = re.compile(r"(?:blockIdx|blockDim|gridDim)$")
+
+
+@dataclass
+class Evaluation:
+    verdict: str
+    shuffles: FrozenSet[int] = frozenset()
+    reason: str = ""
+
+
+@dataclass
+class _Frame:
+    env: Dict[str, list]
+    params: Set[str]
+    returns: list = field(default_factory=lambda: [None] * LANES)
+    done: list = field(default_factory=lambda: [False] * LANES)
+
+
+class _Run:
+    """One model's run of a function (and what it inlines)."""
+
+    def __init__(self, sim: "Simulator", model: Model) -> None:
+        self.sim = sim
+        self.model = model
+        self.terms = sim.terms
+        self.reads: List[list] = [[] for _ in range(LANES)]
+        self.shuffles: Set[int] = set()
+        self.steps = 0
+        self.stored: Dict[str, int] = {}  # memory this run wrote: stores per base name
+        self.frames: List[_Frame] = []
+        self.depth = 0
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise Unknown("too many steps")
+
+    # -- statements --------------------------------------------------------------------------
+    def run(self, stmts, active: list) -> None:
+        for s in stmts:
+            self.stmt(s, active)
+
+    def stmt(self, s, active: list) -> None:
+        self.tick()
+        frame = self.frames[-1]
+        act = [a if not frame.done[i] else False for i, a in enumerate(active)]
+        if not any(a is not False for a in act):
+            return
+        kind = s[0]
+        if kind == "block":
+            self.run(s[1], act)
+        elif kind == "decl":
+            for name, is_array, init, at in s[1]:
+                if is_array:
+                    frame.env[name] = None  # an array: its loads and stores are memory
+                    continue
+                old = frame.env.get(name) or [self.terms.node("undef", name, i) for i in range(LANES)]
+                if init is None:
+                    frame.env[name] = old
+                else:
+                    frame.env[name] = self._merge(act, self.eval(init, act), old)
+        elif kind == "expr":
+            self.eval(s[1], act)
+        elif kind == "if":
+            cond = self.eval(s[1], act)
+            then_act = [self._and(a, c) for a, c in zip(act, cond)]
+            else_act = [self._and(a, self._not(c)) for a, c in zip(act, cond)]
+            self.stmt(s[2], then_act)
+            if s[3] is not None:
+                self.stmt(s[3], else_act)
+        elif kind == "for":
+            self._loop(s, act)
+        elif kind == "return":
+            value = self.eval(s[1], act) if s[1] is not None else [0] * LANES
+            for i, a in enumerate(act):
+                if a is False:
+                    continue
+                if a is not True:
+                    raise Unknown("a return under a condition the lanes cannot compute")
+                frame.returns[i] = value[i]
+                frame.done[i] = True
+        else:
+            raise Unknown(f"`{kind}`")
+
+    def _loop(self, s, act: list) -> None:
+        _, init, cond, step, body, at = s
+        if init is not None:
+            self.stmt(init, act)
+        frame = self.frames[-1]
+        live = list(act)
+        for _ in range(MAX_TRIPS + 1):
+            if cond is None:
+                raise Unknown("a loop without a condition")
+            c = self.eval(cond, live)
+            if any(isinstance(x, Sym) for a, x in zip(live, c) if a is not False):
+                self._opaque_loop(s, live)
+                return
+            live = [
+                a if (a is not False and c[i] and not frame.done[i]) else False for i, a in enumerate(live)
+            ]
+            if not any(a is not False for a in live):
+                return
+            self.stmt(body, live)
+            if step is not None:
+                self.eval(step, live)
+        raise Unknown("a loop of more than %d trips" % MAX_TRIPS)
+
+    def _opaque_loop(self, s, act: list) -> None:
+        """A loop whose trip count the lanes cannot compute: one per-lane step of what it reads,
+        when it holds no shuffle, vote, store, return, break or unknown call."""
+        names: Set[str] = set()
+        assigned: Set[str] = set()
+        declared: Set[str] = set()
+        _walk_loop(("group", [s[2], s[3], s[4]]), names, assigned, self, declared)
+        frame = self.frames[-1]
+        if names & set(self.stored):
+            raise Unknown("a loop reads memory the function wrote")
+        assigned -= declared
+        for name in sorted(assigned):
+            if name not in frame.env or frame.env[name] is None:
+                raise Unknown("a loop writes memory or a name the simulator does not hold")
+        inputs = []
+        for name in sorted(names - declared):
+            if name == "threadIdx.x":
+                inputs.append((name, list(range(LANES))))
+            elif name in frame.env and frame.env[name] is not None:
+                inputs.append((name, frame.env[name]))
+            else:
+                inputs.append((name, self.name_value(name, -1, act)))
+        for name in sorted(assigned):
+            old = frame.env[name]
+            new = []
+            for i in range(LANES):
+                key = tuple(_key(v[i]) for _, v in inputs)
+                new.append(self.terms.node("loop", s[5], name, key))
+            frame.env[name] = self._merge(act, new, old)
+
+    # -- expressions -------------------------------------------------------------------------
+    def eval(self, e, act: list) -> list:
+        self.tick()
+        kind = e[0]
+        if kind == "num":
+            v = e[1]
+            return [v] * LANES if isinstance(v, int) else [self.terms.node("float", v[1])] * LANES
+        if kind == "name":
+            return self.name_value(e[1], e[2], act)
+        if kind == "opaque":
+            raise Unknown("an initializer list or a string")
+        if kind == "bin":
+            op = e[1]
+            if op in ("&&", "||"):
+                a = self.eval(e[2], act)
+                b = self.eval(e[3], act)
+                return [self._logic(op, x, y) for x, y in zip(a, b)]
+            a = self.eval(e[2], act)
+            b = self.eval(e[3], act)
+            return [self.op(op, x, y) for x, y in zip(a, b)]
+        if kind == "un":
+            op = e[1]
+            if op == "&":
+                return [self.terms.node("addr", _key(x)) for x in self._lvalue_key(e[2], act)]
+            a = self.eval(e[2], act)
+            if op == "-":
+                return [(-x if isinstance(x, int) else self.terms.node("neg", x.id)) for x in a]
+            if op == "+":
+                return a
+            if op == "!":
+                return [self._not(x) for x in a]
+            if op == "~":
+                return [(~x if isinstance(x, int) else self.terms.node("inv", x.id)) for x in a]
+            if op == "*":
+                return self._load(e, act)
+        if kind == "sel":
+            c = self.eval(e[1], act)
+            a = self.eval(e[2], act)
+            b = self.eval(e[3], act)
+            out = []
+            for i in range(LANES):
+                if isinstance(c[i], int):
+                    out.append(a[i] if c[i] else b[i])
+                else:
+                    out.append(self.terms.node("sel", c[i].id, _key(a[i]), _key(b[i])))
+            return out
+        if kind == "comma":
+            self.eval(e[1], act)
+            return self.eval(e[2], act)
+        if kind == "assign":
+            return self._assign(e, act)
+        if kind == "post":
+            old = self.eval(e[2], act)
+            self._assign(("assign", e[1], e[2], ("num", 1), e[3]), act)
+            return old
+        if kind == "index":
+            return self._load(e, act)
+        if kind == "member":
+            base = e[1]
+            if base[0] == "name" and base[1] == "threadIdx":
+                if e[2] == "x":
+                    return list(range(LANES))
+                raise Unknown("threadIdx.%s: the lanes are not threadIdx.x" % e[2])
+            if base[0] == "name" and _UNIFORM.match(base[1]):
+                return [self.terms.node("u", base[1] + "." + e[2])] * LANES
+            v = self.eval(base, act)
+            return [self.terms.node("member", _key(x), e[2]) for x in v]
+        if kind == "call":
+            return self._call(e, act)
+        raise Unknown(f"expression {kind}")
+
+    def op(self, op: str, a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return _int_op(op, a, b)
+        ka, kb = _key(a), _key(b)
+        if op in _COMMUTATIVE and kb < ka:
+            ka, kb = kb, ka
+        return self.terms.node("op", op, ka, kb)
+
+    def _logic(self, op: str, a, b):
+        if isinstance(a, int):
+            if op == "&&":
+                return (1 if (isinstance(b, int) and b) else (0 if isinstance(b, int) else b)) if a else 0
+            return 1 if a else (int(bool(b)) if isinstance(b, int) else b)
+        return self.terms.node("op", op, _key(a), _key(b))
+
+    def _not(self, x):
+        if x is True:
+            return False
+        if x is False:
+            return True
+        if isinstance(x, int):
+            return int(not x)
+        return self.terms.node("not", x.id)
+
+    def _and(self, active, c):
+        """An active flag (True, False or a Sym condition) narrowed by a condition value."""
+        if active is False:
+            return False
+        if isinstance(c, int):
+            return active if c else False
+        if active is True:
+            return c
+        return self.terms.node("and", active.id, c.id)
+
+    def _merge(self, act: list, new: list, old: list) -> list:
+        out = []
+        for i in range(LANES):
+            a = act[i]
+            if a is True:
+                out.append(new[i])
+            elif a is False:
+                out.append(old[i])
+            else:
+                out.append(self.terms.node("sel", a.id, _key(new[i]), _key(old[i])))
+        return out
+
+    def name_value(self, name: str, at: int, act: list) -> list:
+        frame = self.frames[-1]
+        if name in frame.env:
+            v = frame.env[name]
+            if v is None:
+                return [self.terms.node("array", name)] * LANES
+            return v
+        if name in _WARP_SIZE_NAMES:
+            return [self.model.group] * LANES
+        if name in ("true", "false"):
+            return [int(name == "true")] * LANES
+        value = self.sim.resolve(name, at, self.model.world) if at >= 0 else None
+        if isinstance(value, str) and value in _WARP_SIZE_NAMES:
+            return [self.model.group] * LANES
+        if isinstance(value, int):
+            return [value] * LANES
+        return [self.terms.node("u", name)] * LANES  # a global, a template parameter: uniform
+
+    def _lvalue_key(self, e, act: list) -> list:
+        if e[0] == "index":
+            base = self._base_name(e[1])
+            idx = self.eval(e[2], act)
+            return [self.terms.node("cell", base, _key(i)) for i in idx]
+        if e[0] == "name":
+            return [self.terms.node("var", e[1])] * LANES
+        if e[0] == "member":
+            inner = self._lvalue_key(e[1], act)
+            return [self.terms.node("field", _key(x), e[2]) for x in inner]
+        if e[0] == "un" and e[1] == "*":
+            return [self.terms.node("deref", _key(x)) for x in self.eval(e[2], act)]
+        raise Unknown("an address the simulator does not follow")
+
+    def _base_name(self, e) -> str:
+        while e[0] in ("index", "member"):
+            e = e[1]
+        if e[0] == "name":
+            return e[1]
+        raise Unknown("memory through an expression")
+
+    def _load(self, e, act: list) -> list:
+        if e[0] == "index":
+            base = self._base_name(e[1])
+        else:
+            base = self._base_name(e[2]) if e[2][0] in ("name", "index", "member") else "*"
+        # memory this function wrote: what the load sees depends on every store before it (of
+        # every wavefront of the block), the same in both runs when the stores so far were the
+        # same (the reads compared at the end say whether they were)
+        version = self.stored.get(base, 0) if base != "*" else sum(self.stored.values())
+        return [self.terms.node("load", version, _key(x)) for x in self._lvalue_key(e, act)]
+
+    def _assign(self, e, act: list) -> list:
+        _, op, target, value_e, at = e
+        value = self.eval(value_e, act)
+        frame = self.frames[-1]
+        if target[0] == "name" and target[1] in frame.env and frame.env[target[1]] is not None:
+            old = frame.env[target[1]]
+            if op != "=":
+                value = [self.op(op[:-1], x, y) for x, y in zip(old, value)]
+            frame.env[target[1]] = self._merge(act, value, old)
+            return frame.env[target[1]]
+        if target[0] == "name" and target[1] not in frame.env:
+            raise Unknown(f"`{target[1]}` assigned without a declaration the simulator saw")
+        # a store: what the lanes read out of the function
+        where = self._lvalue_key(target, act)
+        base = self._base_name(target if target[0] != "un" else target[2]) if target[0] != "un" else "*"
+        if op != "=":
+            value = [self.terms.node("op", op[:-1], ("s", w.id), _key(v)) for w, v in zip(where, value)]
+        self.stored[base] = self.stored.get(base, 0) + 1
+        for i in range(LANES):
+            if act[i] is False:
+                continue
+            guard = "" if act[i] is True else act[i].id
+            self.reads[i].append(("store", at, _key(where[i]), _key(value[i]), guard))
+        return value
+
+    def _call(self, e, act: list) -> list:
+        _, callee, args, at = e
+        if callee[0] == "member":
+            raise Unknown("a method call")
+        if callee[0] != "name":
+            raise Unknown("a call through an expression")
+        name = callee[1].split("::")[-1]
+        if name in _SHUFFLES:
+            return self._shuffle(_SHUFFLES[name], name.endswith("_sync"), args, callee[2], act)
+        if name in _VOTES:
+            return self._vote(_VOTES[name], name.endswith("_sync"), args, act)
+        if name == "__activemask":
+            return self._vote("ballot", False, [("num", 1)], act)
+        if name == "__lane_id":
+            return [i % self.model.group for i in range(LANES)]
+        if name in _BARRIERS:
+            for a in args:
+                self.eval(a, act)
+            return [0] * LANES
+        values = [self.eval(a, act) for a in args]
+        frame = self.frames[-1]
+        if _ATOMIC.match(name) and args:
+            where = values[0]
+            self.stored["*"] = self.stored.get("*", 0) + 1
+            for i in range(LANES):
+                if act[i] is False:
+                    continue
+                guard = "" if act[i] is True else act[i].id
+                self.reads[i].append(("atomic", name, tuple(_key(v[i]) for v in values), guard))
+            return [self.terms.node("atomic", at, _key(w)) for w in where]
+        if name in frame.env and frame.env[name] is not None:  # a functor parameter: `op(a, b)`
+            fn = frame.env[name]
+            return [
+                self.terms.node("apply", _key(fn[i]), tuple(_key(v[i]) for v in values)) for i in range(LANES)
+            ]
+        callee_fn = self.sim.function_named(name)
+        if callee_fn is not None:
+            return self._inline(callee_fn, values, act)
+        if name in _PURE:
+            out = []
+            for i in range(LANES):
+                xs = [v[i] for v in values]
+                if name in ("max", "min") and len(xs) == 2 and all(isinstance(x, int) for x in xs):
+                    out.append(max(xs) if name == "max" else min(xs))
+                elif name in ("int", "unsigned", "static_cast") and len(xs) == 1:
+                    out.append(xs[0])
+                else:
+                    keys = [_key(x) for x in xs]
+                    if name in ("max", "min", "fmaxf", "fminf", "fmax", "fmin") and len(keys) == 2:
+                        keys.sort()
+                    out.append(self.terms.node("apply", name, tuple(keys)))
+            return out
+        raise Unknown(f"a call of `{name}`, which the file does not define")
+
+    def _inline(self, index: int, values: list, act: list) -> list:
+        if self.depth >= MAX_DEPTH:
+            raise Unknown("calls nested too deep")
+        params, body = self.sim.parsed(index)
+        if len(values) > len(params):
+            raise Unknown("more arguments than parameters")
+        env: Dict[str, list] = {}
+        for k, (pname, default, pat) in enumerate(params):
+            if k < len(values):
+                env[pname] = values[k]
+            elif default is not None:
+                env[pname] = None
+                self.frames.append(_Frame({}, set()))
+                try:
+                    env[pname] = self.eval(default, act)
+                finally:
+                    self.frames.pop()
+            else:
+                raise Unknown("a parameter without argument")
+        frame = _Frame(env, {p[0] for p in params})
+        self.frames.append(frame)
+        self.depth += 1
+        try:
+            self.run(body, act)
+        finally:
+            self.depth -= 1
+            self.frames.pop()
+        void = self.terms.node("void")
+        return [r if r is not None else void for r in frame.returns]
+
+    def _shuffle(self, kind: str, sync: bool, args, at: int, act: list) -> list:
+        if sync:
+            if not args:
+                raise Unknown("a shuffle without arguments")
+            self.eval(args[0], act)
+            args = args[1:]
+        if len(args) not in (2, 3):
+            raise Unknown("a shuffle with %d arguments" % len(args))
+        values = self.eval(args[0], act)
+        lanes = self.eval(args[1], act)
+        group = self.model.group
+        if len(args) == 3:
+            widths = self.eval(args[2], act)
+        else:
+            widths = [group] * LANES
+        if any(a is not True and a is not False for a in act):
+            raise Unknown("a shuffle under a condition the lanes cannot compute")
+        out = list(values)
+        for i in range(LANES):
+            if act[i] is False:
+                continue
+            w, arg = widths[i], lanes[i]
+            if not isinstance(w, int) or not isinstance(arg, int):
+                raise Unknown("a shuffle whose lane or width is not a number")
+            if w <= 0 or w & (w - 1) or w > 64:
+                raise Unknown("a shuffle width that is not a power of two up to 64")
+            if kind in ("up", "down") and arg < 0:
+                raise Unknown("a negative shuffle delta")
+            w = min(w, group)
+            base = i - i % group
+            src = base + hip_source(kind, i - base, arg, w, group)
+            # an inactive source lane: a value neither run agrees on (read afterwards, it differs)
+            out[i] = (
+                values[src] if act[src] is not False else self.terms.node("inactive", self.model.name, src)
+            )
+        self.shuffles.add(at)
+        return out
+
+    def _vote(self, kind: str, sync: bool, args, act: list) -> list:
+        if sync:
+            args = args[1:]
+        if len(args) != 1:
+            raise Unknown("a vote's arguments")
+        preds = self.eval(args[0], act)
+        if any(a is not True and a is not False for a in act):
+            raise Unknown("a vote under a condition the lanes cannot compute")
+        group = self.model.group
+        out = []
+        for i in range(LANES):
+            base = i - i % group
+            keys = tuple(_key(preds[j]) if act[j] is True else None for j in range(base, base + group))
+            out.append(self.terms.node("vote", kind, keys))
+        return out
+
+
+def _walk_loop(node, names: Set[str], assigned: Set[str], run: _Run, declared: Set[str]) -> None:
+    """The names a loop reads and the names it assigns; Unknown when it holds what a per-lane
+    step cannot stand for."""
+    if not isinstance(node, tuple) or not node:
+        return
+    kind = node[0]
+    if kind in ("return", "break", "continue"):
+        raise Unknown("a loop with a jump and a trip count the lanes cannot compute")
+    if kind == "name":
+        names.add(node[1])
+        return
+    if kind == "decl":
+        for name, is_array, init, _ in node[1]:
+            if is_array:
+                raise Unknown("an array declared in a loop")
+            declared.add(name)
+            _walk_loop(init, names, assigned, run, declared)
+        return
+    if kind in ("assign", "post"):
+        target = node[2]
+        if target[0] != "name":
+            raise Unknown("a store in a loop whose trip count the lanes cannot compute")
+        assigned.add(target[1])
+        names.add(target[1])
+        for part in node[3:]:
+            _walk_loop(part, names, assigned, run, declared)
+        return
+    if kind == "call":
+        callee = node[1]
+        name = callee[1].split("::")[-1] if callee[0] == "name" else ""
+        if not (name in _PURE or name in _BARRIERS or name in run.frames[-1].env):
+            raise Unknown("a call in a loop whose trip count the lanes cannot compute")
+        for a in node[2]:
+            _walk_loop(a, names, assigned, run, declared)
+        return
+    if kind == "member" and node[1][0] == "name" and node[1][1] == "threadIdx":
+        names.add("threadIdx." + node[2])
+        if node[2] != "x":
+            raise Unknown("threadIdx.%s" % node[2])
+        return
+    for part in node[1:]:
+        if isinstance(part, tuple):
+            _walk_loop(part, names, assigned, run, declared)
+        elif isinstance(part, list):
+            for p in part:
+                _walk_loop(p, names, assigned, run, declared)
+
+
+# -- the simulator -----------------------------------------------------------------------------
+def _no_value(name: str, at: int, world: str) -> None:
+    return None
+
+
+def _keep(offset: int) -> bool:
+    return False
+
+
+class Simulator:
+    def __init__(
+        self,
+        code: str,
+        functions,
+        resolve: Callable[[str, int, str], object] = _no_value,
+        dropped: Callable[[int], bool] = _keep,
+    ) -> None:
+        self.code = code
+        self.functions = functions
+        self.resolve = resolve
+        self.dropped = dropped
+        self.terms = Terms()
+        self._by_name: Dict[str, List[int]] = {}
+        for i, f in enumerate(functions.items):
+            self._by_name.setdefault(f.name, []).append(i)
+        self._parsed: Dict[int, object] = {}
+        self._results: Dict[int, Evaluation] = {}
+
+    def function_named(self, name: str) -> Optional[int]:
+        found = self._by_name.get(name)
+        if not found:
+            return None
+        if len(found) > 1:
+            raise Unknown(f"`{name}` is overloaded")
+        return found[0]
+
+    def parsed(self, index: int):
+        cached = self._parsed.get(index)
+        if cached is None:
+            f = self.functions.items[index]
+            try:
+                if f.end - f.start > MAX_BODY:
+                    raise Unknown("a body too long")
+                toks = tokenize(self.code, f.start + 1, f.end)
+                kept = [t for t in toks if not self.dropped(t[2])]
+                if len(kept) == len(toks) and re.search(
+                    r"^\s*#\s*(?:else|elif)", self.code[f.start : f.end], re.M
+                ):
+                    raise Unknown("both branches of a conditional")
+                body = Parser(kept).block()
+                cached = (self._params(f.start), body)
+            except Unknown as e:
+                cached = e
+            except (IndexError, RecursionError):
+                cached = Unknown("a body the simulator cannot parse")
+            self._parsed[index] = cached
+        if isinstance(cached, Unknown):
+            raise cached
+        return cached
+
+    def _params(self, brace: int) -> list:
+        code = self.code
+        close = code.rfind(")", max(0, brace - 160), brace)
+        from rocm_lint.cpp.functions import opener_before
+
+        open_ = opener_before(code, close, "(", ")", close - 4000)
+        if close == -1 or open_ == -1:
+            raise Unknown("a parameter list")
+        text = code[open_ + 1 : close]
+        params = []
+        depth = 0
+        start = 0
+        pieces = []
+        for k, ch in enumerate(text):
+            if ch in "(<[{":
+                depth += 1
+            elif ch in ")>]}":
+                depth -= 1
+            elif ch == "," and depth == 0:
+                pieces.append((start, text[start:k]))
+                start = k + 1
+        pieces.append((start, text[start:]))
+        for at, piece in pieces:
+            piece = piece.strip()
+            if not piece or piece == "void":
+                continue
+            default = None
+            if "=" in piece:
+                piece, dtext = piece.split("=", 1)
+                piece = piece.strip()
+                base = open_ + 1 + at + text[at:].find("=") + 1
+                default = Parser(tokenize(code, base, base + len(dtext))).assignment()
+            m = re.search(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$", piece)
+            if m is None:
+                raise Unknown("a parameter without a name")
+            params.append((m.group(1), default, open_ + 1 + at))
+        return params
+
+    def evaluate(self, index: int) -> Evaluation:
+        cached = self._results.get(index)
+        if cached is None:
+            cached = self._results[index] = self._evaluate(index)
+        return cached
+
+    def _run(self, index: int, model: Model) -> Tuple[_Run, _Frame]:
+        params, body = self.parsed(index)
+        run = _Run(self, model)
+        env = {name: [self.terms.node("param", name, i) for i in range(LANES)] for name, _, _ in params}
+        frame = _Frame(env, set(env))
+        run.frames.append(frame)
+        run.run(body, [True] * LANES)
+        return run, frame
+
+    def trace(self, index: int, model: Model) -> Tuple[List[list], list]:
+        run, frame = self._run(index, model)
+        return run.reads, frame.returns
+
+    def _evaluate(self, index: int) -> Evaluation:
+        try:
+            runs = [self._run(index, model) for model in (WAVE64, WARP32)]
+        except Unknown as e:
+            return Evaluation(UNKNOWN, reason=str(e))
+        except RecursionError:
+            return Evaluation(UNKNOWN, reason="nesting too deep")
+        (wide, wide_frame), (narrow, narrow_frame) = runs
+        shuffles = frozenset(wide.shuffles | narrow.shuffles)
+        if wide.reads != narrow.reads:
+            return Evaluation(DIFFERENT, shuffles, "the lanes store different values")
+        if wide_frame.returns != narrow_frame.returns:
+            # the callers read the result: which lanes they read is not known here
+            return Evaluation(UNKNOWN, shuffles, "the lanes return different values to callers not seen")
+        return Evaluation(SAME, shuffles)
