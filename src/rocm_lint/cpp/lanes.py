@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 SAME, DIFFERENT, UNKNOWN = "same", "different", "unknown"
 LANES = 64
@@ -432,12 +432,7 @@ class Parser:
             if kind == "id" and text not in _KEYWORDS:
                 words += 1
                 j += 1
-                if (
-                    j < len(self.t)
-                    and self.t[j][1] == "<"
-                    and words == 1
-                    or (j < len(self.t) and self.t[j][1] == "<" and self.t[j - 1][1] not in _TYPE_WORDS)
-                ):
+                if j < len(self.t) and self.t[j][1] == "<" and self.t[j - 1][1] not in _TYPE_WORDS:
                     depth = 0
                     while j < len(self.t):
                         if self.t[j][1] == "<":
@@ -739,7 +734,7 @@ class _Run:
     def stmt(self, s, active: list) -> None:
         self.tick()
         frame = self.frames[-1]
-        act = [a if not frame.done[i] else False for i, a in enumerate(active)]
+        act = [self._still(a, frame.done[i]) for i, a in enumerate(active)]
         if not any(a is not False for a in act):
             return
         kind = s[0]
@@ -761,9 +756,35 @@ class _Run:
             cond = self.eval(s[1], act)
             then_act = [self._and(a, c) for a, c in zip(act, cond)]
             else_act = [self._and(a, self._not(c)) for a, c in zip(act, cond)]
+            if not any(isinstance(c, Sym) for a, c in zip(act, cond) if a is not False):
+                self.stmt(s[2], then_act)
+                if s[3] is not None:
+                    self.stmt(s[3], else_act)
+                return
+            # a condition of data: each branch runs on its own copy of the names (a lane under a
+            # condition computes as if active: its values matter only where it is), joined after
+            before = dict(frame.env)
             self.stmt(s[2], then_act)
+            after_then = frame.env
+            frame.env = dict(before)
             if s[3] is not None:
                 self.stmt(s[3], else_act)
+            after_else = frame.env
+            frame.env = before
+            for name, old in before.items():
+                t, e = after_then.get(name), after_else.get(name)
+                if old is None or (t is old and e is old):
+                    continue
+                joined = []
+                for i in range(LANES):
+                    c = cond[i]
+                    if act[i] is False:
+                        joined.append(old[i])
+                    elif isinstance(c, int):
+                        joined.append(t[i] if c else e[i])
+                    else:
+                        joined.append(self.terms.node("sel", c.id, _key(t[i]), _key(e[i])))
+                before[name] = joined
         elif kind == "for":
             self._loop(s, act)
         elif kind == "return":
@@ -771,10 +792,18 @@ class _Run:
             for i, a in enumerate(act):
                 if a is False:
                     continue
-                if a is not True:
-                    raise Unknown("a return under a condition the lanes cannot compute")
-                frame.returns[i] = value[i]
-                frame.done[i] = True
+                if a is True:
+                    frame.returns[i] = value[i]
+                    frame.done[i] = True
+                    continue
+                # a return under a condition of data (`if (i >= n) return;`): the lane is done
+                # where the condition holds
+                old = frame.returns[i]
+                frame.returns[i] = self.terms.node(
+                    "sel", a.id, _key(value[i]), _key(old) if old is not None else ("none",)
+                )
+                done = frame.done[i]
+                frame.done[i] = a if done is False else self.terms.node("or", done.id, a.id)
         else:
             raise Unknown(f"`{kind}`")
 
@@ -792,7 +821,8 @@ class _Run:
                 self._opaque_loop(s, live)
                 return
             live = [
-                a if (a is not False and c[i] and not frame.done[i]) else False for i, a in enumerate(live)
+                self._still(a, frame.done[i]) if (a is not False and c[i]) else False
+                for i, a in enumerate(live)
             ]
             if not any(a is not False for a in live):
                 return
@@ -926,6 +956,14 @@ class _Run:
             return int(not x)
         return self.terms.node("not", x.id)
 
+    def _still(self, active, done):
+        """A lane's active flag after its returns so far (``done``: False, True or a condition)."""
+        if done is False or active is False:
+            return active
+        if done is True:
+            return False
+        return self._and(active, self._not(done))
+
     def _and(self, active, c):
         """An active flag (True, False or a Sym condition) narrowed by a condition value."""
         if active is False:
@@ -940,12 +978,8 @@ class _Run:
         out = []
         for i in range(LANES):
             a = act[i]
-            if a is True:
-                out.append(new[i])
-            elif a is False:
-                out.append(old[i])
-            else:
-                out.append(self.terms.node("sel", a.id, _key(new[i]), _key(old[i])))
+            # a lane active under a condition computes as if active (the branches join after)
+            out.append(old[i] if a is False else new[i])
         return out
 
     def name_value(self, name: str, at: int, act: list) -> list:
@@ -1122,8 +1156,6 @@ class _Run:
             widths = self.eval(args[2], act)
         else:
             widths = [group] * LANES
-        if any(a is not True and a is not False for a in act):
-            raise Unknown("a shuffle under a condition the lanes cannot compute")
         out = list(values)
         for i in range(LANES):
             if act[i] is False:
@@ -1138,10 +1170,16 @@ class _Run:
             w = min(w, group)
             base = i - i % group
             src = base + hip_source(kind, i - base, arg, w, group)
-            # an inactive source lane: a value neither run agrees on (read afterwards, it differs)
-            out[i] = (
-                values[src] if act[src] is not False else self.terms.node("inactive", self.model.name, src)
-            )
+            # a source lane that may be inactive (returned, or outside an `if`): what it holds
+            # is undefined on either platform, the same unknown in both runs; one active under
+            # the reader's own condition, or always, is read
+            if act[src] is True or act[src] == act[i]:
+                out[i] = values[src]
+            elif act[src] is False:
+                out[i] = self.terms.node("inactive", src)
+            else:
+                marker = self.terms.node("inactive", src)
+                out[i] = self.terms.node("sel", act[src].id, _key(values[src]), _key(marker))
         self.shuffles.add(at)
         return out
 

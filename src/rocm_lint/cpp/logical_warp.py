@@ -142,19 +142,21 @@ class LogicalWarps:
 
     def _evaluated_same(self, shuffles: List[int]) -> Set[int]:
         """The width-less shuffles (offsets) that every function reaching them from outside the
-        file's call graph (a kernel, or a helper nothing in the file calls) runs to the same
-        reads on wave64 and on 32-lane warps, and at least one runs at all (``lanes``)."""
+        file's call graph (a kernel, or a helper nothing in the file calls; in a header, every
+        function on the way, as other files may call it) runs to the same reads on wave64 and on
+        32-lane warps, and at least one runs at all (``lanes``)."""
         fns = self.functions
         if not fns.items or len(fns.items) > MAX_FUNCTIONS:
             return set()
         callers = fns.callers()
         sim = self._simulator()
+        header = not self.unit.path.endswith(_SOURCE_SUFFIXES)
         out: Set[int] = set()
         for offset in shuffles:
             i = fns.at(offset)
             if i < 0:
                 continue
-            roots = _roots_of(i, callers)
+            roots = _roots_of(i, callers, header)
             if roots is None:
                 continue
             verdicts = [sim.evaluate(r) for r in roots]
@@ -299,17 +301,20 @@ def _paren_after(code: str, start: int, end: int) -> Optional[int]:
 
 
 MAX_ROOTS = 16
+_SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c", ".hip")  # a translation unit, not an included file
 
 
-def _roots_of(i: int, callers: List[Set[int]]) -> Optional[List[int]]:
+def _roots_of(i: int, callers: List[Set[int]], every: bool = False) -> Optional[List[int]]:
     """The functions that reach function ``i`` through calls and that nothing in the file calls
-    (``i`` itself when nothing calls it); None past ``MAX_ROOTS`` or when a cycle leaves none."""
+    (``i`` itself when nothing calls it), or with ``every`` all the functions that reach it (a
+    header's functions may be called from any file that includes it); None past ``MAX_ROOTS`` or
+    when a cycle leaves none."""
     seen = {i}
     todo = [i]
     roots: List[int] = []
     while todo:
         j = todo.pop()
-        if not callers[j]:
+        if every or not callers[j]:
             roots.append(j)
             if len(roots) > MAX_ROOTS:
                 return None
