@@ -526,3 +526,23 @@ __device__ float reduce_from(float v, int start) {
         "  y[threadIdx.x & 31] = reduce_from(x[threadIdx.x], n);\n}\n"
     )
     assert _roc603_lines(unknown, tmp_path, "k3.cu") == [7]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "switch (threadIdx.x & 1) { case 0: v += 1; break; }",
+        "do { v += __shfl_xor(v, 1); } while (v < 0);",
+        "auto add = [](int a, int b) { return a + b; }; v = add(v, 1);",
+        'asm volatile("" : "+r"(v));',
+        "for (;;) { v += __shfl_xor(v, 16); break; }",
+        "v += tile.shfl_down(v, 16);",
+    ],
+)
+def test_code_outside_the_subset_is_not_evaluated(body, tmp_path):
+    text = (
+        "__global__ void k(const int* x, int* y) {\n  int v = x[threadIdx.x];\n  "
+        + body
+        + "\n  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor(v, o);\n  y[threadIdx.x] = v;\n}\n"
+    )
+    assert _verdicts(text, tmp_path)["k"].verdict == UNKNOWN
