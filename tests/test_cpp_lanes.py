@@ -282,6 +282,23 @@ VERDICT_CASES = [
 }""",
         DIFFERENT,
     ),
+    # a width-less shuffle's result used as a 32-lane index: lanes 32-63 take lane 0's slot
+    (
+        """__global__ void k(const int* x, int* y) {
+  const int lane = threadIdx.x & 31;
+  const int slot = __shfl(x[threadIdx.x] & 31, 0);
+  y[(threadIdx.x >> 5) * 32 + slot] = lane;
+}""",
+        DIFFERENT,
+    ),
+    (
+        """__global__ void k(const int* x, int* y) {
+  const int lane = threadIdx.x & 31;
+  const int slot = __shfl(x[threadIdx.x] & 31, 0, 32);
+  y[(threadIdx.x >> 5) * 32 + slot] = lane;
+}""",
+        SAME,
+    ),
     # an inclusive scan guarded by the 32-lane id stays in each half
     (
         """__global__ void k(const int* x, int* y) {
