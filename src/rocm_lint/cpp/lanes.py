@@ -215,6 +215,7 @@ _PURE = frozenset(
     ).split()
 )
 _ATOMIC = re.compile(r"atomic[A-Z]\w*$")
+_PARAM_NAME = re.compile(r"(?<![\w])[A-Za-z_]\w*\Z")  # the name a parameter ends with
 
 
 # -- models ------------------------------------------------------------------------------------
@@ -835,7 +836,7 @@ class Simulator:
                 toks = tokenize(self.code, f.start + 1, f.end)
                 kept = [t for t in toks if not self.dropped(t[2])]
                 if len(kept) == len(toks) and re.search(
-                    r"^\s*#\s*(?:else|elif)", self.code[f.start : f.end], re.M
+                    r"^[ \t]*#[ \t]*(?:else|elif)", self.code[f.start : f.end], re.M
                 ):
                     raise Unknown("both branches of a conditional")
                 body = Parser(kept).block()
@@ -879,10 +880,12 @@ class Simulator:
                 piece = piece.strip()
                 base = open_ + 1 + at + text[at:].find("=") + 1
                 default = Parser(tokenize(code, base, base + len(dtext))).assignment()
-            m = re.search(r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$", piece)
+            while piece.endswith("]") and "[" in piece:  # `float v[4]`: the name before its bounds
+                piece = piece[: piece.rindex("[")].rstrip()
+            m = _PARAM_NAME.search(piece[-200:])
             if m is None:
                 raise Unknown("a parameter without a name")
-            params.append((m.group(1), default, open_ + 1 + at))
+            params.append((m.group(0), default, open_ + 1 + at))
         return params
 
     def evaluate(self, index: int) -> Evaluation:
