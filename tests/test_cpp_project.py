@@ -233,9 +233,11 @@ def test_cpp_project_facts_come_from_the_headers(tmp_path):
         },
     )
     gated = [(line, code) for line, code, _ in _found(root / "src" / "gated.cu")]
+    # (line 15, a xor butterfly from 16 without a width, is silent either way: every lane holds
+    # its 32-lane half's sum on wave64, as on a 32-lane warp: rocm_lint.cpp.lanes)
+    assert (15, "ROC603") not in gated
     assert {
         (9, "ROC701"),
-        (15, "ROC603"),
         (19, "ROC602"),
         (23, "ROC601"),
         (23, "ROC602"),

@@ -39,6 +39,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set
 
 from rocm_lint.cpp.functions import Functions, brace_tree, function_of, functions_in
+from rocm_lint.cpp.lanes import SAME, Simulator
 from rocm_lint.cpp.values import literal_value
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ _VOTE = re.compile(
     r"|match_(?:any|all)_sync|reduce_(?:add|min|max|and|or|xor)_sync)\b"
 )
 _SHUFFLE = re.compile(r"__shfl(?:_up|_down|_xor)?(_sync)?\b")
+_EXCHANGE = re.compile(r"(?i)shfl|shuffle|ballot|activemask|__any|__all|__syncwarp|tiled_partition|Warp[A-Z]")
 _MASK_ARGUMENT = re.compile(r"_sync\s*\(\s*$")  # `__shfl_xor_sync(__activemask(), ...`: a mask, not data
 _WIDTH_DEFAULT = re.compile(r"=\s*(?:warpSize|C10_WARP_SIZE)\b")
 _DEVICE_CODE = re.compile(r"__(?:device|global|shfl|ballot|activemask|syncwarp)|threadIdx|warpSize")
@@ -71,6 +73,7 @@ class LogicalWarps:
         self._hardware_at: Optional[List[int]] = None
         self._functions: Optional[Functions] = None
         self._mixed: Optional[List[bool]] = None
+        self._callers: Optional[List[Set[int]]] = None
 
     @property
     def _tree(self) -> tuple:
@@ -121,15 +124,57 @@ class LogicalWarps:
                     continue
                 if not _MASK_ARGUMENT.search(code, max(0, m.start() - 40), m.start()):
                     out.append(m.start())
+        widthless: List[int] = []
         if "__shfl" in code:
             for m in _SHUFFLE.finditer(code):
                 paren = _paren_after(code, m.start(), m.end())
                 if paren is None:
                     continue
                 width_at = 3 if m.group(1) else 2
-                if len(unit.args(paren)) <= width_at:
-                    out.append(m.start())  # no width: the whole wavefront
+                if len(unit.args(paren)) <= width_at and not unit.nvidia_only(m.start()):
+                    widthless.append(m.start())  # no width: the whole wavefront
+        if widthless:
+            # unless the lane simulator shows the function computing on a 64-lane wavefront
+            # what it computes on 32-lane warps (rocm_lint.cpp.lanes)
+            cleared = self._evaluated_same(widthless)
+            out.extend(o for o in widthless if o not in cleared)
         return sorted(o for o in out if not unit.nvidia_only(o))
+
+    def _evaluated_same(self, shuffles: List[int]) -> Set[int]:
+        """The width-less shuffles (offsets) that every function reaching them from outside the
+        file's call graph (a kernel, or a helper nothing in the file calls; in a header, every
+        function on the way, as other files may call it) runs to the same reads on wave64 and on
+        32-lane warps, and at least one runs at all (``lanes``)."""
+        fns = self.functions
+        if not fns.items or len(fns.items) > MAX_FUNCTIONS:
+            return set()
+        callers = fns.callers()
+        sim = self._simulator()
+        header = not self.unit.path.endswith(_SOURCE_SUFFIXES)
+        out: Set[int] = set()
+        for offset in shuffles:
+            i = fns.at(offset)
+            if i < 0:
+                continue
+            roots = _roots_of(i, callers, header)
+            if roots is None:
+                continue
+            verdicts = [sim.evaluate(r) for r in roots]
+            if all(v.verdict == SAME for v in verdicts) and any(offset in v.shuffles for v in verdicts):
+                out.add(offset)
+        return out
+
+    def _simulator(self) -> Simulator:
+        unit = self.unit
+
+        def resolve(name: str, at: int, world: str):
+            d = unit.pre.macro(name, unit.line_of(at), world)
+            text = d.body if d is not None and d.params is None else name
+            text = unit.expand(text, at)
+            value = literal_value(text)
+            return value if value is not None else text
+
+        return Simulator(unit.code, self.functions, resolve, unit.nvidia_only)
 
     def _wrapper_calls(self) -> Set[int]:
         """Functions that call a hardware-width helper: a header's ballot wrapper, a header's
@@ -199,6 +244,26 @@ class LogicalWarps:
         i = self.functions.at(offset)
         return None if i < 0 else self._complete_mixed()[i]
 
+    def lone_helper(self, offset: int) -> bool:
+        """Is ``offset`` in a device helper that nothing in the file calls, that calls nothing of
+        the file and holds no warp exchange of its own (``lane_id() { return threadIdx.x & 31; }``
+        in a header)?  Its 32 is consumed elsewhere: the file's other warp code is the evidence of
+        what its callers assume."""
+        fns = self.functions
+        i = fns.at(offset)
+        if i < 0 or len(fns.items) > MAX_FUNCTIONS or fns.callees[i]:
+            return False
+        if self._callers is None:
+            self._callers = fns.callers()
+        if self._callers[i]:
+            return False
+        f = fns.items[i]
+        code = self.unit.code
+        head = code[max(0, f.start - 400) : f.start]
+        if "__global__" in head[head.rfind(";") + 1 :] or "__global__" in head[head.rfind("}") + 1 :]:
+            return False  # a kernel is its own consumer
+        return not _EXCHANGE.search(code, f.start, f.end)
+
     def constant_consistent(self, name: str, definition: int) -> bool:
         cached = self._constants.get(name)
         if cached is None:
@@ -233,6 +298,31 @@ def _paren_after(code: str, start: int, end: int) -> Optional[int]:
     while i < len(code) and code[i] in " \t\r\n":
         i += 1
     return i if i < len(code) and code[i] == "(" else None
+
+
+MAX_ROOTS = 16
+_SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c", ".hip")  # a translation unit, not an included file
+
+
+def _roots_of(i: int, callers: List[Set[int]], every: bool = False) -> Optional[List[int]]:
+    """The functions that reach function ``i`` through calls and that nothing in the file calls
+    (``i`` itself when nothing calls it), or with ``every`` all the functions that reach it (a
+    header's functions may be called from any file that includes it); None past ``MAX_ROOTS`` or
+    when a cycle leaves none."""
+    seen = {i}
+    todo = [i]
+    roots: List[int] = []
+    while todo:
+        j = todo.pop()
+        if every or not callers[j]:
+            roots.append(j)
+            if len(roots) > MAX_ROOTS:
+                return None
+        for c in callers[j]:
+            if c not in seen:
+                seen.add(c)
+                todo.append(c)
+    return sorted(roots) or None
 
 
 def _propagate(fns: Functions, hardware: List[bool]) -> List[bool]:

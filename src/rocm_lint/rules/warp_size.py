@@ -195,6 +195,8 @@ def wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
 def find_warp_size_32(unit: CppUnit) -> Iterator[Hit]:
     seen: Set[int] = set()
     warps = None
+    lone = []  # lane math in helpers nothing in the file calls: decided by the file's other warp code
+    reported = False
     for start, end, what in wave_hits(unit, 32):
         line = unit.line_of(start)
         region = unit.pre.status(line)
@@ -212,9 +214,25 @@ def find_warp_size_32(unit: CppUnit) -> Iterator[Hit]:
             if warps.constant_consistent(name.group(0), start):
                 continue
         elif warps.mixed(start) is False:
+            if what.startswith("lane/warp math") and warps.lone_helper(start):
+                lone.append((start, end, what))
             continue
+        reported = True
         yield ROC603.hit(start, end, ROC603.message(what=what))
     if "[" in unit.code and ("warpSize" in unit.code or "C10_WARP_SIZE" in unit.code):
         for start, end, what in hardware_indexed_arrays(unit, warps or LogicalWarps(unit)):
             if start not in seen and unit.pre.status(unit.line_of(start)).wave != 32:
+                reported = True
                 yield ROC603.hit(start, end, ROC603.message(what=what))
+    if reported:
+        # A lane-id helper whose callers are elsewhere, in a file whose own warp code mixes 32
+        # with the hardware width: its callers are read as the file's code is.
+        for start, end, what in lone:
+            yield ROC603.hit(
+                start,
+                end,
+                ROC603.message(
+                    what=what + ", in a helper nothing in this file calls, next to warp code of the file "
+                    "that mixes 32 lanes with the hardware width"
+                ),
+            )
