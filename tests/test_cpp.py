@@ -64,10 +64,11 @@ def test_cpp_files_are_scanned_with_device_code_or_for_the_cuda_host_api(name):
     host_only = "#include <cuda_runtime.h>\nint lanes = 32;\nunsigned full = 0xffffffff;\n"
     assert codes_by_line(host_only, name) == [(1, "ROC702")]
     assert codes_by_line(host_only, "k.cu") == [(1, "ROC702")]
-    version_test = (
-        "#include <vector>\nint f() {\n#if CUDART_VERSION >= 12000\n  return 1;\n#endif\n  return 0;\n}\n"
-    )
-    assert codes_by_line(version_test, name) == [(3, "ROC703")]
+    version_test = "#include <cuda.h>\nint f() {\n#if CUDART_VERSION >= 12000\n  return 1;\n#endif\n}\n"
+    assert codes_by_line(version_test, name) == [(1, "ROC702"), (3, "ROC703")]
+    # a portable header that asks the compiler's version alone is no CUDA host code
+    portable = "#if defined(__CUDACC__) && __CUDACC_VER_MAJOR__ <= 11\n#define OLD 1\n#endif\n"
+    assert codes_by_line(portable, name) == []
     gated = "#ifndef USE_ROCM\n#include <cublas_v2.h>\n#endif\nint x = 32 % 32;\n"
     assert codes_by_line(gated, name) == []
     # a CPU file that never names the CUDA API is not read at all

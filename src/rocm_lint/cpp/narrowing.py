@@ -31,7 +31,9 @@ DEVICE_WORDS = (
 ASM_WORDS = ("__asm__", "asm(", "asm volatile")
 
 # A .cpp/.h file without device code is still part of the GPU program when it uses the CUDA host
-# API: it includes CUDA's headers, tests its version macros or calls the runtime.  A HIP build
+# API: it includes CUDA's headers or calls the runtime.  Version macros alone do not make one: a
+# portable header asks `defined(__CUDACC__) && __CUDACC_VER_MAJOR__ <= 11` of whatever compiler
+# builds it, and a CPU build never reaches the CUDA side.  A HIP build
 # compiles such a file with hipcc (or hipified), so what breaks there is the host half of a port:
 # a CUDA-only header (ROC702), a version test ROCm drops (ROC703), runtime version numbers
 # (ROC704), CUTLASS/libcu++ headers (ROC707).  The device-code rules (warp width, masks, PTX)
@@ -50,9 +52,6 @@ CUDA_HOST_WORDS = (
     "cusolver",
     "nvToolsExt",
     "nvrtc.h",
-    "CUDART_VERSION",
-    "CUDA_VERSION",
-    "__CUDACC_VER_",
     "cudaRuntimeGetVersion",
     "cudaDriverGetVersion",
     "cutlass/",
