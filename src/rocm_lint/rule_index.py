@@ -2,7 +2,7 @@
 pre-filter and the selection read of each rule, so a check imports only the families it runs
 (``rocm_lint.registry``).  Not edited by hand; stale (another FINGERPRINT), it is not used."""
 
-FINGERPRINT = 'f3253516'
+FINGERPRINT = 'e56ac2f1'
 
 # code, module, languages, triggers, precheck, source_languages, python_checked, exports, export_triggers, supersedes
 RULES = (
@@ -31,6 +31,7 @@ RULES = (
     ('ROC406', 'rocm_lint.rules.dependencies', ('manifest', 'shell', 'dockerfile', 'yaml', 'dotenv', 'python'), ('nvidia-', 'cupy-cuda', 'onnxruntime-gpu', 'tensorrt', 'jax-cuda', 'pycuda', '-cu1', '-cuda1', '[cuda1', '[cuda]', '[cuda-', '[cuda_', '[cu1', ',cuda1', 'vllm', 'flashinfer', 'sgl-kernel', 'cuda-python', 'cuda-bindings', 'cuda-core'), None, ('dockerfile', 'dotenv', 'manifest', 'shell', 'yaml'), True, False, False, False),
     ('ROC407', 'rocm_lint.rules.dependencies', ('manifest', 'shell', 'dockerfile', 'yaml', 'dotenv', 'python'), ('torch==', 'torch ==', 'torchvision==', 'torchvision ==', 'torchaudio==', 'torchaudio ==', 'torch = ', 'torchvision = ', 'torchaudio = ', 'torch>=', 'torch >=', 'torchvision>=', 'torchvision >=', 'torchaudio>=', 'torchaudio >=', 'triton==', 'triton ==', 'triton = '), '(?:torch(?:vision|audio)?|triton)\\s*(?:===?\\s*\\d|=\\s*[\\"\'{])|torch(?:vision|audio)?\\s*>=\\s*[\\d.]+\\s*,\\s*<', ('dockerfile', 'dotenv', 'manifest', 'shell', 'yaml'), True, False, False, False),
     ('ROC408', 'rocm_lint.rules.packages', ('python',), ('BatchNorm2d_NHWC', 'bn_group'), 'BatchNorm2d_NHWC', (), True, False, False, False),
+    ('ROC409', 'rocm_lint.rules.nvidia_runtime', ('python',), ('nvml', 'CDLL', 'LoadLibrary', 'cdll', 'find_library', 'libraries', '-lcu', '-lnvrtc'), 'nvml[A-Z]|CDLL|LoadLibrary|cdll|find_library|libraries\\s*=|-l(?:cu|nvrtc)', (), True, False, False, False),
     ('ROC501', 'rocm_lint.rules.build', ('python',), ('use_fast_math', 'gencode', 'generate-code', 'gpu-architecture', 'gpu-code', '-code=', 'extended-lambda', 'relaxed-constexpr', 'ptxas', '-Xcompiler', '-Xcudafe', '-Xnvlink', '-Xfatbin', 'compiler-options', 'nvlink-options', 'generate-line-info', '--threads', 'maxrregcount', 'ftz', 'prec-div', 'prec-sqrt', 'fmad', 'res-usage', 'resource-usage', 'extra-device-vectorization', 'diag-suppress', 'ccbin', 'compiler-bindir', 'default-stream', 'split-compile', '-rdc', 'relocatable-device-code', 'allow-unsupported-compiler', 'disable-warnings', 'source-in-ptx', 'forward-unknown-opts'), 'nvcc|extra_cuda_cflags', (), True, True, True, False),
     ('ROC502', 'rocm_lint.rules.build_config', ('python', 'shell', 'dockerfile', 'yaml', 'dotenv', 'cmake'), ('TORCH_CUDA_ARCH_LIST', 'CUDAARCHS', 'CMAKE_CUDA_ARCHITECTURES', 'CUDA_ARCHITECTURES', 'arch=', 'gpu-architecture'), None, ('cmake', 'dockerfile', 'dotenv', 'shell', 'yaml'), True, False, False, False),
     ('ROC503', 'rocm_lint.rules.build_config', ('python', 'shell', 'dockerfile', 'yaml', 'dotenv', 'cmake'), ('offload-arch', 'amdgpu-target', 'cuda-gpu-arch', 'mcpu=gfx', 'PYTORCH_ROCM_ARCH', 'HIP_ARCHITECTURES', 'GPU_TARGETS', 'HCC_AMDGPU_TARGET', 'GPU_ARCH', 'NVTE_ROCM_ARCH', 'TORCH_CUDA_ARCH_LIST'), 'gfx[0-9a-f]', ('cmake', 'dockerfile', 'dotenv', 'shell', 'yaml'), True, False, False, False),
