@@ -121,6 +121,7 @@ def test_exact_pins(text, pin):
         ("cuda-python>=12.4", True),
         ("cuda-bindings", True),
         ("nvidia-cudnn-frontend", True),
+        ("cuda-toolkit[cublas,curand]==12.8.*", True),
         ("vllm==0.6.3+rocm631", False),  # a ROCm build by its local label
         ("vllm @ https://example.org/whl/rocm6.3/vllm-0.6.3-cp310-linux_x86_64.whl", False),
         ("vllm-flash-attn", False),  # not in the table

@@ -2,7 +2,7 @@
 pre-filter and the selection read of each rule, so a check imports only the families it runs
 (``rocm_lint.registry``).  Not edited by hand; stale (another FINGERPRINT), it is not used."""
 
-FINGERPRINT = 'de4df03c'
+FINGERPRINT = '0c6ce0be'
 
 # code, module, languages, triggers, precheck, source_languages, python_checked, exports, export_triggers, supersedes
 RULES = (
@@ -28,7 +28,7 @@ RULES = (
     ('ROC403', 'rocm_lint.rules.packages', ('python',), ('flash_attn',), None, (), True, False, False, False),
     ('ROC404', 'rocm_lint.rules.packages', ('python', 'shell', 'dockerfile', 'yaml'), ('nvidia-smi', 'nvcc', 'nsys', 'ncu', 'nvprof'), 'n(?<=(?<!\\w)n)(?:vidia-smi|vcc|sys|cu|vprof)\\b', ('dockerfile', 'shell', 'yaml'), True, False, False, False),
     ('ROC405', 'rocm_lint.rules.dependencies', ('manifest', 'shell', 'dockerfile', 'yaml', 'dotenv', 'python'), ('+cu1', '+cuda', '%2Bcu1', '%2bcu1', '/cu1'), None, ('dockerfile', 'dotenv', 'manifest', 'shell', 'yaml'), True, False, False, False),
-    ('ROC406', 'rocm_lint.rules.dependencies', ('manifest', 'shell', 'dockerfile', 'yaml', 'dotenv', 'python'), ('nvidia-', 'cupy-cuda', 'onnxruntime-gpu', 'tensorrt', 'jax-cuda', 'pycuda', '-cu1', '-cuda1', '[cuda1', '[cuda]', '[cuda-', '[cuda_', '[cu1', ',cuda1', 'vllm', 'flashinfer', 'sgl-kernel', 'cuda-python', 'cuda-bindings', 'cuda-core'), None, ('dockerfile', 'dotenv', 'manifest', 'shell', 'yaml'), True, False, False, False),
+    ('ROC406', 'rocm_lint.rules.dependencies', ('manifest', 'shell', 'dockerfile', 'yaml', 'dotenv', 'python'), ('nvidia-', 'cupy-cuda', 'onnxruntime-gpu', 'tensorrt', 'jax-cuda', 'pycuda', '-cu1', '-cuda1', '[cuda1', '[cuda]', '[cuda-', '[cuda_', '[cu1', ',cuda1', 'vllm', 'flashinfer', 'sgl-kernel', 'cuda-python', 'cuda-bindings', 'cuda-core', 'cuda-toolkit'), None, ('dockerfile', 'dotenv', 'manifest', 'shell', 'yaml'), True, False, False, False),
     ('ROC407', 'rocm_lint.rules.dependencies', ('manifest', 'shell', 'dockerfile', 'yaml', 'dotenv', 'python'), ('torch==', 'torch ==', 'torchvision==', 'torchvision ==', 'torchaudio==', 'torchaudio ==', 'torch = ', 'torchvision = ', 'torchaudio = ', 'torch>=', 'torch >=', 'torchvision>=', 'torchvision >=', 'torchaudio>=', 'torchaudio >=', 'triton==', 'triton ==', 'triton = '), '(?:torch(?:vision|audio)?|triton)\\s*(?:===?\\s*\\d|=\\s*[\\"\'{])|torch(?:vision|audio)?\\s*>=\\s*[\\d.]+\\s*,\\s*<', ('dockerfile', 'dotenv', 'manifest', 'shell', 'yaml'), True, False, False, False),
     ('ROC408', 'rocm_lint.rules.packages', ('python',), ('BatchNorm2d_NHWC', 'bn_group'), 'BatchNorm2d_NHWC', (), True, False, False, False),
     ('ROC409', 'rocm_lint.rules.nvidia_runtime', ('python',), ('nvml', 'CDLL', 'LoadLibrary', 'cdll', 'find_library', 'libraries', '-lcu', '-lnvrtc'), 'nvml[A-Z]|CDLL|LoadLibrary|cdll|find_library|libraries\\s*=|-l(?:cu|nvrtc)', (), True, False, False, False),

@@ -101,6 +101,7 @@ ROC406 = Rule(
         "cuda-python",
         "cuda-bindings",
         "cuda-core",
+        "cuda-toolkit",
     ),
     languages=_LANGUAGES,
     messages={

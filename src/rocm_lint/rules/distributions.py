@@ -57,6 +57,12 @@ DISTRIBUTIONS: Dict[str, Distribution] = {
     "cuda-python": _CUDA_PYTHON,
     "cuda-bindings": _CUDA_PYTHON,
     "cuda-core": _CUDA_PYTHON,
+    "cuda-toolkit": Distribution(
+        "NVIDIA's CUDA Toolkit metapackage: its extras (`[cublas,curand,...]`) install the `nvidia-*` "
+        "CUDA runtime wheels",
+        "the ROCm libraries (a ROCm torch brings its own; `rocm` wheels for the rest)",
+        rocm_wheel_on_pypi=False,
+    ),
     "nvidia-cudnn-frontend": Distribution(
         "cuDNN's Python frontend, which needs cuDNN",
         "torch's own convolution and attention (MIOpen on ROCm)",
