@@ -2,7 +2,7 @@
 pre-filter and the selection read of each rule, so a check imports only the families it runs
 (``rocm_lint.registry``).  Not edited by hand; stale (another FINGERPRINT), it is not used."""
 
-FINGERPRINT = '0c6ce0be'
+FINGERPRINT = 'fd0efa9e'
 
 # code, module, languages, triggers, precheck, source_languages, python_checked, exports, export_triggers, supersedes
 RULES = (
@@ -51,7 +51,7 @@ RULES = (
     ('ROC709', 'rocm_lint.rules.device_runtime', ('cuda', 'cpp'), ('<<<', 'cudaDeviceSynchronize', 'cudaLaunchDevice', 'cudaGetParameterBuffer'), None, ('cpp', 'cuda'), False, False, False, False),
     ('ROC710', 'rocm_lint.rules.device_runtime', ('cuda', 'cpp'), ('cudaMallocManaged', '__managed__', 'cudaMemPrefetchAsync', 'cudaMemAdvise'), None, ('cpp', 'cuda'), False, False, False, False),
     ('ROC711', 'rocm_lint.rules.device_limits', ('cuda', 'cpp'), ('MaxDynamicSharedMemorySize',), None, ('cpp', 'cuda'), False, False, False, False),
-    ('ROC801', 'rocm_lint.rules.hardware', ('python',), ('float8_e4m3fn', 'float8_e5m2'), None, (), True, False, False, False),
+    ('ROC801', 'rocm_lint.rules.hardware', ('python',), ('float8_e4m3fn', 'float8_e5m2', 'fp8_dtype'), None, (), True, False, False, False),
     ('ROC802', 'rocm_lint.rules.warp_width', ('python',), ('num_warps', 'NUM_WARPS', 'WARP_SIZE', 'warp_size', 'WarpSize', 'warpSize', 'THREADS_PER_WARP', 'threads_per_warp', 'ThreadsPerWarp', 'WARP_WIDTH', 'warp_width', 'LANES_PER_WARP', 'lanes_per_warp', '* 32', '*32', '32 *', '32*', '// 32', '//32'), '[Ww][Aa][Rr][Pp]', (), True, False, False, False),
     ('ROC901', 'rocm_lint.rules.host', ('runtime',), (), None, (), False, False, False, False),
     ('ROC902', 'rocm_lint.rules.host', ('runtime',), (), None, (), False, False, False, False),
