@@ -103,6 +103,11 @@ ROC406 = Rule(
         "cuda-core",
         "cuda-toolkit",
     ),
+    # The table's names are ordinary words in prose and module names (a `vllm` import, a comment
+    # naming `cuda-python`): they count where a requirement is written, at the start of a line
+    # (requirements files, TOML arrays, YAML lists), after a quote, or after `install` on its line.
+    precheck=r"nvidia-|cupy-cuda|onnxruntime-gpu|tensorrt|jax-cuda|pycuda|-cu1|-cuda1|\[cu|,cuda1"
+    r"|(?m:(?:^[ \t\-]*|[\"']|\binstall\b[^\n]*\s)(?:vllm|flashinfer|sgl-kernel|cuda-(?:python|bindings|core|toolkit))\b)",
     languages=_LANGUAGES,
     messages={
         "default": "`{name}` only exists as a CUDA build ({what}): on an AMD host it installs "

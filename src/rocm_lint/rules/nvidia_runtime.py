@@ -22,7 +22,11 @@ ROC409 = Rule(
     "loading `libcudart`/`libcuda`/`libnvrtc`, or an extension linked with `libraries=['cuda', 'nvrtc']`: "
     "none of them exists on an AMD host",
     triggers=("nvml", "CDLL", "LoadLibrary", "cdll", "find_library", "libraries", "-lcu", "-lnvrtc"),
-    precheck=r"nvml[A-Z]|CDLL|LoadLibrary|cdll|find_library|libraries\s*=|-l(?:cu|nvrtc)",
+    # an NVML call; a loader or a link list in a file that names one of the CUDA libraries (two
+    # anchored look-aheads: one pass each over the text)
+    precheck=r"nvml[A-Z]|-l(?:cu|nvrtc)|(?s:\A(?=.*?(?:CDLL|LoadLibrary|cdll|find_library|libraries\s*=|link_args|ldflags))"
+    r"(?=.*?(?:lib(?:cuda|cudart|nvrtc|nvidia-ml|cublas|cudnn|cufft|curand|cusparse|cusolver|nvjitlink)|cudart64|nvrtc64"
+    r"|[\"'](?:cuda|cudart|nvrtc|nvidia-ml|cublas|cublasLt|cudnn|cufft|curand|cusparse|cusolver|nvJitLink)[\"'])))",
     messages={
         "nvml": "`{call}()` starts NVML, NVIDIA's management library, and nothing in this module reads an AMD "
         "GPU another way: on an AMD host it raises `NVMLError_LibraryNotFound`; catch `pynvml.NVMLError` and "
