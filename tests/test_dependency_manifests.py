@@ -88,10 +88,58 @@ def test_other_files_keep_their_language(path):
         ("torch", None),
         ("pytorch-lightning==2.4.0", None),
         ("torchmetrics==1.4.0", None),
+        # a range that only one release meets acts as that pin
+        ("torch>=2.7.0,<2.7.1", ("range", "2.7.0")),
+        ("torch>=2.7,<2.7.1", ("range", "2.7.0")),
+        ("torch<2.7.1,>=2.7.0", ("range", "2.7.0")),
+        ("torch>=2.7.0,<=2.7", ("range", "2.7.0")),
+        ("torch>=2.7.0,<2.8", None),  # 2.7.0, 2.7.1 ...
+        ("torch>=2.7.1,<2.8", None),
+        ("torch>=2,<3", None),
+        ("torch>=2.7.0,<2.7.1,!=2.7.0.post1", None),  # three clauses: left open
+        ("torch>=2.7.0rc1,<2.7.1", None),  # a pre-release bound: left open
+        ("torch>=2.7.0.1,<2.7.0.2", ("range", "2.7.0.1")),
+        # Triton: a ROCm torch brings it as pytorch-triton-rocm; only an exact pin
+        ("triton==3.1.0", ("==", "3.1.0")),
+        ("triton>=3.0", None),
+        ("triton>=3.1.0,<3.1.1", None),
+        ("pytorch-triton-rocm==3.1.0", None),
     ],
 )
 def test_exact_pins(text, pin):
     assert exact_pin(parse_requirement(text)) == pin
+
+
+@pytest.mark.parametrize(
+    "text, flagged",
+    [
+        ("vllm", True),
+        ("vllm>=0.6.3", True),
+        ("flashinfer-python==0.2.5", True),
+        ("flashinfer_python", True),  # PEP 503: the same distribution
+        ("sgl-kernel", True),
+        ("cuda-python>=12.4", True),
+        ("cuda-bindings", True),
+        ("nvidia-cudnn-frontend", True),
+        ("cuda-toolkit[cublas,curand]==12.8.*", True),
+        ("vllm==0.6.3+rocm631", False),  # a ROCm build by its local label
+        ("vllm @ https://example.org/whl/rocm6.3/vllm-0.6.3-cp310-linux_x86_64.whl", False),
+        ("vllm-flash-attn", False),  # not in the table
+        ("hip-python", False),
+        ("triton==3.1.0", False),  # ROC407's: PyPI has it with an AMD backend
+    ],
+)
+def test_distributions_without_a_rocm_wheel(text, flagged):
+    assert ("ROC406" in [c for c, _ in requirement_hazards(text)]) is flagged
+
+
+def test_every_table_row_says_why():
+    from rocm_lint.rules.distributions import DISTRIBUTIONS
+
+    for name, row in DISTRIBUTIONS.items():
+        assert name == name.lower() and "_" not in name, name  # PEP 503 spelling
+        assert row.what and row.instead
+        assert not row.rocm_wheel_on_pypi or row.rocm_torch_brings, name  # each row decides something
 
 
 def test_a_pin_installed_from_a_rocm_index_is_the_rocm_build():
@@ -161,7 +209,7 @@ def test_what_a_requirement_asks_for(text, code):
         "nvidia-ml-py",
         "cupy",
         "torch==2.4.0+rocm6.1",
-        "triton==3.1.0",
+        "triton>=3.0",  # (an exact `triton==` pin is ROC407's: it shadows ROCm torch's Triton)
         "ray[default]",
         "pkg[cudf]",
         "llama_cpp_binaries @ https://x/llama_cpp_binaries-0.1+rocm7.2-py3-none-any.whl",

@@ -23,7 +23,9 @@ from conftest import FIXTURES, ROOT  # noqa: E402
 @pytest.fixture
 def clean_env(monkeypatch, tmp_path):
     for var in (
-        runtime.ALLOC_CONF_VARS + runtime.AUTOTUNE_ENV + ("HIPBLASLT_ALLOW_TF32", "HIP_FORCE_DEV_KERNARG")
+        runtime.ALLOC_CONF_VARS
+        + runtime.AUTOTUNE_ENV
+        + ("HIPBLASLT_ALLOW_TF32", "HIP_FORCE_DEV_KERNARG", "HSA_XNACK")
     ):
         monkeypatch.delenv(var, raising=False)
     numa = tmp_path / "numa_balancing"
@@ -184,9 +186,75 @@ def test_roc401_pynvml(monkeypatch, clean_env):
 def test_roc801_and_roc802_on_mi300(monkeypatch, clean_env):
     simulate(monkeypatch, arch="gfx942:sramecc+:xnack-", warp=64)
     monkeypatch.setenv("HIP_FORCE_DEV_KERNARG", "1")
+    # (and ROC710: this MI300 runs with xnack-, so managed memory does not migrate)
+    assert codes(runtime.check()) == ["ROC710", "ROC801", "ROC802"]
+    simulate(monkeypatch, arch="gfx942:sramecc+:xnack+", warp=64)
     assert codes(runtime.check()) == ["ROC801", "ROC802"]
     simulate(monkeypatch, arch="gfx950", warp=64)
     assert codes(runtime.check()) == ["ROC802"]  # OCP fp8 on MI350
+
+
+@pytest.mark.parametrize(
+    "arch, props, lds",
+    [
+        ("gfx942:sramecc+:xnack-", {}, 64 * 1024),  # MI300: the table
+        ("gfx950", {}, 160 * 1024),  # MI350: 160 KiB
+        ("gfx90a", {}, 64 * 1024),
+        ("gfx1100", {}, 64 * 1024),
+        ("gfx942", {"shared_memory_per_block": 65536}, 65536),  # what torch reports wins
+        ("gfx950", {"shared_memory_per_block_optin": 163840, "shared_memory_per_block": 65536}, 163840),
+        ("gfx803", {}, None),  # not in the table: unknown
+    ],
+)
+def test_lds_per_workgroup(monkeypatch, clean_env, arch, props, lds):
+    simulate(monkeypatch, arch=arch)
+    base = torch.cuda.get_device_properties(0)
+    for name, value in props.items():
+        setattr(base, name, value)
+    assert runtime.lds_per_workgroup() == lds
+    assert runtime.environment()["lds_per_workgroup"] == lds
+
+
+def test_lds_on_nvidia_comes_from_torch_only(monkeypatch, clean_env):
+    simulate(monkeypatch, hip=None, warp=32)
+    assert runtime.lds_per_workgroup() is None
+    torch.cuda.get_device_properties(0).shared_memory_per_block_optin = 232448
+    assert runtime.lds_per_workgroup() == 232448
+
+
+@pytest.mark.parametrize(
+    "arch, env, feature, enabled",
+    [
+        ("gfx942:sramecc+:xnack-", None, "-", False),
+        ("gfx942:sramecc+:xnack+", None, "+", True),
+        ("gfx90a:xnack-", "1", "-", False),  # the arch feature is what the process runs with
+        ("gfx942", "1", None, True),  # no feature in the name: HSA_XNACK decides
+        ("gfx942", "0", None, False),
+        ("gfx942", None, None, None),  # neither says
+        ("gfx1100", "1", None, False),  # RDNA: no XNACK
+    ],
+)
+def test_xnack(monkeypatch, clean_env, arch, env, feature, enabled):
+    simulate(monkeypatch, arch=arch)
+    if env is None:
+        monkeypatch.delenv("HSA_XNACK", raising=False)
+    else:
+        monkeypatch.setenv("HSA_XNACK", env)
+    assert runtime.xnack() == {"arch_feature": feature, "HSA_XNACK": env, "enabled": enabled}
+    monkeypatch.setenv("HIP_FORCE_DEV_KERNARG", "1")
+    reported = "ROC710" in codes(runtime.check())
+    assert reported is (arch.startswith(runtime.XNACK_ARCHS) and enabled is False)
+
+
+def test_fp8_format(monkeypatch, clean_env):
+    assert runtime.fp8_format() is None  # no GPU
+    simulate(monkeypatch, arch="gfx942:sramecc+:xnack-")
+    assert runtime.fp8_format() == "FNUZ"
+    simulate(monkeypatch, arch="gfx950")
+    assert runtime.fp8_format() == "OCP"
+    simulate(monkeypatch, hip=None, warp=32)
+    assert runtime.fp8_format() == "OCP"
+    assert runtime.xnack() is None  # not ROCm
 
 
 def test_roc901_numa(monkeypatch, clean_env):

@@ -85,6 +85,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         gpu = env["gpu"] or "no GPU visible"
         arch = f" ({env['arch']}, warp {env['warp_size']})" if env["arch"] else ""
         sys.stdout.write(f"torch {env['torch'] or '-'} · platform {env['platform'] or '-'} · {gpu}{arch}\n")
+        limits = []
+        if env.get("lds_per_workgroup"):
+            limits.append(f"LDS {env['lds_per_workgroup'] // 1024} KiB per workgroup")
+        if env.get("fp8_format"):
+            limits.append(f"fp8 {env['fp8_format']} (e4m3 max {240 if env['fp8_format'] == 'FNUZ' else 448})")
+        if env.get("xnack"):
+            on = env["xnack"]["enabled"]
+            limits.append("XNACK " + ("on" if on else "off" if on is False else "unknown (HSA_XNACK unset)"))
+        if limits and env["platform"] == "rocm":
+            sys.stdout.write(" · ".join(limits) + "\n")
         for severity in runtime.SEVERITY_ORDER:
             group = [f for f in findings if (f.severity or "info") == severity]
             if group:

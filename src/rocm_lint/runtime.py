@@ -2,8 +2,10 @@
 
 Static rules cannot know which GPU a program lands on.  This module asks the
 running torch: ``is_rocm()``, ``gpu_arch()``, ``warp_size()``, ``fp8_dtypes()``,
-and ``check()`` returns Findings that confirm static rules in the live process
-(ROC101, ROC203-ROC205, ROC301, ROC401, ROC801) or report host state (ROC9xx).
+``lds_per_workgroup()``, ``xnack()``, ``fp8_format()``, and ``check()`` returns Findings that
+confirm static rules in the live process (ROC101, ROC203-ROC205, ROC301, ROC401, ROC710, ROC801)
+or report host state (ROC9xx); ``environment()`` (the doctor's header) carries the GPU's LDS per
+workgroup (ROC711), XNACK state (ROC710) and fp8 format (ROC801).
 ``apply_rocm_safe_defaults()`` switches off the Inductor features that are
 unstable on ROCm, on ROCm only.
 
@@ -255,6 +257,61 @@ def _not_rocm_torch_on_amd_host() -> List[Finding]:
     ]
 
 
+# LDS (shared memory) a workgroup may use, by arch, where torch does not say: 64 KiB on CDNA1-3
+# (gfx908, gfx90a, gfx942) and RDNA; 160 KiB on CDNA4 (gfx950).
+LDS_BY_ARCH = (("gfx950", 160 * 1024), ("gfx9", 64 * 1024), ("gfx1", 64 * 1024))
+# Archs whose pages can migrate on demand (XNACK) when the process runs with it on.
+XNACK_ARCHS = ("gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
+
+
+def lds_per_workgroup(device: int = 0) -> Optional[int]:
+    """Bytes of shared memory (LDS) one block (workgroup) may use on this GPU: what torch reports
+    (`shared_memory_per_block_optin`, else `shared_memory_per_block`), else the table by arch on
+    ROCm; None without a GPU or where neither says (ROC711)."""
+    props = _properties(device)
+    if props is None:
+        return None
+    for name in ("shared_memory_per_block_optin", "shared_memory_per_block"):
+        value = getattr(props, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    if not is_rocm():
+        return None
+    arch = gpu_arch(device) or ""
+    return next((size for prefix, size in LDS_BY_ARCH if arch.startswith(prefix)), None)
+
+
+def xnack(device: int = 0) -> Optional[Dict[str, Any]]:
+    """Whether pages of managed memory migrate on demand here (ROC710): the arch's `xnack`
+    feature in `gcnArchName` (`gfx90a:sramecc+:xnack-`), `HSA_XNACK` of the process, and the
+    verdict (`enabled`: True/False, None where the arch does not say and HSA_XNACK is unset).
+    None off ROCm or without a GPU."""
+    props = _properties(device)
+    if props is None or not is_rocm():
+        return None
+    name = getattr(props, "gcnArchName", None) or ""
+    arch, _, features = name.partition(":")
+    feature = next((f[-1] for f in features.split(":") if f.startswith("xnack") and f[-1:] in "+-"), None)
+    env = os.environ.get("HSA_XNACK")
+    if arch not in XNACK_ARCHS:
+        enabled: Optional[bool] = False
+    elif feature is not None:
+        enabled = feature == "+"
+    elif env is not None:
+        enabled = env.strip() == "1"
+    else:
+        enabled = None
+    return {"arch_feature": feature, "HSA_XNACK": env, "enabled": enabled}
+
+
+def fp8_format(device: int = 0) -> Optional[str]:
+    """ "FNUZ" (e4m3 maximum 240) or "OCP" (448) for this GPU's native fp8 (ROC801); None without a GPU."""
+    arch = gpu_arch(device)
+    if arch is None:
+        return None
+    return "FNUZ" if is_rocm() and uses_fnuz_fp8(arch) else "OCP"
+
+
 def check() -> List[Finding]:
     """Findings about the live process and host. On a torch that is not a ROCm build: only
     whether the host is an AMD GPU host that this torch cannot use (ROC904)."""
@@ -354,8 +411,9 @@ def check() -> List[Finding]:
                     "info",
                     (
                         f"{arch} implements the FNUZ fp8 formats: torch.float8_e4m3fn/e5m2 tensors are emulated "
-                        "or rejected by its kernels; fix: use rocm_lint.runtime.fp8_dtypes() "
-                        "(float8_e4m3fnuz/e5m2fnuz here)"
+                        "or rejected by its kernels, and the e4m3 maximum is 240, not OCP's 448 (a 448 "
+                        "clamp or scale overflows to NaN); fix: use rocm_lint.runtime.fp8_dtypes() "
+                        "(float8_e4m3fnuz/e5m2fnuz here) and torch.finfo(dtype).max"
                     ),
                 )
             )
@@ -369,6 +427,26 @@ def check() -> List[Finding]:
                         f"{arch} runs 64-wide wavefronts: code that assumes a warp of 32 (ROC603, ROC802) "
                         "computes on half of each wavefront here; fix: read the width from "
                         "torch.cuda.get_device_properties(d).warp_size"
+                    ),
+                )
+            )
+
+        # ROC710: managed memory migrates only with XNACK on.
+        state = xnack()
+        if state is not None and arch.startswith(XNACK_ARCHS) and state["enabled"] is False:
+            how = (
+                "the GPU runs with xnack- (set HSA_XNACK=1 before the process starts)"
+                if state["arch_feature"] == "-"
+                else "HSA_XNACK is not 1"
+            )
+            findings.append(
+                _finding(
+                    "ROC710",
+                    "info",
+                    (
+                        f"XNACK is off here ({how}): managed memory (hipMallocManaged, ROC710) does not "
+                        "migrate on demand and every GPU access goes over the host link; fix: "
+                        "export HSA_XNACK=1 for code that relies on managed memory"
                     ),
                 )
             )
@@ -463,5 +541,8 @@ def environment() -> Dict[str, Any]:
         "arch": gpu_arch(),
         "warp_size": warp_size(),
         "fp8_dtypes": [str(d) for d in fp8_dtypes()] if fp8_dtypes() else None,
+        "fp8_format": fp8_format(),
+        "lds_per_workgroup": lds_per_workgroup(),
+        "xnack": xnack(),
         "rocm_runtime": rocm_runtime_version() if is_rocm() else None,
     }

@@ -24,3 +24,24 @@ __device__ void backoff() { __nanosleep(64); }
 
 // ok: rocm-lint.ROC708
 const char* doc = "__pipeline_commit()";
+
+__global__ void consumer(const float* in, float* out) {
+  // ruleid: rocm-lint.ROC708
+  cudaGridDependencySynchronize();
+  out[threadIdx.x] = in[threadIdx.x];
+  // ruleid: rocm-lint.ROC708
+  cudaTriggerProgrammaticLaunchCompletion();
+}
+
+void set_pdl(cudaLaunchAttribute* attrs) {
+  // ruleid: rocm-lint.ROC708
+  attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+}
+
+#ifndef USE_ROCM
+__global__ void consumer_nv(float* out) {
+  // ok: rocm-lint.ROC708
+  cudaGridDependencySynchronize();
+  out[0] = 0.f;
+}
+#endif

@@ -410,6 +410,15 @@ class GateAnalysis(ControlFlow):
             and self.imports.qualname(right) in _VERSION_STRINGS
         ):
             return ON_ROCM if isinstance(op, ast.In) else swap(ON_ROCM)
+        if (
+            isinstance(op, (ast.In, ast.NotIn))
+            and isinstance(left, ast.Constant)
+            and left.value in ("cu", "+cu")
+            and self.imports.qualname(right) in _VERSION_STRINGS
+        ):
+            # a CUDA build's local label (`2.4.0+cu121`): true only on NVIDIA (PyPI's default CUDA
+            # wheel has no label, so false says nothing)
+            return (NVIDIA, None) if isinstance(op, ast.In) else (None, NVIDIA)
         # torch.version.hip >= "6.0", version.parse(torch.version.cuda) >= ...:
         # true only where the version string exists.
         fact = self._root_fact(left) or self._root_fact(right)

@@ -47,8 +47,10 @@ from rocm_lint.words import line_numbers, whole_word_positions
 #           constant and the module's public names.
 #   ROC405-407: the ``setup()`` calls anywhere (``ast.walk(ctx.tree)``) and the module-level
 #           assignments they pass.
+#   ROC504: every module-level function (evaluated for ROCm) and the module-level statements that
+#           call them (``ctx.tree.body``); EXTENSIONS walks the whole module gated.
 WHOLE_MODULE: FrozenSet[str] = frozenset(
-    {"ROC206", "ROC501", "ROC502", "ROC503", "ROC405", "ROC406", "ROC407"}
+    {"ROC206", "ROC501", "ROC502", "ROC503", "ROC405", "ROC406", "ROC407", "ROC504"}
 )
 
 # What the other whole-module readers look for, by rule: a dropped statement holding one of

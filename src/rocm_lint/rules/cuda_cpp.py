@@ -107,8 +107,19 @@ ROC708 = Rule(
     "ROC708",
     "nvidia-only-sync-primitive",
     "NVIDIA-only synchronisation/async-copy primitive (__nanosleep, __syncwarp with a partial mask, "
-    "__pipeline_*, cuda::memcpy_async, cp.async): missing or different under HIP",
-    triggers=("__nanosleep", "__syncwarp", "__pipeline_", "memcpy_async", "cp.async"),
+    "__pipeline_*, cuda::memcpy_async, cp.async, programmatic dependent launch): missing or different under HIP",
+    triggers=(
+        "__nanosleep",
+        "__syncwarp",
+        "__pipeline_",
+        "memcpy_async",
+        "cp.async",
+        "cudaGridDependencySynchronize",
+        "cudaTriggerProgrammaticLaunchCompletion",
+        "ProgrammaticStreamSerialization",
+        "ProgrammaticEvent",
+        "ATTRIBUTE_PROGRAMMATIC",
+    ),
     languages=CPP_LANGUAGES,
     messages={
         "primitive": "`{name}` is NVIDIA-only (sm_70+/sm_80+ hardware): HIP has no equivalent with the same "
@@ -118,6 +129,10 @@ ROC708 = Rule(
         "and the mask is 64-bit; restructure the sub-warp sync for ROCm under `#ifdef USE_ROCM`",
         "cp_async": "`cp.async` (asynchronous global-to-shared copy, sm_80+) has no HIP equivalent; use "
         "ordinary loads on ROCm",
+        "pdl": "`{name}` is CUDA's programmatic dependent launch (sm_90+: a kernel starts before the one "
+        "it depends on has finished): HIP has neither the device calls nor the launch attribute, so "
+        "this does not compile for ROCm; keep it under `#ifndef USE_ROCM` (on ROCm the kernels simply "
+        "run in stream order)",
     },
 )
 
@@ -349,6 +364,12 @@ _PRIMITIVES = LazyPattern(
     r"\b(__nanosleep|__pipeline_memcpy_async|__pipeline_commit|__pipeline_wait_prior|__pipeline_arrive_on"
     r"|cuda\s*::\s*memcpy_async)\s*\("
 )
+# Programmatic dependent launch: the device calls, and the launch attribute and its enum values.
+_PDL = LazyPattern(
+    r"(cudaGridDependencySynchronize|cudaTriggerProgrammaticLaunchCompletion)\s*\("
+    r"|(cudaLaunchAttributeProgrammatic(?:StreamSerialization|Event)|CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_"
+    r"(?:STREAM_SERIALIZATION|EVENT))\b"
+)
 # Masks that name every lane: a 64-bit all-ones, or -1.  (A 32-bit all-ones is ROC602's finding,
 # not reported twice.)
 _ALL_LANES = {0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF, -1}
@@ -375,6 +396,12 @@ def find_nvidia_only_primitives(unit: CppUnit) -> Iterator[Hit]:
     for start, end, text in asm_blocks(unit):
         if re.search(r"\bcp\.async\b", text):
             yield ROC708.hit(start, end, ROC708.message("cp_async"))
+    if "rogrammatic" in code or "PROGRAMMATIC" in code or "cudaGridDependencySynchronize" in code:
+        for m in _PDL.finditer(code):
+            if m.start() and (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+                continue
+            name = m.group(1) or m.group(2)
+            yield ROC708.hit(m.start(), m.start() + len(name), ROC708.message("pdl", name=name))
 
 
 # -- ROC701 in Python: inline PTX handed to Triton -------------------------------------------------------

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 from rocm_lint.domain import NVIDIA
 from rocm_lint.lazy import LazyPattern, lazy_functions
 from rocm_lint.python.context import ModuleContext
+from rocm_lint.rules.distributions import distribution
 from rocm_lint.requirements import Parsed, clauses, marker_false_on_linux, parse_requirement
 from rocm_lint.rule import Hit, PyHit, Rule
 
@@ -74,7 +75,8 @@ ROC406 = Rule(
     "ROC406",
     "cuda-only-distribution",
     "dependency manifest or `pip install` names a distribution that only exists as a CUDA build "
-    "(`nvidia-*-cu12`, `cupy-cuda12x`, `jax[cuda12]`, `onnxruntime-gpu`, TensorRT, DALI, PyCUDA)",
+    "(`nvidia-*-cu12`, `cupy-cuda12x`, `jax[cuda12]`, `onnxruntime-gpu`, TensorRT, DALI, PyCUDA, vLLM's and "
+    "FlashInfer's PyPI wheels, `sgl-kernel`, `cuda-python`)",
     # distribution names as manifests write them (with `-`): the `_` spellings are Python module names
     # (`jax_cuda12_plugin`), and would send every JAX source file to the parser
     triggers=(
@@ -92,7 +94,20 @@ ROC406 = Rule(
         "[cuda_",
         "[cu1",
         ",cuda1",
+        # single distributions of rules/distributions.py with no ROCm wheel on PyPI
+        "vllm",
+        "flashinfer",
+        "sgl-kernel",
+        "cuda-python",
+        "cuda-bindings",
+        "cuda-core",
+        "cuda-toolkit",
     ),
+    # The table's names are ordinary words in prose and module names (a `vllm` import, a comment
+    # naming `cuda-python`): they count where a requirement is written, at the start of a line
+    # (requirements files, TOML arrays, YAML lists), after a quote, or after `install` on its line.
+    precheck=r"nvidia-|cupy-cuda|onnxruntime-gpu|tensorrt|jax-cuda|pycuda|-cu1|-cuda1|\[cu|,cuda1"
+    r"|(?m:(?:^[ \t\-]*|[\"']|\binstall\b[^\n]*\s)(?:vllm|flashinfer|sgl-kernel|cuda-(?:python|bindings|core|toolkit))\b)",
     languages=_LANGUAGES,
     messages={
         "default": "`{name}` only exists as a CUDA build ({what}): on an AMD host it installs "
@@ -103,8 +118,9 @@ ROC406 = Rule(
 ROC407 = Rule(
     "ROC407",
     "exact-torch-pin",
-    "exact `torch`/`torchvision`/`torchaudio` pin (`==2.4.0`) in a dependency manifest or `pip install`: "
-    "any other ROCm release is replaced by PyPI's CUDA wheel",
+    "exact `torch`/`torchvision`/`torchaudio` pin (`==2.4.0`, or a range only one release meets) or exact "
+    "`triton` pin in a dependency manifest or `pip install`: any other ROCm release is replaced by PyPI's "
+    "CUDA wheel, and ROCm's Triton is shadowed",
     triggers=(
         "torch==",
         "torch ==",
@@ -115,9 +131,18 @@ ROC407 = Rule(
         "torch = ",
         "torchvision = ",
         "torchaudio = ",
+        "torch>=",
+        "torch >=",
+        "torchvision>=",
+        "torchvision >=",
+        "torchaudio>=",
+        "torchaudio >=",
+        "triton==",
+        "triton ==",
+        "triton = ",
     ),
-    # a pin, not `torch = None` in a Python try/except ImportError
-    precheck=r"torch(?:vision|audio)?\s*(?:===?\s*\d|=\s*[\"'{])",
+    # a pin, not `torch = None` in a Python try/except ImportError; a range with an upper bound
+    precheck=r"(?:torch(?:vision|audio)?|triton)\s*(?:===?\s*\d|=\s*[\"'{])|torch(?:vision|audio)?\s*>=\s*[\d.]+\s*,\s*<",
     languages=_LANGUAGES,
     messages={
         "default": "`{req}` pins one release of {name}: PEP 440 lets `=={version}` match "
@@ -128,6 +153,13 @@ ROC407 = Rule(
         "that no ROCm build (`{version}+rocmX.Y`) matches, so pip always replaces a ROCm "
         "{name} with PyPI's CUDA wheel (torch.version.hip becomes None); give a range "
         "(`>={version}`) or pin per platform",
+        "range": "`{req}` admits one release of {name} only ({version}), so it acts as `=={version}`: a ROCm "
+        "{name} of any other release is replaced by PyPI's CUDA wheel (torch.version.hip becomes None); "
+        "widen the range or pin per platform",
+        "shadow": "`{req}` pins {name} exactly: {what}, so pip does not see it installed and puts PyPI's "
+        "{name} {version} over it: two distributions own one `triton` package, at a release the ROCm "
+        "torch was not built against (Inductor's kernels fail to compile, and uninstalling either breaks "
+        "the other); use {instead}",
     },
 )
 
@@ -165,6 +197,12 @@ _CUDA_EXTRA = LazyPattern(r"(?:cuda\d*|cu\d{2,3})(?:[-_.]|$)")
 
 def cuda_only(p: Parsed) -> Optional[Tuple[str, str]]:
     """(what, instead) for a distribution that has no ROCm build."""
+    row = distribution(p.name)
+    if row is not None and not row.rocm_wheel_on_pypi:
+        # a requirement that names a ROCm build (`vllm==0.6.3+rocm631`, a ROCm wheel URL) is one
+        if _ROCM_URL.search(p.spec) or _ROCM_URL.search(p.url):
+            return None
+        return row.what, row.instead
     cuda_extra = next((e for e in p.extras if _CUDA_EXTRA.match(e)), None)
     if cuda_extra and p.name == "jax":
         return "JAX's CUDA plugin and CUDA wheels", "jax[rocm] / jax-rocm7-plugin"
@@ -192,14 +230,50 @@ def cuda_local(p: Parsed) -> Optional[str]:
     return None
 
 
+_TORCH = ("torch", "torchvision", "torchaudio")
+_RELEASE = LazyPattern(r"\d+(?:\.\d+)*$")
+
+
 def exact_pin(p: Parsed) -> Optional[Tuple[str, str]]:
-    """(operator, version) of an exact torch/torchvision/torchaudio pin (no wildcard, no local label)."""
-    if p.name not in ("torch", "torchvision", "torchaudio") or p.url:
+    """(operator, version) of an exact pin (no wildcard, no local label) of torch/torchvision/torchaudio
+    or of a package a ROCm torch brings under another name (``triton``); ``("range", version)`` for a
+    torch range that only one release meets (``>=2.7.0,<2.7.1``: PEP 440 admits 2.7.0, its
+    post-releases and local builds, as ``==2.7.0`` does)."""
+    row = distribution(p.name)
+    if (p.name not in _TORCH and (row is None or not row.rocm_torch_brings)) or p.url:
         return None
-    for op, version in clauses(p.spec):
+    found = clauses(p.spec)
+    for op, version in found:
         if op in ("==", "===") and "*" not in version and "+" not in version:
             return op, version
+    if p.name in _TORCH:
+        one = one_release(found)
+        if one is not None:
+            return "range", one
     return None
+
+
+def one_release(found: List[Tuple[str, str]]) -> Optional[str]:
+    """The one release ``>=A,<B`` (or ``>=A,<=A``) admits, when B is A with its last component
+    (at B's length) plus one; None where the range holds more, or a clause is not a plain release
+    (a pre-release, a wildcard, a local label: then PEP 440's rules differ and the answer is left open)."""
+    lows = [v for op, v in found if op == ">="]
+    highs = [(op, v) for op, v in found if op in ("<", "<=")]
+    if len(lows) != 1 or len(highs) != 1 or len(found) != 2:
+        return None
+    low, (op, high) = lows[0], highs[0]
+    if not (_RELEASE.match(low) and _RELEASE.match(high)):
+        return None
+    lo, hi = [int(x) for x in low.split(".")], [int(x) for x in high.split(".")]
+    if op == "<=":
+        n = max(len(lo), len(hi))
+        return low if lo + [0] * (n - len(lo)) == hi + [0] * (n - len(hi)) else None
+    if len(lo) > len(hi) and any(lo[len(hi) :]):
+        return None  # >=2.7.1,<2.8 holds 2.7.1, 2.7.2 ...
+    lo = (lo + [0] * len(hi))[: len(hi)]
+    if len(hi) < 3 or lo[:-1] != hi[:-1] or hi[-1] != lo[-1] + 1:
+        return None  # `<2.8` or `<3` bounds a series of releases, never one
+    return ".".join(map(str, lo))
 
 
 def cuda_index(url: str) -> bool:
@@ -303,6 +377,8 @@ def requirement_hazards(text: str, indexes: Tuple[str, ...] = ()) -> Iterator[Tu
     if p.url and cuda_index(p.url) and not local:
         yield "ROC405", ROC405.message("index", url=p.url)
     only = cuda_only(p) if p.name else None
+    if only and distribution(p.name) is not None and any(_ROCM_URL.search(u) for u in indexes):
+        only = None  # a single project's ROCm builds from its own index (wheels.vllm.ai/rocm)
     if only:
         yield (
             "ROC406",
@@ -312,12 +388,15 @@ def requirement_hazards(text: str, indexes: Tuple[str, ...] = ()) -> Iterator[Tu
         )
     pin = exact_pin(p)
     if pin and not local and not any(_ROCM_URL.search(u) for u in indexes):
-        yield (
-            "ROC407",
-            ROC407.message(
-                "default" if pin[0] == "==" else "arbitrary", req=shown, name=p.name, version=pin[1]
-            ),
-        )
+        row = distribution(p.name)
+        if row is not None and row.rocm_torch_brings:
+            message = ROC407.message(
+                "shadow", req=shown, name=p.name, version=pin[1], what=row.what, instead=row.instead
+            )
+        else:
+            key = {"==": "default", "===": "arbitrary"}.get(pin[0], pin[0])
+            message = ROC407.message(key, req=shown, name=p.name, version=pin[1])
+        yield "ROC407", message
 
 
 def _config_hits(rule: Rule, unit: ConfigUnit) -> Iterator[Hit]:

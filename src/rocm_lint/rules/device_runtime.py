@@ -50,6 +50,7 @@ ROC710 = Rule(
         "managed buffer stays in pinned host memory and this hint buys nothing; check "
         "`hipDeviceAttributeConcurrentManagedAccess` before relying on migration",
     },
+    runtime=True,  # rocm_lint.runtime.check() reports XNACK off live
 )
 
 # A function with device code: its qualifier, then up to its body's `{` (a `;` first: a

@@ -23,7 +23,7 @@ ROC801 = Rule(
     "ROC801",
     "hard-coded-fp8-dtype",
     "fp8 dtype hard-coded: gfx942 (MI300) uses FNUZ fp8, gfx950 (MI350) and gfx12 (RDNA4) use OCP e4m3fn/e5m2",
-    triggers=("float8_e4m3fn", "float8_e5m2"),
+    triggers=("float8_e4m3fn", "float8_e5m2", "fp8_dtype"),
     rocm_side=True,
     facts=(IMPORTS_NVIDIA_DSL,),
     messages={
@@ -34,6 +34,10 @@ ROC801 = Rule(
         "fnuz": "`torch.{dtype}` is the FNUZ fp8 format of MI300 (gfx942) only; MI350 (gfx950) and RDNA4 "
         "(gfx12) use OCP `float8_e4m3fn`/`float8_e5m2`: choose by `gcnArchName` (or vLLM's "
         "`current_platform.fp8_dtype()`) instead of by ROCm alone",
+        "range": "`{value}` is the OCP e4m3 maximum (`torch.finfo(torch.float8_e4m3fn).max`), used here as "
+        "the range of a tensor cast to `{dtype}`: MI300 (gfx942) computes in FNUZ e4m3, whose maximum is "
+        "240, so once the dtype is chosen per GPU the values between 240 and 448 overflow (NaN); take "
+        "the range from the dtype, `torch.finfo(fp8_dtype).max`",
     },
     runtime=True,  # rocm_lint.runtime.check() reports it live too
 )
@@ -236,3 +240,106 @@ def hard_coded_fp8_dtype(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
         yield PyHit(node, ROC801.message("ocp", dtype=ocp))
     else:
         yield PyHit(node, ROC801.message("fnuz", dtype=fnuz))
+
+
+# -- ROC801: the OCP e4m3 range (448) written next to an e4m3 cast -----------------------------------
+_E4M3 = {"torch.float8_e4m3fn", "torch.float8_e4m3fnuz"}
+OCP_E4M3_MAX = 448
+
+
+def _e4m3_dtype(node: ast.AST, ctx: ModuleContext, depth: int = 0) -> Optional[str]:
+    """The e4m3 dtype an expression denotes (a literal, a name bound once to one, a ternary of two,
+    ``current_platform.fp8_dtype()``), or None."""
+    node = ctx.resolve(node) if depth < 3 else node
+    qual = ctx.qualname(node) if isinstance(node, (ast.Attribute, ast.Name)) else None
+    if qual in _E4M3:
+        return qual.split(".", 1)[1]
+    if isinstance(node, ast.IfExp) and depth < 3:
+        arms = {_e4m3_dtype(node.body, ctx, depth + 1), _e4m3_dtype(node.orelse, ctx, depth + 1)}
+        if None not in arms:
+            return " / ".join(sorted(arms))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fp8_dtype":
+        return "current_platform.fp8_dtype()"
+    return None
+
+
+def _is_ocp_max(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float))
+        and not isinstance(node.value, bool)
+        and node.value == OCP_E4M3_MAX
+    )
+
+
+_CLAMPS = {"clamp", "clamp_", "clip", "clip_", "clamp_max", "clamp_min", "minimum", "maximum", "fmin", "fmax"}
+
+
+def _range_position(child: ast.AST, parent: ast.AST) -> bool:
+    """Is ``child`` a range where it stands: a bound of a clamp (`x.clamp(-448, 448)`,
+    `torch.clamp(x, max=448)`) or a factor of a scale (`448.0 / amax`, `x * 448`)?  A shape, a
+    padding or an index is not."""
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Mult, ast.Div)):
+        return True
+    if isinstance(parent, ast.keyword):
+        return parent.arg in ("min", "max")
+    if isinstance(parent, ast.Call) and child in parent.args:
+        func = parent.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in _CLAMPS
+    return False
+
+
+def _range_literals(node: ast.AST, ctx: ModuleContext, depth: int = 0) -> Iterator[ast.AST]:
+    """The 448 literals an expression uses as a range (:func:`_range_position`): its own, and
+    those of names bound once that it reads in a range position (``FP8_MAX = 448.0``), or whose
+    value computes a range (``scale = 448.0 / amax``), two levels; a ternary on the GPU architecture
+    (`448.0 if ocp else 240.0`) has chosen already."""
+    if isinstance(node, ast.Name) and depth < 2:  # `clamped.to(fp8)`: what `clamped` holds
+        bound = ctx.single_bindings.get(node.id)
+        if bound is not None and not _is_ocp_max(bound):
+            yield from _range_literals(bound, ctx, depth + 1)
+        return
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.IfExp) and _is_arch_test(sub.test, ctx):
+            return
+    for parent in ast.walk(node):
+        for child in ast.iter_child_nodes(parent):
+            if _is_ocp_max(child):
+                if _range_position(child, parent):
+                    yield child
+            elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and depth < 2:
+                bound = ctx.single_bindings.get(child.id)
+                if bound is None:
+                    continue
+                if _is_ocp_max(bound):
+                    if _range_position(child, parent):
+                        yield bound
+                else:
+                    yield from _range_literals(bound, ctx, depth + 1)
+
+
+@ROC801.checker(ast.Call)
+def ocp_range_next_to_e4m3_cast(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "to"):
+        return
+    arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "dtype"), None)
+    dtype = _e4m3_dtype(arg, ctx) if arg is not None else None
+    if dtype is None:
+        return
+    if ctx.facts(IMPORTS_NVIDIA_DSL) or _not_rocm_gpu_path(ctx):
+        return
+    if _arch_chosen(node, ctx) and "fnuz" not in dtype:
+        return  # the OCP side of a per-GPU choice: 448 is its range (FNUZ's is 240, wrong anywhere)
+    literal = next(_range_literals(func.value, ctx), None)
+    if literal is None:
+        return
+    reported = ctx.memo("roc801.range_reported", set)
+    if id(literal) in reported:
+        return  # one constant (`FP8_MAX = 448.0`) read by several casts: once
+    reported.add(id(literal))
+    value = ctx.segment(literal) or "448"
+    yield PyHit(literal, ROC801.message("range", value=value.lstrip("-"), dtype=dtype))
