@@ -66,6 +66,8 @@ def test_cpp_files_are_scanned_with_device_code_or_for_the_cuda_host_api(name):
     assert codes_by_line(host_only, "k.cu") == [(1, "ROC702")]
     version_test = "#include <cuda.h>\nint f() {\n#if CUDART_VERSION >= 12000\n  return 1;\n#endif\n}\n"
     assert codes_by_line(version_test, name) == [(1, "ROC702"), (3, "ROC703")]
+    launcher = "void launch() {\n  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024);\n}\n"
+    assert codes_by_line(launcher, name) == [(2, "ROC711")]
     # a portable header that asks the compiler's version alone is no CUDA host code
     portable = "#if defined(__CUDACC__) && __CUDACC_VER_MAJOR__ <= 11\n#define OLD 1\n#endif\n"
     assert codes_by_line(portable, name) == []

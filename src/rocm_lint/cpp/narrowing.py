@@ -36,7 +36,7 @@ ASM_WORDS = ("__asm__", "asm(", "asm volatile")
 # builds it, and a CPU build never reaches the CUDA side.  A HIP build
 # compiles such a file with hipcc (or hipified), so what breaks there is the host half of a port:
 # a CUDA-only header (ROC702), a version test ROCm drops (ROC703), runtime version numbers
-# (ROC704), CUTLASS/libcu++ headers (ROC707).  The device-code rules (warp width, masks, PTX)
+# (ROC704), CUTLASS/libcu++ headers (ROC707), a kernel's shared memory raised past the LDS (ROC711).  The device-code rules (warp width, masks, PTX)
 # do not run on it: a CPU file's `% 32` or SIMD asm is not a wavefront's.
 CUDA_HOST_WORDS = (
     "cuda_runtime",
@@ -54,6 +54,7 @@ CUDA_HOST_WORDS = (
     "nvrtc.h",
     "cudaRuntimeGetVersion",
     "cudaDriverGetVersion",
+    "cudaFuncSetAttribute",
     "cutlass/",
     "cute/",
     "cuda/std/",
@@ -62,7 +63,7 @@ CUDA_HOST_WORDS = (
     "cuda/atomic",
     "cuda/memory_resource",
 )
-HOST_CODE_RULES = frozenset({"ROC702", "ROC703", "ROC704", "ROC707"})
+HOST_CODE_RULES = frozenset({"ROC702", "ROC703", "ROC704", "ROC707", "ROC711"})
 
 
 def holds_device_code(text: str) -> bool:
