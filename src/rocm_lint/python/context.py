@@ -13,6 +13,7 @@ Public API for checkers: ``path``, ``tree``, ``text``, ``config``, ``imports``, 
 ``parameter_default``, ``is_whole_statement``, ``alone_on_its_lines``, ``parent_of``,
 ``ancestors``, ``enclosing_statements``, ``caught``, ``source_lines``, ``memo``; ``project`` and
 ``exported`` for facts other modules of the project export (:mod:`rocm_lint.python.project`);
+``values``, what an expression denotes on each platform (:mod:`rocm_lint.python.values`);
 ``workspace``, the front end's caches.  The source-text questions (``source_lines``, ``segment``,
 ``snippet``, ``is_whole_statement``, ``alone_on_its_lines``) are :mod:`rocm_lint.python.source_view`.
 """

@@ -12,7 +12,7 @@ any other use, which opens the function to callers the layer cannot see).
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from rocm_lint.domain import NVIDIA_ONLY_IMPORTS
 from rocm_lint.words import line_numbers, whole_word_positions
@@ -294,3 +294,57 @@ def _innermost(spans, pos: Tuple[int, int], node: ast.AST) -> Optional[ast.AST]:
         if start <= pos < end and fn is not node and (best is None or start >= best[0]):
             best = (start, fn)
     return best[1] if best is not None else None
+
+
+MISSING = object()
+
+
+def parameters(fn: ast.AST) -> Dict[str, Tuple[str, Optional[ast.AST]]]:
+    """name -> (kind, default node) in signature order."""
+    args = fn.args
+    positional = list(getattr(args, "posonlyargs", [])) + list(args.args)
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    found: Dict[str, Tuple[str, Optional[ast.AST]]] = {}
+    for a, d in zip(positional, defaults):
+        found[a.arg] = ("positional", d)
+    if args.vararg is not None:
+        found[args.vararg.arg] = ("vararg", None)
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        found[a.arg] = ("keyword", d)
+    if args.kwarg is not None:
+        found[args.kwarg.arg] = ("kwarg", None)
+    return found
+
+
+def argument(fn: ast.AST, call: ast.Call, name: str):
+    """The expression a call passes for parameter ``name`` of ``fn``; ``MISSING`` when it
+    passes none; None when unknown (a ``*args``/``**kwargs`` in the call)."""
+    params = parameters(fn)
+    kind = params[name][0]
+    positional = [n for n, (k, _) in params.items() if k == "positional"]
+    if isinstance(fn, FUNCTIONS) and isinstance(call.func, ast.Attribute):
+        return None  # a method call: ``self`` shifts the positions
+    starred = next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), None)
+    if kind == "positional":
+        i = positional.index(name)
+        if starred is not None and starred <= i:
+            return None
+        if i < len(call.args):
+            return call.args[i]
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    if any(k.arg is None for k in call.keywords) or (kind == "positional" and starred is not None):
+        return None
+    return MISSING
+
+
+def own_nodes(fn: ast.AST) -> Iterable[ast.AST]:
+    """The nodes of ``fn``'s body, not those of nested functions and classes."""
+    stack = list(fn.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+                stack.append(child)

@@ -33,27 +33,30 @@ from __future__ import annotations
 
 import ast
 import operator
-from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from rocm_lint.domain import NVIDIA, ROCM
 from rocm_lint.python.predicates import binding_kind
 from rocm_lint.python.project import ExportedFacts
 from rocm_lint.python.project_text import importable
-from rocm_lint.python.value_scopes import FUNCTIONS, Scopes, nvidia_only_import
+from rocm_lint.python.value_lattice import (
+    FALSY,
+    PLATFORMS,
+    TRUTHY,
+    UNKNOWN,
+    Denotation,
+    apply_constants,
+    Value,
+    atom,
+    const,
+    join,
+    torch_value,
+    truth_of,
+)
+from rocm_lint.python.value_scopes import MISSING, Scopes, argument, nvidia_only_import, own_nodes, parameters
 
 MAX_DEPTH = 4  # calls and parameters followed through
 MAX_NESTING = 150  # expressions nested deeper are unknown
-MAX_OPTIONS = 8  # a value with more possible results is unknown
-PLATFORMS = (NVIDIA, ROCM)
-TRUTHY = ("truthy",)
-FALSY = ("falsy",)
-# torch attributes whose value depends on the build: (on NVIDIA, on ROCm)
-_BUILD_VALUES = {
-    "torch.version.hip": (("c", "NoneType", None), TRUTHY),
-    "torch.version.cuda": (TRUTHY, ("c", "NoneType", None)),
-    "torch.utils.cpp_extension.IS_HIP_EXTENSION": (("c", "bool", False), ("c", "bool", True)),
-}
-_CATCHES_IMPORT = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 _OPS = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -71,91 +74,6 @@ _OPS = {
     ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
 }
-
-
-def _const(v: object) -> tuple:
-    return ("c", type(v).__name__, v)  # the type keeps True and 1 apart
-
-
-def _truth(atom: tuple) -> Optional[bool]:
-    if atom[0] == "c":
-        try:
-            return bool(atom[2])
-        except Exception:  # pragma: no cover - constants are plain data
-            return None
-    return atom is not FALSY and atom != FALSY
-
-
-class Value(NamedTuple):
-    """What an expression may be on one platform (see the module docstring)."""
-
-    options: FrozenSet[tuple] = frozenset()
-    complete: bool = False
-
-    def truth(self) -> Optional[bool]:
-        """True/False when every option agrees and nothing else is possible."""
-        if not self.complete or not self.options:
-            return None
-        truths = {_truth(a) for a in self.options}
-        return truths.pop() if len(truths) == 1 else None
-
-    def constants(self) -> List[object]:
-        """The constant options (the value may be something else unless ``complete``)."""
-        return [a[2] for a in self.options if a[0] == "c"]
-
-    def constant(self) -> object:
-        """The one constant it certainly is, else ``...``."""
-        if self.complete and len(self.options) == 1:
-            (atom,) = self.options
-            if atom[0] == "c":
-                return atom[2]
-        return ...
-
-    def alias(self) -> Optional[str]:
-        """The torch object it certainly is (``torch.backends.cuda.matmul``), else None."""
-        if self.complete and len(self.options) == 1:
-            (atom,) = self.options
-            if atom[0] == "t":
-                return atom[1]
-        return None
-
-
-UNKNOWN = Value()
-
-
-def const(v: object) -> Value:
-    return Value(frozenset({_const(v)}), True)
-
-
-def join(values: Iterable[Value]) -> Value:
-    options: set = set()
-    complete = True
-    for v in values:
-        options |= v.options
-        complete = complete and v.complete
-    if len(options) > MAX_OPTIONS:
-        return UNKNOWN
-    return Value(frozenset(options), complete)
-
-
-def _torch(qual: str, platform: str) -> Value:
-    build = _BUILD_VALUES.get(qual)
-    if build is not None:
-        return Value(frozenset({build[PLATFORMS.index(platform)]}), True)
-    return Value(frozenset({("t", qual)}), True)
-
-
-class Denotation(NamedTuple):
-    nvidia: Value
-    rocm: Value
-
-    def on(self, platform: str) -> Value:
-        return self.rocm if platform == ROCM else self.nvidia
-
-    def alias(self) -> Optional[str]:
-        """The torch object it is on both platforms, else None."""
-        a = self.nvidia.alias()
-        return a if a is not None and a == self.rocm.alias() else None
 
 
 class Frame(NamedTuple):
@@ -187,7 +105,7 @@ class ValueFlow:
     def default_relied_on(self, fn: ast.AST, name: str) -> bool:
         """May a call of ``fn`` leave parameter ``name`` to its default?"""
         callers = self.scopes.callers(fn)
-        return callers.open or any(_argument(fn, call, name) is _MISSING for call, _ in callers.calls)
+        return callers.open or any(argument(fn, call, name) is MISSING for call, _ in callers.calls)
 
     # -- evaluation ----------------------------------------------------------------------
     def _value(self, node: ast.AST, platform: str, frame: Frame) -> Value:
@@ -229,58 +147,39 @@ class ValueFlow:
         if isinstance(node, ast.UnaryOp):
             inner = self._value(node.operand, platform, frame)
             if isinstance(node.op, ast.Not):
-                truths = {_truth(a) for a in inner.options}
-                return join([Value(frozenset(_const(not t) for t in truths), inner.complete)])
+                truths = {truth_of(a) for a in inner.options}
+                return join([Value(frozenset(atom(not t) for t in truths), inner.complete)])
             if isinstance(node.op, ast.USub):
-                return self._apply(operator.neg, [inner])
+                return apply_constants(operator.neg, [inner])
             return UNKNOWN
         if isinstance(node, ast.Tuple):
-            return self._apply(lambda *xs: tuple(xs), [self._value(e, platform, frame) for e in node.elts])
+            return apply_constants(
+                lambda *xs: tuple(xs), [self._value(e, platform, frame) for e in node.elts]
+            )
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
             parts = [self._value(node.left, platform, frame), self._value(node.right, platform, frame)]
-            return self._apply(_OPS[type(node.op)], parts)
+            return apply_constants(_OPS[type(node.op)], parts)
         if isinstance(node, ast.Subscript):
             parts = [self._value(node.value, platform, frame), self._value(node.slice, platform, frame)]
-            return self._apply(operator.getitem, parts)
+            return apply_constants(operator.getitem, parts)
         if isinstance(node, ast.Compare):
             return self._compare(node, platform, frame)
         return UNKNOWN
-
-    def _apply(self, fn, parts: List[Value]) -> Value:
-        """``fn`` over every combination of constant options (all parts complete)."""
-        if not all(p.complete and p.options and all(a[0] == "c" for a in p.options) for p in parts):
-            return UNKNOWN
-        combos: List[tuple] = [()]
-        for p in parts:
-            combos = [c + (a[2],) for c in combos for a in p.options]
-            if len(combos) > MAX_OPTIONS:
-                return UNKNOWN
-        results = set()
-        for combo in combos:
-            try:
-                result = fn(*combo)
-                hash(result)
-            except Exception:
-                return UNKNOWN
-            if isinstance(result, str) and len(result) > 4096:
-                return UNKNOWN
-            results.add(_const(result))
-        return Value(frozenset(results), True)
 
     def _compare(self, node: ast.Compare, platform: str, frame: Frame) -> Value:
         parts = [self._value(e, platform, frame) for e in [node.left, *node.comparators]]
         if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
             left, right = parts
-            if right.options == {_const(None)} and right.complete and left.complete:
+            if right.options == {atom(None)} and right.complete and left.complete:
                 is_none = set()
                 for a in left.options:
                     if a == FALSY:
                         return self._gate(node, platform)
-                    is_none.add(a == _const(None))
+                    is_none.add(a == atom(None))
                 flip = isinstance(node.ops[0], ast.IsNot)
-                return Value(frozenset(_const(x != flip) for x in is_none), True)
+                return Value(frozenset(atom(x != flip) for x in is_none), True)
         if len(node.ops) == 1 and type(node.ops[0]) in _OPS:
-            found = self._apply(_OPS[type(node.ops[0])], parts)
+            found = apply_constants(_OPS[type(node.ops[0])], parts)
             if found.complete:
                 return found
         return self._gate(node, platform)
@@ -306,8 +205,8 @@ class ValueFlow:
             if i == len(node.values) - 1:
                 options |= v.options
                 break
-            options |= {a for a in v.options if _truth(a) is stop}
-            if v.complete and not any(_truth(a) is not stop for a in v.options):
+            options |= {a for a in v.options if truth_of(a) is stop}
+            if v.complete and not any(truth_of(a) is not stop for a in v.options):
                 break
         return join([Value(frozenset(options), complete)])
 
@@ -315,10 +214,10 @@ class ValueFlow:
         if not base.complete or not base.options:
             return UNKNOWN
         results = []
-        for atom in base.options:
-            if atom[0] != "t":
+        for option in base.options:
+            if option[0] != "t":
                 return UNKNOWN
-            results.append(_torch(f"{atom[1]}.{attr}", platform))
+            results.append(torch_value(f"{option[1]}.{attr}", platform))
         return join(results)
 
     # -- names -------------------------------------------------------------------------
@@ -327,7 +226,7 @@ class ValueFlow:
         while scope is not None:
             if isinstance(scope, ast.Lambda):
                 return UNKNOWN  # lambda parameters and what a lambda closes over: not followed
-            if name in _parameters(scope):
+            if name in parameters(scope):
                 if frame.bound is not None and frame.scope is scope:
                     return dict(frame.bound).get(name, UNKNOWN)
                 return self._parameter(scope, name, platform)
@@ -355,7 +254,7 @@ class ValueFlow:
 
     def _imported(self, qual: str, platform: str) -> Value:
         if qual == "torch" or qual.startswith("torch."):
-            return _torch(qual, platform)
+            return torch_value(qual, platform)
         if "." not in qual.lstrip("."):
             return UNKNOWN
         exported = self.ctx.project.lookup(self.ctx.path, qual, VALUE_EXPORTS)
@@ -366,7 +265,7 @@ class ValueFlow:
     def _parameter(self, fn: ast.AST, name: str, platform: str) -> Value:
         """A parameter read inside ``fn`` with no call in view: its default where a caller may
         rely on it, and what every call site in the module passes."""
-        params = _parameters(fn)
+        params = parameters(fn)
         if params[name][0] in ("vararg", "kwarg"):
             return UNKNOWN
         callers = self.scopes.callers(fn)
@@ -374,7 +273,7 @@ class ValueFlow:
         default = params[name][1]
         outer = Frame(self.scopes.outer.get(id(fn)), None)
         if default is not None and (
-            callers.open or any(_argument(fn, c, name) is _MISSING for c, _ in callers.calls)
+            callers.open or any(argument(fn, c, name) is MISSING for c, _ in callers.calls)
         ):
             values.append(self._value(default, platform, outer))
         if self._calls >= MAX_DEPTH:
@@ -387,10 +286,10 @@ class ValueFlow:
 
     def _call_sites(self, fn, name, platform, callers, values, default) -> Value:
         for call, scope in callers.calls:
-            arg = _argument(fn, call, name)
+            arg = argument(fn, call, name)
             if arg is None:
                 return UNKNOWN  # behind *args / **kwargs
-            if arg is not _MISSING:
+            if arg is not MISSING:
                 values.append(self._value(arg, platform, Frame(scope, None)))
             elif default is None:
                 continue  # a TypeError: no value
@@ -402,8 +301,8 @@ class ValueFlow:
         if isinstance(func, ast.Name) and func.id in ("getattr", "bool") and self._builtin(func.id, frame):
             if func.id == "bool" and len(node.args) == 1:
                 inner = self._value(node.args[0], platform, frame)
-                truths = {_truth(a) for a in inner.options}
-                return join([Value(frozenset(_const(t) for t in truths), inner.complete)])
+                truths = {truth_of(a) for a in inner.options}
+                return join([Value(frozenset(atom(t) for t in truths), inner.complete)])
             if func.id == "getattr" and len(node.args) in (2, 3):
                 name = self._value(node.args[1], platform, frame).constant()
                 if isinstance(name, str):
@@ -416,7 +315,7 @@ class ValueFlow:
         if qual in ("importlib.import_module",) and len(node.args) == 1:
             name = self._value(node.args[0], platform, frame).constant()
             if isinstance(name, str) and (name == "torch" or name.startswith("torch.")):
-                return _torch(name, platform)
+                return torch_value(name, platform)
         if isinstance(func, ast.Name) and qual and "." in qual.lstrip(".") and not node.args:
             exported = self.ctx.project.lookup(self.ctx.path, qual, VALUE_EXPORTS)
             if exported is not None and exported[1] == "call":
@@ -427,7 +326,7 @@ class ValueFlow:
         scope = frame.scope
         while scope is not None:
             if name in self.scopes.table(scope) or (
-                not isinstance(scope, ast.Lambda) and name in _parameters(scope)
+                not isinstance(scope, ast.Lambda) and name in parameters(scope)
             ):
                 return False
             scope = self.scopes.outer.get(id(scope))
@@ -439,7 +338,7 @@ class ValueFlow:
             return None
         scope = frame.scope
         while scope is not None:
-            if isinstance(scope, ast.Lambda) or func.id in _parameters(scope):
+            if isinstance(scope, ast.Lambda) or func.id in parameters(scope):
                 return None
             bindings = self.scopes.table(scope).get(func.id)
             if bindings is not None:
@@ -462,16 +361,16 @@ class ValueFlow:
             isinstance(fn, ast.AsyncFunctionDef)
             or binding_kind(fn) != "call"
             or self._calls >= MAX_DEPTH
-            or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fn))
+            or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(fn))
         ):
             return UNKNOWN
         bound = []
         outer = Frame(self.scopes.outer.get(id(fn)), None)
-        for name, (kind, default) in _parameters(fn).items():
-            arg = _argument(fn, call, name)
+        for name, (kind, default) in parameters(fn).items():
+            arg = argument(fn, call, name)
             if arg is None or kind in ("vararg", "kwarg"):
                 value = UNKNOWN
-            elif arg is _MISSING:
+            elif arg is MISSING:
                 value = self._value(default, platform, outer) if default is not None else UNKNOWN
             else:
                 value = self._value(arg, platform, frame)
@@ -526,7 +425,7 @@ class ValueFlow:
             fn = self.scopes.module_functions.get(name)
             if fn is not None:
                 call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[])
-                if all(d is not None or k in ("vararg", "kwarg") for k, d in _parameters(fn).values()):
+                if all(d is not None or k in ("vararg", "kwarg") for k, d in parameters(fn).values()):
                     den = Denotation(*(self._returns(fn, call, p, Frame(None, None)) for p in PLATFORMS))
                     found[name] = (den, "call")
             elif name in self.scopes.table(None):
@@ -535,60 +434,6 @@ class ValueFlow:
                     "value",
                 )
         return found
-
-
-_MISSING = object()
-
-
-def _parameters(fn: ast.AST) -> Dict[str, Tuple[str, Optional[ast.AST]]]:
-    """name -> (kind, default node) in signature order."""
-    args = fn.args
-    positional = list(getattr(args, "posonlyargs", [])) + list(args.args)
-    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    found: Dict[str, Tuple[str, Optional[ast.AST]]] = {}
-    for a, d in zip(positional, defaults):
-        found[a.arg] = ("positional", d)
-    if args.vararg is not None:
-        found[args.vararg.arg] = ("vararg", None)
-    for a, d in zip(args.kwonlyargs, args.kw_defaults):
-        found[a.arg] = ("keyword", d)
-    if args.kwarg is not None:
-        found[args.kwarg.arg] = ("kwarg", None)
-    return found
-
-
-def _argument(fn: ast.AST, call: ast.Call, name: str):
-    """The expression a call passes for parameter ``name`` of ``fn``; ``_MISSING`` when it
-    passes none; None when unknown (a ``*args``/``**kwargs`` in the call)."""
-    params = _parameters(fn)
-    kind = params[name][0]
-    positional = [n for n, (k, _) in params.items() if k == "positional"]
-    if isinstance(fn, FUNCTIONS) and isinstance(call.func, ast.Attribute):
-        return None  # a method call: ``self`` shifts the positions
-    starred = next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), None)
-    if kind == "positional":
-        i = positional.index(name)
-        if starred is not None and starred <= i:
-            return None
-        if i < len(call.args):
-            return call.args[i]
-    for k in call.keywords:
-        if k.arg == name:
-            return k.value
-    if any(k.arg is None for k in call.keywords) or (kind == "positional" and starred is not None):
-        return None
-    return _MISSING
-
-
-def _own_nodes(fn: ast.AST) -> Iterable[ast.AST]:
-    """The nodes of ``fn``'s body, not those of nested functions and classes."""
-    stack = list(fn.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-                stack.append(child)
 
 
 def _exported_values(ctx) -> Dict[str, Tuple[Denotation, str]]:
