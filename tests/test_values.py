@@ -494,3 +494,17 @@ def test_layer_agrees_with_the_program_under_a_stub_torch(tmp_path):
 @pytest.mark.parametrize("seed", range(3))
 def test_generator_is_deterministic(seed):
     assert _Gen(random.Random(seed)).module() == _Gen(random.Random(seed)).module()
+
+
+def test_alias_returned_by_a_function_of_another_module(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "device.py").write_text(
+        "import torch\n\ndef _backend():\n    return getattr(torch, 'backends').cuda\n\n"
+        "def get_matmul():\n    return _backend().matmul\n\ndef get_other():\n    return _backend().cufft_plan_cache\n"
+    )
+    train = "from .device import get_matmul, get_other\n\nMATMUL = get_matmul()\nMATMUL.allow_tf32 = True\nOTHER = get_other()\nOTHER.allow_tf32 = True\n"
+    (pkg / "train.py").write_text(train)
+    found = [(f.line, f.code) for f in check_source(str(pkg / "train.py"), train, Config())]
+    assert found == [(4, "ROC101")]

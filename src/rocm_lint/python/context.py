@@ -30,6 +30,7 @@ from rocm_lint.python import predicates
 from rocm_lint.python.gates import NVIDIA, ROCM, Fact, GateAnalysis
 from rocm_lint.python.names import ImportMap
 from rocm_lint.python.project import PREDICATES, ExportedFacts, Project, register_context
+from rocm_lint.python.project_text import NEVER_PROJECT
 from rocm_lint.python.source_view import SourceView
 from rocm_lint.python.values import ValueFlow
 
@@ -292,15 +293,15 @@ class ModuleContext(SourceView):
 
     def _may_alias(self, name: str, depth: int = 0) -> bool:
         """Could the layer find a torch object behind ``name``?  Cheap, asked before the layer is
-        built: a name bound to a call of a function the project defines or of ``getattr``/
-        ``import_module``, to another such name, or a parameter of a module-level function."""
+        built: a name bound to ``getattr``/``import_module`` of torch, to a call of a function of
+        the module that may return a torch object or of an imported project function, or to
+        another such name (parameters are left to the rules that ask the layer: following every
+        call site of every function read through an attribute cost more than the rest)."""
         fn = self.function
         key = f"may_alias:{name}:{id(fn) if depth == 0 else 0}"
         if key not in self._memo:
             self._memo[key] = False  # while computing
             found = any(self._may_denote_alias(v, depth) for v in self.all_bindings.get(name, ()))
-            if not found and depth == 0 and fn is not None and fn in self.tree.body:
-                found = _is_parameter(fn, name)
             self._memo[key] = found
         return bool(self._memo[key])
 
@@ -310,22 +311,41 @@ class ModuleContext(SourceView):
             return any(self._may_denote_alias(p, depth) for p in parts)
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
             qual = self.imports.names.get(value.func.id, value.func.id)
-            return (
-                qual.startswith(".")
-                or qual in ("getattr", "importlib.import_module")
-                or (
-                    any(
-                        isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == qual
-                        for s in self.tree.body
-                    )
-                )
-            )
+            if qual in ("getattr", "importlib.import_module"):
+                return bool(value.args) and self._may_denote_alias(value.args[0], depth)
+            if "." in qual:  # an imported project function, called bare (the project model's)
+                project = qual.startswith(".") or qual.split(".", 1)[0] not in NEVER_PROJECT
+                return project and not value.args and not value.keywords
+            return depth < 3 and self._reaches_torch(qual, depth)
         root = value
         while isinstance(root, ast.Attribute):
             root = root.value
-        if isinstance(root, ast.Name) and root.id not in self.imports.names and depth < 3:
+        if isinstance(root, ast.Name) and root.id in self.imports.names:
+            return self.imports.names[root.id].startswith("torch")
+        if isinstance(root, ast.Name) and depth < 3:
             return self._may_alias(root.id, depth + 1)
-        return False
+        return isinstance(root, ast.Call) and root is not value and self._may_denote_alias(root, depth)
+
+    def _reaches_torch(self, name: str, depth: int = 0) -> bool:
+        """May the module-level function ``name`` return a torch object: does one of its
+        ``return`` values pass :meth:`_may_denote_alias` (a torch chain, ``getattr``, a call of
+        another such function, a name bound to one)?"""
+        key = f"returns_torch:{name}"
+        if key not in self._memo:
+            self._memo[key] = False  # while computing (recursion)
+            fn = next(
+                (
+                    s
+                    for s in self.tree.body
+                    if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name
+                ),
+                None,
+            )
+            returns = (
+                [] if fn is None or depth > 2 else [n.value for n in _own_returns(fn) if n.value is not None]
+            )
+            self._memo[key] = any(self._may_denote_alias(v, depth + 1) for v in returns)
+        return bool(self._memo[key])
 
     @property
     def values(self) -> "ValueFlow":
@@ -453,8 +473,8 @@ class ModuleContext(SourceView):
             return False
         if t == ROCM:
             return True
-        if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp)):
-            return self.values.value(node, ROCM).constant()  # a local, a return, a parameter ...
+        if isinstance(node, ast.Name):
+            return self.values.value(node, ROCM).constant()  # a local, a parameter, a return ...
         return ...
 
     def string_text(self, node: ast.AST) -> Optional[str]:
@@ -500,6 +520,20 @@ def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
         for clause in list(getattr(stmt, "handlers", None) or ()) + list(getattr(stmt, "cases", None) or ()):
             nested.extend(clause.body)
         stack.extend(reversed(nested))
+
+
+def _own_returns(fn: ast.AST) -> Iterator[ast.Return]:
+    """The ``return`` statements of ``fn`` itself (statements only, nested defs left out)."""
+    stack = list(fn.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.Return):
+            yield stmt
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for field in ("body", "orelse", "finalbody"):
+                stack.extend(getattr(stmt, field, None) or ())
+            for clause in [*(getattr(stmt, "handlers", None) or ()), *(getattr(stmt, "cases", None) or ())]:
+                stack.extend(clause.body)
 
 
 def _is_parameter(fn: ast.AST, name: str) -> bool:
