@@ -223,14 +223,20 @@ class Scopes:
     def _uses(self, name: str) -> Tuple[List[ast.Call], bool]:
         """The calls of a module-level function, and whether it is used otherwise: only the
         statements on the lines the name is written on are walked (its text is searched)."""
+        opened = False
         if self.text:
             lines = sorted(set(line_numbers(self.text, whole_word_positions(self.text, name))))
-            nodes = [n for line in lines for n in self._at_line(line)]
+            nodes = []
+            for line in lines:
+                found = list(self._at_line(line))
+                # no statement there: a comment, or a block the partial parse blanked (its
+                # calls unseen): open, to be sound
+                opened = opened or not found
+                nodes += found
         else:
             nodes = list(ast.walk(self.tree))
         calls: List[ast.Call] = []
         called = set()
-        opened = False
         for node in nodes:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
                 if id(node) not in called:
