@@ -17,6 +17,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence
 from rocm_lint.domain import NVIDIA
 from rocm_lint.finding import Applicability, Finding, Fix, Recipe
 from rocm_lint.python.context import ModuleContext, State, handler_catches
+from rocm_lint.python.value_scopes import nvidia_only_import
 from rocm_lint.rule import PythonChecker, Rule
 from rocm_lint.words import line_numbers, whole_word_positions
 
@@ -104,6 +105,8 @@ class Analyzer:
                     state = state.apply(f if body_exits else t)
             elif isinstance(stmt, ast.Assert):
                 state = state.apply(gates.facts(stmt.test)[0])
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)) and nvidia_only_import(stmt):
+                state = state._replace(after_nvidia_import=True)  # ImportError on ROCm
 
     def visit_stmt(self, stmt: ast.stmt, state: State) -> None:
         outer, self.ctx.statement = self.ctx.statement, stmt
@@ -158,7 +161,9 @@ class Analyzer:
                 if handler.type is not None:
                     self.visit_expr(handler.type, state)
                 self.walk_block(handler.body, state)
-            self.walk_block(stmt.orelse, state)
+            imports = any(nvidia_only_import(s) for s in stmt.body)
+            body_only = state._replace(after_nvidia_import=True) if imports else state
+            self.walk_block(stmt.orelse, body_only)  # runs only when the whole body did
             self.walk_block(stmt.finalbody, state)
         else:
             for _name, value in ast.iter_fields(stmt):
@@ -228,6 +233,8 @@ class Analyzer:
     def check(self, node: ast.AST, state: State) -> None:
         if state.nvidia_only:
             return
+        if state.after_nvidia_import and not isinstance(node, (ast.Import, ast.ImportFrom, ast.alias)):
+            return  # the module's other imports are still reported (ROC402 on each package)
         kind = type(node)
         checkers = self.dispatch.get(kind)
         observers = self.observers.get(kind) if self.observers else None
@@ -346,7 +353,7 @@ def inherited_gates(
                 fn = candidates[node.id]
                 if fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno):
                     return  # recursion: its own body
-                gated[node.id] = gated.get(node.id, True) and state.nvidia_only
+                gated[node.id] = gated.get(node.id, True) and (state.nvidia_only or state.after_nvidia_import)
 
         walk_gated(ctx, visit, lines, inherit=False)
         return frozenset(name for name, only in gated.items() if only)

@@ -13,6 +13,7 @@ Public API for checkers: ``path``, ``tree``, ``text``, ``config``, ``imports``, 
 ``parameter_default``, ``is_whole_statement``, ``alone_on_its_lines``, ``parent_of``,
 ``ancestors``, ``enclosing_statements``, ``caught``, ``source_lines``, ``memo``; ``project`` and
 ``exported`` for facts other modules of the project export (:mod:`rocm_lint.python.project`);
+``values``, what an expression denotes on each platform (:mod:`rocm_lint.python.values`);
 ``workspace``, the front end's caches.  The source-text questions (``source_lines``, ``segment``,
 ``snippet``, ``is_whole_statement``, ``alone_on_its_lines``) are :mod:`rocm_lint.python.source_view`.
 """
@@ -24,11 +25,14 @@ import bisect
 from typing import Callable, Dict, Generic, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 from rocm_lint.config import Config
+from rocm_lint.domain import NVIDIA_ONLY_IMPORTS
 from rocm_lint.python import predicates
 from rocm_lint.python.gates import NVIDIA, ROCM, Fact, GateAnalysis
 from rocm_lint.python.names import ImportMap
 from rocm_lint.python.project import PREDICATES, ExportedFacts, Project, register_context
+from rocm_lint.python.project_text import NEVER_PROJECT
 from rocm_lint.python.source_view import SourceView
+from rocm_lint.python.values import ValueFlow
 
 T = TypeVar("T")
 
@@ -58,6 +62,9 @@ class State(NamedTuple):
     rocm_only: bool = False  # only ever runs on ROCm
     import_guarded: bool = False  # inside ``try:`` whose handler catches ImportError
     in_function: bool = False
+    # after an import that only succeeds on NVIDIA (values.py): NVIDIA-only code for every
+    # statement but the module's imports, each reported on its own (ROC402)
+    after_nvidia_import: bool = False
 
     def apply(self, fact: Fact) -> "State":
         if fact == NVIDIA and not self.nvidia_only:
@@ -260,13 +267,90 @@ class ModuleContext(SourceView):
     # -- helpers for checkers ----------------------------------------------------------
     def qualname(self, node: ast.AST) -> Optional[str]:
         """The dotted name ``node`` stands for (``th.cuda.x`` -> ``torch.cuda.x``), or None.
+        A chain rooted at a name the module binds to a torch object through a call, a
+        parameter or a closure (``DEVICE = get_device_module()``; ``getattr(torch, "cuda")``)
+        resolves through the value-flow layer (:attr:`values`) when both platforms agree.
         Asked by several rules of the same node: answered once (the imports are all learned in
         phase 1, and a node lives as long as its module)."""
         key = id(node)
         cache = self._qualnames
         if key not in cache:
-            cache[key] = self.imports.qualname(node)
+            qual = self.imports.qualname(node)
+            if qual is not None and not qual.startswith("torch"):
+                qual = self._value_alias(node, qual)
+            cache[key] = qual
         return cache[key]
+
+    def _value_alias(self, node: ast.AST, qual: str) -> str:
+        """``qual`` with its root replaced by the torch object the root name denotes."""
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id in self.imports.names or not self._may_alias(root.id):
+            return qual
+        alias = self.values.denote(root).alias()
+        return alias + qual[len(root.id) :] if alias is not None else qual
+
+    def _may_alias(self, name: str, depth: int = 0) -> bool:
+        """Could the layer find a torch object behind ``name``?  Cheap, asked before the layer is
+        built: a name bound to ``getattr``/``import_module`` of torch, to a call of a function of
+        the module that may return a torch object or of an imported project function, or to
+        another such name (parameters are left to the rules that ask the layer: following every
+        call site of every function read through an attribute cost more than the rest)."""
+        fn = self.function
+        key = f"may_alias:{name}:{id(fn) if depth == 0 else 0}"
+        if key not in self._memo:
+            self._memo[key] = False  # while computing
+            found = any(self._may_denote_alias(v, depth) for v in self.all_bindings.get(name, ()))
+            self._memo[key] = found
+        return bool(self._memo[key])
+
+    def _may_denote_alias(self, value: ast.AST, depth: int) -> bool:
+        if isinstance(value, (ast.IfExp, ast.BoolOp)):
+            parts = [value.body, value.orelse] if isinstance(value, ast.IfExp) else value.values
+            return any(self._may_denote_alias(p, depth) for p in parts)
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            qual = self.imports.names.get(value.func.id, value.func.id)
+            if qual in ("getattr", "importlib.import_module"):
+                return bool(value.args) and self._may_denote_alias(value.args[0], depth)
+            if "." in qual:  # an imported project function, called bare (the project model's)
+                project = qual.startswith(".") or qual.split(".", 1)[0] not in NEVER_PROJECT
+                return project and not value.args and not value.keywords
+            return depth < 3 and self._reaches_torch(qual, depth)
+        root = value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in self.imports.names:
+            return self.imports.names[root.id].startswith("torch")
+        if isinstance(root, ast.Name) and depth < 3:
+            return self._may_alias(root.id, depth + 1)
+        return isinstance(root, ast.Call) and root is not value and self._may_denote_alias(root, depth)
+
+    def _reaches_torch(self, name: str, depth: int = 0) -> bool:
+        """May the module-level function ``name`` return a torch object: does one of its
+        ``return`` values pass :meth:`_may_denote_alias` (a torch chain, ``getattr``, a call of
+        another such function, a name bound to one)?"""
+        key = f"returns_torch:{name}"
+        if key not in self._memo:
+            self._memo[key] = False  # while computing (recursion)
+            fn = next(
+                (
+                    s
+                    for s in self.tree.body
+                    if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name
+                ),
+                None,
+            )
+            returns = (
+                [] if fn is None or depth > 2 else [n.value for n in _own_returns(fn) if n.value is not None]
+            )
+            self._memo[key] = any(self._may_denote_alias(v, depth + 1) for v in returns)
+        return bool(self._memo[key])
+
+    @property
+    def values(self) -> "ValueFlow":
+        """The module's value-flow layer (:mod:`rocm_lint.python.values`), built on first use."""
+        return self.memo("values", lambda: ValueFlow(self))
 
     def resolve(self, node: ast.AST) -> ast.AST:
         """The expression ``node`` evaluates on ROCm, as far as it is known statically.
@@ -389,6 +473,8 @@ class ModuleContext(SourceView):
             return False
         if t == ROCM:
             return True
+        if isinstance(node, ast.Name):
+            return self.values.value(node, ROCM).constant()  # a local, a parameter, a return ...
         return ...
 
     def string_text(self, node: ast.AST) -> Optional[str]:
@@ -412,6 +498,10 @@ def platform_words(config: Config) -> List[str]:
     """The words (lower case, substrings of a line) that make a binding or function worth
     evaluating as a platform test in phase 1; the names learned as predicates join them."""
     words = ["hip", "cuda", "rocm", "amd", "nvidia", "__version__"]
+    # an import that only succeeds on NVIDIA makes what follows it NVIDIA-only (values.py)
+    for module in NVIDIA_ONLY_IMPORTS:
+        top = module.split(".", 1)[0]
+        words += [w for w in (f"import {top}", f"from {top}") if w not in words]
     for p in config.rocm_predicates + config.cuda_predicates:
         if p.rsplit(".", 1)[-1].lower() not in words:
             words.append(p.rsplit(".", 1)[-1].lower())
@@ -430,6 +520,26 @@ def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
         for clause in list(getattr(stmt, "handlers", None) or ()) + list(getattr(stmt, "cases", None) or ()):
             nested.extend(clause.body)
         stack.extend(reversed(nested))
+
+
+def _own_returns(fn: ast.AST) -> Iterator[ast.Return]:
+    """The ``return`` statements of ``fn`` itself (statements only, nested defs left out)."""
+    stack = list(fn.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.Return):
+            yield stmt
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for field in ("body", "orelse", "finalbody"):
+                stack.extend(getattr(stmt, field, None) or ())
+            for clause in [*(getattr(stmt, "handlers", None) or ()), *(getattr(stmt, "cases", None) or ())]:
+                stack.extend(clause.body)
+
+
+def _is_parameter(fn: ast.AST, name: str) -> bool:
+    args = fn.args
+    every = [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return any(a is not None and a.arg == name for a in every)
 
 
 def handler_catches(handler: ast.excepthandler, names) -> bool:

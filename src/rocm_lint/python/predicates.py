@@ -38,6 +38,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from rocm_lint.domain import NVIDIA, ROCM
 from rocm_lint.python.names import dotted
+from rocm_lint.python.value_scopes import nvidia_only_import
 
 Fact = Optional[str]
 Facts = Tuple[Fact, Fact]
@@ -265,7 +266,9 @@ class _Outcomes:
             if s.finalbody and self.block(s.finalbody, path) is None:
                 return None
             return _join(live) if live else None
-        return path  # assignments, imports, nested defs, pass ...
+        if isinstance(s, (ast.Import, ast.ImportFrom)) and nvidia_only_import(s):
+            return path.apply(NVIDIA)  # it raises ImportError on ROCm: what follows runs on NVIDIA
+        return path  # assignments, other imports, nested defs, pass ...
 
     def facts(self) -> Facts:
         return (_agree(self.true), _agree(self.false))

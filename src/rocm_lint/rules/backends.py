@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Optional, Tuple
 
+from rocm_lint.domain import ROCM
 from rocm_lint.finding import Applicability, GateStatement
 from rocm_lint.python.context import ModuleContext
 from rocm_lint.rule import FixAvailability, PyHit, Rule
@@ -177,6 +178,19 @@ def tf32_assignment(node: ast.Assign, ctx: ModuleContext) -> Iterator[PyHit]:
             yield PyHit(target, ROC101.message("switch", what=qual), GATE if only_switches else None)
 
 
+def _tf32_precision(arg: ast.AST, ctx: ModuleContext) -> Optional[str]:
+    """The TF32 precision ("high"/"medium") ``arg`` may be on ROCm: a constant, or one of the
+    values the value-flow layer finds (a parameter's default a caller relies on, what a call
+    site passes, a helper's return)."""
+    precision = ctx.constant(arg)
+    if isinstance(precision, str):
+        return precision if precision in _MATMUL_PRECISIONS else None
+    possible = ctx.values.value(arg, ROCM).constants()
+    return next(
+        (p for p in sorted(x for x in possible if isinstance(x, str)) if p in _MATMUL_PRECISIONS), None
+    )
+
+
 @ROC101.checker(ast.Call)
 def tf32_call(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     message = None
@@ -186,8 +200,8 @@ def tf32_call(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
             if node.args
             else next((k.value for k in node.keywords if k.arg == "precision"), None)
         )
-        precision = ctx.constant(arg) if arg is not None else None
-        if isinstance(precision, str) and precision in _MATMUL_PRECISIONS:
+        precision = _tf32_precision(arg, ctx) if arg is not None else None
+        if precision is not None:
             message = ROC101.message("precision", precision=precision)
     else:
         assigned = _setattr(node, ctx)

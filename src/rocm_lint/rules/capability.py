@@ -85,6 +85,11 @@ def _amd_value(kind: str, cap: Tuple[int, int]) -> object:
 def _sm_constants(node: ast.AST, kind: str, ctx: ModuleContext, many: bool) -> Optional[list]:
     """The SM-like constant(s) of a comparison's other side, or None if it is no SM number."""
     node = ctx.resolve(node)
+    if not isinstance(node, (ast.Constant, ast.Tuple, ast.List, ast.Set)):
+        # a local tuple, a parameter's default, a helper's return: the value-flow layer
+        node = _literal(ctx.values.value(node, ROCM).constant())
+        if node is None:
+            return None
     if many:
         if not isinstance(node, (ast.Tuple, ast.List, ast.Set)) or not node.elts:
             return None
@@ -108,6 +113,16 @@ def _sm_constants(node: ast.AST, kind: str, ctx: ModuleContext, many: bool) -> O
         return [value]
     if kind == "cc" and type(value) is int and 50 <= value <= 130:
         return [value]
+    return None
+
+
+def _literal(value: object) -> Optional[ast.AST]:
+    """A known value as the literal that writes it (numbers and tuples of them), else None."""
+    if type(value) in (int, float):
+        return ast.Constant(value)
+    if isinstance(value, tuple):
+        elts = [_literal(v) for v in value]
+        return None if any(e is None for e in elts) else ast.Tuple(elts=elts, ctx=ast.Load())
     return None
 
 

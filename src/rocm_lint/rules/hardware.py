@@ -86,7 +86,9 @@ def _is_arch_test(test: ast.AST, ctx: ModuleContext) -> bool:
 
 
 def _dtype_use(node: ast.AST, ctx: ModuleContext) -> Optional[str]:
-    """How the fp8 literal ``node`` is used as a dtype ('to', 'keyword', 'binding'), else None.
+    """How the fp8 literal ``node`` is used as a dtype ('to', 'keyword', 'binding', 'argument':
+    passed positionally to a project function's dtype parameter, 'default': a dtype parameter's
+    default a caller relies on), else None.
 
     Skips ternary arms and ``and``/``or`` operands on the way up.  Comparisons, ``in``
     tests, ``isinstance``, containers (tuples of supported dtypes, dict tables),
@@ -102,7 +104,9 @@ def _dtype_use(node: ast.AST, ctx: ModuleContext) -> Optional[str]:
             func = parent.func
             if isinstance(func, ast.Attribute) and func.attr == "to":
                 return "to"
-            return None
+            return "argument" if _dtype_parameter(parent, parent.args.index(child), ctx) else None
+        if isinstance(parent, ast.arguments):
+            return "default" if _relied_on_dtype_default(child, parent, ctx) else None
         if isinstance(parent, ast.keyword):
             if (
                 not parent.arg
@@ -121,6 +125,32 @@ def _dtype_use(node: ast.AST, ctx: ModuleContext) -> Optional[str]:
             return "binding"
         return None
     return None
+
+
+def _dtype_parameter(call: ast.Call, index: int, ctx: ModuleContext) -> bool:
+    """Is positional argument ``index`` of ``call`` a dtype parameter of the project function
+    the call reaches (``quantize(x, torch.float8_e4m3fn)`` with ``def quantize(x, dtype)``)?"""
+    fn = ctx.values.callee(call)
+    if fn is None or any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+        return False
+    positional = [*getattr(fn.args, "posonlyargs", []), *fn.args.args]
+    if index >= len(positional):
+        return False
+    name = positional[index].arg
+    return name not in _NOT_A_CHOICE_KEYWORDS and bool(_DTYPE_KEYWORD.search(name))
+
+
+def _relied_on_dtype_default(default: ast.AST, args: ast.arguments, ctx: ModuleContext) -> bool:
+    """``def f(x, dtype=torch.float8_e4m3fn)``: a dtype parameter's default that a caller may
+    rely on (a call in the module leaves it out, or callers outside the module may)."""
+    positional = [*getattr(args, "posonlyargs", []), *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    name = next((a.arg for a, d in pairs if d is default), None)
+    fn = ctx.parent_of(args)
+    if name is None or name in _NOT_A_CHOICE_KEYWORDS or not _DTYPE_KEYWORD.search(name):
+        return False
+    return isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.values.default_relied_on(fn, name)
 
 
 def _arch_chosen(node: ast.AST, ctx: ModuleContext) -> bool:
