@@ -59,7 +59,16 @@ LAYERS = [
     ),
     ("rules", ["rocm_lint.rules", "rocm_lint.rules.*"]),
     ("registry", ["rocm_lint.registry", "rocm_lint.rule_index", "rocm_lint.docgen"]),
-    ("engine", ["rocm_lint.engine", "rocm_lint.engine_paths", "rocm_lint.cache", "rocm_lint.unused_noqa"]),
+    (
+        "engine",
+        [
+            "rocm_lint.engine",
+            "rocm_lint.engine_paths",
+            "rocm_lint.cache",
+            "rocm_lint.cache_entries",
+            "rocm_lint.unused_noqa",
+        ],
+    ),
     ("fix", ["rocm_lint.fix", "rocm_lint.fix.*"]),
     (
         "front ends",

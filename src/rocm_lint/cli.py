@@ -75,7 +75,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_ERROR
     report = _check(paths, config, args, changed, workspace)
     if args.write_baseline:
-        return _record_baseline(report, args)
+        return _record_baseline(report, args, config)
     fixed = 0
     shown = {}
     if args.fix or args.diff or args.show_fixes:
@@ -130,12 +130,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
 
 
-def _record_baseline(report, args: argparse.Namespace) -> int:
+def _record_baseline(report, args: argparse.Namespace, config) -> int:
     from rocm_lint.baseline import write_baseline
+    from rocm_lint.cli_report import project_trees
+    from rocm_lint.discovery import LinkRefused
     from rocm_lint.output.source import display_name
 
     try:
-        n = write_baseline(report.findings, args.write_baseline)
+        n = write_baseline(report.findings, args.write_baseline, project_trees(config))
+    except LinkRefused as exc:
+        error(f"{display_name(args.write_baseline)}: cannot write the baseline: {exc}")
+        return EXIT_ERROR
     except OSError as exc:
         error(
             f"{display_name(args.write_baseline)}: cannot write the baseline: {(exc.strerror or str(exc)).lower()}"
@@ -166,9 +171,9 @@ def _check_all(paths, config, args, workspace=None):
 
     cache_dir = None
     if not args.no_cache:
-        from rocm_lint.cache import default_dir
+        from rocm_lint.cache import run_dir
 
-        cache_dir = args.cache_dir or default_dir(config)
+        cache_dir = run_dir(args.cache_dir, config)
     if not wants_progress(sys.stderr, args.quiet):
         return check_paths(paths, config, jobs=args.jobs, cache_dir=cache_dir, workspace=workspace)
     bar = ProgressBar(sys.stderr)

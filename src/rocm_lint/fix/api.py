@@ -402,7 +402,8 @@ def _cached_edits(
 ) -> Optional[List[Tuple[Edit, ...]]]:
     """The edits of ``wanted`` from the cache, or computed and stored; None where the cache
     cannot answer for the file (no entry of this run: the caller computes them)."""
-    from rocm_lint.cache import TREE, content_hash, edits_from, edits_to, finding_key
+    from rocm_lint.cache import TREE, content_hash, finding_key
+    from rocm_lint.cache_entries import edits_from, edits_to
     from rocm_lint.discovery import read_bounded
     from rocm_lint.engine import MAX_FILE_BYTES, decode_source
 
