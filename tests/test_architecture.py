@@ -41,6 +41,7 @@ LAYERS = [
             "rocm_lint.noqa",
             "rocm_lint.discovery",
             "rocm_lint.workspace",
+            "rocm_lint.workers",
         ],
     ),
     (

@@ -115,9 +115,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         baselined = len(report.findings) - len(kept)
         report.findings = kept
     if args.add_noqa:
+        from rocm_lint.fix.files import named_roots
         from rocm_lint.output.noqa import add_noqa
 
-        return add_noqa(report, config, quiet=args.quiet)
+        return add_noqa(report, config, quiet=args.quiet, roots=named_roots(paths))
     return render_report(
         report,
         config,
@@ -192,7 +193,7 @@ def _apply_fixes(report, config, args, out, *, write: bool, keep=None, workspace
 
     from rocm_lint.finding import Applicability, FileError
     from rocm_lint.fix.engine import unified_diff
-    from rocm_lint.fix.files import fix_files
+    from rocm_lint.fix.files import fix_files, named_roots
     from rocm_lint.output.source import display_name, repo_path
 
     if (write or args.diff) and any(f.cell is not None for f in report.findings):
@@ -213,6 +214,7 @@ def _apply_fixes(report, config, args, out, *, write: bool, keep=None, workspace
             jobs=args.jobs,
             keep=keep,
             workspace=workspace,
+            roots=named_roots(args.paths or ["."]),
         ),
     ):
         if outcome.error:
