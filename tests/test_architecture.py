@@ -89,6 +89,7 @@ LAYERS = [
             "rocm_lint.server_config",
             "rocm_lint.server_fixes",
             "rocm_lint.server_positions",
+            "rocm_lint.server_stream",
             "rocm_lint.semgrep",
             "rocm_lint.runtime",
             "rocm_lint.__main__",
