@@ -872,7 +872,7 @@ def hostile_repository(tmp: Path) -> dict:
     """A repository whose local configuration names programs (fsmonitor, a clean filter, a
     textconv, an external diff, an index hook): each one, if run, leaves a marker in ``marks``."""
     repo, marks = tmp / "repo", tmp / "marks"
-    repo.mkdir()
+    repo.mkdir(parents=True)
     marks.mkdir()
     script = tmp / "mark.sh"
     script.write_text(f'#!/bin/sh\ntouch "{marks}/$1"\ncat\n')
