@@ -41,6 +41,7 @@ LAYERS = [
             "rocm_lint.noqa",
             "rocm_lint.discovery",
             "rocm_lint.workspace",
+            "rocm_lint.workers",
         ],
     ),
     (
@@ -59,7 +60,16 @@ LAYERS = [
     ),
     ("rules", ["rocm_lint.rules", "rocm_lint.rules.*"]),
     ("registry", ["rocm_lint.registry", "rocm_lint.rule_index", "rocm_lint.docgen"]),
-    ("engine", ["rocm_lint.engine", "rocm_lint.engine_paths", "rocm_lint.cache", "rocm_lint.unused_noqa"]),
+    (
+        "engine",
+        [
+            "rocm_lint.engine",
+            "rocm_lint.engine_paths",
+            "rocm_lint.cache",
+            "rocm_lint.cache_entries",
+            "rocm_lint.unused_noqa",
+        ],
+    ),
     ("fix", ["rocm_lint.fix", "rocm_lint.fix.*"]),
     (
         "front ends",
@@ -79,6 +89,7 @@ LAYERS = [
             "rocm_lint.server_config",
             "rocm_lint.server_fixes",
             "rocm_lint.server_positions",
+            "rocm_lint.server_stream",
             "rocm_lint.semgrep",
             "rocm_lint.runtime",
             "rocm_lint.__main__",

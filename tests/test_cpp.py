@@ -644,10 +644,16 @@ def test_include_guard(text, guard):
 
 def test_a_byte_order_mark_does_not_hide_the_first_directive(tmp_path):
     """A UTF-8 BOM before `#include <cuda_runtime.h>` on line 1 (editors on Windows write one):
-    compilers skip it, so the include is a directive and ROC702 reports it (without a fix: the
-    fix's line arithmetic is not applied to such a file)."""
+    compilers skip it, so the include is a directive and ROC702 reports it, at column 1 (the mark
+    is kept apart when the file is read, and written back by a fix: tests/test_hostile_inputs.py).
+    An editor's buffer that keeps the mark in its text gets the finding without a fix."""
+    from rocm_lint.engine import check_source
+
     path = tmp_path / "k.cu"
     path.write_bytes(b"\xef\xbb\xbf#include <cuda_runtime.h>\n__global__ void k() {}\n")
     [finding] = check_file(str(path), Config())
-    assert (finding.line, finding.code) == (1, "ROC702")
-    assert finding.fix.applicability.value == "display" and "byte-order mark" in finding.fix.message
+    assert (finding.line, finding.col, finding.code) == (1, 10, "ROC702")
+    assert finding.fix.applicability.value == "safe"
+    [buffer] = check_source(str(path), "\ufeff#include <cuda_runtime.h>\n__global__ void k() {}\n", Config())
+    assert (buffer.line, buffer.code) == (1, "ROC702")
+    assert buffer.fix.applicability.value == "display" and "byte-order mark" in buffer.fix.message

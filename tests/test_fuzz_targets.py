@@ -265,3 +265,206 @@ def test_fuzz_config(case):
 def test_corpora_cover_every_language():
     assert {language_of(n) for n, _ in CPP_CORPUS} >= {"cuda"}
     assert {language_of(n) for n, _ in CONFIG_CORPUS} >= {"shell", "dockerfile", "yaml", "dotenv", "cmake"}
+
+
+# -- the cache reader -----------------------------------------------------------------------------------
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+ENTRY_KEYS = ["hash", "triggers", "used", "stat", "deps", "result", "candidates", "edits", "mac", "findings"]
+
+
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory):
+    """A file, its check stored in a cache and saved: (cache dir, path, its result, the shard)."""
+    from rocm_lint.cache import Cache, content_hash, shard_of
+
+    root = tmp_path_factory.mktemp("fuzz-cache")
+    path = root / "a.py"
+    path.write_text(f"import torch\n{PY_HAZARDS[0]}\n")
+    result = check_source(str(path), path.read_text(), Config())
+    cache = Cache(str(root / "cache"), Config())
+    digest = content_hash(path.read_bytes())
+    cache._hashes[str(path)] = digest
+    cache.store(str(path), digest, "t", [], result)
+    cache.save()
+    shard = cache.entries.file(shard_of(str(path)))
+    return root / "cache", str(path), digest, result, shard
+
+
+@st.composite
+def shard_bytes(draw, base: bytes):
+    """A shard: random JSON; the real shard with an entry, a field or a finding replaced by
+    random JSON; or its bytes mutated.  Sealed with the user's secret (what reaches the shape
+    checks) or under the old seal (a forgery)."""
+    import json
+
+    from rocm_lint.cache_entries import seal, secret
+
+    mac, _, body = base.partition(b"\n")
+    kind = draw(st.sampled_from(["json", "entry", "field", "finding", "bytes"]))
+    if kind == "json":
+        body = json.dumps(draw(JSON_VALUES)).encode()
+    elif kind == "bytes":
+        data = bytearray(base)
+        for _ in range(draw(st.integers(1, 8))):
+            at = draw(st.integers(0, max(len(data) - 1, 0)))
+            data[at : at + 1] = draw(st.binary(min_size=0, max_size=4))
+        return bytes(data)
+    else:
+        data = json.loads(body)
+        [(key, entry)] = list(data["entries"].items())
+        if kind == "entry":
+            data["entries"][key] = draw(JSON_VALUES)
+        elif kind == "field":
+            entry[draw(st.sampled_from(ENTRY_KEYS))] = draw(JSON_VALUES)
+        else:
+            findings = entry["result"]["findings"]
+            field = draw(
+                st.sampled_from(["line", "col", "code", "message", "fix", "end_line", "cell", "severity"])
+            )
+            findings[0][field] = draw(JSON_VALUES)
+        body = json.dumps(data).encode()
+    if draw(st.booleans()):
+        mac = seal(body, secret()).encode()
+        event("resealed")
+    return mac + b"\n" + body
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzz_cache_reader(warm_cache, data):
+    """Whatever a shard holds, a run's lookups never raise and never take long: a miss, or (the
+    shard sealed with the user's own secret and of the right shape) a result as the engine makes
+    one; under another seal, never a hit other than the stored result."""
+    from rocm_lint.cache import Cache
+    from rocm_lint.cache_entries import seal, secret
+    from rocm_lint.finding import Finding
+
+    directory, path, digest, result, shard = warm_cache
+    with open(shard, "rb") as fh:
+        base = fh.read()
+    try:
+        new = data.draw(shard_bytes(base))
+        with open(shard, "wb") as fh:
+            fh.write(new)
+        cache = Cache(str(directory), Config())
+        got_digest, _ = _timed(cache.digest, path, 1 << 20)
+        assert got_digest == digest
+        hit = _timed(cache.lookup, path, digest, "t")
+        mac, _, body = new.partition(b"\n")
+        if mac != seal(body, secret()).encode():
+            assert hit is None  # not sealed with the user's secret: never believed
+        elif new == base:
+            assert hit == result
+        assert hit is None or isinstance(hit, FileError) or all(isinstance(f, Finding) for f in hit)
+        assert cache.lookup_edits(path) is None or isinstance(cache.lookup_edits(path), dict)
+        event("hit (the seal held)" if hit is not None else "miss")
+        cache.save()  # writing back what it read never raises either
+    finally:
+        with open(shard, "wb") as fh:
+            fh.write(base)
+
+
+# -- the language server's JSON-RPC stream ----------------------------------------------------------------
+RPC_METHODS = [
+    "textDocument/hover",
+    "textDocument/codeAction",
+    "textDocument/diagnostic",
+    "shutdown",
+    "nonsense/x",
+]
+
+
+@st.composite
+def rpc_stream(draw):
+    """A byte stream to the server: frames of well-formed requests and notifications (random
+    positions and ids), of random JSON, of random bytes, with honest or lying lengths.  Returns
+    (stream, ids of the requests every one of which must be answered)."""
+    import json
+
+    uri = "file:///fuzz/a.py"
+    frames, answered, honest = [], [], True
+    opened = {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": "import torch\n"}}
+    frames.append(json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": opened}).encode())
+    positions = st.integers(-(2**40), 2**40) | st.integers(-2, 5)
+    shut = False
+    for msg_id in range(1, draw(st.integers(1, 8)) + 1):
+        kind = draw(st.sampled_from(["request", "request", "json", "bytes", "lie"]))
+        if kind == "request":
+            method = draw(st.sampled_from(RPC_METHODS))
+            here = {"line": draw(positions), "character": draw(positions)}
+            params = {"textDocument": {"uri": uri}, "position": here, "range": {"start": here, "end": here}}
+            params["context"] = {"diagnostics": []}
+            frames.append(
+                json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}).encode()
+            )
+            if honest:
+                answered.append(msg_id)
+        elif kind == "json":
+            frames.append(json.dumps(draw(JSON_VALUES)).encode())
+        elif kind == "bytes":
+            frames.append(draw(st.binary(max_size=40)))
+        else:  # a length that lies: what follows may be read as its body
+            frames.append(b"LIE" + str(draw(st.integers(0, 2**64))).encode())
+            honest = False
+    stream = b""
+    for frame in frames:
+        if frame.startswith(b"LIE"):
+            stream += b"Content-Length: " + frame[3:] + b"\r\n\r\n"
+        else:
+            stream += b"Content-Length: %d\r\n\r\n" % len(frame) + frame
+    return stream, answered, shut
+
+
+def _run_server(stream: bytes) -> bytes:
+    import io
+    import logging
+
+    from rocm_lint.server import create_server
+    from rocm_lint.server_stream import BoundedStdin
+
+    class Out(io.BytesIO):
+        def close(self):  # ``exit`` closes it: keep what was written
+            pass
+
+    logging.getLogger("pygls").setLevel(logging.CRITICAL)
+    initialize = (
+        b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"processId": null, '
+        b'"rootUri": null, "capabilities": {}}}'
+    )
+    head = b"Content-Length: %d\r\n\r\n" % len(initialize) + initialize
+    out = Out()
+    server = create_server()
+    server.start_io(stdin=BoundedStdin(io.BytesIO(head + stream)), stdout=out)
+    return out.getvalue()
+
+
+def _responses(data: bytes):
+    import json
+
+    out = []
+    while data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
+        out.append(json.loads(rest[:length]))
+        data = rest[length:]
+    return out
+
+
+@FUZZ
+@given(case=rpc_stream())
+@example(case=(b"Content-Length: 1000000000000\r\n\r\n{}", [], False))
+def test_fuzz_server_stream(case):
+    """Whatever the client sends, the server never raises out of its loop, never hangs, holds
+    no more than its bounds, and answers every well-formed request before a length that lied."""
+    pytest.importorskip("pygls")
+    stream, must_answer, _ = case
+    written = _timed(_run_server, stream)
+    responses = _responses(written)
+    ids = [r.get("id") for r in responses if "method" not in r]
+    for msg_id in must_answer:
+        assert ids.count(msg_id) == 1, (msg_id, responses)
+    event("every request answered" if must_answer else "no request to answer")

@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Counter as CounterType, List, Sequence, Tuple
 
-from rocm_lint.discovery import write_text_atomic
+from rocm_lint.discovery import named_target, write_text_atomic
 from rocm_lint.finding import Finding
 from rocm_lint.output.source import Sources, name_text
 
@@ -48,8 +48,11 @@ def _keys(findings: Sequence[Finding], base: Path) -> List[Key]:
     return [(f.code, _relative(f.path, base), sources.line(f.path, f.line).strip()) for f in findings]
 
 
-def write_baseline(findings: Sequence[Finding], file: str) -> int:
-    """Write ``file``; returns the number of findings recorded."""
+def write_baseline(findings: Sequence[Finding], file: str, trees: Sequence[str] = ()) -> int:
+    """Write ``file`` (atomically; a symbolic link there is written through only when it leads
+    into one of ``trees``: ``rocm_lint.discovery.named_target``, which raises ``LinkRefused``);
+    returns the number of findings recorded."""
+    target = named_target(file, trees)
     base = Path(os.path.realpath(file)).parent
     counts = Counter(_keys(findings, base))
     data = {
@@ -60,7 +63,7 @@ def write_baseline(findings: Sequence[Finding], file: str) -> int:
         ],
     }
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    write_text_atomic(file, text)
+    write_text_atomic(target, text)
     return len(findings)
 
 

@@ -27,35 +27,50 @@ the directories above the file (present or not), and a signature of the project'
 imports the fix reads, so a module added anywhere that star-imports the file is seen).
 
 Entries hold findings (with their fix recipes) or the file's error as plain JSON: loading a
-cache never runs code.  Writes are atomic (a temporary file then ``os.replace``), so concurrent
-runs never see half a file; the last one to finish wins.  The cache keeps at most
-:data:`MAX_ENTRIES` entries (least recently used go first, per shard) and a ``.gitignore`` of ``*``.
+cache never runs code.  A shard is read only when it is a regular file (no FIFO, device or
+symbolic link: :func:`rocm_lint.discovery.read_bounded`) of at most ``MAX_CACHE_BYTES // SHARDS``
+bytes, and the version and settings folders are used only when they are real folders; a default
+cache directory that is a link is not used (:func:`run_dir`).  A shard is believed only when its
+seal holds: its first line is a keyed hash of the rest under a secret kept outside the project
+(:mod:`rocm_lint.cache_entries`: ``seal``, ``secret``), and each entry is checked for the shape
+:meth:`Cache.store` gives one (``valid_entry``: valid JSON of another shape is a miss, never a
+crash): a cache planted in a cloned repository, or edited by hand, cannot make a
+run print findings it did not find or hide ones it would.  Writes are atomic (a temporary file
+then ``os.replace``), so concurrent runs never see half a file; the last one to finish wins.
+The cache keeps at most :data:`MAX_ENTRIES` entries (least recently used go first, per shard)
+and a ``.gitignore`` of ``*``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import stat
 import sys
 import time
-from dataclasses import asdict
-from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 from rocm_lint import __version__
+from rocm_lint.cache_entries import (
+    Result,
+    decode_result,
+    encode_result,
+    seal,
+    secret,
+    valid_entry,
+)
 from rocm_lint.discovery import write_text_atomic
-from rocm_lint.finding import RECIPES, Applicability, Edit, FileError, Finding, Fix
+from rocm_lint.finding import Finding
 
 CACHE_DIR_NAME = ".rocm_lint_cache"
 MAX_ENTRIES = 200_000
 MAX_CACHE_BYTES = 256 * 1024 * 1024  # a larger cache is ignored (and rewritten)
 SHARDS = 16  # files per settings folder; an entry's is the hash of its file's directory
-_FORMAT = 2
+_FORMAT = 3  # 3: each shard's first line is its seal
 TREE = "tree:"  # a dependency on a directory tree's Python files (see tree_signature)
 RACY_NS = 2_000_000_000  # a file younger than this when read gets no recorded stat
-
-Result = Union[List[Finding], FileError]
 
 
 def content_hash(data: bytes) -> str:
@@ -68,6 +83,24 @@ def default_dir(config) -> str:
         return env
     base = str(config.root) if getattr(config, "root", None) is not None else os.getcwd()
     return os.path.join(base, CACHE_DIR_NAME)
+
+
+def run_dir(named: Optional[str], config, quiet: bool = False) -> Optional[str]:
+    """The cache directory of a run: ``named`` (``--cache-dir``) or :func:`default_dir`; None
+    (no cache, said once on stderr) where the default one is a symbolic link, which a cloned
+    repository may have planted to have the cache written elsewhere (a link the user made is
+    used when named with ``--cache-dir`` or ``ROCM_LINT_CACHE_DIR``)."""
+    if named:
+        return named
+    directory = default_dir(config)
+    if not os.environ.get("ROCM_LINT_CACHE_DIR") and os.path.islink(directory):
+        if not quiet:
+            sys.stderr.write(
+                f"rocm-lint: {directory} is a symbolic link: the cache is not used "
+                "(name it with --cache-dir to use it)\n"
+            )
+        return None
+    return directory
 
 
 def _code_stamp() -> str:
@@ -103,86 +136,6 @@ def settings_key(config) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
 
 
-# -- findings as plain data ------------------------------------------------------------------------
-def _recipe_to(recipe) -> Optional[dict]:
-    if recipe is None:
-        return None
-    return {"type": type(recipe).__name__, **asdict(recipe)}
-
-
-def _recipe_from(data: Optional[dict]):
-    if data is None:
-        return None
-    kinds = {r.__name__: r for r in RECIPES}
-    data = dict(data)
-    kind = kinds[data.pop("type")]
-    if "span" in data:
-        data["span"] = tuple(data["span"])
-    return kind(**data)
-
-
-def _finding_to(f: Finding) -> dict:
-    out = {
-        "line": f.line,
-        "col": f.col,
-        "code": f.code,
-        "message": f.message,
-        "end_line": f.end_line,
-        "end_col": f.end_col,
-        "severity": f.severity,
-        "scope": f.scope,
-    }
-    if f.cell is not None:
-        out["cell"] = f.cell
-    if f.fix is not None:
-        out["fix"] = {
-            "applicability": f.fix.applicability.value,
-            "message": f.fix.message,
-            "edits": [[e.content, list(e.start), list(e.end)] for e in f.fix.edits],
-            "recipe": _recipe_to(f.fix.recipe),
-        }
-    return out
-
-
-def _finding_from(path: str, d: dict) -> Finding:
-    fix = None
-    if d.get("fix") is not None:
-        x = d["fix"]
-        fix = Fix(
-            Applicability(x["applicability"]),
-            x["message"],
-            tuple(Edit(c, tuple(s), tuple(e)) for c, s, e in x["edits"]),
-            _recipe_from(x["recipe"]),
-        )
-    return Finding(
-        path,
-        d["line"],
-        d["col"],
-        d["code"],
-        d["message"],
-        d["end_line"],
-        d["end_col"],
-        fix=fix,
-        severity=d.get("severity"),
-        scope=d.get("scope"),
-        cell=d.get("cell"),
-    )
-
-
-def encode_result(result: Result) -> dict:
-    if isinstance(result, FileError):
-        return {"error": result.reason}
-    return {"findings": [_finding_to(f) for f in result]}
-
-
-def decode_result(path: str, data: dict) -> Result:
-    if "error" in data:
-        return FileError(path, data["error"])
-    # A finding names its file as this run was given it (``a.py`` from one directory,
-    # ``/abs/a.py`` from another): the cache keeps no path of its own.
-    return [_finding_from(path, d) for d in data["findings"]]
-
-
 # -- the cache -----------------------------------------------------------------------------------
 def shard_of(key: str) -> int:
     """The shard of the entry of ``key`` (an absolute path): by its directory, so the files of
@@ -193,11 +146,22 @@ def shard_of(key: str) -> int:
 
 class Entries:
     """The cache's entries by absolute path, each shard read on first use (a dict's ``get``,
-    ``[]``, ``in``, ``items``; ``len`` and ``items`` read every shard)."""
+    ``[]``, ``in``, ``items``; ``len`` and ``items`` read every shard).  A shard is used only
+    when its seal holds; an entry's shape is checked the first time it is asked for (one of
+    another shape is dropped)."""
 
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, key: Optional[bytes] = None, usable: bool = True) -> None:
         self.folder = folder
         self.shards: Dict[int, Dict[str, dict]] = {}
+        self._key = key
+        self.usable = usable  # False: the cache's folders are not its own (nothing read)
+        self.checked: Set[str] = set()  # paths whose entry has the shape of one
+
+    @property
+    def key(self) -> bytes:
+        if self._key is None:
+            self._key = secret()
+        return self._key
 
     def file(self, shard: int) -> str:
         return os.path.join(self.folder, f"{shard:02d}.json")
@@ -205,40 +169,72 @@ class Entries:
     def shard(self, index: int) -> Dict[str, dict]:
         entries = self.shards.get(index)
         if entries is None:
-            entries = self.shards[index] = self._read(self.file(index))
+            entries = self.shards[index] = self._read(self.file(index)) if self.usable else {}
         return entries
 
-    @staticmethod
-    def _read(file: str) -> Dict[str, dict]:
+    def _read(self, file: str) -> Dict[str, dict]:
+        """A shard's entries: its first line is the seal of the rest (``cache_entries.seal``);
+        a shard that is not a regular file, too large, not sealed with this user's secret, or
+        not JSON of the shard's shape is empty."""
+        from rocm_lint.discovery import read_bounded
+
         try:
-            if os.path.getsize(file) > MAX_CACHE_BYTES // SHARDS:
+            # a regular file (no FIFO, device or link), never more than its bound
+            data = read_bounded(file, MAX_CACHE_BYTES // SHARDS, follow_links=False)
+            if not isinstance(data, bytes):
                 return {}
-            with open(file, "r", encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError, UnicodeDecodeError):
+            mac, _, body = data.partition(b"\n")
+            if not hmac.compare_digest(mac, seal(body, self.key).encode()):
+                return {}  # forged, edited, or another user's: a miss
+            data = json.loads(body)
+        except (OSError, ValueError, UnicodeDecodeError, RecursionError):
             return {}  # no cache yet, or a broken shard: start afresh
         if isinstance(data, dict) and data.get("format") == _FORMAT and isinstance(data.get("entries"), dict):
             return data["entries"]
         return {}
 
+    def _checked(self, shard: Dict[str, dict], key: str) -> Optional[dict]:
+        entry = shard.get(key)
+        if entry is None or key in self.checked:
+            return entry
+        if valid_entry(entry):
+            self.checked.add(key)
+            return entry
+        del shard[key]  # another shape: a miss
+        return None
+
     def get(self, key: str, default: Optional[dict] = None) -> Optional[dict]:
-        return self.shard(shard_of(key)).get(key, default)
+        entry = self._checked(self.shard(shard_of(key)), key)
+        return default if entry is None else entry
 
     def __getitem__(self, key: str) -> dict:
-        return self.shard(shard_of(key))[key]
+        entry = self._checked(self.shard(shard_of(key)), key)
+        if entry is None:
+            raise KeyError(key)
+        return entry
 
     def __setitem__(self, key: str, entry: dict) -> None:
         self.shard(shard_of(key))[key] = entry
+        self.checked.add(key)
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and key in self.shard(shard_of(key))
+        return isinstance(key, str) and self._checked(self.shard(shard_of(key)), key) is not None
 
     def items(self) -> Iterator[Tuple[str, dict]]:
         for index in range(SHARDS):
-            yield from self.shard(index).items()
+            shard = self.shard(index)
+            for key in list(shard):
+                entry = self._checked(shard, key)
+                if entry is not None:
+                    yield key, entry
 
     def __len__(self) -> int:
-        return sum(len(self.shard(index)) for index in range(SHARDS))
+        return sum(1 for _ in self.items())
+
+
+def _last_use(item: Tuple[str, object]) -> int:
+    used = item[1].get("used") if isinstance(item[1], dict) else None
+    return used if type(used) is int else 0
 
 
 class Cache:
@@ -248,7 +244,9 @@ class Cache:
     def __init__(self, directory: str, config, workspace=None) -> None:
         self.directory = directory
         self.folder = os.path.join(directory, __version__, settings_key(config))
-        self.entries = Entries(self.folder)
+        # rocm-lint makes the version and settings folders itself: a link there was planted
+        usable = not any(os.path.islink(p) for p in (os.path.dirname(self.folder), self.folder))
+        self.entries = Entries(self.folder, usable=usable)
         self.dirty_shards: Set[int] = set()
         self.now = int(time.time())
         self._hashes: Dict[str, Optional[str]] = {}
@@ -404,20 +402,21 @@ class Cache:
 
     def save(self) -> None:
         """Write the shards whose entries changed (each at most ``MAX_ENTRIES // SHARDS``)."""
-        if not self.dirty_shards:
+        if not self.dirty_shards or not self.entries.usable:
             return
         try:
             _prepare(self.directory)
             os.makedirs(self.folder, exist_ok=True)
+            if any(os.path.islink(p) for p in (os.path.dirname(self.folder), self.folder)):
+                return  # planted meanwhile: never written through
             for index in sorted(self.dirty_shards):
                 entries = self.entries.shard(index)
                 if len(entries) > MAX_ENTRIES // SHARDS:
-                    keep = sorted(entries.items(), key=lambda kv: kv[1].get("used", 0), reverse=True)
+                    keep = sorted(entries.items(), key=_last_use, reverse=True)
                     entries = self.entries.shards[index] = dict(keep[: MAX_ENTRIES // SHARDS])
+                body = json.dumps({"format": _FORMAT, "entries": entries}, separators=(",", ":"))
                 write_text_atomic(
-                    self.entries.file(index),
-                    json.dumps({"format": _FORMAT, "entries": entries}, separators=(",", ":")),
-                    sync=False,
+                    self.entries.file(index), f"{seal(body.encode(), self.entries.key)}\n{body}", sync=False
                 )
             self.dirty_shards.clear()
         except OSError:
@@ -427,14 +426,6 @@ class Cache:
 def finding_key(f: Finding) -> str:
     """A finding's identity within its file's entry (where it is, what it says)."""
     return json.dumps([f.line, f.col, f.end_line, f.end_col, f.code, f.message, f.cell])
-
-
-def edits_to(edits) -> list:
-    return [[e.content, list(e.start), list(e.end)] for e in edits]
-
-
-def edits_from(data: list) -> tuple:
-    return tuple(Edit(c, tuple(s), tuple(e)) for c, s, e in data)
 
 
 _SKIP_DIRS = ("__pycache__", "node_modules", "site-packages")
@@ -491,10 +482,20 @@ def _prepare(directory: str) -> None:
                 pass
 
 
-def clean(directory: str) -> Tuple[bool, str]:
-    """Remove a cache directory (``rocm-lint clean``); refuses anything that is not one."""
+def clean(directory: str) -> Tuple[Optional[bool], str]:
+    """Remove a cache directory (``rocm-lint clean``): (True, what was done); (False, why not)
+    for nothing to remove or something that is not a cache; (None, the error) where it could not
+    be done, or a link was refused.  A
+    symbolic link is not followed: it is refused with its target named (``rocm-lint clean
+    --cache-dir TARGET`` removes that), so that a link planted in a repository never has a
+    folder elsewhere deleted."""
     import shutil
 
+    if os.path.islink(directory):
+        return None, (
+            f"{directory} is a symbolic link (to {os.path.realpath(directory)}); not removed: "
+            "remove the link itself, or name its target with --cache-dir"
+        )
     if not os.path.isdir(directory):
         return False, f"no cache at {directory}"
     if (
@@ -502,5 +503,8 @@ def clean(directory: str) -> Tuple[bool, str]:
         and os.path.basename(os.path.normpath(directory)) != CACHE_DIR_NAME
     ):
         return False, f"{directory} does not look like a rocm-lint cache (no CACHEDIR.TAG); not removed"
-    shutil.rmtree(directory)
+    try:
+        shutil.rmtree(directory)
+    except OSError as exc:
+        return None, f"{directory}: cannot remove: {(exc.strerror or str(exc)).lower()}"
     return True, f"removed {directory}"

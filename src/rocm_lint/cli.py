@@ -75,7 +75,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_ERROR
     report = _check(paths, config, args, changed, workspace)
     if args.write_baseline:
-        return _record_baseline(report, args)
+        return _record_baseline(report, args, config)
     fixed = 0
     shown = {}
     if args.fix or args.diff or args.show_fixes:
@@ -115,9 +115,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         baselined = len(report.findings) - len(kept)
         report.findings = kept
     if args.add_noqa:
+        from rocm_lint.fix.files import named_roots
         from rocm_lint.output.noqa import add_noqa
 
-        return add_noqa(report, config, quiet=args.quiet)
+        return add_noqa(report, config, quiet=args.quiet, roots=named_roots(paths))
     return render_report(
         report,
         config,
@@ -130,12 +131,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
 
 
-def _record_baseline(report, args: argparse.Namespace) -> int:
+def _record_baseline(report, args: argparse.Namespace, config) -> int:
     from rocm_lint.baseline import write_baseline
+    from rocm_lint.cli_report import project_trees
+    from rocm_lint.discovery import LinkRefused
     from rocm_lint.output.source import display_name
 
     try:
-        n = write_baseline(report.findings, args.write_baseline)
+        n = write_baseline(report.findings, args.write_baseline, project_trees(config))
+    except LinkRefused as exc:
+        error(f"{display_name(args.write_baseline)}: cannot write the baseline: {exc}")
+        return EXIT_ERROR
     except OSError as exc:
         error(
             f"{display_name(args.write_baseline)}: cannot write the baseline: {(exc.strerror or str(exc)).lower()}"
@@ -166,9 +172,9 @@ def _check_all(paths, config, args, workspace=None):
 
     cache_dir = None
     if not args.no_cache:
-        from rocm_lint.cache import default_dir
+        from rocm_lint.cache import run_dir
 
-        cache_dir = args.cache_dir or default_dir(config)
+        cache_dir = run_dir(args.cache_dir, config)
     if not wants_progress(sys.stderr, args.quiet):
         return check_paths(paths, config, jobs=args.jobs, cache_dir=cache_dir, workspace=workspace)
     bar = ProgressBar(sys.stderr)
@@ -187,7 +193,7 @@ def _apply_fixes(report, config, args, out, *, write: bool, keep=None, workspace
 
     from rocm_lint.finding import Applicability, FileError
     from rocm_lint.fix.engine import unified_diff
-    from rocm_lint.fix.files import fix_files
+    from rocm_lint.fix.files import fix_files, named_roots
     from rocm_lint.output.source import display_name, repo_path
 
     if (write or args.diff) and any(f.cell is not None for f in report.findings):
@@ -208,6 +214,7 @@ def _apply_fixes(report, config, args, out, *, write: bool, keep=None, workspace
             jobs=args.jobs,
             keep=keep,
             workspace=workspace,
+            roots=named_roots(args.paths or ["."]),
         ),
     ):
         if outcome.error:

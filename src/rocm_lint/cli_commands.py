@@ -7,7 +7,7 @@ import sys
 
 from rocm_lint.cli_args import build_parser
 from rocm_lint.cli_report import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, error
-from rocm_lint.config import discover
+from rocm_lint.config import ConfigError, discover
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
@@ -108,10 +108,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_clean(args: argparse.Namespace) -> int:
     from rocm_lint.cache import clean, default_dir
 
-    config = discover(["."], None) if not args.cache_dir else None
+    if args.cache_dir:
+        config = None
+    else:
+        try:
+            config = discover(["."], None)
+        except ConfigError as exc:
+            error(str(exc))
+            return EXIT_ERROR
     removed, message = clean(args.cache_dir or default_dir(config))
     sys.stderr.write(f"rocm-lint: {message}\n")
-    return EXIT_CLEAN
+    return EXIT_ERROR if removed is None else EXIT_CLEAN
 
 
 def cmd_server(args: argparse.Namespace) -> int:

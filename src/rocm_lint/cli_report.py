@@ -24,6 +24,29 @@ def file_error(err) -> None:
     error(f"{display_name(err.path)}: {err.reason}")
 
 
+def project_trees(config) -> list:
+    """The trees a report the user names may be written into through a link: the working
+    directory and the configuration's root (``rocm_lint.discovery.named_target``)."""
+    return [os.getcwd()] + ([str(config.root)] if getattr(config, "root", None) is not None else [])
+
+
+def write_report(file: str, text: str, config, what: str = "the report") -> bool:
+    """Write ``text`` to the file the user named (``rocm_lint.discovery.named_target``),
+    atomically; False, with one error line, where it cannot be (a link refused, a full disk)."""
+    from rocm_lint.discovery import LinkRefused, named_target, write_text_atomic
+    from rocm_lint.output.source import display_name
+
+    try:
+        write_text_atomic(named_target(file, project_trees(config)), text)
+    except LinkRefused as exc:
+        error(f"{display_name(file)}: cannot write {what}: {exc}")
+        return False
+    except OSError as exc:
+        error(f"{display_name(file)}: cannot write {what}: {(exc.strerror or str(exc)).lower()}")
+        return False
+    return True
+
+
 def _fix_counts(findings, args: argparse.Namespace):
     """(fixable now, hidden): findings whose fix ``--fix`` applies, and unsafe ones that need
     ``--unsafe-fixes`` (counted as fixable when it is given)."""
@@ -83,40 +106,29 @@ def render_report(
     sources=None,
     workspace=None,
 ) -> int:
-    """Render the findings (to ``out``, ``--output-file`` or stdout), the error lines and the summary."""
-    if args.output_file:
-        try:
-            target = open(args.output_file, "w", encoding="utf-8", newline="")
-        except OSError as exc:
-            from rocm_lint.output.source import display_name
+    """Render the findings (to ``out``, ``--output-file`` or stdout), the error lines and the summary.
+    A report file is rendered whole, then written atomically (:func:`write_report`): a failed
+    write (a full disk) leaves the old file and is one error line and exit 2."""
+    import io
 
-            error(
-                f"{display_name(args.output_file)}: cannot write the report: {(exc.strerror or str(exc)).lower()}"
-            )
+    target = io.StringIO() if args.output_file else (out or sys.stdout)
+    fmt = args.output_format or ("full" if target.isatty() else "concise")
+    _render(fmt, report, config, args, target, sources, workspace)
+    if args.show_fixes and shown is not None:
+        render_shown(
+            shown,
+            sys.stderr if fmt in MACHINE_FORMATS or args.statistics else target,
+            applied=bool(args.fix),
+        )
+    if args.output_file:
+        if not write_report(args.output_file, target.getvalue(), config):
             return EXIT_ERROR
     else:
-        target = out or sys.stdout
-    try:
-        fmt = args.output_format or ("full" if target.isatty() else "concise")
-        _render(fmt, report, config, args, target, sources, workspace)
-        if args.show_fixes and shown is not None:
-            render_shown(
-                shown,
-                sys.stderr if fmt in MACHINE_FORMATS or args.statistics else target,
-                applied=bool(args.fix),
-            )
         target.flush()
-    finally:
-        if args.output_file:
-            target.close()
     for extra_fmt, file in args.extra_output:  # the same findings, in more formats (--extra-output)
-        try:
-            with open(file, "w", encoding="utf-8", newline="") as extra:
-                _render(extra_fmt, report, config, args, extra, sources, workspace)
-        except OSError as exc:
-            from rocm_lint.output.source import display_name
-
-            error(f"{display_name(file)}: cannot write the report: {(exc.strerror or str(exc)).lower()}")
+        extra = io.StringIO()
+        _render(extra_fmt, report, config, args, extra, sources, workspace)
+        if not write_report(file, extra.getvalue(), config):
             return EXIT_ERROR
     for err in report.errors:
         file_error(err)
@@ -218,7 +230,7 @@ def _with_edits(findings, config, args=None, sources=None, workspace=None):
     sources = sources or Sources()
     cache_dir = None
     if args is not None and not getattr(args, "no_cache", True) and not reads_stdin(args):
-        from rocm_lint.cache import default_dir
+        from rocm_lint.cache import run_dir
 
-        cache_dir = args.cache_dir or default_dir(config)
+        cache_dir = run_dir(args.cache_dir, config, quiet=True)  # the check said why not
     return with_edits(findings, config, cache_dir, read=sources.text, workspace=workspace)

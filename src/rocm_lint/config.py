@@ -431,6 +431,8 @@ def load_file(path: Path) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:  # the reader recurses per nested array or inline table
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply to read") from None
     if path.name == "pyproject.toml":
         table = data.get("tool", {}).get("rocm-lint", {})
     elif path.name in CONFIG_NAMES:

@@ -11,7 +11,12 @@ a notebook's findings (rows in cells, not lines of its JSON) when git says the n
 
 git runs as a subprocess with a time limit, no pager, no external diff or text conversion, fixed
 ``a/``/``b/`` prefixes (whatever ``diff.noprefix`` or ``diff.mnemonicPrefix`` say), and its output
-read bounded; a directory outside a git work tree, an unknown REF, or a REF with no
+read bounded.  Nothing a repository's own configuration names is run (:data:`SAFE_CONFIG`): no
+``core.fsmonitor`` command, no hook (``core.hooksPath=/dev/null``; the index is not rewritten
+either: ``GIT_OPTIONAL_LOCKS=0``), no ``diff.external`` or textconv command (``--no-ext-diff
+--no-textconv``), no clean/smudge/process filter (each one the configuration defines is set to
+nothing for the run: :func:`_filter_overrides`); ``core.sshCommand`` and the credential helpers
+serve only remotes, which no command here contacts. a directory outside a git work tree, an unknown REF, or a REF with no
 common history with HEAD is a :class:`DiffBaseError` (the CLI exits 2 with its message).
 """
 
@@ -34,6 +39,11 @@ HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 _ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
 
 
+# Before every git command: a repository-local configuration (a cloned or unpacked repository
+# may bring one) must not have git run a program of its choosing.
+SAFE_CONFIG = ("-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null")
+
+
 class DiffBaseError(Exception):
     """Why the changes since REF cannot be known (a usage error: exit 2)."""
 
@@ -41,12 +51,14 @@ class DiffBaseError(Exception):
 def _git(args: Sequence[str], cwd: str, *, what: str) -> bytes:
     """The stdout of ``git args`` run in ``cwd``: bounded in time and size; a failure raises
     :class:`DiffBaseError` with git's own first line of complaint."""
-    env = dict(os.environ, GIT_PAGER="cat", PAGER="cat", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    env = dict(
+        os.environ, GIT_PAGER="cat", PAGER="cat", GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_OPTIONAL_LOCKS="0"
+    )
     env.pop("GIT_EXTERNAL_DIFF", None)
     try:
         with tempfile.TemporaryFile() as err:
             proc = subprocess.Popen(
-                ["git", "--no-pager", *args],
+                ["git", "--no-pager", *SAFE_CONFIG, *args],
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -77,6 +89,25 @@ def _git(args: Sequence[str], cwd: str, *, what: str) -> bytes:
         first = next((m for m in message if m.strip()), f"git exited with {code}")
         raise DiffBaseError(f"{what}: {first[len('fatal: ') :] if first.startswith('fatal: ') else first}")
     return out
+
+
+_FILTER_COMMAND = re.compile(r"filter\.(.+)\.(clean|smudge|process)\Z", re.DOTALL)
+
+
+def _filter_overrides(top: str, what: str) -> List[str]:
+    """``-c filter.NAME.clean=`` (and ``smudge``, ``process``) for every filter command the
+    configuration defines: ``git diff`` runs a file's clean filter on the working tree's copy, and
+    a repository's ``.gitattributes`` picks the filter by name.  (``git config`` lists; it runs
+    nothing.)"""
+    try:
+        out = _git(["config", "--null", "--name-only", "--get-regexp", r"^filter\."], top, what=what)
+    except DiffBaseError:
+        return []  # none defined (git exits 1)
+    overrides: List[str] = []
+    for key in sorted(set(out.decode("utf-8", "surrogateescape").split("\0"))):
+        if _FILTER_COMMAND.match(key):
+            overrides += ["-c", f"{key}="]
+    return overrides
 
 
 def _unquote(name: bytes) -> bytes:
@@ -232,6 +263,7 @@ def changed_since(ref: str, paths: Sequence[str]) -> ChangedLines:
         raise DiffBaseError(f"{what}: no common ancestor with HEAD ({str(exc).split(': ', 1)[-1]})") from None
     patch = _git(
         [
+            *_filter_overrides(top, what),
             "-c",
             "core.quotePath=true",
             "diff",

@@ -120,8 +120,9 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def read_bounded(path: str, limit: int) -> Union[bytes, str]:
-    """The bytes of the regular file at ``path`` (links followed), or why not, in words.
+def read_bounded(path: str, limit: int, follow_links: bool = True) -> Union[bytes, str]:
+    """The bytes of the regular file at ``path`` (links followed unless ``follow_links`` is
+    false: then a link is refused like any file that is not regular), or why not, in words.
 
     Nothing that could block or never end is read: the file is opened non-blocking (a FIFO
     swapped in after a check cannot hang the open) and must be a regular file, its size is
@@ -130,7 +131,11 @@ def read_bounded(path: str, limit: int) -> Union[bytes, str]:
     flags = (
         os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     )
-    st = os.stat(path)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    st = os.stat(path) if follow_links else os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        return "a symbolic link; skipped"
     if not stat.S_ISREG(st.st_mode):
         return f"not a regular file ({file_kind(st.st_mode)}); skipped"
     if st.st_size > limit:
@@ -391,6 +396,38 @@ def _temporary_file(directory: str, prefix: str, suffix: str) -> Tuple[int, str]
         except FileExistsError:
             continue
     raise FileExistsError(f"no usable temporary name in {directory}")
+
+
+class LinkRefused(Exception):
+    """A file the user named leads through a symbolic link somewhere they did not name."""
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def named_target(file: str, trees: Sequence[str]) -> str:
+    """The file to write for a report or baseline the user named ``file`` (``-o``,
+    ``--extra-output``, ``--write-baseline``), given the project's ``trees`` (the working
+    directory, the configuration's root).  A symbolic link there is written through (kept, never
+    replaced) only when it leads into one of the trees; a link that leads out of them, and a
+    path named inside a tree whose folders lead out of it through a link, are
+    :class:`LinkRefused`: a repository (or another user of ``/tmp``) may have planted them to
+    have the report overwrite a file the user never named.  A path named outside the trees with
+    no link at its end is the user's own choice and is written as named."""
+    named = os.path.abspath(file)
+    real = os.path.realpath(named)
+    if real == named:
+        return named
+    roots = [os.path.realpath(t) for t in trees]
+    if os.path.islink(named):
+        if not any(_under(real, r) for r in roots):
+            raise LinkRefused(f"a symbolic link to {real}, outside the project; not written through")
+        return real
+    for tree in trees:
+        if _under(named, os.path.abspath(tree)) and not _under(real, os.path.realpath(tree)):
+            raise LinkRefused(f"a symbolic link on the way leads out of the project to {real}; not written")
+    return named
 
 
 def write_text_atomic(file: str, text: str, sync: bool = True) -> None:

@@ -8,6 +8,7 @@ Every front end (CLI, flake8, LSP) goes through here or through
 from __future__ import annotations
 
 import ast
+import codecs
 import io
 import os
 import tokenize
@@ -155,12 +156,16 @@ def read_source(path: str) -> Union[str, FileError]:
 def decode(path: str, data: bytes, language: Optional[str] = None) -> Union[Decoded, FileError]:
     """The one decoder (the check, ``--fix``'s writer and stdin go through it): a Python file
     (``language``, else by ``path``) as Python would (PEP 263 cookie, BOM); another file as
-    UTF-8, or Latin-1 for legacy bytes (C++ comments in old code bases), which round-trips every
+    UTF-8 (after a byte-order mark, which is kept apart), or Latin-1 for legacy bytes (C++ comments in old code bases), which round-trips every
     byte so a fix never corrupts the file.  Binary data (NUL bytes) is a FileError."""
     if b"\0" in data:
         return FileError(path, "binary file (contains NUL bytes); skipped")
     if (language or language_of(path)) not in (None, "python"):
         try:
+            if data.startswith(codecs.BOM_UTF8):
+                # a byte-order mark is no character of the text (compilers skip it): columns on
+                # line 1 count from after it, and a fix writes it back (the encoding keeps it)
+                return Decoded(data.decode("utf-8-sig"), "utf-8-sig")
             return Decoded(data.decode("utf-8"), "utf-8")
         except UnicodeDecodeError:
             return Decoded(data.decode("latin-1"), "latin-1")
@@ -472,6 +477,9 @@ def unit_findings(unit, checkers: Sequence[SourceChecker], superseders: Sequence
     findings = findings_from_hits(unit.path, hits, unit.index)
     if unit.scope is not None:
         findings = [replace(f, scope=unit.scope) for f in findings]
+    if unit.keeps_fixes and unit.line_break != "\n" and any(f.fix is not None for f in findings):
+        # a file whose lines end in CR alone: the fixes' new lines end as its lines do
+        findings = [_with_line_break(f, unit.line_break) for f in findings]
     if not unit.keeps_fixes:
         # each finding says why it has no fix (a display-only fix carries the reason)
         why = unit.no_fix_reason or "not fixed: the fixes cannot be applied to this file's text"
@@ -479,6 +487,13 @@ def unit_findings(unit, checkers: Sequence[SourceChecker], superseders: Sequence
             replace(f, fix=Fix(Applicability.DISPLAY, why)) if f.fix is not None else f for f in findings
         ]
     return apply_suppressions(findings, unit.text, unit.comment_style)
+
+
+def _with_line_break(f: Finding, line_break: str) -> Finding:
+    if f.fix is None or not f.fix.edits:
+        return f
+    edits = tuple(replace(e, content=e.content.replace("\n", line_break)) for e in f.fix.edits)
+    return replace(f, fix=replace(f.fix, edits=edits))
 
 
 def apply_suppressions(

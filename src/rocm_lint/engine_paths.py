@@ -149,9 +149,9 @@ def check_paths(
                 )
                 python_bytes.clear()
             elif parallel:
-                from concurrent.futures import ProcessPoolExecutor
+                from rocm_lint.workers import process_pool
 
-                pool = ProcessPoolExecutor(max_workers=jobs)
+                pool = process_pool(jobs)
                 words: set = set()
                 for batch_words in pool.map(
                     _prepass_many, [(c, config, project.seed()) for c in _chunks(files, jobs)]
@@ -177,9 +177,9 @@ def check_paths(
         record = cache is not None
         # Processes pay for themselves only on bigger trees (start-up is ~50 ms each).
         if jobs > 1 and len(todo) >= 200:
-            from concurrent.futures import ProcessPoolExecutor
+            from rocm_lint.workers import process_pool
 
-            pool = pool or ProcessPoolExecutor(max_workers=jobs)
+            pool = pool or process_pool(jobs)
             seed = project.seed()
             chunks = _chunks(todo, jobs)
             batches = zip(chunks, pool.map(_check_many, [(c, config, seed, record) for c in chunks]))

@@ -26,6 +26,7 @@ import asyncio
 import gc
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -47,6 +48,7 @@ from rocm_lint.server_config import (
 from rocm_lint.server_features import PullState
 from rocm_lint.server_fixes import FixStore, fix_all, fix_edits
 from rocm_lint.server_positions import Positions, to_diagnostic
+from rocm_lint.server_stream import BoundedStdin, Protocol
 from rocm_lint.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -73,7 +75,8 @@ _SUFFIX_BY_LANGUAGE_ID = {
 # -- the server ------------------------------------------------------------------------------------
 class RocmLintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("rocm-lint", __version__)
+        super().__init__("rocm-lint", __version__, protocol_cls=Protocol)
+        self.exit_code = 0  # ``exit`` after ``shutdown``: 0; without: 1 (the LSP specification)
         self.configs = ConfigCache()
         # uri -> (document version, text, findings) of the last check: code actions reuse it.
         self.results: Dict[str, Tuple[Optional[int], str, List[Finding]]] = {}
@@ -152,6 +155,8 @@ class RocmLintServer(LanguageServer):
         from rocm_lint.engine import check_source
         from rocm_lint.python.project import project_for
 
+        if uri not in self.workspace.text_documents:
+            return None  # never opened: its file is never read (it may be a FIFO, or huge)
         doc = self.workspace.get_text_document(uri)
         real, path = self.document_path(doc)
         language = language_of(path)
@@ -320,6 +325,10 @@ def create_server() -> RocmLintServer:
         ls.set_debounce(debounce_setting(params.initialization_options))
         ls.pull.configure(params.capabilities)
 
+    @server.feature(types.EXIT)
+    def on_exit(ls: RocmLintServer, *args) -> None:
+        ls.exit_code = 0 if ls.protocol._shutdown else 1
+
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: RocmLintServer, params: types.DidChangeConfigurationParams) -> None:
         if not isinstance(params.settings, dict):
@@ -400,5 +409,5 @@ def main() -> int:
     gc.set_threshold(20_000, 20, 100)
     server = create_server()
     server.freeze_pending = True
-    server.start_io()
-    return 0
+    server.start_io(stdin=BoundedStdin(sys.stdin.buffer))
+    return server.exit_code

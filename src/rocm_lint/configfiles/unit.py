@@ -63,6 +63,7 @@ class ConfigUnit:
     scope = None  # every config file is reported as it is
     keeps_fixes = True
     no_fix_reason = ""
+    line_break = "\n"
     comment_style = "#"  # what a suppression comment starts with (rocm_lint.noqa)
     unique_hits = True  # one hit per offset and rule (two readers may see one setting)
 

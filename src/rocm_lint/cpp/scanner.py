@@ -71,8 +71,9 @@ class CppUnit:
     index: LineIndex
     workspace: Workspace = field(default_factory=Workspace)  # the front end's caches: headers, build files
     scope: Optional[str] = None  # "nvidia-only": a source the ROCm build never compiles, reported apart
-    keeps_fixes: bool = True  # False: the findings come without fixes (lone CRs, a byte-order mark)
+    keeps_fixes: bool = True  # False: the findings come without fixes (mixed CRs, a byte-order mark)
     no_fix_reason: str = ""  # why, when they do
+    line_break: str = "\n"  # "\r": every line ends in a lone CR (the fixes' new lines do too)
     memo: Dict[str, object] = field(default_factory=dict)
     comment_style = "//"  # what a suppression comment starts with (rocm_lint.noqa)
     unique_hits = False  # every hit counts (the config readers keep one per offset and rule)
@@ -360,12 +361,13 @@ def _tests_foreign_macros(pre: Preprocessed) -> bool:
 
 _LONE_CR = re.compile(r"\r(?!\n)")
 _BOM_NO_FIX = (
-    "not fixed: the file starts with a UTF-8 byte-order mark, which the check reads as a space: the "
-    "fixes' offsets and line arithmetic are not applied to such a file (remove the mark, then --fix)"
+    "not fixed: the text starts with a UTF-8 byte-order mark, which the check reads as a space: the "
+    "fixes' offsets and line arithmetic are not applied to such a text (a file's mark is kept apart "
+    "when it is read and written back after the fix; an editor's buffer keeps it in the text)"
 )
 _LONE_CR_NO_FIX = (
-    "not fixed: the file has lone CR line breaks, and the fixes count lines as LF-ended text (the "
-    "#line numbers they write, the lines they gate): no fix rather than a wrong one"
+    "not fixed: the file mixes lone CR line breaks with LF ones, and the fixes count lines as "
+    "LF-ended text (the #line numbers they write, the lines they gate): no fix rather than a wrong one"
 )
 
 
@@ -417,6 +419,8 @@ def read_cpp_unit(
         # a UTF-8 byte-order mark is no character of the program (compilers skip it): the
         # lexer and the #if model read a space there, so `#include` on line 1 is a directive
         scanned = " " + scanned[1:]
+    cr_only = "\r" in text and "\n" not in text
+    fixable = not text.startswith("\ufeff") and (scanned is text or cr_only)
     ws = workspace if workspace is not None else Workspace()
     base = build_base(ws, path)
     nvidia_only_source = base == (True, False) and config.report_nvidia_only_sources
@@ -455,14 +459,13 @@ def read_cpp_unit(
         ws,
         scope="nvidia-only" if nvidia_only_source else None,
         # Fixes copy and count lines as LF-ended text (the #line numbers they write, the
-        # lines they gate): a file with lone CRs gets its findings without fixes, never a
-        # wrong one.
-        keeps_fixes=scanned is text,
-        no_fix_reason=""
-        if scanned is text
-        else _BOM_NO_FIX
-        if text.startswith("\ufeff") and "\r" not in text
-        else _LONE_CR_NO_FIX,
+        # lines they gate): a file whose lines all end in a lone CR is that text with another
+        # line break (its fixes' new lines end in CR: ``line_break``, and ``--fix`` fixes its
+        # LF twin: rocm_lint.fix.api.fix_text); a file that mixes them gets its findings
+        # without fixes, never a wrong one.
+        keeps_fixes=fixable,
+        no_fix_reason="" if fixable else _BOM_NO_FIX if text.startswith("\ufeff") else _LONE_CR_NO_FIX,
+        line_break="\r" if cr_only else "\n",
         host_only=host_only,
     )
 

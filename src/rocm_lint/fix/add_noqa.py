@@ -213,15 +213,16 @@ def _cpp_code(text: str) -> List[str]:
 
 
 # -- files ---------------------------------------------------------------------------------------------
-def add_noqa_files(findings: Sequence[Finding], config: Config) -> List[NoqaOutcome]:
-    """Add the comments for ``findings`` to their files (one outcome per file, in path order)."""
+def add_noqa_files(findings: Sequence[Finding], config: Config, roots=None) -> List[NoqaOutcome]:
+    """Add the comments for ``findings`` to their files (one outcome per file, in path order);
+    ``roots``: the trees the command line named (``rocm_lint.fix.files.project_root``)."""
     by_path: Dict[str, List[Finding]] = {}
     for f in findings:
         by_path.setdefault(f.path, []).append(f)
-    return [add_noqa_file(path, by_path[path], config) for path in sorted(by_path)]
+    return [add_noqa_file(path, by_path[path], config, roots) for path in sorted(by_path)]
 
 
-def add_noqa_file(path: str, findings: Sequence[Finding], config: Config) -> NoqaOutcome:
+def add_noqa_file(path: str, findings: Sequence[Finding], config: Config, roots=None) -> NoqaOutcome:
     from rocm_lint.discovery import language_of
     from rocm_lint.engine import check_source
     from rocm_lint.fix.files import Refused, read_for_write, write_back
@@ -236,7 +237,7 @@ def add_noqa_file(path: str, findings: Sequence[Finding], config: Config) -> Noq
         )
         return outcome
     try:
-        source = read_for_write(path, config, write=True)
+        source = read_for_write(path, config, write=True, roots=roots)
         new, reasons = add_noqa_text(source.text, findings, language)
     except (Refused, NotAdded) as exc:
         outcome.error = f"no noqa added: {exc}"

@@ -90,6 +90,8 @@ def fix_text(
         return FixResult(text)
     if workspace is None:
         workspace = Workspace()
+    if "\r" in text and "\n" not in text:
+        return _fix_cr_only(path, text, config, unsafe, language, findings, keep, workspace)
     if findings is None:
         checked = check_source(path, text, config, language, workspace=workspace)
         if isinstance(checked, FileError):
@@ -115,6 +117,34 @@ def fix_text(
         result.overlapped = more.overlapped
     result.dropped = result.dropped + [(f, OVERLAPS) for f in result.overlapped]
     result.overlapped = []
+    return result
+
+
+def _fix_cr_only(
+    path, text, config, unsafe, language, findings, keep, workspace
+) -> Union[FixResult, FileError]:
+    """A text whose every line ends in a lone CR (old Mac files): fixed as its LF twin (the same
+    length, lines and columns: every finding is where it was), then given its CRs back, so the
+    fixes' new lines end as the file's do and the last line keeps its ending (LibCST reads a
+    lone CR as no line break at all)."""
+    twin = text.replace("\r", "\n")
+    wanted = None
+    if findings is not None:  # the caller's choice, found again in the twin (positions are equal)
+        wanted = {(f.line, f.col, f.code) for f in findings}
+    twin_keep = keep
+    if wanted is not None or keep is not None:
+
+        def twin_keep(f, now, original):
+            if wanted is not None and (f.line, f.col, f.code) not in wanted:
+                return False
+            return keep is None or keep(f, now.replace("\n", "\r"), original.replace("\n", "\r"))
+
+    result = fix_text(
+        path, twin, config, unsafe=unsafe, language=language, keep=twin_keep, workspace=workspace
+    )
+    if isinstance(result, FileError):
+        return result
+    result.text = result.text.replace("\n", "\r") if result.applied else text
     return result
 
 
@@ -402,7 +432,8 @@ def _cached_edits(
 ) -> Optional[List[Tuple[Edit, ...]]]:
     """The edits of ``wanted`` from the cache, or computed and stored; None where the cache
     cannot answer for the file (no entry of this run: the caller computes them)."""
-    from rocm_lint.cache import TREE, content_hash, edits_from, edits_to, finding_key
+    from rocm_lint.cache import TREE, content_hash, finding_key
+    from rocm_lint.cache_entries import edits_from, edits_to
     from rocm_lint.discovery import read_bounded
     from rocm_lint.engine import MAX_FILE_BYTES, decode_source
 

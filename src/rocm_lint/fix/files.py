@@ -8,8 +8,12 @@ permission bits and owner are kept.
 
 What is refused, with an error line and nothing written:
 
-* a path that leads through a symbolic link out of the project root (the configuration's root,
-  else the working directory; a file named outside both is its own root: its directory);
+* a path that leads through a symbolic link out of the project root: the configuration's root,
+  else the tree named on the command line that holds the path (``roots``: a named directory, or
+  a named file's directory; the working directory for callers that name none).  Run from ``/`` or
+  ``$HOME`` on a tree without a configuration, a link in the tree that leads elsewhere in the
+  home directory is refused: the working directory is not a root when the command line names
+  the trees;
 * a read-only file (no write bit in its mode: checked on the bits, so root does not overwrite
   it either);
 * a file with more than one hard link: replacing it would split the links (the other names keep
@@ -70,22 +74,34 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def project_root(path: str, config: Config) -> str:
-    """The root a fix of ``path`` may write under: the configuration's root or the working
-    directory, whichever holds the path as named; else the directory of the path itself."""
+def named_roots(paths) -> Tuple[str, ...]:
+    """The trees a command line names (``check --fix PATH...``): each directory, or a file's
+    directory, as an absolute path."""
+    out = []
+    for path in paths:
+        named = os.path.abspath(path)
+        out.append(named if os.path.isdir(named) else os.path.dirname(named))
+    return tuple(out)
+
+
+def project_root(path: str, config: Config, roots: Optional[Tuple[str, ...]] = None) -> str:
+    """The root a fix of ``path`` may write under: the configuration's root or, innermost
+    first, the tree of ``roots`` (:func:`named_roots`; the working directory when None) that
+    holds the path as named; else the directory of the path itself."""
     named = os.path.abspath(path)
-    for root in ([str(config.root)] if config.root is not None else []) + [os.getcwd()]:
+    trees = sorted(roots, key=len, reverse=True) if roots is not None else [os.getcwd()]
+    for root in ([str(config.root)] if config.root is not None else []) + trees:
         if _inside(named, os.path.abspath(root)):
             return root
     return os.path.dirname(named)
 
 
-def write_target(path: str, config: Config) -> str:
+def write_target(path: str, config: Config, roots: Optional[Tuple[str, ...]] = None) -> str:
     """The real file a fix of ``path`` writes (symlinks are written through, never replaced),
     or :class:`Refused` when a link leads out of the project root."""
     real = os.path.realpath(path)
     if real != os.path.abspath(path):
-        root = os.path.realpath(project_root(path, config))
+        root = os.path.realpath(project_root(path, config, roots))
         if not _inside(real, root):
             raise Refused(f"not fixed: a symbolic link leads out of the project ({root}) to {real}")
     return real
@@ -112,14 +128,14 @@ class Source:
     encoding: str = "utf-8"  # what the text was decoded with (engine.decode): written back in it
 
 
-def read_for_write(path: str, config: Config, *, write: bool) -> Source:
+def read_for_write(path: str, config: Config, *, write: bool, roots=None) -> Source:
     """Read ``path`` as a rewrite (``--fix``, ``--add-noqa``) needs it; :class:`Refused` (with the
     reason) for a file that cannot be read or, with ``write``, must not be written."""
     from rocm_lint.discovery import read_bounded
     from rocm_lint.engine import MAX_FILE_BYTES, decode
 
     try:
-        real = write_target(path, config) if write else os.path.realpath(path)
+        real = write_target(path, config, roots) if write else os.path.realpath(path)
         before = os.stat(real)
         if write:
             check_writable(before)
@@ -161,12 +177,13 @@ def fix_file(
     write: bool,
     keep=None,
     workspace: Optional["Workspace"] = None,
+    roots: Optional[Tuple[str, ...]] = None,
 ) -> FileFix:
     from rocm_lint.discovery import language_of
     from rocm_lint.fix.api import fix_text
 
     try:
-        source = read_for_write(path, config, write=write)
+        source = read_for_write(path, config, write=write, roots=roots)
     except Refused as exc:
         return FileFix(path, "", "", error=str(exc))
     text = source.text
@@ -296,6 +313,7 @@ def fix_files(
     jobs: Optional[int] = None,
     keep=None,
     workspace: Optional["Workspace"] = None,
+    roots: Optional[Tuple[str, ...]] = None,
 ) -> List[FileFix]:
     """:func:`fix_file` for each of ``paths`` (results in the same order), in ``jobs`` worker
     processes on bigger sets.  Workers read the project facts of this process (the check's
@@ -311,10 +329,9 @@ def fix_files(
             parallel.append(path)
     if jobs < 2 or len(parallel) < PARALLEL_FIX_FILES:
         return [
-            fix_file(p, config, unsafe=unsafe, write=write, keep=keep, workspace=workspace) for p in paths
+            fix_file(p, config, unsafe=unsafe, write=write, keep=keep, workspace=workspace, roots=roots)
+            for p in paths
         ]
-    from concurrent.futures import ProcessPoolExecutor
-
     from rocm_lint.python.project import project_for
     from rocm_lint.workspace import Workspace
 
@@ -322,24 +339,29 @@ def fix_files(
     n = jobs * 4
     chunks = [parallel[i::n] for i in range(n)]
     results = {}
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    from rocm_lint.workers import process_pool
+
+    with process_pool(jobs) as pool:
         for chunk, outcomes in zip(
-            chunks, pool.map(_fix_many, [(c, config, seed, unsafe, write, keep) for c in chunks])
+            chunks, pool.map(_fix_many, [(c, config, seed, unsafe, write, keep, roots) for c in chunks])
         ):
             results.update(zip(chunk, outcomes))
     return [
         results[p]
         if p in results
-        else fix_file(p, config, unsafe=unsafe, write=write, keep=keep, workspace=workspace)
+        else fix_file(p, config, unsafe=unsafe, write=write, keep=keep, workspace=workspace, roots=roots)
         for p in paths
     ]
 
 
 def _fix_many(args) -> List[FileFix]:
-    paths, config, seed, unsafe, write, keep = args
+    paths, config, seed, unsafe, write, keep, roots = args
     from rocm_lint.python.project import Project, use_project
     from rocm_lint.workspace import Workspace
 
     workspace = Workspace()  # the worker process's own, seeded with the check's project facts
     use_project(workspace, config, Project.from_seed(config, seed, workspace))
-    return [fix_file(p, config, unsafe=unsafe, write=write, keep=keep, workspace=workspace) for p in paths]
+    return [
+        fix_file(p, config, unsafe=unsafe, write=write, keep=keep, workspace=workspace, roots=roots)
+        for p in paths
+    ]

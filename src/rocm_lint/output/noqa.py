@@ -8,14 +8,14 @@ import sys
 from typing import TextIO
 
 
-def add_noqa(report, config, *, quiet: bool = False, err: TextIO = None) -> int:
+def add_noqa(report, config, *, quiet: bool = False, err: TextIO = None, roots=None) -> int:
     from rocm_lint.fix.add_noqa import add_noqa_files
     from rocm_lint.output.source import display_name
 
     err = err or sys.stderr
     problems = [f"{display_name(e.path)}: {e.reason}" for e in report.errors]
     added = 0
-    for outcome in add_noqa_files(report.findings, config):
+    for outcome in add_noqa_files(report.findings, config, roots):
         added += outcome.added
         if outcome.error:
             problems.append(f"{display_name(outcome.path)}: {outcome.error}")
