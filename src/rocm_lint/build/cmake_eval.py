@@ -45,6 +45,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from rocm_lint.configfiles.cmake import Arg, iter_commands
@@ -79,17 +80,32 @@ class _Choose(Exception):
 
 
 class _UnknownArg:
-    __slots__ = ("many",)
+    """An argument whose value is unknown.  ``tainted``: it reads a variable the program itself
+    writes (a source list may hide in it); an untainted one only reads what comes from outside
+    (a compiler id, a found package's path), which names no source of the tree."""
 
-    def __init__(self, many: bool) -> None:
+    __slots__ = ("many", "tainted")
+
+    def __init__(self, many: bool, tainted: bool = True) -> None:
         self.many = many
+        self.tainted = tainted
 
     def __repr__(self) -> str:
-        return "<?*>" if self.many else "<?>"
+        return ("<?*>" if self.many else "<?>") + ("t" if self.tainted else "")
 
 
 UNKNOWN_ONE = _UnknownArg(False)  # exactly one argument, value unknown
 UNKNOWN_MANY = _UnknownArg(True)  # any number of arguments
+_UNKNOWN = {(m, t): _UnknownArg(m, t) for m in (False, True) for t in (False, True)}
+_PLAIN = re.compile(r"[^\\$]*")
+_REF_OPEN = re.compile(r"\$(ENV|CACHE)?\{")
+_NAMES_READ = re.compile(r"\$(?:ENV|CACHE)?\{([^${}]*)\}")
+
+
+def _tainted(items: Sequence[Item]) -> bool:
+    return any(isinstance(a, _UnknownArg) and a.tainted for a in items)
+
+
 Item = Union[str, _UnknownArg]
 
 
@@ -376,18 +392,25 @@ def join(a: Optional[State], b: Optional[State]) -> Optional[State]:
     for k, (sa, sb) in enumerate(zip(a.scopes, b.scopes)):
         if sa is sb:
             continue
-        merged = {}
-        for name in sa.keys() | sb.keys():
-            merged[name] = _join_value(sa.get(name, UNDEF_VALUE), sb.get(name, UNDEF_VALUE))
-        out.scopes[k] = merged
-    for name in a.cache.keys() | b.cache.keys():
+        # the names whose values differ (values are hashable, their hashes cached): C speed
+        differ = {name for name, _ in sa.items() ^ sb.items()}
+        if differ:
+            merged = out.scopes[k]
+            for name in differ:
+                merged[name] = _join_value(sa.get(name, UNDEF_VALUE), sb.get(name, UNDEF_VALUE))
+    for name in {name for name, _ in a.cache.items() ^ b.cache.items()}:
         # an entry one path never declares is not defined there (the default configure)
         out.cache[name] = _join_value(a.cache.get(name, UNDEF_VALUE), b.cache.get(name, UNDEF_VALUE))
-    for name in a.funcs.keys() | b.funcs.keys():
-        fa, fb = a.funcs.get(name), b.funcs.get(name)
-        out.funcs[name] = fa if fa is fb else _AMBIGUOUS
+    if a.funcs is not b.funcs:
+        for name in a.funcs.keys() | b.funcs.keys():
+            fa, fb = a.funcs.get(name), b.funcs.get(name)
+            if fa is not fb:
+                out.funcs[name] = _AMBIGUOUS
+    empty: Dict[str, bool] = {}
     for key in a.props.keys() | b.props.keys():
-        out.props[key] = _join_items(a.props.get(key, {}), b.props.get(key, {}))
+        pa, pb = a.props.get(key, empty), b.props.get(key, empty)
+        if pa is not pb:
+            out.props[key] = _join_items(pa, pb)
     out.owned = set()
     for key in a.flags.keys() | b.flags.keys():
         va, vb = a.flags.get(key), b.flags.get(key)
@@ -467,6 +490,21 @@ def genex(text: str, language: Optional[str]) -> FrozenSet[str]:
     Unknown where it cannot tell."""
     if "$<" not in text:
         return frozenset({text})
+    result = _genex_cached(text, language)
+    if result is None:
+        raise Unknown
+    return result
+
+
+@lru_cache(maxsize=8192)  # pure
+def _genex_cached(text: str, language: Optional[str]) -> Optional[FrozenSet[str]]:
+    try:
+        return _genex(text, language)
+    except Unknown:
+        return None
+
+
+def _genex(text: str, language: Optional[str]) -> FrozenSet[str]:
     results: Set[str] = {""}
     for piece in _split_genex(text):
         if isinstance(piece, str):
@@ -609,6 +647,7 @@ _NO_EFFECT = frozenset(
 _OUTPUT_KEYWORDS = frozenset(
     {"OUTPUT_VARIABLE", "RESULT_VARIABLE", "ERROR_VARIABLE", "RESULTS_VARIABLE", "COMPILE_OUTPUT_VARIABLE"}
 )
+_HIP_PACKAGES = frozenset({"hip", "rocm", "hipcub", "rocprim", "hipblas", "rocblas", "hiprand", "rocthrust"})
 _SCOPE_WORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE", "BEFORE", "AFTER", "SYSTEM"})
 _TARGET_WORDS = frozenset(
     {"STATIC", "SHARED", "MODULE", "OBJECT", "EXCLUDE_FROM_ALL", "WIN32", "MACOSX_BUNDLE", "GLOBAL"}
@@ -656,10 +695,11 @@ class Interpreter:
         self.steps = 0
         self.depth = 0
         self.frames: List[_Frame] = []
-        self.macro_args: List[Dict[str, str]] = [{}]
+        self.macro_args: List[Dict[str, Optional[str]]] = [{}]
         self.files_read: List[str] = []
-        self.conditions: List[Tuple[List[str], str]] = []  # (words, file) of every if(): for learning
-        self.turns_on: List[Tuple[str, str]] = []
+        self.discovery: Optional[Discovery] = None  # set it to learn the platform switches
+        self.program: Optional[FrozenSet[str]] = None  # the names the program writes (for taint)
+        self.tests: List[Optional[Tuple[str, bool]]] = []  # the switch tests around the command run
         self.current_dir = self.root
         self.list_file = ""
         self.initial_cache = cache or {}
@@ -776,19 +816,52 @@ class Interpreter:
     def _if(self, node: IfNode, st: State) -> Optional[State]:
         outs: List[Optional[State]] = []
         remaining: Optional[State] = st
-        for cond, body in node.branches:
+        first: Optional[Tuple[str, bool]] = None
+        for k, (cond, body) in enumerate(node.branches):
             if remaining is None:
                 break
+            test: Optional[Tuple[str, bool]] = None
+            if self.discovery is not None:
+                if cond is not None:
+                    self.discovery.condition(cond)
+                    test = self._switch_test(cond, remaining)
+                    first = test if k == 0 else None
+                elif k == 1 and first is not None:
+                    test = (first[0], not first[1])  # the else() of if(V)
             truth = True if cond is None else self.condition(cond, remaining)
             if truth is False:
                 continue
-            if truth is True:
-                outs.append(self._block(body, remaining))
-                remaining = None
-                break
-            outs.append(self._block(body, remaining.copy()))
+            self.tests.append(test)
+            try:
+                if truth is True:
+                    outs.append(self._block(body, remaining))
+                    remaining = None
+                    break
+                outs.append(self._block(body, remaining.copy()))
+            finally:
+                self.tests.pop()
         outs.append(remaining)
         return join_all(outs)
+
+    def _switch_test(self, cond: Cmd, st: State) -> Optional[Tuple[str, bool]]:
+        """(V, True) for ``if(V)``/``if(${NAME})`` naming V, (V, False) for ``if(NOT V)``."""
+        alternatives = list(self._condition_tokens(cond, st))
+        if len(alternatives) != 1 or alternatives[0] is None:
+            return None
+        tokens = alternatives[0]
+        positive = True
+        if len(tokens) == 2 and tokens[0] == ("NOT", False):
+            positive, tokens = False, tokens[1:]
+        if len(tokens) != 1 or tokens[0][1] or not re.fullmatch(r"[A-Za-z_]\w*", tokens[0][0]):
+            return None
+        if tokens[0][0] in _KEYWORDS or tokens[0][0].upper() in _ON | _OFF:
+            return None
+        return tokens[0][0], positive
+
+    def _turn_on(self, lang: str) -> None:
+        """The build turns HIP or CUDA on here: the switch tests around it are the project's."""
+        if self.discovery is not None:
+            self.discovery.turned_on(lang, self.tests)
 
     def _define(self, node: DefNode, st: State) -> State:
         try:
@@ -820,12 +893,13 @@ class Interpreter:
         out: Set[str] = set()
         for node in body:
             if isinstance(node, Cmd):
-                for a in node.args:
+                positions = _write_positions(node)
+                for k, a in enumerate(node.args):
                     kind, raw = _raw(node, a)
                     if kind == "unquoted" and _IDENT.match(raw):
                         out.add(raw)
-                    elif "$" in raw:
-                        out.add("\0any")
+                    elif "$" in raw and k in positions:
+                        out.add("\0any")  # the variable written is computed
             elif isinstance(node, IfNode):
                 for cond, b in node.branches:
                     out |= self._written(b, st)
@@ -833,7 +907,8 @@ class Interpreter:
                 out |= self._written(node.body, st)
                 out |= self._written([node.head], st)
         if "\0any" in out:
-            st.flags["lost"] = True
+            if not any(f.kind == "function" for f in self.frames):
+                st.flags["lost"] = True  # a name computed in the loop: any variable may change
             out.discard("\0any")
         return out
 
@@ -945,7 +1020,7 @@ class Interpreter:
     # ---- arguments
     def _expand(self, raw: str, kind: str, st: State) -> FrozenSet[str]:
         """The strings an argument may evaluate to; Unknown where a part is unknown."""
-        if kind == "bracket":
+        if kind == "bracket" or ("$" not in raw and "\\" not in raw):
             return frozenset({raw})
         results: Set[str] = {""}
         pieces = self._pieces(raw, kind, st, 0)
@@ -962,6 +1037,11 @@ class Interpreter:
         lit: List[str] = []
         i, n = 0, len(raw)
         while i < n:
+            m = _PLAIN.match(raw, i)
+            if m.end() > i:  # a run of characters with no escape and no reference
+                lit.append(m.group(0))
+                i = m.end()
+                continue
             c = raw[i]
             if c == "\\" and i + 1 < n:
                 d = raw[i + 1]
@@ -978,14 +1058,14 @@ class Interpreter:
                     lit.append(d)
                 continue
             if c == "$":
-                m = re.match(r"\$(ENV|CACHE)?\{", raw[i:])
+                m = _REF_OPEN.match(raw, i)
                 if m:
-                    start = i + m.end()
+                    start = m.end()
                     depth, j = 1, start
                     while j < n and depth:
                         if raw[j] == "}":
                             depth -= 1
-                        elif raw.startswith("${", j) or re.match(r"\$(?:ENV|CACHE)\{", raw[j:]):
+                        elif raw[j] == "$" and _REF_OPEN.match(raw, j):
                             depth += 1
                             j = raw.index("{", j)
                         j += 1
@@ -1016,7 +1096,10 @@ class Interpreter:
         if kind is None:
             for mapping in self.macro_args[-1:]:
                 if name in mapping:
-                    return {mapping[name]}
+                    value = mapping[name]
+                    if value is None:
+                        raise Unknown
+                    return {value}
         value = st.cached(name) if kind == "CACHE" else st.get(name)
         if value is None:
             raise Unknown
@@ -1038,13 +1121,22 @@ class Interpreter:
                 else:
                     per_arg.append([(v,) for v in sorted(values)])
             except Unknown:
-                per_arg.append([(UNKNOWN_ONE,) if kind != "unquoted" else (UNKNOWN_MANY,)])
+                per_arg.append([(_UNKNOWN[(kind == "unquoted", self._taints(raw))],)])
         total = 1
         for options in per_arg:
             total *= len(options)
         if total > MAX_ALTERNATIVES:
             per_arg = [o if len(o) == 1 else [(UNKNOWN_MANY,)] for o in per_arg]
         return [[x for part in combo for x in part] for combo in itertools.product(*per_arg)]
+
+    def _taints(self, raw: str) -> bool:
+        """Does an argument read a variable the program writes (or one named by a reference)?"""
+        if self.program is None:
+            return True
+        names = _NAMES_READ.findall(raw)
+        if raw.count("${") > len(names):
+            return True  # a computed name
+        return any(name in self.program for name in names) or bool(self.macro_args[-1])
 
     def _words(self, cmd: Cmd, st: State) -> List[Item]:
         alts = self._alternatives(cmd, st)
@@ -1107,7 +1199,10 @@ class Interpreter:
                 return None
             fixed = todo.pop()
             try:
-                out.add(_Condition(self, st, fixed).evaluate(tokens))
+                result = _Condition(self, st, fixed).evaluate(tokens)
+                if result is None:
+                    return None
+                out.add(result)
             except _Choose as choice:
                 for v in choice.values:
                     todo.append({**fixed, choice.name: v})
@@ -1118,6 +1213,11 @@ class Interpreter:
     # ---- commands
     def _command(self, cmd: Cmd, st: State) -> Optional[State]:
         name = cmd.name
+        if self.discovery is not None:
+            self.discovery.command(cmd)
+            if name.startswith("hip_add_") or name.startswith("cuda_add_"):
+                self._turn_on(name[:3].replace("cud", "cuda"))
+
         func = st.funcs.get(name)
         if isinstance(func, _Def):
             return self._call(func, cmd, st)
@@ -1136,24 +1236,33 @@ class Interpreter:
         return join_all(outs)
 
     def _call_one(self, func: _Def, args: List[Item], st: State) -> Optional[State]:
-        if not _known(args):
-            # how many arguments, and which, is unknown: its writes are unknown
-            st = self._havoc_body(func.body, st)
-            st.flags["lost"] = True
-            self._mark_sources([a for a in args if isinstance(a, str)], st)
-            return st
-        strs = [str(a) for a in args]
-        if len(strs) < len(func.params):
-            return self._havoc_body(func.body, st)  # CMake stops with an error
-        values = {
-            "ARGC": str(len(strs)),
-            "ARGV": ";".join(strs),
-            "ARGN": ";".join(strs[len(func.params) :]),
-        }
-        for k, v in enumerate(strs):
-            values[f"ARGV{k}"] = v
-        for p, v in zip(func.params, strs):
-            values[p] = v
+        values: Dict[str, Optional[str]] = {}
+        if _known(args):
+            strs = [str(a) for a in args]
+            if len(strs) < len(func.params):
+                return self._havoc_body(func.body, st)  # CMake stops with an error
+            values = {
+                "ARGC": str(len(strs)),
+                "ARGV": ";".join(strs),
+                "ARGN": ";".join(strs[len(func.params) :]),
+            }
+            for k, v in enumerate(strs):
+                values[f"ARGV{k}"] = v
+            for p, v in zip(func.params, strs):
+                values[p] = v
+        else:
+            # the arguments up to the first of unknown count are known by position; the rest,
+            # ARGC, ARGV and ARGN are unknown (None)
+            values = {"ARGC": None, "ARGV": None, "ARGN": None}
+            fixed = True
+            for k in range(max(len(args), len(func.params))):
+                a = args[k] if k < len(args) and fixed else None
+                if isinstance(a, _UnknownArg) and a.many:
+                    fixed, a = False, None
+                value = a if isinstance(a, str) else None
+                values[f"ARGV{k}"] = value
+                if k < len(func.params):
+                    values[func.params[k]] = value
         self.depth += 1
         try:
             if func.kind == "macro":
@@ -1164,7 +1273,7 @@ class Interpreter:
                     self.macro_args.pop()
             st.scopes.append(dict(st.scopes[-1]))
             for k, v in values.items():
-                st.set(k, frozenset({v}))
+                st.set(k, None if v is None else frozenset({v}))
             st.set("CMAKE_CURRENT_FUNCTION_LIST_DIR", frozenset({os.path.dirname(func.path)}))
             frame = _Frame("function")
             self.frames.append(frame)
@@ -1192,8 +1301,8 @@ class Interpreter:
         sources it names may be compiled."""
         self._havoc(args, st)
         self._mark_sources([a for a in args if isinstance(a, str)], st)
-        if not _known(args):
-            st.flags["lost"] = True
+        if _tainted(args) and not hasattr(self, "_c_" + name) and name not in _NO_EFFECT:
+            st.flags["lost"] = True  # a command from outside gets a list the program built
         return st
 
     def _mark_sources(self, words: List[str], st: State) -> None:
@@ -1687,14 +1796,17 @@ class Interpreter:
         found: Optional[bool] = None
         if self.scenario is not None:
             low = package.lower()
-            if low in ("hip", "rocm", "hipcub", "rocprim", "hipblas", "rocblas", "hiprand", "rocthrust"):
+            if low in _HIP_PACKAGES:
                 found = self.scenario == ROCM
             elif low in ("cuda", "cudatoolkit", "cudnn", "nccl", "cutlass"):
                 found = self.scenario == CUDA
         for name in (f"{package}_FOUND", f"{package.upper()}_FOUND"):
             st.set(name, None if found is None else frozenset({"1" if found else "0"}))
-        if found is not None:
-            self.turns_on.append(("hip" if self.scenario == ROCM else "cuda", self.list_file))
+        low = package.lower()
+        if low in _HIP_PACKAGES:
+            self._turn_on("hip")
+        elif low in ("cuda", "cudatoolkit"):
+            self._turn_on("cuda")
         return st
 
     def _c_check_language(self, args: List[Item], st: State) -> State:
@@ -1729,6 +1841,7 @@ class Interpreter:
     def _languages(self, args: Sequence[Item], st: State) -> State:
         for lang in ("HIP", "CUDA"):
             if lang in args:
+                self._turn_on(lang.lower())
                 var = f"CMAKE_{lang}_COMPILER"
                 if self.scenario is not None:
                     st.cache[var] = frozenset({f"/usr/bin/{lang.lower()}-compiler"})
@@ -1738,7 +1851,8 @@ class Interpreter:
     # -- files
     def _c_include(self, args: List[Item], st: State) -> Optional[State]:
         if not args or not isinstance(args[0], str):
-            st.flags["lost"] = True
+            if _tainted(args[:1]):
+                st.flags["lost"] = True
             return self._unknown_command("include", args, st)
         target = args[0]
         optional = "OPTIONAL" in args[1:]
@@ -1770,13 +1884,14 @@ class Interpreter:
                 return out
         if isinstance(result_var, str):
             st.set(result_var, None)
-        if not optional and candidates and all(self._in_tree(p) for p in candidates):
+        if not optional and ("/" in target or target.endswith(".cmake")) and self._in_tree(candidates[0]):
             st.flags["lost"] = True  # an in-tree file we could not read
         return st  # a module outside the tree: skipped
 
     def _c_add_subdirectory(self, args: List[Item], st: State) -> Optional[State]:
         if not args or not isinstance(args[0], str):
-            st.flags["lost"] = True
+            if _tainted(args[:1]):
+                st.flags["lost"] = True
             return st
         directory = self._path(args[0])
         listfile = os.path.join(directory, "CMakeLists.txt")
@@ -1931,7 +2046,8 @@ class Interpreter:
     def _target_sources(self, target: str, items: Sequence[Item], st: State) -> None:
         for a in items:
             if isinstance(a, _UnknownArg):
-                st.flags["lost"] = True
+                if a.tainted:
+                    st.flags["lost"] = True
                 continue
             if a in _SCOPE_WORDS or a in _TARGET_WORDS:
                 continue
@@ -2079,7 +2195,6 @@ class Interpreter:
         props = args[k + 1 :]
         for f in files:
             if not isinstance(f, str):
-                st.flags["lost"] = True
                 continue
             path = self._path(f)
             for j in range(0, len(props) - 1, 2):
@@ -2149,6 +2264,28 @@ class Interpreter:
     _c_separate_arguments = _c_get_cmake_property = _c_get_property
 
 
+_STRING_OUT = {"APPEND": 1, "PREPEND": 1, "CONCAT": 1, "JOIN": 2, "TOLOWER": 2, "TOUPPER": 2, "LENGTH": 2}
+_STRING_OUT.update({"STRIP": 2, "REPLACE": 3, "FIND": 3, "SUBSTRING": 4, "COMPARE": 4, "REGEX": 4})
+_FIRST_WRITES = frozenset(
+    {"set", "unset", "option", "separate_arguments", "foreach", "get_filename_component", "get_property"}
+) | {"get_target_property", "get_cmake_property", "get_directory_property", "get_source_file_property"}
+_FIRST_WRITES |= {"find_program", "find_library", "find_path", "find_file", "cmake_parse_arguments"}
+
+
+def _write_positions(cmd: Cmd) -> Tuple[int, ...]:
+    """The argument positions that name the variable a command writes (a computed one there
+    may write any variable); a call of the project's own commands writes through its names."""
+    name = cmd.name
+    if name in _FIRST_WRITES:
+        return (0,)
+    if name in ("list", "math", "file"):
+        return (1, len(cmd.args) - 1) if name == "list" else (1,)
+    if name == "string" and cmd.args:
+        out = _STRING_OUT.get(cmd.args[0].value)
+        return (out, 3) if out is not None else tuple(range(len(cmd.args)))
+    return ()
+
+
 def _raise():
     raise Unknown
 
@@ -2198,8 +2335,10 @@ def _flag_defs(flags: str) -> List[str]:
 
 
 class _Condition:
-    """One concrete evaluation of an ``if()`` argument list (CMake's reduction passes), with the
-    possibly-multi-valued variables fixed in ``fixed`` (_Choose asks for the next one)."""
+    """One evaluation of an ``if()`` argument list (CMake's reduction passes), with the
+    possibly-multi-valued variables fixed in ``fixed`` (_Choose asks for the next one).  A test
+    whose operand is unknown is None and ``NOT``/``AND``/``OR`` are Kleene's (the passes' shape
+    depends on the keywords only, never on values); a shape CMake rejects raises Unknown."""
 
     def __init__(self, interp: Interpreter, st: State, fixed: Dict[str, Optional[str]]) -> None:
         self.interp, self.st, self.fixed = interp, st, fixed
@@ -2231,11 +2370,8 @@ class _Condition:
             return outcomes.pop()
         raise _Choose(key, frozenset({"1", "0"}))
 
-    def evaluate(self, tokens: List[Tuple[str, bool]]) -> bool:
-        items: List[object] = list(tokens)  # (text, quoted) or a bool
-        items = self._parens(items)
-        result = self._reduce(items)
-        return result
+    def evaluate(self, tokens: List[Tuple[str, bool]]) -> Optional[bool]:
+        return self._reduce(self._parens(list(tokens)))
 
     def _kw(self, item: object, *words: str) -> bool:
         return isinstance(item, tuple) and not item[1] and item[0] in words
@@ -2250,7 +2386,7 @@ class _Condition:
             elif self._kw(it, ")"):
                 if not stack:
                     raise Unknown
-                inner = self._reduce(out)
+                inner = _Truth(self._reduce(out))
                 out = stack.pop()
                 out.append(inner)
             else:
@@ -2262,7 +2398,7 @@ class _Condition:
     def _is_keyword(self, item: object) -> bool:
         return isinstance(item, tuple) and not item[1] and item[0] in _KEYWORDS
 
-    def _reduce(self, items: List[object]) -> bool:
+    def _reduce(self, items: List[object]) -> Optional[bool]:
         items = self._unary(items)
         items = self._binary(items)
         items = self._not(items)
@@ -2272,9 +2408,15 @@ class _Condition:
         return self._bool(items[0])
 
     def _operand(self, item: object) -> Tuple[str, bool]:
-        if isinstance(item, bool) or self._is_keyword(item):
+        if isinstance(item, _Truth) or self._is_keyword(item):
             raise Unknown
         return item  # type: ignore[return-value]
+
+    def _leaf(self, compute: Callable[[], bool]) -> "_Truth":
+        try:
+            return _Truth(compute())
+        except Unknown:
+            return _Truth(None)
 
     def _unary(self, items: List[object]) -> List[object]:
         out: List[object] = []
@@ -2282,8 +2424,8 @@ class _Condition:
         while k < len(items):
             it = items[k]
             if self._kw(it, *_UNARY) and k + 1 < len(items):
-                text, quoted = self._operand(items[k + 1])
-                out.append(self._test(it[0], text))  # type: ignore[index]
+                text, _ = self._operand(items[k + 1])
+                out.append(self._leaf(lambda: self._test(it[0], text)))  # type: ignore[index]
                 k += 2
                 continue
             out.append(it)
@@ -2304,8 +2446,7 @@ class _Condition:
                 return True
             raise Unknown
         if op == "TARGET":
-            targets = self.st.items(("targets",))
-            if targets.get(arg):
+            if self.st.items(("targets",)).get(arg):
                 return True
             raise Unknown
         raise Unknown
@@ -2321,14 +2462,12 @@ class _Condition:
         out: List[object] = []
         k = 0
         while k < len(items):
-            if (
-                k + 2 < len(items) + 0
-                and k + 1 < len(items)
-                and self._kw(items[k + 1], *_BINARY)
-                and k + 2 < len(items)
-            ):
+            if k + 2 < len(items) and self._kw(items[k + 1], *_BINARY):
                 op = items[k + 1][0]  # type: ignore[index]
-                out.append(self._compare(op, items[k], items[k + 2]))
+                left, right = items[k], items[k + 2]
+                self._operand(left)
+                self._operand(right)
+                out.append(self._leaf(lambda: self._compare(op, left, right)))
                 k += 3
                 continue
             out.append(items[k])
@@ -2380,7 +2519,7 @@ class _Condition:
         }[op]
 
     def _not(self, items: List[object]) -> List[object]:
-        # right to left, and ``NOT NOT`` or ``NOT <keyword>`` (which CMake rejects) unknown
+        # right to left; ``NOT NOT`` and ``NOT <keyword>`` (which CMake rejects): Unknown
         out: List[object] = []
         k = len(items) - 1
         while k >= 0:
@@ -2389,7 +2528,8 @@ class _Condition:
                 nxt = out.pop()
                 if self._is_keyword(nxt):
                     raise Unknown
-                out.append(not self._bool(nxt))
+                value = self._bool(nxt)
+                out.append(_Truth(None if value is None else not value))
             elif self._kw(it, "NOT"):
                 raise Unknown
             else:
@@ -2413,21 +2553,37 @@ class _Condition:
                     if self._is_keyword(left) or self._is_keyword(right):
                         raise Unknown
                     a, b = self._bool(left), self._bool(right)
-                    items[k : k + 3] = [(a and b) if op[0] == "AND" else (a or b)]  # type: ignore[index]
+                    if op[0] == "AND":  # type: ignore[index]
+                        r = False if a is False or b is False else (None if a is None or b is None else True)
+                    else:
+                        r = True if a is True or b is True else (None if a is None or b is None else False)
+                    items[k : k + 3] = [_Truth(r)]
                     changed = True
                 k += 1
         return items
 
-    def _bool(self, item: object) -> bool:
-        if isinstance(item, bool):
-            return item
+    def _bool(self, item: object) -> Optional[bool]:
+        if isinstance(item, _Truth):
+            return item.value
         text, quoted = self._operand(item)
-        constant = _constant(text)
-        if constant is not None:
-            return constant
-        if quoted:
-            return False
-        return not is_off(self.var(text))
+        try:
+            constant = _constant(text)
+            if constant is not None:
+                return constant
+            if quoted:
+                return False
+            return not is_off(self.var(text))
+        except Unknown:
+            return None
+
+
+class _Truth:
+    """A reduced test: True, False or None (unknown)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Optional[bool]) -> None:
+        self.value = value
 
 
 # -- facts -------------------------------------------------------------------------------------------
@@ -2495,7 +2651,8 @@ def _linked(st: State, target: str) -> Dict[str, bool]:
     return out
 
 
-def _definitions_of(item: str, lang: str, flags: bool) -> Optional[List[FrozenSet[Tuple[str, str]]]]:
+@lru_cache(maxsize=8192)  # pure: the same items recur for every source of a target
+def _definitions_of(item: str, lang: str, flags: bool) -> Optional[Tuple[FrozenSet[Tuple[str, str]], ...]]:
     """The (name, value) definitions one item gives, per possibility; None: unknown."""
     try:
         options = genex(item, lang)
@@ -2506,7 +2663,7 @@ def _definitions_of(item: str, lang: str, flags: bool) -> Optional[List[FrozenSe
         defs: Set[Tuple[str, str]] = set()
         for word in option.split(";") if not flags else [option]:
             if flags:
-                defs.update((d.split("=", 1) + ["1"])[:2] for d in _flag_defs(word))  # type: ignore[misc]
+                defs.update(tuple((d.split("=", 1) + ["1"])[:2]) for d in _flag_defs(word))  # type: ignore[misc]
                 continue
             word = word[2:] if word.startswith("-D") else word
             m = re.fullmatch(r"([A-Za-z_]\w*)(?:=(.*))?", word, re.S)
@@ -2515,7 +2672,7 @@ def _definitions_of(item: str, lang: str, flags: bool) -> Optional[List[FrozenSe
             elif word:
                 return None
         out.append(frozenset(tuple(d) for d in defs))  # type: ignore[misc]
-    return out
+    return tuple(out)
 
 
 def _macros_for(
@@ -2646,86 +2803,91 @@ class Switches:
         return out
 
 
-def find_switches(texts: Iterable[str]) -> Tuple[Switches, bool]:
-    """(the switches the build files test, does any of them build for HIP at all)."""
-    from rocm_lint.build.cmake import _CMAKE_CUDA_VAR, _CMAKE_ROCM_VAR, _turns_on, learn_options
+class Discovery:
+    """What a discovery run learns of the project's platform switches: the single-variable
+    tests (``if(V)``, ``if(NOT V)``, their ``else()``, ``if(${NAME})`` in a function) around each
+    place the build turns HIP or CUDA on (``enable_language``, ``project(... HIP)``,
+    ``find_package(hip)``, ``hip_add_*``, ``set(CMAKE_HIP_...)``), through includes,
+    subdirectories and function calls; the names of the usual spelling (``USE_ROCM``,
+    ``MYLIB_ENABLE_HIP``, ``WITH_CUDA`` ...) in conditions, options and ``$<BOOL:${V}>``; and
+    variables compared with a platform name (``GPU_LANG STREQUAL "HIP"``)."""
 
-    rocm: Set[str] = set()
-    cuda: Set[str] = set()
-    named: Dict[str, Tuple[Set[str], Set[str]]] = {}
-    hip = False
+    def __init__(self) -> None:
+        self.events: Dict[Tuple[str, bool], Set[str]] = {}
+        self.named_rocm: Set[str] = set()
+        self.named_cuda: Set[str] = set()
+        self.compared: Dict[str, Tuple[Set[str], Set[str]]] = {}
+        self.hip = False
+        self.seen: Set[int] = set()
 
-    def classify(word: str) -> None:
+    def turned_on(self, lang: str, tests: Sequence[Optional[Tuple[str, bool]]]) -> None:
+        self.hip = self.hip or lang == "hip"
+        for test in tests:
+            if test is not None:
+                self.events.setdefault(test, set()).add(lang)
+
+    def _classify(self, word: str) -> None:
+        from rocm_lint.build.cmake import _CMAKE_CUDA_VAR, _CMAKE_ROCM_VAR
+
         m = _REF.match(word)
         name = m.group(1) if m else word
         if not re.fullmatch(r"[A-Za-z_]\w*", name):
             return
         if _CMAKE_ROCM_VAR.fullmatch(name):
-            rocm.add(name)
+            self.named_rocm.add(name)
         elif _CMAKE_CUDA_VAR.fullmatch(name):
-            cuda.add(name)
+            self.named_cuda.add(name)
 
-    for text in texts:
-        learned_rocm, learned_cuda = learn_options(text)
-        rocm.update(learned_rocm)
-        cuda.update(learned_cuda)
-        # if(V) whose branch turns HIP on and not CUDA: V is a ROCm switch
-        stack: List[Tuple[Optional[str], Set[str]]] = []
-        for name, _, _, args in iter_commands(text):
-            words = [a.value for a in args]
-            if name in ("if", "elseif", "while"):
-                for k, a in enumerate(args):
-                    if not a.quoted or _REF.match(a.value):
-                        classify(a.value)
-                    if a.value == "STREQUAL" and not a.quoted and 0 < k < len(args) - 1:
-                        for var_arg, lit_arg in ((args[k - 1], args[k + 1]), (args[k + 1], args[k - 1])):
-                            ref = _REF.match(var_arg.value)
-                            var = ref.group(1) if ref else (None if var_arg.quoted else var_arg.value)
-                            if var is None or "$" in lit_arg.value or not re.fullmatch(r"[A-Za-z_]\w*", var):
-                                continue
-                            lit = lit_arg.value
-                            if lit.upper() in _ROCM_WORDS:
-                                named.setdefault(var, (set(), set()))[0].add(lit)
-                            elif lit.upper() in _CUDA_WORDS:
-                                named.setdefault(var, (set(), set()))[1].add(lit)
-            elif name == "option" and words:
-                classify(words[0])
-            else:
-                for a in args:
-                    for ref in _BOOL_REF.findall(a.value):
-                        classify(ref)
-            if name == "if":
-                single = words[0] if len(words) == 1 and not args[0].quoted else None
-                stack.append(
-                    (_REF.match(single).group(1) if single and _REF.match(single) else single, set())
-                )
-            elif name in ("elseif", "else") and stack:
-                var, langs = stack[-1]
-                if var and "hip" in langs and "cuda" not in langs:
-                    rocm.add(var)
-                stack[-1] = (None, set())
-            elif name == "endif" and stack:
-                var, langs = stack.pop()
-                if var and "hip" in langs and "cuda" not in langs:
-                    rocm.add(var)
-                if stack:
-                    stack[-1][1].update(langs)
-            else:
-                lang = _turns_on(name, args)
-                if lang:
-                    hip = hip or lang == "hip"
-                    if stack:
-                        stack[-1][1].add(lang)
-    for name in ("CMAKE_HIP_COMPILER", "CMAKE_CUDA_COMPILER"):
-        rocm.discard(name)  # decided by check_language/enable_language, not by a switch
-        cuda.discard(name)
-    both = rocm & cuda
-    pairs = []
-    for var, (rocm_values, cuda_values) in sorted(named.items()):
-        if len(rocm_values) == 1 and len(cuda_values) <= 1 and var not in rocm | cuda:
-            pairs.append((var, next(iter(rocm_values)), next(iter(cuda_values), "")))
-    switches = Switches(frozenset(rocm - both), frozenset(cuda - both), tuple(pairs))
-    return switches, hip or bool(switches.rocm) or bool(pairs)
+    def condition(self, cmd: Cmd) -> None:
+        if id(cmd) in self.seen:
+            return
+        self.seen.add(id(cmd))
+        args = cmd.args
+        for k, a in enumerate(args):
+            if not a.quoted or _REF.match(a.value):
+                self._classify(a.value)
+            if a.value == "STREQUAL" and not a.quoted and 0 < k < len(args) - 1:
+                for var_arg, lit_arg in ((args[k - 1], args[k + 1]), (args[k + 1], args[k - 1])):
+                    ref = _REF.match(var_arg.value)
+                    var = ref.group(1) if ref else (None if var_arg.quoted else var_arg.value)
+                    if var is None or "$" in lit_arg.value or not re.fullmatch(r"[A-Za-z_]\w*", var):
+                        continue
+                    upper = lit_arg.value.upper()
+                    if upper in _ROCM_WORDS:
+                        self.compared.setdefault(var, (set(), set()))[0].add(lit_arg.value)
+                    elif upper in _CUDA_WORDS:
+                        self.compared.setdefault(var, (set(), set()))[1].add(lit_arg.value)
+
+    def command(self, cmd: Cmd) -> None:
+        if id(cmd) in self.seen:
+            return
+        self.seen.add(id(cmd))
+        if cmd.name == "option" and cmd.args:
+            self._classify(cmd.args[0].value)
+        for a in cmd.args:
+            if "$<" in a.value:
+                for ref in _BOOL_REF.findall(a.value):
+                    self._classify(ref)
+
+    def switches(self) -> Switches:
+        rocm, cuda = set(self.named_rocm), set(self.named_cuda)
+        for (var, positive), langs in self.events.items():
+            other = self.events.get((var, not positive), set())
+            if positive and "hip" in langs and "cuda" not in langs and "hip" not in other:
+                rocm.add(var)  # if(V) turns HIP on
+            elif positive and "cuda" in langs and "hip" not in langs and "cuda" not in other:
+                cuda.add(var)  # if(V) turns CUDA on (the project turns HIP on elsewhere)
+            elif not positive and "hip" in langs and "cuda" not in langs and "cuda" in other:
+                cuda.add(var)  # if(NOT V) turns HIP on, if(V) CUDA
+        for name in ("CMAKE_HIP_COMPILER", "CMAKE_CUDA_COMPILER"):
+            rocm.discard(name)  # decided by check_language/enable_language, not by a switch
+            cuda.discard(name)
+        both = rocm & cuda
+        pairs = []
+        for var, (rocm_values, cuda_values) in sorted(self.compared.items()):
+            if len(rocm_values) == 1 and len(cuda_values) <= 1 and var not in rocm | cuda:
+                pairs.append((var, next(iter(rocm_values)), next(iter(cuda_values), "")))
+        return Switches(frozenset(rocm - both), frozenset(cuda - both), tuple(pairs))
 
 
 @dataclass(frozen=True)
@@ -2758,19 +2920,20 @@ def evaluate_project(
     try:
         discovery = Interpreter(root, read, project=True, scenario=None, trees=trees)
         discovery.written = set()
+        learned = discovery.discovery = Discovery()
         discovery.run_file(listfile)
         # a variable the program itself writes is not defined until it does (the default
         # configure); one it never writes may come from outside (a toolchain, a module): unknown
         program = {name: UNDEF_VALUE for name in discovery.written}
-        texts = [t for t in (read(p) for p in discovery.files_read if p in trees) if t is not None]
-        switches, hip = find_switches(texts)
-        if not hip:
-            return None
+        switches = learned.switches()
+        if not (learned.hip or switches.rocm or switches.named):
+            return None  # a project that never builds for HIP
         scenarios: Dict[str, ScenarioFacts] = {}
         files: Set[str] = set(discovery.files_read)
         for scenario in (CUDA, ROCM):
             cache = {**program, **switches.cache(scenario)}
             interp = Interpreter(root, read, True, scenario, cache=cache, trees=trees)
+            interp.program = frozenset(program)
             st = interp.run_file(listfile)
             facts = scenario_facts(st, scenario, os.path.dirname(os.path.abspath(listfile)))
             scenarios[scenario] = ScenarioFacts(
