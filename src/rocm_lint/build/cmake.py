@@ -41,12 +41,12 @@ from rocm_lint.build.logic import (
 )
 from rocm_lint.configfiles.cmake import Arg, iter_commands
 
-_CMAKE_ROCM_VAR = re.compile(
+CMAKE_ROCM_VAR = re.compile(
     r"(?:[A-Za-z0-9]+_)*?(?:USE_|WITH_|ENABLE_|BUILD_WITH_|BUILD_FOR_)(?:ROCM|HIP)(?:_FOUND|_ENABLED|_BUILD)?"
     r"|(?:BUILD_)?(?:ROCM|HIP)(?:_FOUND|_ENABLED|_BUILD)?"
     r"|hip_FOUND|CMAKE_HIP_COMPILER|__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__"
 )
-_CMAKE_CUDA_VAR = re.compile(
+CMAKE_CUDA_VAR = re.compile(
     r"(?:[A-Za-z0-9]+_)*?(?:USE_|WITH_|ENABLE_|BUILD_WITH_|BUILD_FOR_)CUDA(?:_FOUND|_ENABLED)?"
     r"|(?:BUILD_)?CUDA(?:_FOUND|_ENABLED)?"
     r"|CUDAToolkit_FOUND|CMAKE_CUDA_COMPILER"
@@ -173,9 +173,9 @@ def _atom(name: str, learned: Vocabulary) -> Worlds:
     ref = _VAR_REF.fullmatch(name)
     if ref:
         name = ref.group(1)
-    if _CMAKE_ROCM_VAR.fullmatch(name) or name in learned[0]:
+    if CMAKE_ROCM_VAR.fullmatch(name) or name in learned[0]:
         return ROCM_ATOM
-    if _CMAKE_CUDA_VAR.fullmatch(name) or name in learned[1]:
+    if CMAKE_CUDA_VAR.fullmatch(name) or name in learned[1]:
         return CUDA_ATOM
     return UNKNOWN
 

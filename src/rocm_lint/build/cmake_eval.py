@@ -35,622 +35,68 @@ platform scenario (``"rocm"``: a machine with ROCm and no CUDA, the project's RO
 and its CUDA switches off; ``"cuda"``: the mirror image), giving per source: compiled
 definitely / maybe / never, and the macros defined definitely / maybe.  Only "definitely" is a
 fact (``rocm_lint.build.context`` reads them).
+
+The values, syntax tree and state are ``cmake_values``; conditions ``cmake_condition``; the
+commands ``cmake_commands`` (mixed into :class:`Interpreter`).
 """
 
 from __future__ import annotations
 
-import ast
 import itertools
 import os
 import re
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from functools import lru_cache
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
-
-from rocm_lint.configfiles.cmake import Arg, iter_commands
-
-MAX_VALUES = 16  # possible strings of one variable; more: unknown
-MAX_ALTERNATIVES = 16  # argument lists one command may get
-MAX_STEPS = 100_000  # commands executed per run
-MAX_ITERATIONS = 512  # iterations of one loop
-MAX_CALL_DEPTH = 24  # function/macro/include/add_subdirectory nesting
-MAX_FILES = 400  # build files read per run
-MAX_VALUE_CHARS = 1 << 16
-MAX_GLOB_ENTRIES = 20_000
-
-Value = Optional[FrozenSet[Optional[str]]]  # None: unknown; None inside: not defined
-UNDEF_VALUE: FrozenSet[Optional[str]] = frozenset({None})
-OPEN = "\0?"  # a props item: some contribution is unknown (an unlisted macro may be defined)
-ENDED = "\0end"  # a props item: the directory's flags were read at its end
-ROCM, CUDA = "rocm", "cuda"
-
-
-class Unknown(Exception):
-    """The value asked for is not known."""
-
-
-class Abort(Exception):
-    """A bound was reached: the run gives no answer."""
-
-
-class _Choose(Exception):
-    def __init__(self, name: str, values: FrozenSet[Optional[str]]) -> None:
-        self.name, self.values = name, values
-
-
-class _UnknownArg:
-    """An argument whose value is unknown.  ``tainted``: it reads a variable the program itself
-    writes (a source list may hide in it); an untainted one only reads what comes from outside
-    (a compiler id, a found package's path), which names no source of the tree."""
-
-    __slots__ = ("many", "tainted")
-
-    def __init__(self, many: bool, tainted: bool = True) -> None:
-        self.many = many
-        self.tainted = tainted
-
-    def __repr__(self) -> str:
-        return ("<?*>" if self.many else "<?>") + ("t" if self.tainted else "")
-
-
-UNKNOWN_ONE = _UnknownArg(False)  # exactly one argument, value unknown
-UNKNOWN_MANY = _UnknownArg(True)  # any number of arguments
-_UNKNOWN = {(m, t): _UnknownArg(m, t) for m in (False, True) for t in (False, True)}
-_PLAIN = re.compile(r"[^\\$]*")
-_REF_OPEN = re.compile(r"\$(ENV|CACHE)?\{")
-_NAMES_READ = re.compile(r"\$(?:ENV|CACHE)?\{([^${}]*)\}")
-
-
-def _tainted(items: Sequence[Item]) -> bool:
-    return any(isinstance(a, _UnknownArg) and a.tainted for a in items)
-
-
-Item = Union[str, _UnknownArg]
-
-
-def _known(items: Sequence[Item]) -> bool:
-    return not any(isinstance(a, _UnknownArg) for a in items)
-
-
-# -- truth -------------------------------------------------------------------------------------------
-_ON = frozenset({"1", "ON", "YES", "TRUE", "Y"})
-_OFF = frozenset({"", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND"})
-_DECIMAL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-_STRTOD = re.compile(r"\s*" + _DECIMAL + r"\Z")
-_SPECIAL = re.compile(r"\s*[+-]?(?:inf(?:inity)?|nan(?:\(\w*\))?)\Z", re.I)
-_HEXISH = re.compile(r"\s*[+-]?0[xX]")
-_PREFIX = re.compile(r"\s*" + _DECIMAL)
-
-
-def is_off(value: Optional[str]) -> bool:
-    return value is None or value.upper() in _OFF or value.upper().endswith("-NOTFOUND")
-
-
-def _constant(value: str) -> Optional[bool]:
-    """True/False for CMake's constants (and numbers), None for anything else (a name)."""
-    up = value.upper()
-    if up in _ON:
-        return True
-    if up in _OFF or up.endswith("-NOTFOUND"):
-        return False
-    if _STRTOD.match(value) or _SPECIAL.match(value):
-        return float(value) != 0  # strtod reads the whole string: C's conversion to bool
-    if _HEXISH.match(value):
-        raise Unknown  # a hexadecimal float: not modelled
-    return None
-
-
-def _number(value: str) -> Optional[float]:
-    """sscanf("%lg"): the number a prefix reads, None when none; Unknown where unsure."""
-    if _STRTOD.match(value):
-        return float(value)
-    m = _PREFIX.match(value)
-    if m:
-        if value[m.end() :][:1] in ("e", "E", ".", "x", "X"):
-            raise Unknown
-        return float(m.group(0))
-    if _HEXISH.match(value) or re.match(r"\s*[+-]?(?:inf|nan)", value, re.I):
-        raise Unknown
-    return None
-
-
-def _version(value: str) -> Tuple[int, ...]:
-    if not re.fullmatch(r"\d+(?:\.\d+)*", value):
-        raise Unknown
-    parts = [int(p) for p in value.split(".")]
-    return tuple(parts + [0] * (8 - len(parts)))
-
-
-def to_regex(pattern: str) -> "re.Pattern[str]":
-    """A CMake regular expression as Python's; Unknown for syntax the two may read differently."""
-    if re.search(r"\\[A-Za-z0-9]|\{|\(\?|\[\[:|\\$", pattern):
-        raise Unknown
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise Unknown from exc
-
-
-def split_list(value: str) -> List[str]:
-    """A CMake list's elements (empty ones kept; ``""`` is the empty list)."""
-    if value == "":
-        return []
-    if "\\" in value or "[" in value:
-        raise Unknown  # escaped or bracketed semicolons: not modelled
-    return value.split(";")
-
-
-# -- syntax tree -------------------------------------------------------------------------------------
-@dataclass
-class Cmd:
-    name: str
-    args: List[Arg]
-    text: str
-    path: str
-    offset: int
-
-
-@dataclass
-class IfNode:
-    branches: List[Tuple[Optional[Cmd], list]]  # (condition, body); None: else
-
-
-@dataclass
-class LoopNode:
-    head: Cmd  # foreach or while
-    body: list
-
-
-@dataclass
-class DefNode:
-    head: Cmd  # function or macro
-    body: list
-
-
-@dataclass
-class BlockNode:
-    head: Cmd
-    body: list
-
-
-_OPENERS = {"if": "endif", "foreach": "endforeach", "while": "endwhile", "function": "endfunction"}
-_OPENERS.update({"macro": "endmacro", "block": "endblock"})
-_CLOSERS = frozenset(_OPENERS.values()) | {"elseif", "else"}
-
-
-def parse(text: str, path: str) -> list:
-    """The file's commands as a tree; ValueError where the blocks do not close."""
-    commands = [Cmd(n, a, text, path, s) for n, s, _, a in iter_commands(text, parens=True)]
-    pos = 0
-
-    def block(ends: FrozenSet[str]) -> Tuple[list, Optional[Cmd]]:
-        nonlocal pos
-        out: list = []
-        while pos < len(commands):
-            cmd = commands[pos]
-            pos += 1
-            if cmd.name in ends:
-                return out, cmd
-            if cmd.name in _CLOSERS:
-                raise ValueError(f"unexpected {cmd.name}()")
-            if cmd.name == "if":
-                branches = []
-                head: Optional[Cmd] = cmd
-                while True:
-                    body, end = block(frozenset({"elseif", "else", "endif"}))
-                    branches.append((head, body))
-                    if end is None:
-                        raise ValueError("if() without endif()")
-                    if end.name == "endif":
-                        break
-                    if end.name == "else":
-                        body, end = block(frozenset({"endif"}))
-                        branches.append((None, body))
-                        if end is None:
-                            raise ValueError("if() without endif()")
-                        break
-                    head = end
-                out.append(IfNode(branches))
-            elif cmd.name in _OPENERS:
-                body, end = block(frozenset({_OPENERS[cmd.name]}))
-                if end is None:
-                    raise ValueError(f"{cmd.name}() without end")
-                kind = LoopNode if cmd.name in ("foreach", "while") else DefNode
-                out.append(BlockNode(cmd, body) if cmd.name == "block" else kind(cmd, body))
-            else:
-                out.append(cmd)
-        return out, None
-
-    tree, end = block(frozenset())
-    return tree
-
-
-def _raw(cmd: Cmd, a: Arg) -> Tuple[str, str]:
-    """(kind, text): "bracket" (literal), "quoted" or "unquoted" with escapes and references."""
-    first = cmd.text[a.start] if a.start < len(cmd.text) else ""
-    if a.quoted and first == "[":
-        return "bracket", a.value
-    if a.quoted:
-        end = a.end - 1 if a.end - 1 > a.start and cmd.text[a.end - 1] == '"' else a.end
-        return "quoted", cmd.text[a.start + 1 : end]
-    return "unquoted", cmd.text[a.start : a.end]
-
-
-# -- state -------------------------------------------------------------------------------------------
-_AMBIGUOUS = object()  # a command defined differently on two joined paths
-
-
-def _join_value(a: Value, b: Value) -> Value:
-    if a is None or b is None:
-        return None
-    if a is b:
-        return a
-    out = a | b
-    return out if len(out) <= MAX_VALUES else None
-
-
-def _join_items(a: Dict[str, bool], b: Dict[str, bool]) -> Dict[str, bool]:
-    if a is b:
-        return a
-    out = {k: v and b.get(k, False) for k, v in a.items()}
-    for k in b:
-        if k not in out:
-            out[k] = False
-    return out
-
-
-class State:
-    """Variables (scopes, the cache), commands defined, and the build's props (sources, targets,
-    definitions: dicts of item -> definitely?), copied on write."""
-
-    __slots__ = ("scopes", "cache", "cache_default", "funcs", "props", "owned", "flags", "guards", "written")
-
-    def __init__(self, cache_default: Value) -> None:
-        self.scopes: List[Dict[str, Value]] = [{}]
-        self.cache: Dict[str, Value] = {}
-        self.cache_default = cache_default
-        self.funcs: Dict[str, object] = {}
-        self.props: Dict[tuple, Dict[str, bool]] = {}
-        self.owned: Set[tuple] = set()
-        self.flags: Dict[str, object] = {}  # "lost", "policy"...
-        self.guards: FrozenSet[str] = frozenset()
-        self.written: Optional[Set[str]] = None  # where set: the names every write names (shared)
-
-    def copy(self) -> "State":
-        new = State.__new__(State)
-        new.scopes = [dict(s) for s in self.scopes]
-        new.cache = dict(self.cache)
-        new.cache_default = self.cache_default
-        new.funcs = dict(self.funcs)
-        new.props = dict(self.props)
-        new.owned = set()
-        self.owned = set()
-        new.flags = dict(self.flags)
-        new.guards = self.guards
-        new.written = self.written
-        return new
-
-    # variables
-    def normal(self, name: str) -> Value:
-        return self.scopes[-1].get(name, UNDEF_VALUE)
-
-    def cached(self, name: str) -> Value:
-        return self.cache.get(name, self.cache_default)
-
-    def get(self, name: str) -> Value:
-        normal = self.normal(name)
-        if normal is None:
-            return None
-        if None not in normal:
-            return normal
-        cached = self.cached(name)
-        if cached is None:
-            return None
-        out = (normal - UNDEF_VALUE) | cached
-        return out if len(out) <= MAX_VALUES else None
-
-    def set(self, name: str, value: Value, parent: bool = False) -> None:
-        if value is not None and any(v is not None and len(v) > MAX_VALUE_CHARS for v in value):
-            value = None
-        if self.written is not None:
-            self.written.add(name)
-        if parent:
-            if len(self.scopes) > 1:
-                self.scopes[-2][name] = value
-        else:
-            self.scopes[-1][name] = value
-
-    # props
-    def items(self, key: tuple) -> Dict[str, bool]:
-        return self.props.get(key, {})
-
-    def add(self, key: tuple, item: str, definite: bool = True) -> None:
-        if key not in self.owned:
-            self.props[key] = dict(self.props.get(key, {}))
-            self.owned.add(key)
-        entry = self.props[key]
-        entry[item] = entry.get(item, False) or definite
-
-    def remove(self, key: tuple, item: str) -> None:
-        if item in self.props.get(key, {}):
-            if key not in self.owned:
-                self.props[key] = dict(self.props[key])
-                self.owned.add(key)
-            del self.props[key][item]
-
-
-def join(a: Optional[State], b: Optional[State]) -> Optional[State]:
-    """The state either path may leave (None: the path does not continue)."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    if len(a.scopes) != len(b.scopes):
-        raise Abort("scopes differ")
-    out = a.copy()
-    for k, (sa, sb) in enumerate(zip(a.scopes, b.scopes)):
-        if sa is sb:
-            continue
-        # the names whose values differ (values are hashable, their hashes cached): C speed
-        differ = {name for name, _ in sa.items() ^ sb.items()}
-        if differ:
-            merged = out.scopes[k]
-            for name in differ:
-                merged[name] = _join_value(sa.get(name, UNDEF_VALUE), sb.get(name, UNDEF_VALUE))
-    for name in {name for name, _ in a.cache.items() ^ b.cache.items()}:
-        # an entry one path never declares is not defined there (the default configure)
-        out.cache[name] = _join_value(a.cache.get(name, UNDEF_VALUE), b.cache.get(name, UNDEF_VALUE))
-    if a.funcs is not b.funcs:
-        for name in a.funcs.keys() | b.funcs.keys():
-            fa, fb = a.funcs.get(name), b.funcs.get(name)
-            if fa is not fb:
-                out.funcs[name] = _AMBIGUOUS
-    empty: Dict[str, bool] = {}
-    for key in a.props.keys() | b.props.keys():
-        pa, pb = a.props.get(key, empty), b.props.get(key, empty)
-        if pa is not pb:
-            out.props[key] = _join_items(pa, pb)
-    out.owned = set()
-    for key in a.flags.keys() | b.flags.keys():
-        va, vb = a.flags.get(key), b.flags.get(key)
-        out.flags[key] = va if va == vb else (True if key == "lost" else None)
-    out.guards = a.guards | b.guards
-    return out
-
-
-def join_all(states: Iterable[Optional[State]]) -> Optional[State]:
-    out: Optional[State] = None
-    for s in states:
-        out = join(out, s)
-    return out
-
-
-# -- generator expressions ---------------------------------------------------------------------------
-def _split_genex(text: str) -> List[Union[str, Tuple[str, List[str]]]]:
-    """Literal text and ``$<name:arg,arg>`` pieces (arguments left unevaluated)."""
-    out: List[Union[str, Tuple[str, List[str]]]] = []
-    i, n, lit = 0, len(text), []
-    while i < n:
-        if text.startswith("$<", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("$<", j):
-                    depth, j = depth + 1, j + 2
-                    continue
-                if text[j] == ">":
-                    depth -= 1
-                j += 1
-            if depth:
-                raise Unknown
-            body = text[i + 2 : j - 1]
-            # split at the first ':' and the ',' of the top level
-            parts, cur, d, k = [], [], 0, 0
-            head = None
-            while k < len(body):
-                if body.startswith("$<", k):
-                    d += 1
-                    cur.append("$<")
-                    k += 2
-                    continue
-                ch = body[k]
-                if ch == ">" and d:
-                    d -= 1
-                elif d == 0 and head is None and ch == ":":
-                    head = "".join(cur)
-                    cur = []
-                    k += 1
-                    continue
-                elif d == 0 and head is not None and ch == ",":
-                    parts.append("".join(cur))
-                    cur = []
-                    k += 1
-                    continue
-                cur.append(ch)
-                k += 1
-            if head is None:
-                head, parts = "".join(cur), []
-            else:
-                parts.append("".join(cur))
-            if lit:
-                out.append("".join(lit))
-                lit = []
-            out.append((head, parts))
-            i = j
-            continue
-        lit.append(text[i])
-        i += 1
-    if lit:
-        out.append("".join(lit))
-    return out
-
-
-def genex(text: str, language: Optional[str]) -> FrozenSet[str]:
-    """The strings a generator expression may give for a source of ``language`` (None: any);
-    Unknown where it cannot tell."""
-    if "$<" not in text:
-        return frozenset({text})
-    result = _genex_cached(text, language)
-    if result is None:
-        raise Unknown
-    return result
-
-
-@lru_cache(maxsize=8192)  # pure
-def _genex_cached(text: str, language: Optional[str]) -> Optional[FrozenSet[str]]:
-    try:
-        return _genex(text, language)
-    except Unknown:
-        return None
-
-
-def _genex(text: str, language: Optional[str]) -> FrozenSet[str]:
-    results: Set[str] = {""}
-    for piece in _split_genex(text):
-        if isinstance(piece, str):
-            options: FrozenSet[str] = frozenset({piece})
-        else:
-            options = _genex_one(piece[0], piece[1], language)
-        results = {r + o for r in results for o in options}
-        if len(results) > MAX_VALUES:
-            raise Unknown
-    return frozenset(results)
-
-
-def _bool01(values: FrozenSet[str]) -> Set[bool]:
-    out = set()
-    for v in values:
-        if v not in ("0", "1"):
-            raise Unknown  # CMake reports an error
-        out.add(v == "1")
-    return out
-
-
-def _genex_one(head: str, parts: List[str], language: Optional[str]) -> FrozenSet[str]:
-    name = genex(head, language)
-    if len(name) != 1:
-        raise Unknown
-    head = next(iter(name))
-    args = [genex(p, language) for p in parts]
-    if head in ("0", "1"):
-        if head == "0":
-            return frozenset({""})
-        return args[0] if args else frozenset({""})
-    if head in ("BOOL", "NOT", "AND", "OR", "IF", "STREQUAL", "EQUAL", "IN_LIST") or ":" in head:
-        pass
-    if head == "BOOL" and len(args) == 1:
-        return frozenset("0" if is_off(v) else "1" for v in args[0])
-    if head == "NOT" and len(args) == 1:
-        return frozenset("0" if b else "1" for b in _bool01(args[0]))
-    if head in ("AND", "OR") and args:
-        outs = set()
-        for combo in itertools.product(*[sorted(_bool01(a)) for a in args]):
-            outs.add("1" if (all(combo) if head == "AND" else any(combo)) else "0")
-        return frozenset(outs)
-    if head == "IF" and len(args) == 3:
-        out: Set[str] = set()
-        for b in _bool01(args[0]):
-            out |= args[1] if b else args[2]
-        return frozenset(out)
-    if head == "STREQUAL" and len(args) == 2:
-        return frozenset("1" if x == y else "0" for x in args[0] for y in args[1])
-    if head == "IN_LIST" and len(args) == 2:
-        return frozenset("1" if x in split_list(y) else "0" for x in args[0] for y in args[1])
-    if head in ("BUILD_INTERFACE", "BUILD_LOCAL_INTERFACE") and len(args) == 1:
-        return args[0]
-    if head == "INSTALL_INTERFACE":
-        return frozenset({""})
-    if head == "SEMICOLON" and not args:
-        return frozenset({";"})
-    if head == "COMMA" and not args:
-        return frozenset({","})
-    if head == "ANGLE-R" and not args:
-        return frozenset({">"})
-    if head == "COMPILE_LANGUAGE" and len(args) == 1:
-        if language is None:
-            raise Unknown
-        langs = set()
-        for v in args[0]:
-            langs.update(x.strip() for x in v.split(","))
-        return frozenset({"1" if language in langs else "0"})
-    raise Unknown
-
-
-# -- the interpreter ---------------------------------------------------------------------------------
-_DEFINE_FLAG = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?:=(\S*))?")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.+-]*\Z")
-_SOURCE_EXT = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c\+\+|c|hip|mm|m|f90|f)$", re.I)
-_LANG_OF = {".c": "C", ".cu": "CUDA", ".hip": "HIP", ".m": "OBJC", ".mm": "OBJCXX"}
-_UNARY = frozenset(
-    {"EXISTS", "COMMAND", "DEFINED", "POLICY", "TARGET", "TEST", "IS_DIRECTORY", "IS_SYMLINK", "IS_ABSOLUTE"}
-)
-_UNARY |= {"IS_READABLE", "IS_WRITABLE", "IS_EXECUTABLE"}
-_BINARY = frozenset(
-    {
-        "MATCHES",
-        "LESS",
-        "GREATER",
-        "EQUAL",
-        "LESS_EQUAL",
-        "GREATER_EQUAL",
-        "STRLESS",
-        "STRGREATER",
-        "STREQUAL",
-        "STRLESS_EQUAL",
-        "STRGREATER_EQUAL",
-        "VERSION_LESS",
-        "VERSION_GREATER",
-        "VERSION_EQUAL",
-        "VERSION_LESS_EQUAL",
-        "VERSION_GREATER_EQUAL",
-        "IN_LIST",
-        "IS_NEWER_THAN",
-        "PATH_EQUAL",
-    }
-)
-_KEYWORDS = _UNARY | _BINARY | {"NOT", "AND", "OR", "(", ")"}
-# commands that change nothing the facts read (their variables aside: see _havoc)
-_NO_EFFECT = frozenset(
-    {
-        "cmake_policy",
-        "include_directories",
-        "link_directories",
-        "link_libraries",
-        "target_include_directories",
-        "target_link_directories",
-        "target_link_options",
-        "target_compile_features",
-        "target_precompile_headers",
-        "install",
-        "mark_as_advanced",
-        "add_dependencies",
-        "add_custom_target",
-        "add_custom_command",
-        "enable_testing",
-        "add_test",
-        "set_tests_properties",
-        "configure_file",
-        "export",
-        "source_group",
-        "set_directory_properties",
-        "add_link_options",
-        "remove_definitions",
-        "define_property",
-        "cmake_language",
-        "cmake_host_system_information",
-        "variable_watch",
-        "fltk_wrap_ui",
-        "include_regular_expression",
-        "create_test_sourcelist",
-    }
-)
-_OUTPUT_KEYWORDS = frozenset(
-    {"OUTPUT_VARIABLE", "RESULT_VARIABLE", "ERROR_VARIABLE", "RESULTS_VARIABLE", "COMPILE_OUTPUT_VARIABLE"}
-)
-_HIP_PACKAGES = frozenset({"hip", "rocm", "hipcub", "rocprim", "hipblas", "rocblas", "hiprand", "rocthrust"})
-_SCOPE_WORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE", "BEFORE", "AFTER", "SYSTEM"})
-_TARGET_WORDS = frozenset(
-    {"STATIC", "SHARED", "MODULE", "OBJECT", "EXCLUDE_FROM_ALL", "WIN32", "MACOSX_BUNDLE", "GLOBAL"}
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+
+from rocm_lint.build.cmake_commands import CommandSemantics
+from rocm_lint.build.cmake_condition import Condition
+from rocm_lint.build.cmake_values import (
+    CUDA,
+    Abort,
+    BlockNode,
+    CONDITION_KEYWORDS,
+    Choose,
+    Cmd,
+    CommandDef,
+    DefNode,
+    ENDED,
+    FALSE_CONSTANTS,
+    IfNode,
+    Item,
+    LANGUAGE_OF,
+    LoopNode,
+    MAX_ALTERNATIVES,
+    MAX_CALL_DEPTH,
+    MAX_FILES,
+    MAX_ITERATIONS,
+    MAX_STEPS,
+    NAMES_READ,
+    NO_EFFECT,
+    OPEN,
+    PLAIN_TEXT,
+    REFERENCE_OPEN,
+    ROCM,
+    SCOPE_WORDS,
+    SOURCE_FILE,
+    State,
+    TRUE_CONSTANTS,
+    UNDEF_VALUE,
+    UNKNOWN_ARGS,
+    UNKNOWN_MANY,
+    Unknown,
+    UnknownArg,
+    VARIABLE_NAME,
+    Value,
+    all_known,
+    any_tainted,
+    arg_text,
+    flag_definitions,
+    genex,
+    join_all,
+    parse,
+    split_list,
+    write_positions,
 )
 
 
@@ -662,16 +108,7 @@ class _Frame:
     continues: List[State] = field(default_factory=list)
 
 
-@dataclass
-class _Def:
-    kind: str
-    name: str
-    params: Tuple[str, ...]
-    body: list
-    path: str
-
-
-class Interpreter:
+class Interpreter(CommandSemantics):
     """One run of a CMake program over the abstract state.
 
     ``root``: the tree (nothing outside it is read); ``read(path)``: a file's text or None;
@@ -854,7 +291,7 @@ class Interpreter:
             positive, tokens = False, tokens[1:]
         if len(tokens) != 1 or tokens[0][1] or not re.fullmatch(r"[A-Za-z_]\w*", tokens[0][0]):
             return None
-        if tokens[0][0] in _KEYWORDS or tokens[0][0].upper() in _ON | _OFF:
+        if tokens[0][0] in CONDITION_KEYWORDS or tokens[0][0].upper() in TRUE_CONSTANTS | FALSE_CONSTANTS:
             return None
         return tokens[0][0], positive
 
@@ -868,10 +305,10 @@ class Interpreter:
             words = self._words(node.head, st)
         except Unknown:
             words = []
-        if not words or not _known(words):
+        if not words or not all_known(words):
             return st
         name = str(words[0]).lower()
-        st.funcs[name] = _Def(
+        st.funcs[name] = CommandDef(
             node.head.name, name, tuple(str(w) for w in words[1:]), node.body, self.list_file
         )
         return st
@@ -893,10 +330,10 @@ class Interpreter:
         out: Set[str] = set()
         for node in body:
             if isinstance(node, Cmd):
-                positions = _write_positions(node)
+                positions = write_positions(node)
                 for k, a in enumerate(node.args):
-                    kind, raw = _raw(node, a)
-                    if kind == "unquoted" and _IDENT.match(raw):
+                    kind, raw = arg_text(node, a)
+                    if kind == "unquoted" and VARIABLE_NAME.match(raw):
                         out.add(raw)
                     elif "$" in raw and k in positions:
                         out.add("\0any")  # the variable written is computed
@@ -944,7 +381,7 @@ class Interpreter:
         var = words[0]
         rest = words[1:]
         items: Optional[List[str]] = None
-        if _known(rest):
+        if all_known(rest):
             items = self._foreach_items(rest, st)
         if items is None or len(items) > MAX_ITERATIONS:
             return self._widen(node, st, var)
@@ -1037,7 +474,7 @@ class Interpreter:
         lit: List[str] = []
         i, n = 0, len(raw)
         while i < n:
-            m = _PLAIN.match(raw, i)
+            m = PLAIN_TEXT.match(raw, i)
             if m.end() > i:  # a run of characters with no escape and no reference
                 lit.append(m.group(0))
                 i = m.end()
@@ -1058,14 +495,14 @@ class Interpreter:
                     lit.append(d)
                 continue
             if c == "$":
-                m = _REF_OPEN.match(raw, i)
+                m = REFERENCE_OPEN.match(raw, i)
                 if m:
                     start = m.end()
                     depth, j = 1, start
                     while j < n and depth:
                         if raw[j] == "}":
                             depth -= 1
-                        elif raw[j] == "$" and _REF_OPEN.match(raw, j):
+                        elif raw[j] == "$" and REFERENCE_OPEN.match(raw, j):
                             depth += 1
                             j = raw.index("{", j)
                         j += 1
@@ -1110,7 +547,7 @@ class Interpreter:
         an argument that cannot be evaluated is UNKNOWN_ONE (quoted) or UNKNOWN_MANY."""
         per_arg: List[List[Tuple[Item, ...]]] = []
         for a in cmd.args:
-            kind, raw = _raw(cmd, a)
+            kind, raw = arg_text(cmd, a)
             try:
                 values = self._expand(raw, kind, st)
                 if kind == "unquoted":
@@ -1121,7 +558,7 @@ class Interpreter:
                 else:
                     per_arg.append([(v,) for v in sorted(values)])
             except Unknown:
-                per_arg.append([(_UNKNOWN[(kind == "unquoted", self._taints(raw))],)])
+                per_arg.append([(UNKNOWN_ARGS[(kind == "unquoted", self._taints(raw))],)])
         total = 1
         for options in per_arg:
             total *= len(options)
@@ -1133,7 +570,7 @@ class Interpreter:
         """Does an argument read a variable the program writes (or one named by a reference)?"""
         if self.program is None:
             return True
-        names = _NAMES_READ.findall(raw)
+        names = NAMES_READ.findall(raw)
         if raw.count("${") > len(names):
             return True  # a computed name
         return any(name in self.program for name in names) or bool(self.macro_args[-1])
@@ -1169,7 +606,7 @@ class Interpreter:
     def _condition_tokens(self, cmd: Cmd, st: State):
         per_arg: List[List[List[Tuple[str, bool]]]] = []
         for a in cmd.args:
-            kind, raw = _raw(cmd, a)
+            kind, raw = arg_text(cmd, a)
             try:
                 values = self._expand(raw, kind, st)
             except Unknown:
@@ -1199,11 +636,11 @@ class Interpreter:
                 return None
             fixed = todo.pop()
             try:
-                result = _Condition(self, st, fixed).evaluate(tokens)
+                result = Condition(self, st, fixed).evaluate(tokens)
                 if result is None:
                     return None
                 out.add(result)
-            except _Choose as choice:
+            except Choose as choice:
                 for v in choice.values:
                     todo.append({**fixed, choice.name: v})
             except Unknown:
@@ -1219,14 +656,14 @@ class Interpreter:
                 self._turn_on(name[:3].replace("cud", "cuda"))
 
         func = st.funcs.get(name)
-        if isinstance(func, _Def):
+        if isinstance(func, CommandDef):
             return self._call(func, cmd, st)
         alts = self._alternatives(cmd, st)
         if len(alts) == 1:
             return self._builtin(name, alts[0], cmd, st)
         return join_all(self._builtin(name, args, cmd, st.copy()) for args in alts)
 
-    def _call(self, func: _Def, cmd: Cmd, st: State) -> Optional[State]:
+    def _call(self, func: CommandDef, cmd: Cmd, st: State) -> Optional[State]:
         if self.depth >= MAX_CALL_DEPTH:
             return self._unknown_command(cmd.name, self._alternatives(cmd, st)[0], st)
         alts = self._alternatives(cmd, st)
@@ -1235,9 +672,9 @@ class Interpreter:
             outs.append(self._call_one(func, args, st if k == len(alts) - 1 else st.copy()))
         return join_all(outs)
 
-    def _call_one(self, func: _Def, args: List[Item], st: State) -> Optional[State]:
+    def _call_one(self, func: CommandDef, args: List[Item], st: State) -> Optional[State]:
         values: Dict[str, Optional[str]] = {}
-        if _known(args):
+        if all_known(args):
             strs = [str(a) for a in args]
             if len(strs) < len(func.params):
                 return self._havoc_body(func.body, st)  # CMake stops with an error
@@ -1257,7 +694,7 @@ class Interpreter:
             fixed = True
             for k in range(max(len(args), len(func.params))):
                 a = args[k] if k < len(args) and fixed else None
-                if isinstance(a, _UnknownArg) and a.many:
+                if isinstance(a, UnknownArg) and a.many:
                     fixed, a = False, None
                 value = a if isinstance(a, str) else None
                 values[f"ARGV{k}"] = value
@@ -1293,7 +730,7 @@ class Interpreter:
 
     def _havoc(self, args: Sequence[Item], st: State) -> None:
         for a in args:
-            if isinstance(a, str) and _IDENT.match(a) and a not in _SCOPE_WORDS:
+            if isinstance(a, str) and VARIABLE_NAME.match(a) and a not in SCOPE_WORDS:
                 st.set(a, None)
 
     def _unknown_command(self, name: str, args: List[Item], st: State) -> State:
@@ -1301,14 +738,14 @@ class Interpreter:
         sources it names may be compiled."""
         self._havoc(args, st)
         self._mark_sources([a for a in args if isinstance(a, str)], st)
-        if _tainted(args) and not hasattr(self, "_c_" + name) and name not in _NO_EFFECT:
+        if any_tainted(args) and not hasattr(self, "_c_" + name) and name not in NO_EFFECT:
             st.flags["lost"] = True  # a command from outside gets a list the program built
         return st
 
     def _mark_sources(self, words: List[str], st: State) -> None:
         for w in words:
             for part in w.split(";"):
-                if _SOURCE_EXT.search(part):
+                if SOURCE_FILE.search(part):
                     st.add(("maybe_src",), self._path(part), False)
 
     def _path(self, p: str) -> str:
@@ -1321,1269 +758,11 @@ class Interpreter:
                 return handler(args, st)
             except Unknown:
                 return self._unknown_command(name, args, st)
-        if name in _NO_EFFECT:
+        if name in NO_EFFECT:
             return st
         return self._unknown_command(name, args, st)
 
     # -- variables
-    def _c_set(self, args: List[Item], st: State) -> State:
-        if not args or not isinstance(args[0], str):
-            raise Unknown
-        name = args[0]
-        if name.startswith("ENV{"):
-            return st
-        rest = list(args[1:])
-        if "CACHE" in rest:
-            k = rest.index("CACHE")
-            values, tail = rest[:k], rest[k + 1 :]
-            if not _known(values) or not tail:
-                st.cache[name] = None
-                st.set(name, None)
-                return st
-            force = "FORCE" in tail[2:]
-            value = frozenset({";".join(str(v) for v in values)})
-            existing = st.cache.get(name, UNDEF_VALUE)
-            if force or existing == UNDEF_VALUE:
-                st.cache[name] = value
-            elif existing is not None and None in existing:
-                st.cache[name] = _join_value(existing - UNDEF_VALUE, value)
-            if not self._policy(st, (3, 21)):  # CMP0126 OLD: a new entry removes the normal binding
-                if existing == UNDEF_VALUE:
-                    st.set(name, UNDEF_VALUE)
-                elif existing is None or None in existing:
-                    normal = st.normal(name)
-                    st.set(name, None if normal is None else normal | UNDEF_VALUE)
-            return st
-        parent = bool(rest) and rest[-1] == "PARENT_SCOPE"
-        if parent:
-            rest = rest[:-1]
-        if not _known(rest):
-            st.set(name, None, parent)
-            return st
-        st.set(name, frozenset({";".join(str(v) for v in rest)}) if rest else UNDEF_VALUE, parent)
-        return st
-
-    def _policy(self, st: State, version: Tuple[int, int]) -> bool:
-        declared = st.flags.get("policy")
-        return isinstance(declared, tuple) and declared >= version
-
-    def _c_cmake_minimum_required(self, args: List[Item], st: State) -> State:
-        if len(args) >= 2 and args[0] == "VERSION" and isinstance(args[1], str):
-            low = args[1].split("...")[-1] if "..." in args[1] else args[1]
-            try:
-                st.flags["policy"] = tuple(int(x) for x in low.split(".")[:2])
-            except ValueError:
-                st.flags["policy"] = None
-        return st
-
-    def _c_unset(self, args: List[Item], st: State) -> State:
-        if not args or not isinstance(args[0], str):
-            raise Unknown
-        if len(args) > 1 and args[1] == "CACHE":
-            st.cache[args[0]] = UNDEF_VALUE
-        else:
-            st.set(args[0], UNDEF_VALUE, len(args) > 1 and args[1] == "PARENT_SCOPE")
-        return st
-
-    def _c_option(self, args: List[Item], st: State) -> State:
-        if len(args) < 2 or not isinstance(args[0], str):
-            raise Unknown
-        name = args[0]
-        init = args[2] if len(args) > 2 else "OFF"
-        value: Value = frozenset({init}) if isinstance(init, str) and not self.written else None
-        normal = st.normal(name)
-        new = self._policy(st, (3, 13))
-        if new and normal is not None and None not in normal:
-            return st  # CMP0077: a normal variable wins
-        cached = st.cache.get(name, UNDEF_VALUE)
-        if cached == UNDEF_VALUE:
-            st.cache[name] = value
-        elif cached is not None and None in cached:
-            st.cache[name] = _join_value(cached - UNDEF_VALUE, value)
-        if not new:
-            st.set(name, UNDEF_VALUE)  # CMP0077 OLD: the normal variable goes
-        return st
-
-    def _c_cmake_dependent_option(self, args: List[Item], st: State) -> State:
-        if len(args) < 5 or not _known(args):
-            raise Unknown
-        name, _, default, depends, force = (str(a) for a in args[:5])
-        words = [w for d in depends.split(";") for w in re.split(r" +", d) if w]
-        tokens = [(w, False) for w in words]
-        truth = self._enumerate(tokens, st)
-        if truth is None or len(truth) != 1:
-            st.set(name, None)
-            st.cache[name] = None
-            return st
-        if truth.pop():
-            cached = st.cache.get(name, UNDEF_VALUE)
-            if cached == UNDEF_VALUE:
-                st.cache[name] = cached = frozenset({default})
-            st.set(name, cached)
-        else:
-            st.set(name, frozenset({force}))
-        return st
-
-    def _c_list(self, args: List[Item], st: State) -> State:
-        if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], str):
-            raise Unknown
-        op, var = args[0], args[1]
-        rest = args[2:]
-        out_var = var
-        if op in ("LENGTH", "GET", "JOIN", "FIND", "SUBLIST"):
-            out_var = rest[-1] if rest and isinstance(rest[-1], str) else None
-            if out_var is None:
-                raise Unknown
-        if op == "TRANSFORM" and "OUTPUT_VARIABLE" in rest:
-            k = rest.index("OUTPUT_VARIABLE")
-            if k + 1 >= len(rest) or not isinstance(rest[k + 1], str):
-                raise Unknown
-            out_var = str(rest[k + 1])
-            rest = rest[:k] + rest[k + 2 :]
-        if op in ("POP_BACK", "POP_FRONT"):
-            raise Unknown
-        if not _known(rest):
-            st.set(out_var, None)
-            return st
-        value = st.get(var)
-        if value is None:
-            st.set(out_var, None)
-            return st
-        results: Set[Optional[str]] = set()
-        for v in value:
-            try:
-                results.add(self._list_op(op, v, [str(r) for r in rest]))
-            except (Unknown, ValueError, IndexError, re.error):
-                st.set(out_var, None)
-                return st
-        st.set(out_var, frozenset(results) if len(results) <= MAX_VALUES else None)
-        return st
-
-    def _list_op(self, op: str, value: Optional[str], rest: List[str]) -> Optional[str]:
-        items = split_list(value) if value is not None else []
-        if op == "APPEND":
-            if not rest:
-                return value
-            return ";".join(items + rest) if items else ";".join(rest)
-        if op == "PREPEND":
-            if not rest:
-                return value
-            return ";".join(rest + items) if items else ";".join(rest)
-        if op == "INSERT":
-            k = int(rest[0])
-            if k < 0:
-                k += len(items)
-            if not 0 <= k <= len(items):
-                raise Unknown
-            return ";".join(items[:k] + rest[1:] + items[k:])
-        if op == "LENGTH":
-            return str(len(items))
-        if op == "GET":
-            out = []
-            for r in rest[:-1]:
-                k = int(r)
-                if not -len(items) <= k < len(items):
-                    raise Unknown
-                out.append(items[k])
-            return ";".join(out)
-        if op == "JOIN":
-            return rest[0].join(items) if len(rest) == 2 else _raise()
-        if op == "FIND":
-            return str(items.index(rest[0])) if rest[0] in items else "-1"
-        if op == "SUBLIST":
-            begin, length = int(rest[0]), int(rest[1])
-            if not 0 <= begin <= len(items) or length < -1:
-                raise Unknown
-            return ";".join(items[begin:] if length == -1 else items[begin : begin + length])
-        if value is None and op in ("REMOVE_ITEM", "REMOVE_AT", "REMOVE_DUPLICATES", "FILTER", "REVERSE"):
-            return None if op != "REMOVE_AT" else _raise()
-        if op == "REMOVE_ITEM":
-            return ";".join(x for x in items if x not in rest)
-        if op == "REMOVE_AT":
-            drop = set()
-            for r in rest:
-                k = int(r)
-                if not -len(items) <= k < len(items):
-                    raise Unknown
-                drop.add(k % len(items))
-            return ";".join(x for k, x in enumerate(items) if k not in drop)
-        if op == "REMOVE_DUPLICATES":
-            return ";".join(dict.fromkeys(items))
-        if op == "REVERSE":
-            return ";".join(reversed(items))
-        if op == "FILTER":
-            if len(rest) != 3 or rest[0] not in ("INCLUDE", "EXCLUDE") or rest[1] != "REGEX":
-                raise Unknown
-            rx = to_regex(rest[2])
-            keep = rest[0] == "INCLUDE"
-            return ";".join(x for x in items if bool(rx.search(x)) == keep)
-        if op == "TRANSFORM":
-            return self._transform(items, rest)
-        if op == "SORT" and not rest:
-            return ";".join(sorted(items))
-        raise Unknown
-
-    def _transform(self, items: List[str], rest: List[str]) -> str:
-        if not rest:
-            raise Unknown
-        action, rest = rest[0], rest[1:]
-        nargs = {"APPEND": 1, "PREPEND": 1, "TOLOWER": 0, "TOUPPER": 0, "STRIP": 0, "REPLACE": 2}
-        if action not in nargs:
-            raise Unknown
-        params, selector = rest[: nargs[action]], rest[nargs[action] :]
-        if len(params) != nargs[action]:
-            raise Unknown
-        chosen = set(range(len(items)))
-        if selector:
-            if selector[0] == "REGEX" and len(selector) == 2:
-                rx = to_regex(selector[1])
-                chosen = {k for k, x in enumerate(items) if rx.search(x)}
-            elif selector[0] == "AT" and len(selector) > 1:
-                chosen = {int(x) % len(items) for x in selector[1:]} if items else _raise()
-            else:
-                raise Unknown
-
-        def apply(x: str) -> str:
-            if action == "APPEND":
-                return x + params[0]
-            if action == "PREPEND":
-                return params[0] + x
-            if action == "TOLOWER":
-                return x.lower()
-            if action == "TOUPPER":
-                return x.upper()
-            if action == "STRIP":
-                return x.strip(" \t\r\n")
-            rx = to_regex(params[0])
-            if "\\" in params[1]:
-                raise Unknown
-            return rx.sub(lambda m: params[1], x)
-
-        return ";".join(apply(x) if k in chosen else x for k, x in enumerate(items))
-
-    def _c_string(self, args: List[Item], st: State) -> State:
-        if len(args) < 2 or not isinstance(args[0], str):
-            raise Unknown
-        op = args[0]
-        strs = [a if isinstance(a, str) else None for a in args[1:]]
-        out_index = {
-            "APPEND": 0,
-            "PREPEND": 0,
-            "CONCAT": 0,
-            "JOIN": 1,
-            "TOLOWER": 1,  # CMake reads the positions it needs and ignores what follows
-            "TOUPPER": 1,
-            "LENGTH": 1,
-            "SUBSTRING": 3,
-            "STRIP": 1,
-            "REPLACE": 2,
-            "FIND": 2,
-            "COMPARE": 3,
-        }.get(op)
-        if op == "REGEX" and len(strs) >= 3 and strs[0] in ("MATCH", "MATCHALL", "REPLACE"):
-            out_index = 2 if strs[0] == "REPLACE" else 2
-            out_index = {"MATCH": 2, "MATCHALL": 2, "REPLACE": 3}[strs[0]]  # type: ignore[index]
-        if out_index is None or out_index >= len(strs) or strs[out_index] is None:
-            raise Unknown
-        out = str(strs[out_index])
-        if not all(s is not None for s in strs):
-            st.set(out, None)
-            return st
-        try:
-            value = self._string_op(op, [str(s) for s in strs], st)
-        except (Unknown, ValueError, IndexError, re.error):
-            value = None
-        st.set(out, value)
-        return st
-
-    def _string_op(self, op: str, s: List[str], st: State) -> Value:
-        def current(name: str) -> FrozenSet[Optional[str]]:
-            value = st.get(name)
-            if value is None:
-                raise Unknown
-            return value
-
-        if op in ("APPEND", "PREPEND"):
-            tail = "".join(s[1:])
-            return frozenset(
-                ((v or "") + tail if op == "APPEND" else tail + (v or "")) if s[1:] else v
-                for v in current(s[0])
-            )
-        if op == "CONCAT":
-            return frozenset({"".join(s[1:])})
-        if op == "JOIN":
-            return frozenset({s[0].join(s[2:])})
-        if op in ("TOLOWER", "TOUPPER"):
-            if not s[0].isascii():
-                raise Unknown
-            return frozenset({s[0].lower() if op == "TOLOWER" else s[0].upper()})
-        if op == "LENGTH":
-            return frozenset({str(len(s[0].encode()))})
-        if op == "STRIP":
-            return frozenset({s[0].strip(" \t\r\n\v\f")})
-        if op == "SUBSTRING":
-            text, begin, length = s[0], int(s[1]), int(s[2])
-            if not text.isascii() or not 0 <= begin <= len(text) or length < -1:
-                raise Unknown
-            return frozenset({text[begin:] if length == -1 else text[begin : begin + length]})
-        if op == "REPLACE":
-            return frozenset({"".join(s[3:]).replace(s[0], s[1]) if s[0] else _raise()})
-        if op == "FIND":
-            if len(s) != 3:
-                raise Unknown
-            return frozenset({str(s[0].find(s[1]))})
-        if op == "COMPARE":
-            mode, a, b = s[0], s[1], s[2]
-            ops = {"EQUAL": a == b, "NOTEQUAL": a != b, "LESS": a < b, "GREATER": a > b}
-            ops.update({"LESS_EQUAL": a <= b, "GREATER_EQUAL": a >= b})
-            if mode not in ops:
-                raise Unknown
-            return frozenset({"1" if ops[mode] else "0"})
-        if op == "REGEX":
-            mode, rx = s[0], to_regex(s[1])
-            text = "".join(s[3:] if mode != "REPLACE" else s[4:])
-            if mode == "MATCH":
-                m = rx.search(text)
-                return frozenset({m.group(0) if m else ""})
-            if mode == "MATCHALL":
-                return frozenset({";".join(m.group(0) for m in rx.finditer(text) if m.group(0))})
-            if "\\" in s[2] or any(m.group(0) == "" for m in rx.finditer(text)):
-                raise Unknown
-            return frozenset({rx.sub(lambda m: s[2], text)})
-        raise Unknown
-
-    def _c_math(self, args: List[Item], st: State) -> State:
-        if len(args) < 3 or args[0] != "EXPR" or not isinstance(args[1], str):
-            raise Unknown
-        if not isinstance(args[2], str) or len(args) > 3:
-            st.set(args[1], None)
-            return st
-        try:
-            st.set(args[1], frozenset({str(_math(args[2]))}))
-        except (Unknown, ValueError, ZeroDivisionError, SyntaxError, RecursionError):
-            st.set(args[1], None)
-        return st
-
-    def _c_get_filename_component(self, args: List[Item], st: State) -> State:
-        if len(args) < 3 or not _known(args[:3]):
-            raise Unknown
-        var, path, mode = str(args[0]), str(args[1]), str(args[2])
-        base = os.path.basename(path)
-        if mode in ("DIRECTORY", "PATH"):
-            value = os.path.dirname(path)
-        elif mode == "NAME":
-            value = base
-        elif mode == "EXT":
-            value = base[base.index(".") :] if "." in base else ""
-        elif mode == "NAME_WE":
-            value = base.split(".")[0]
-        elif mode == "ABSOLUTE" and len(args) == 3:
-            value = os.path.normpath(os.path.join(self.current_dir, path))
-        else:
-            raise Unknown
-        st.set(var, frozenset({value}))
-        return st
-
-    def _c_cmake_parse_arguments(self, args: List[Item], st: State) -> State:
-        if not args or args[0] == "PARSE_ARGV":
-            if len(args) < 5 or not _known(args):
-                raise Unknown
-            first = int(str(args[1]))
-            count = st.get("ARGC")
-            if count is None or len(count) != 1:
-                raise Unknown
-            argv = []
-            for k in range(first, int(next(iter(count)) or 0)):
-                v = st.get(f"ARGV{k}")
-                if v is None or len(v) != 1:
-                    raise Unknown
-                argv.extend([x for x in [next(iter(v))] if x is not None])
-            prefix, opts, one, multi = (str(a) for a in args[2:6]) if len(args) > 5 else _raise()
-        else:
-            if len(args) < 4 or not _known(args[:4]):
-                raise Unknown
-            prefix, opts, one, multi = (str(a) for a in args[:4])
-            argv = args[4:]
-            if not _known(argv):
-                for group in (opts, one, multi):
-                    for key in split_list(group):
-                        st.set(f"{prefix}_{key}", None)
-                st.set(f"{prefix}_UNPARSED_ARGUMENTS", None)
-                return st
-        options, singles, multis = split_list(opts), split_list(one), split_list(multi)
-        found: Dict[str, List[str]] = {}
-        unparsed: List[str] = []
-        current = None
-        for w in (str(a) for a in argv):
-            if w in options:
-                found[w] = []
-                current = None
-            elif w in singles or w in multis:
-                if w in found:
-                    raise Unknown
-                found[w] = []
-                current = w
-            elif current is not None and (current in multis or not found[current]):
-                found[current].append(w)
-            else:
-                unparsed.append(w)
-                current = None
-        for key in options:
-            st.set(f"{prefix}_{key}", frozenset({"TRUE" if key in found else "FALSE"}))
-        for key in singles + multis:
-            if key in found and not found[key]:
-                raise Unknown
-            st.set(f"{prefix}_{key}", frozenset({";".join(found[key])}) if key in found else UNDEF_VALUE)
-        st.set(f"{prefix}_UNPARSED_ARGUMENTS", frozenset({";".join(unparsed)}) if unparsed else UNDEF_VALUE)
-        st.set(f"{prefix}_KEYWORDS_MISSING_VALUES", UNDEF_VALUE)
-        return st
-
-    def _c_message(self, args: List[Item], st: State) -> Optional[State]:
-        if args and args[0] == "FATAL_ERROR":
-            return None  # CMake stops here
-        return st
-
-    def _c_return(self, args: List[Item], st: State) -> Optional[State]:
-        if args:
-            raise Unknown  # return(PROPAGATE ...)
-        for frame in reversed(self.frames):
-            if frame.kind in ("function", "file"):
-                frame.returned.append(st)
-                return None
-        return st
-
-    def _c_break(self, args: List[Item], st: State) -> Optional[State]:
-        for frame in reversed(self.frames):
-            if frame.kind == "loop":
-                frame.breaks.append(st)
-                return None
-            if frame.kind == "function":
-                break
-        raise Abort("break outside a loop")
-
-    def _c_continue(self, args: List[Item], st: State) -> Optional[State]:
-        for frame in reversed(self.frames):
-            if frame.kind == "loop":
-                frame.continues.append(st)
-                return None
-            if frame.kind == "function":
-                break
-        raise Abort("continue outside a loop")
-
-    def _c_include_guard(self, args: List[Item], st: State) -> Optional[State]:
-        if self.list_file in st.guards:
-            for frame in reversed(self.frames):
-                if frame.kind == "file":
-                    frame.returned.append(st)
-                    return None
-        st.guards = st.guards | {self.list_file}
-        return st
-
-    def _c_execute_process(self, args: List[Item], st: State) -> State:
-        for k, a in enumerate(args[:-1]):
-            if a in _OUTPUT_KEYWORDS:
-                nxt = args[k + 1]
-                if isinstance(nxt, str):
-                    st.set(nxt, None)
-        return st
-
-    _c_try_compile = _c_try_run = _c_execute_process
-
-    def _c_find_package(self, args: List[Item], st: State) -> State:
-        if not args or not isinstance(args[0], str):
-            raise Unknown
-        package = args[0]
-        found: Optional[bool] = None
-        if self.scenario is not None:
-            low = package.lower()
-            if low in _HIP_PACKAGES:
-                found = self.scenario == ROCM
-            elif low in ("cuda", "cudatoolkit", "cudnn", "nccl", "cutlass"):
-                found = self.scenario == CUDA
-        for name in (f"{package}_FOUND", f"{package.upper()}_FOUND"):
-            st.set(name, None if found is None else frozenset({"1" if found else "0"}))
-        low = package.lower()
-        if low in _HIP_PACKAGES:
-            self._turn_on("hip")
-        elif low in ("cuda", "cudatoolkit"):
-            self._turn_on("cuda")
-        return st
-
-    def _c_check_language(self, args: List[Item], st: State) -> State:
-        if len(args) != 1 or not isinstance(args[0], str):
-            raise Unknown
-        lang = args[0]
-        var = f"CMAKE_{lang}_COMPILER"
-        if self.scenario is not None and lang in ("HIP", "CUDA"):
-            have = (lang == "HIP") == (self.scenario == ROCM)
-            st.cache[var] = frozenset({f"/usr/bin/{lang.lower()}-compiler" if have else f"{var}-NOTFOUND"})
-        else:
-            st.cache[var] = None
-        return st
-
-    def _c_project(self, args: List[Item], st: State) -> State:
-        if not args or not isinstance(args[0], str):
-            raise Unknown
-        name = args[0]
-        for var in ("PROJECT_NAME", "CMAKE_PROJECT_NAME"):
-            st.set(var, frozenset({name}))
-        for var in ("PROJECT_SOURCE_DIR", f"{name}_SOURCE_DIR"):
-            st.set(var, frozenset({self.current_dir}))
-        for var in ("PROJECT_BINARY_DIR", f"{name}_BINARY_DIR"):
-            st.set(var, frozenset({"/nonexistent-build-dir"}))
-        for var in ("PROJECT_VERSION", f"{name}_VERSION"):
-            st.set(var, None)
-        return self._languages([a for a in args[1:]], st)
-
-    def _c_enable_language(self, args: List[Item], st: State) -> State:
-        return self._languages(args, st)
-
-    def _languages(self, args: Sequence[Item], st: State) -> State:
-        for lang in ("HIP", "CUDA"):
-            if lang in args:
-                self._turn_on(lang.lower())
-                var = f"CMAKE_{lang}_COMPILER"
-                if self.scenario is not None:
-                    st.cache[var] = frozenset({f"/usr/bin/{lang.lower()}-compiler"})
-                    st.cache.setdefault(f"CMAKE_{lang}_COMPILER_LOADED", frozenset({"1"}))
-        return st
-
-    # -- files
-    def _c_include(self, args: List[Item], st: State) -> Optional[State]:
-        if not args or not isinstance(args[0], str):
-            if _tainted(args[:1]):
-                st.flags["lost"] = True
-            return self._unknown_command("include", args, st)
-        target = args[0]
-        optional = "OPTIONAL" in args[1:]
-        result_var = None
-        if "RESULT_VARIABLE" in args[1:]:
-            k = args.index("RESULT_VARIABLE")
-            result_var = args[k + 1] if k + 1 < len(args) and isinstance(args[k + 1], str) else None
-        candidates: List[str] = []
-        if "/" in target or target.endswith(".cmake"):
-            candidates.append(self._path(target))
-        else:
-            paths = st.get("CMAKE_MODULE_PATH")
-            if paths is None:
-                candidates = []
-            else:
-                for p in paths:
-                    for d in split_list(p or ""):
-                        candidates.append(
-                            os.path.normpath(os.path.join(self.current_dir, d, target + ".cmake"))
-                        )
-        for path in candidates:
-            if self._in_tree(path) and os.path.isfile(path):
-                try:
-                    out = self._run_listfile(path, st, directory=False)
-                except Unknown:
-                    break
-                if out is not None and isinstance(result_var, str):
-                    out.set(result_var, frozenset({path}))
-                return out
-        if isinstance(result_var, str):
-            st.set(result_var, None)
-        if not optional and ("/" in target or target.endswith(".cmake")) and self._in_tree(candidates[0]):
-            st.flags["lost"] = True  # an in-tree file we could not read
-        return st  # a module outside the tree: skipped
-
-    def _c_add_subdirectory(self, args: List[Item], st: State) -> Optional[State]:
-        if not args or not isinstance(args[0], str):
-            if _tainted(args[:1]):
-                st.flags["lost"] = True
-            return st
-        directory = self._path(args[0])
-        listfile = os.path.join(directory, "CMakeLists.txt")
-        if not self._in_tree(directory) or not os.path.isfile(listfile):
-            st.flags["lost"] = True
-            return st
-        saved_dir, saved_file = self.current_dir, self.list_file
-        parent_dir = self.current_dir
-        st.scopes.append(dict(st.scopes[-1]))
-        st.set("CMAKE_CURRENT_SOURCE_DIR", frozenset({directory}))
-        st.set("CMAKE_CURRENT_BINARY_DIR", frozenset({"/nonexistent-build-dir"}))
-        for key in ("ddef", "dopt"):
-            for item, definite in st.items((key, parent_dir)).items():
-                st.add((key, directory), item, definite)
-        self.current_dir = directory
-        try:
-            out = self._run_listfile(listfile, st, directory=True)
-        except Unknown:
-            out = st
-            out.flags["lost"] = True
-        finally:
-            self.current_dir, self.list_file = saved_dir, saved_file
-        if out is not None:
-            self._end_directory(out, directory)
-            out.scopes.pop()
-        return out
-
-    def _end_directory(self, st: State, directory: str) -> None:
-        """The flags variables as they stand at the end of the directory are its flags."""
-        for lang in ("C", "CXX", "CUDA", "HIP"):
-            value = st.get(f"CMAKE_{lang}_FLAGS")
-            key = ("dflags", directory, lang)
-            st.add(key, ENDED)  # the directory's end was reached
-            if value is None:
-                st.add(key, OPEN, True)
-                continue
-            per = [set(_flag_defs(v or "")) for v in value]
-            for item in set().union(*per) if per else set():
-                st.add(key, item, all(item in p for p in per))
-
-    def _c_file(self, args: List[Item], st: State) -> State:
-        if not args or not isinstance(args[0], str):
-            raise Unknown
-        op = args[0]
-        if op in ("GLOB", "GLOB_RECURSE"):
-            if len(args) < 2 or not isinstance(args[1], str):
-                raise Unknown
-            var = args[1]
-            rest = list(args[2:])
-            if not _known(rest):
-                st.set(var, None)
-                return st
-            st.set(var, self._glob(op == "GLOB_RECURSE", [str(r) for r in rest]))
-            return st
-        if op in ("READ", "STRINGS", "SHA256", "MD5", "TIMESTAMP", "SIZE", "REAL_PATH", "RELATIVE_PATH"):
-            if op == "RELATIVE_PATH" and len(args) == 4 and _known(args):
-                st.set(str(args[1]), frozenset({os.path.relpath(str(args[3]), str(args[2]))}))
-                return st
-            if len(args) > 2 and isinstance(args[2], str) and op not in ("RELATIVE_PATH",):
-                st.set(args[2], None)
-            elif len(args) > 1 and isinstance(args[1], str):
-                st.set(args[1], None)
-            return st
-        if op in ("TO_CMAKE_PATH", "TO_NATIVE_PATH"):
-            if len(args) == 3 and isinstance(args[2], str):
-                st.set(args[2], None if not isinstance(args[1], str) else frozenset({args[1]}))
-            return st
-        if op in (
-            "WRITE",
-            "APPEND",
-            "MAKE_DIRECTORY",
-            "REMOVE",
-            "REMOVE_RECURSE",
-            "COPY",
-            "INSTALL",
-            "TOUCH",
-        ):
-            return st
-        if op in ("GENERATE", "CONFIGURE", "LOCK", "CHMOD", "COPY_FILE", "CREATE_LINK", "RENAME"):
-            return st
-        raise Unknown
-
-    def _glob(self, recurse: bool, words: List[str]) -> Value:
-        relative = None
-        list_dirs = not recurse
-        patterns: List[str] = []
-        k = 0
-        while k < len(words):
-            w = words[k]
-            if w in ("LIST_DIRECTORIES", "RELATIVE"):
-                if k + 1 >= len(words):
-                    return None
-                if w == "RELATIVE":
-                    relative = words[k + 1]
-                else:
-                    list_dirs = not is_off(words[k + 1])
-                    if recurse and list_dirs:
-                        return None  # directories listed at every level: not modelled
-                k += 2
-                continue
-            if w in ("CONFIGURE_DEPENDS", "FOLLOW_SYMLINKS"):
-                k += 1
-                continue
-            patterns.append(w)
-            k += 1
-        found: Set[str] = set()
-        seen = 0
-        for pattern in patterns:
-            full = self._path(pattern)
-            if not self._in_tree(full):
-                return None
-            parts = full[len(self.root) :].strip(os.sep).split(os.sep)
-            fixed = [p for p in itertools.takewhile(lambda p: not any(c in p for c in "*?["), parts)]
-            wild = parts[len(fixed) :]
-            base = os.path.join(self.root, *fixed)
-            if not wild:
-                if os.path.isfile(base):
-                    found.add(base)
-                continue
-            if recurse and len(wild) != 1:
-                return None
-            for dirpath, dirnames, filenames in os.walk(base):
-                dirnames[:] = sorted(dirnames)
-                rel = os.path.relpath(dirpath, base)
-                depth = 0 if rel == "." else rel.count(os.sep) + 1
-                seen += len(filenames) + len(dirnames)
-                if seen > MAX_GLOB_ENTRIES:
-                    return None
-                if not recurse:
-                    if depth < len(wild) - 1:
-                        dirnames[:] = [d for d in dirnames if fnmatchcase(d, wild[depth])]
-                        continue
-                    dirnames_all = list(dirnames)
-                    dirnames[:] = []
-                    for f in filenames:
-                        if fnmatchcase(f, wild[-1]):
-                            found.add(os.path.join(dirpath, f))
-                    if list_dirs:
-                        for d in dirnames_all:
-                            if fnmatchcase(d, wild[-1]):
-                                found.add(os.path.join(dirpath, d))
-                else:
-                    for f in filenames:
-                        if fnmatchcase(f, wild[0]):
-                            found.add(os.path.join(dirpath, f))
-        results = sorted(found)
-        if relative is not None:
-            results = [os.path.relpath(r, relative) for r in results]
-        return frozenset({";".join(results)})
-
-    # -- targets and definitions
-    def _target_sources(self, target: str, items: Sequence[Item], st: State) -> None:
-        for a in items:
-            if isinstance(a, _UnknownArg):
-                if a.tainted:
-                    st.flags["lost"] = True
-                continue
-            if a in _SCOPE_WORDS or a in _TARGET_WORDS:
-                continue
-            st.add(("tsrc", target), a if "$<" in a else self._path(a))
-
-    def _c_add_library(self, args: List[Item], st: State) -> State:
-        if not args or not isinstance(args[0], str):
-            st.flags["lost"] = True
-            return st
-        name = args[0]
-        if any(w in ("IMPORTED", "ALIAS") for w in args[1:2]) or "IMPORTED" in args or "ALIAS" in args:
-            return st
-        st.add(("targets",), name)
-        st.add(("tdir", name), self.current_dir)
-        if "INTERFACE" in args[1:2]:
-            return st
-        sources: List[Item] = []
-        options = False
-        for a in args[1:]:
-            if a in ("OPTIONS", "HIPCC_OPTIONS", "HCC_OPTIONS", "CLANG_OPTIONS", "NVCC_OPTIONS"):
-                options = True  # FindCUDA's and FindHIP's compiler options up to the end
-            elif options:
-                st.add(("topt", name), a if isinstance(a, str) else OPEN)
-            else:
-                sources.append(a)
-        self._target_sources(name, sources, st)
-        return st
-
-    _c_add_executable = _c_cuda_add_library = _c_cuda_add_executable = _c_add_library
-    _c_hip_add_library = _c_hip_add_executable = _c_add_library
-
-    def _c_target_sources(self, args: List[Item], st: State) -> State:
-        if not args or not isinstance(args[0], str):
-            st.flags["lost"] = True
-            return st
-        items: List[Item] = []
-        mode = "PRIVATE"
-        for a in args[1:]:
-            if a in ("PRIVATE", "PUBLIC", "INTERFACE"):
-                mode = str(a)
-            elif a == "FILE_SET":
-                mode = "FILE_SET"
-            elif mode in ("PRIVATE", "PUBLIC"):
-                items.append(a)
-            elif mode == "INTERFACE" and isinstance(a, str) and _SOURCE_EXT.search(a):
-                st.add(("maybe_src",), self._path(a), False)
-        self._target_sources(args[0], items, st)
-        return st
-
-    def _definition_items(self, items: Sequence[Item], strip_d: bool) -> Tuple[List[str], bool]:
-        out: List[str] = []
-        open_ = False
-        for a in items:
-            if isinstance(a, _UnknownArg):
-                open_ = True
-                continue
-            if a in _SCOPE_WORDS:
-                continue
-            out.append(a[2:] if strip_d and a.startswith("-D") else a)
-        return out, open_
-
-    def _c_add_definitions(self, args: List[Item], st: State) -> State:
-        for a in args:
-            if isinstance(a, _UnknownArg):
-                st.add(("ddef", self.current_dir), OPEN)
-            elif _DEFINE_FLAG.fullmatch(a):
-                st.add(("ddef", self.current_dir), a[2:])
-            elif "$" in a:
-                st.add(("ddef", self.current_dir), OPEN)
-        return st
-
-    def _c_add_compile_definitions(self, args: List[Item], st: State) -> State:
-        items, open_ = self._definition_items(args, True)
-        for item in items:
-            st.add(("ddef", self.current_dir), item)
-        if open_:
-            st.add(("ddef", self.current_dir), OPEN)
-        return st
-
-    def _c_add_compile_options(self, args: List[Item], st: State) -> State:
-        for a in args:
-            st.add(("dopt", self.current_dir), a if isinstance(a, str) else OPEN)
-        return st
-
-    def _target_items(self, args: List[Item], st: State, kind: str) -> State:
-        if not args or not isinstance(args[0], str):
-            st.flags["lost"] = True
-            return st
-        target = args[0]
-        scope = "PRIVATE"
-        for a in args[1:]:
-            if a in ("PRIVATE", "PUBLIC", "INTERFACE"):
-                scope = str(a)
-                continue
-            if a in ("BEFORE", "AFTER", "SYSTEM"):
-                continue
-            item = a if isinstance(a, str) else OPEN
-            if kind == "def" and item.startswith("-D"):
-                item = item[2:]
-            if scope in ("PRIVATE", "PUBLIC"):
-                st.add(("t" + kind, target), item)
-            if scope in ("PUBLIC", "INTERFACE"):
-                st.add(("ti" + kind, target), item)
-        return st
-
-    def _c_target_compile_definitions(self, args: List[Item], st: State) -> State:
-        return self._target_items(args, st, "def")
-
-    def _c_target_compile_options(self, args: List[Item], st: State) -> State:
-        return self._target_items(args, st, "opt")
-
-    def _c_target_link_libraries(self, args: List[Item], st: State) -> State:
-        if not args or not isinstance(args[0], str):
-            return st
-        target = args[0]
-        scope = "PUBLIC"
-        for a in args[1:]:
-            if a in (
-                "PRIVATE",
-                "PUBLIC",
-                "INTERFACE",
-                "LINK_PRIVATE",
-                "LINK_PUBLIC",
-                "LINK_INTERFACE_LIBRARIES",
-            ):
-                scope = {"LINK_PRIVATE": "PRIVATE", "LINK_PUBLIC": "PUBLIC"}.get(str(a), str(a))
-                continue
-            if not isinstance(a, str):
-                continue
-            if scope in ("PRIVATE", "PUBLIC"):
-                st.add(("tlink", target), a)
-            if scope in ("PUBLIC", "INTERFACE"):
-                st.add(("tilink", target), a)
-        return st
-
-    def _c_set_source_files_properties(self, args: List[Item], st: State) -> State:
-        if "PROPERTIES" not in args:
-            raise Unknown
-        k = args.index("PROPERTIES")
-        files = []
-        for a in args[:k]:
-            if a in ("DIRECTORY", "TARGET_DIRECTORY"):
-                break
-            files.append(a)
-        props = args[k + 1 :]
-        for f in files:
-            if not isinstance(f, str):
-                continue
-            path = self._path(f)
-            for j in range(0, len(props) - 1, 2):
-                self._source_property(path, props[j], props[j + 1], st, False)
-        return st
-
-    def _source_property(self, path: str, prop: Item, value: Item, st: State, append: bool) -> None:
-        if prop in ("COMPILE_DEFINITIONS", "COMPILE_FLAGS", "COMPILE_OPTIONS", "LANGUAGE"):
-            key = {"COMPILE_DEFINITIONS": "sdef", "LANGUAGE": "slang"}.get(str(prop), "sopt")
-            if not isinstance(value, str):
-                st.add((key, path), OPEN)
-                return
-            for item in split_list(value) if key != "sopt" else [value]:
-                st.add((key, path), item[2:] if key == "sdef" and item.startswith("-D") else item)
-
-    def _c_set_property(self, args: List[Item], st: State) -> State:
-        if "PROPERTY" not in args or not args:
-            raise Unknown
-        k = args.index("PROPERTY")
-        kind, names = args[0], args[1:k]
-        append = "APPEND" in names or "APPEND_STRING" in names
-        names = [n for n in names if n not in ("APPEND", "APPEND_STRING")]
-        if k + 1 >= len(args):
-            raise Unknown
-        prop, values = args[k + 1], args[k + 2 :]
-        value: Item = ";".join(str(v) for v in values) if _known(values) else UNKNOWN_ONE
-        if kind == "SOURCE":
-            for n in names:
-                if n in ("DIRECTORY", "TARGET_DIRECTORY"):
-                    break
-                if isinstance(n, str):
-                    self._source_property(self._path(n), prop, value, st, append)
-        elif kind == "TARGET" and prop in ("COMPILE_DEFINITIONS", "INTERFACE_COMPILE_DEFINITIONS"):
-            for n in names:
-                if isinstance(n, str) and isinstance(value, str):
-                    key = ("tdef" if prop == "COMPILE_DEFINITIONS" else "tidef", n)
-                    for item in split_list(value):
-                        st.add(key, item)
-        elif kind == "DIRECTORY" and prop == "COMPILE_DEFINITIONS" and not names:
-            for item in split_list(value) if isinstance(value, str) else [OPEN]:
-                st.add(("ddef", self.current_dir), item)
-        return st
-
-    def _c_set_target_properties(self, args: List[Item], st: State) -> State:
-        if "PROPERTIES" not in args:
-            raise Unknown
-        k = args.index("PROPERTIES")
-        props = args[k + 1 :]
-        for target in args[:k]:
-            for j in range(0, len(props) - 1, 2):
-                if props[j] in ("COMPILE_DEFINITIONS", "INTERFACE_COMPILE_DEFINITIONS") and isinstance(
-                    target, str
-                ):
-                    key = ("tdef" if props[j] == "COMPILE_DEFINITIONS" else "tidef", target)
-                    value = props[j + 1]
-                    for item in split_list(value) if isinstance(value, str) else [OPEN]:
-                        st.add(key, item)
-        return st
-
-    def _c_get_property(self, args: List[Item], st: State) -> State:
-        if args and isinstance(args[0], str):
-            st.set(args[0], None)
-        return st
-
-    _c_get_target_property = _c_get_source_file_property = _c_get_directory_property = _c_get_property
-    _c_find_program = _c_find_library = _c_find_path = _c_find_file = _c_get_property
-    _c_separate_arguments = _c_get_cmake_property = _c_get_property
-
-
-_STRING_OUT = {"APPEND": 1, "PREPEND": 1, "CONCAT": 1, "JOIN": 2, "TOLOWER": 2, "TOUPPER": 2, "LENGTH": 2}
-_STRING_OUT.update({"STRIP": 2, "REPLACE": 3, "FIND": 3, "SUBSTRING": 4, "COMPARE": 4, "REGEX": 4})
-_FIRST_WRITES = frozenset(
-    {"set", "unset", "option", "separate_arguments", "foreach", "get_filename_component", "get_property"}
-) | {"get_target_property", "get_cmake_property", "get_directory_property", "get_source_file_property"}
-_FIRST_WRITES |= {"find_program", "find_library", "find_path", "find_file", "cmake_parse_arguments"}
-
-
-def _write_positions(cmd: Cmd) -> Tuple[int, ...]:
-    """The argument positions that name the variable a command writes (a computed one there
-    may write any variable); a call of the project's own commands writes through its names."""
-    name = cmd.name
-    if name in _FIRST_WRITES:
-        return (0,)
-    if name in ("list", "math", "file"):
-        return (1, len(cmd.args) - 1) if name == "list" else (1,)
-    if name == "string" and cmd.args:
-        out = _STRING_OUT.get(cmd.args[0].value)
-        return (out, 3) if out is not None else tuple(range(len(cmd.args)))
-    return ()
-
-
-def _raise():
-    raise Unknown
-
-
-def _math(expr: str) -> int:
-    """``math(EXPR)``: 64-bit integers, C's division."""
-    if not re.fullmatch(r"[0-9xXa-fA-F+\-*/%()<>&|^~ \t]*", expr) or re.search(r"0[xX]", expr):
-        raise Unknown
-    tree = ast.parse(expr.strip(), mode="eval")
-
-    def ev(node) -> int:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int):
-            return node.value
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
-            v = ev(node.operand)
-            return -v if isinstance(node.op, ast.USub) else (~v if isinstance(node.op, ast.Invert) else v)
-        if isinstance(node, ast.BinOp):
-            a, b = ev(node.left), ev(node.right)
-            op = node.op
-            if isinstance(op, ast.Add):
-                r = a + b
-            elif isinstance(op, ast.Sub):
-                r = a - b
-            elif isinstance(op, ast.Mult):
-                r = a * b
-            elif isinstance(op, (ast.Div, ast.Mod)):
-                if b == 0:
-                    raise Unknown
-                q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
-                r = q if isinstance(op, ast.Div) else a - q * b
-            elif isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-                r = a & b if isinstance(op, ast.BitAnd) else (a | b if isinstance(op, ast.BitOr) else a ^ b)
-            else:
-                raise Unknown
-            if not -(1 << 63) <= r < (1 << 63):
-                raise Unknown
-            return r
-        raise Unknown
-
-    return ev(tree)
-
-
-def _flag_defs(flags: str) -> List[str]:
-    return [m.group(1) + ("=" + m.group(2) if m.group(2) else "") for m in _DEFINE_FLAG.finditer(flags)]
-
-
-class _Condition:
-    """One evaluation of an ``if()`` argument list (CMake's reduction passes), with the
-    possibly-multi-valued variables fixed in ``fixed`` (_Choose asks for the next one).  A test
-    whose operand is unknown is None and ``NOT``/``AND``/``OR`` are Kleene's (the passes' shape
-    depends on the keywords only, never on values); a shape CMake rejects raises Unknown."""
-
-    def __init__(self, interp: Interpreter, st: State, fixed: Dict[str, Optional[str]]) -> None:
-        self.interp, self.st, self.fixed = interp, st, fixed
-
-    def var(self, name: str) -> Optional[str]:
-        if name in self.fixed:
-            return self.fixed[name]
-        value = self.st.get(name)
-        if value is None:
-            raise Unknown
-        if len(value) == 1:
-            return next(iter(value))
-        raise _Choose(name, value)
-
-    def defined(self, name: str) -> bool:
-        key = "\0defined:" + name
-        if key in self.fixed:
-            return self.fixed[key] == "1"
-        if name.startswith("ENV{"):
-            raise Unknown
-        if name.startswith("CACHE{") and name.endswith("}"):
-            value = self.st.cached(name[6:-1])
-        else:
-            value = self.st.get(name)
-        if value is None:
-            raise Unknown
-        outcomes = {v is not None for v in value}
-        if len(outcomes) == 1:
-            return outcomes.pop()
-        raise _Choose(key, frozenset({"1", "0"}))
-
-    def evaluate(self, tokens: List[Tuple[str, bool]]) -> Optional[bool]:
-        return self._reduce(self._parens(list(tokens)))
-
-    def _kw(self, item: object, *words: str) -> bool:
-        return isinstance(item, tuple) and not item[1] and item[0] in words
-
-    def _parens(self, items: List[object]) -> List[object]:
-        out: List[object] = []
-        stack: List[List[object]] = []
-        for it in items:
-            if self._kw(it, "("):
-                stack.append(out)
-                out = []
-            elif self._kw(it, ")"):
-                if not stack:
-                    raise Unknown
-                inner = _Truth(self._reduce(out))
-                out = stack.pop()
-                out.append(inner)
-            else:
-                out.append(it)
-        if stack:
-            raise Unknown
-        return out
-
-    def _is_keyword(self, item: object) -> bool:
-        return isinstance(item, tuple) and not item[1] and item[0] in _KEYWORDS
-
-    def _reduce(self, items: List[object]) -> Optional[bool]:
-        items = self._unary(items)
-        items = self._binary(items)
-        items = self._not(items)
-        items = self._andor(items)
-        if len(items) != 1:
-            raise Unknown
-        return self._bool(items[0])
-
-    def _operand(self, item: object) -> Tuple[str, bool]:
-        if isinstance(item, _Truth) or self._is_keyword(item):
-            raise Unknown
-        return item  # type: ignore[return-value]
-
-    def _leaf(self, compute: Callable[[], bool]) -> "_Truth":
-        try:
-            return _Truth(compute())
-        except Unknown:
-            return _Truth(None)
-
-    def _unary(self, items: List[object]) -> List[object]:
-        out: List[object] = []
-        k = 0
-        while k < len(items):
-            it = items[k]
-            if self._kw(it, *_UNARY) and k + 1 < len(items):
-                text, _ = self._operand(items[k + 1])
-                out.append(self._leaf(lambda: self._test(it[0], text)))  # type: ignore[index]
-                k += 2
-                continue
-            out.append(it)
-            k += 1
-        return out
-
-    def _test(self, op: str, arg: str) -> bool:
-        if op == "DEFINED":
-            return self.defined(arg)
-        if op == "IS_ABSOLUTE":
-            return arg.startswith("/") or arg.startswith("~")
-        if op in ("EXISTS", "IS_DIRECTORY"):
-            if not arg.startswith("/") or not self.interp._in_tree(arg):
-                raise Unknown
-            return os.path.isdir(arg) if op == "IS_DIRECTORY" else os.path.exists(arg)
-        if op == "COMMAND":
-            if isinstance(self.st.funcs.get(arg.lower()), _Def) or hasattr(self.interp, "_c_" + arg.lower()):
-                return True
-            raise Unknown
-        if op == "TARGET":
-            if self.st.items(("targets",)).get(arg):
-                return True
-            raise Unknown
-        raise Unknown
-
-    def _value(self, item: object) -> str:
-        text, quoted = self._operand(item)
-        if quoted:
-            return text
-        value = self.var(text)
-        return text if value is None else value
-
-    def _binary(self, items: List[object]) -> List[object]:
-        out: List[object] = []
-        k = 0
-        while k < len(items):
-            if k + 2 < len(items) and self._kw(items[k + 1], *_BINARY):
-                op = items[k + 1][0]  # type: ignore[index]
-                left, right = items[k], items[k + 2]
-                self._operand(left)
-                self._operand(right)
-                out.append(self._leaf(lambda: self._compare(op, left, right)))
-                k += 3
-                continue
-            out.append(items[k])
-            k += 1
-        return out
-
-    def _compare(self, op: str, left: object, right: object) -> bool:
-        if op == "MATCHES":
-            lhs = self._value(left)
-            rx = to_regex(self._operand(right)[0])
-            return rx.search(lhs) is not None
-        if op == "IN_LIST":
-            lhs = self._value(left)
-            name, quoted = self._operand(right)
-            value = self.var(name)
-            if value is None:
-                return False
-            return lhs in split_list(value)
-        if op in ("IS_NEWER_THAN", "PATH_EQUAL"):
-            raise Unknown
-        a, b = self._value(left), self._value(right)
-        if op in ("LESS", "GREATER", "EQUAL", "LESS_EQUAL", "GREATER_EQUAL"):
-            x, y = _number(a), _number(b)
-            if x is None or y is None:
-                return False
-            return {
-                "LESS": x < y,
-                "GREATER": x > y,
-                "EQUAL": x == y,
-                "LESS_EQUAL": x <= y,
-                "GREATER_EQUAL": x >= y,
-            }[op]
-        if op.startswith("VERSION_"):
-            va, vb = _version(a), _version(b)
-            return {
-                "VERSION_LESS": va < vb,
-                "VERSION_GREATER": va > vb,
-                "VERSION_EQUAL": va == vb,
-                "VERSION_LESS_EQUAL": va <= vb,
-                "VERSION_GREATER_EQUAL": va >= vb,
-            }[op]
-        ea, eb = a.encode(), b.encode()
-        return {
-            "STREQUAL": ea == eb,
-            "STRLESS": ea < eb,
-            "STRGREATER": ea > eb,
-            "STRLESS_EQUAL": ea <= eb,
-            "STRGREATER_EQUAL": ea >= eb,
-        }[op]
-
-    def _not(self, items: List[object]) -> List[object]:
-        # right to left; ``NOT NOT`` and ``NOT <keyword>`` (which CMake rejects): Unknown
-        out: List[object] = []
-        k = len(items) - 1
-        while k >= 0:
-            it = items[k]
-            if self._kw(it, "NOT") and out and (k == 0 or not self._kw(items[k - 1], "NOT")):
-                nxt = out.pop()
-                if self._is_keyword(nxt):
-                    raise Unknown
-                value = self._bool(nxt)
-                out.append(_Truth(None if value is None else not value))
-            elif self._kw(it, "NOT"):
-                raise Unknown
-            else:
-                out.append(it)
-            k -= 1
-        out.reverse()
-        return out
-
-    def _andor(self, items: List[object]) -> List[object]:
-        """``AND`` and ``OR`` have one precedence in CMake's implementation: passes from the left,
-        each reducing ``x OP y`` and going on after the result, until none reduces."""
-        items = list(items)
-        changed = True
-        while changed:
-            changed = False
-            k = 0
-            while k + 2 < len(items):
-                op = items[k + 1]
-                if self._kw(op, "AND", "OR"):
-                    left, right = items[k], items[k + 2]
-                    if self._is_keyword(left) or self._is_keyword(right):
-                        raise Unknown
-                    a, b = self._bool(left), self._bool(right)
-                    if op[0] == "AND":  # type: ignore[index]
-                        r = False if a is False or b is False else (None if a is None or b is None else True)
-                    else:
-                        r = True if a is True or b is True else (None if a is None or b is None else False)
-                    items[k : k + 3] = [_Truth(r)]
-                    changed = True
-                k += 1
-        return items
-
-    def _bool(self, item: object) -> Optional[bool]:
-        if isinstance(item, _Truth):
-            return item.value
-        text, quoted = self._operand(item)
-        try:
-            constant = _constant(text)
-            if constant is not None:
-                return constant
-            if quoted:
-                return False
-            return not is_off(self.var(text))
-        except Unknown:
-            return None
-
-
-class _Truth:
-    """A reduced test: True, False or None (unknown)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Optional[bool]) -> None:
-        self.value = value
 
 
 # -- facts -------------------------------------------------------------------------------------------
@@ -2629,7 +808,7 @@ def _language(path: str, st: State, scenario: Optional[str]) -> Tuple[str, ...]:
     if len(langs) == 1 and OPEN not in st.items(("slang", path)):
         return (langs[0],)
     ext = os.path.splitext(path)[1].lower()
-    lang = _LANG_OF.get(ext, "CXX")
+    lang = LANGUAGE_OF.get(ext, "CXX")
     if lang == "CUDA" and scenario == ROCM:
         return ("CUDA", "HIP")  # a .cu file a HIP build compiles as HIP (hip_add_*, LANGUAGE HIP)
     if langs or OPEN in st.items(("slang", path)):
@@ -2663,7 +842,7 @@ def _definitions_of(item: str, lang: str, flags: bool) -> Optional[Tuple[FrozenS
         defs: Set[Tuple[str, str]] = set()
         for word in option.split(";") if not flags else [option]:
             if flags:
-                defs.update(tuple((d.split("=", 1) + ["1"])[:2]) for d in _flag_defs(word))  # type: ignore[misc]
+                defs.update(tuple((d.split("=", 1) + ["1"])[:2]) for d in flag_definitions(word))  # type: ignore[misc]
                 continue
             word = word[2:] if word.startswith("-D") else word
             m = re.fullmatch(r"([A-Za-z_]\w*)(?:=(.*))?", word, re.S)
@@ -2827,15 +1006,15 @@ class Discovery:
                 self.events.setdefault(test, set()).add(lang)
 
     def _classify(self, word: str) -> None:
-        from rocm_lint.build.cmake import _CMAKE_CUDA_VAR, _CMAKE_ROCM_VAR
+        from rocm_lint.build.cmake import CMAKE_CUDA_VAR, CMAKE_ROCM_VAR
 
         m = _REF.match(word)
         name = m.group(1) if m else word
         if not re.fullmatch(r"[A-Za-z_]\w*", name):
             return
-        if _CMAKE_ROCM_VAR.fullmatch(name):
+        if CMAKE_ROCM_VAR.fullmatch(name):
             self.named_rocm.add(name)
-        elif _CMAKE_CUDA_VAR.fullmatch(name):
+        elif CMAKE_CUDA_VAR.fullmatch(name):
             self.named_cuda.add(name)
 
     def condition(self, cmd: Cmd) -> None:
