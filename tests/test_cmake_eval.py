@@ -422,3 +422,21 @@ def test_steps_are_bounded(tmp_path, monkeypatch):
     body = "".join(f"set(V{k} {k})\n" for k in range(100))
     root = _project(tmp_path, {"CMakeLists.txt": 'option(B_USE_ROCM "" OFF)\n' + body, "k.cu": ""})
     assert _facts(root) is None  # a bound reached: no answer, never a partial one
+
+
+def test_a_build_file_only_one_run_reads_takes_its_platform(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "CMakeLists.txt": 'cmake_minimum_required(VERSION 3.21)\noption(W_ENABLE_ROCM "" OFF)\n'
+            "if(W_ENABLE_ROCM)\n  include(cmake/hip.cmake)\nelse()\n  include(cmake/cuda.cmake)\nendif()\n"
+            "include(cmake/common.cmake)\n",
+            "cmake/hip.cmake": "enable_language(HIP)\n",
+            "cmake/cuda.cmake": "enable_language(CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 80 90)\n",
+            "cmake/common.cmake": "set(COMMON 1)\n",
+        },
+    )
+    ws = Workspace()
+    assert file_platform(ws, str(root / "cmake/cuda.cmake")) == CUDA
+    assert file_platform(ws, str(root / "cmake/hip.cmake")) == ROCM
+    assert file_platform(ws, str(root / "cmake/common.cmake")) is None

@@ -756,7 +756,9 @@ class Interpreter(CommandSemantics):
         if handler is not None:
             try:
                 return handler(args, st)
-            except Unknown:
+            except (Unknown, ValueError, IndexError, KeyError, TypeError, re.error):
+                # arguments the handler cannot read (CMake would report an error, or we cannot
+                # tell): the command counts as one from outside the tree
                 return self._unknown_command(name, args, st)
         if name in NO_EFFECT:
             return st
@@ -1120,5 +1122,7 @@ def evaluate_project(
             )
             files.update(interp.files_read)
     except (Abort, Unknown, RecursionError, MemoryError):
+        return None
+    except Exception:  # noqa: BLE001 - a hostile or odd build file costs its facts, never the check
         return None
     return ProjectFacts(os.path.abspath(root), switches, scenarios, tuple(sorted(files)))
