@@ -553,6 +553,10 @@ def macro_facts(ws: Workspace, path: str) -> Tuple[MacroFact, ...]:
     branch only the ROCm build takes gives ``("FASTOPS_ON_AMD", (False, None), (True, 1))``.
     Only macros whose definition differs between the NVIDIA and the ROCm build; none where the
     build systems on the way up disagree or where the macro is also defined for every platform.
+    For a source a CMake target compiles, the CMake interpreter's scenarios answer
+    (:func:`_interpreted_macros`): the project's own ROCm macro is the entry whose ROCm side is
+    ``(True, value)`` and whose NVIDIA side is not (``MYLIB_USE_HIP`` a function in an included
+    ``.cmake`` file defines, ``$<$<BOOL:${MYLIB_ENABLE_ROCM}>:MYLIB_USE_HIP>``).
     The build files looked at are noted as the check's dependencies."""
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
