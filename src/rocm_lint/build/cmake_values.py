@@ -182,8 +182,14 @@ class BlockNode:
     body: list
 
 
-_OPENERS = {"if": "endif", "foreach": "endforeach", "while": "endwhile", "function": "endfunction"}
-_OPENERS.update({"macro": "endmacro", "block": "endblock"})
+_OPENERS = {
+    "if": "endif",
+    "foreach": "endforeach",
+    "while": "endwhile",
+    "function": "endfunction",
+    "macro": "endmacro",
+    "block": "endblock",
+}
 _CLOSERS = frozenset(_OPENERS.values()) | {"elseif", "else"}
 
 
@@ -631,8 +637,21 @@ class CommandDef:
     path: str
 
 
-STRING_OUTPUT = {"APPEND": 1, "PREPEND": 1, "CONCAT": 1, "JOIN": 2, "TOLOWER": 2, "TOUPPER": 2, "LENGTH": 2}
-STRING_OUTPUT.update({"STRIP": 2, "REPLACE": 3, "FIND": 3, "SUBSTRING": 4, "COMPARE": 4, "REGEX": 4})
+STRING_OUTPUT = {
+    "APPEND": 1,
+    "PREPEND": 1,
+    "CONCAT": 1,
+    "JOIN": 2,
+    "TOLOWER": 2,
+    "TOUPPER": 2,
+    "LENGTH": 2,
+    "STRIP": 2,
+    "REPLACE": 3,
+    "FIND": 3,
+    "SUBSTRING": 4,
+    "COMPARE": 4,
+    "REGEX": 4,
+}
 FIRST_WRITES = frozenset(
     {"set", "unset", "option", "separate_arguments", "foreach", "get_filename_component", "get_property"}
 ) | {"get_target_property", "get_cmake_property", "get_directory_property", "get_source_file_property"}
