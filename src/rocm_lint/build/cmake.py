@@ -41,16 +41,28 @@ from rocm_lint.build.logic import (
 )
 from rocm_lint.configfiles.cmake import Arg, iter_commands
 
-CMAKE_ROCM_VAR = re.compile(
+_CMAKE_ROCM_VAR = re.compile(
     r"(?:[A-Za-z0-9]+_)*?(?:USE_|WITH_|ENABLE_|BUILD_WITH_|BUILD_FOR_)(?:ROCM|HIP)(?:_FOUND|_ENABLED|_BUILD)?"
     r"|(?:BUILD_)?(?:ROCM|HIP)(?:_FOUND|_ENABLED|_BUILD)?"
     r"|hip_FOUND|CMAKE_HIP_COMPILER|__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__"
 )
-CMAKE_CUDA_VAR = re.compile(
+_CMAKE_CUDA_VAR = re.compile(
     r"(?:[A-Za-z0-9]+_)*?(?:USE_|WITH_|ENABLE_|BUILD_WITH_|BUILD_FOR_)CUDA(?:_FOUND|_ENABLED)?"
     r"|(?:BUILD_)?CUDA(?:_FOUND|_ENABLED)?"
     r"|CUDAToolkit_FOUND|CMAKE_CUDA_COMPILER"
 )
+
+
+def rocm_switch_name(name: str) -> bool:
+    """Is ``name`` spelled as a ROCm switch (``USE_ROCM``, ``MYLIB_ENABLE_HIP``, ``HIP_FOUND``)?"""
+    return len(name) <= 128 and _CMAKE_ROCM_VAR.fullmatch(name) is not None
+
+
+def cuda_switch_name(name: str) -> bool:
+    """Is ``name`` spelled as a CUDA switch (``USE_CUDA``, ``WITH_CUDA``, ``CUDAToolkit_FOUND``)?"""
+    return len(name) <= 128 and _CMAKE_CUDA_VAR.fullmatch(name) is not None
+
+
 _VAR_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # HIP or ROCm named anywhere (not `chip`, `ship`): a file that mentions them knows about ROCm.
 HIP_WORD = re.compile(r"(?<![A-Za-z])(?:hip|rocm)", re.I)
@@ -173,9 +185,9 @@ def _atom(name: str, learned: Vocabulary) -> Worlds:
     ref = _VAR_REF.fullmatch(name)
     if ref:
         name = ref.group(1)
-    if CMAKE_ROCM_VAR.fullmatch(name) or name in learned[0]:
+    if _CMAKE_ROCM_VAR.fullmatch(name) or name in learned[0]:
         return ROCM_ATOM
-    if CMAKE_CUDA_VAR.fullmatch(name) or name in learned[1]:
+    if _CMAKE_CUDA_VAR.fullmatch(name) or name in learned[1]:
         return CUDA_ATOM
     return UNKNOWN
 

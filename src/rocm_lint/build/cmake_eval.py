@@ -333,7 +333,7 @@ class Interpreter(CommandSemantics):
                 positions = write_positions(node)
                 for k, a in enumerate(node.args):
                     kind, raw = arg_text(node, a)
-                    if kind == "unquoted" and VARIABLE_NAME.match(raw):
+                    if kind == "unquoted" and VARIABLE_NAME.fullmatch(raw):
                         out.add(raw)
                     elif "$" in raw and k in positions:
                         out.add("\0any")  # the variable written is computed
@@ -730,7 +730,7 @@ class Interpreter(CommandSemantics):
 
     def _havoc(self, args: Sequence[Item], st: State) -> None:
         for a in args:
-            if isinstance(a, str) and VARIABLE_NAME.match(a) and a not in SCOPE_WORDS:
+            if isinstance(a, str) and VARIABLE_NAME.fullmatch(a) and a not in SCOPE_WORDS:
                 st.set(a, None)
 
     def _unknown_command(self, name: str, args: List[Item], st: State) -> State:
@@ -1008,15 +1008,15 @@ class Discovery:
                 self.events.setdefault(test, set()).add(lang)
 
     def _classify(self, word: str) -> None:
-        from rocm_lint.build.cmake import CMAKE_CUDA_VAR, CMAKE_ROCM_VAR
+        from rocm_lint.build.cmake import cuda_switch_name, rocm_switch_name
 
         m = _REF.match(word)
         name = m.group(1) if m else word
         if not re.fullmatch(r"[A-Za-z_]\w*", name):
             return
-        if CMAKE_ROCM_VAR.fullmatch(name):
+        if rocm_switch_name(name):
             self.named_rocm.add(name)
-        elif CMAKE_CUDA_VAR.fullmatch(name):
+        elif cuda_switch_name(name):
             self.named_cuda.add(name)
 
     def condition(self, cmd: Cmd) -> None:

@@ -84,8 +84,8 @@ def all_known(items: Sequence[Item]) -> bool:
 # -- truth -------------------------------------------------------------------------------------------
 TRUE_CONSTANTS = frozenset({"1", "ON", "YES", "TRUE", "Y"})
 FALSE_CONSTANTS = frozenset({"", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND"})
-_DECIMAL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-_STRTOD = re.compile(r"\s*" + _DECIMAL + r"\Z")
+_DECIMAL = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_STRTOD = re.compile(r"\s*" + _DECIMAL)  # fullmatch
 _SPECIAL = re.compile(r"\s*[+-]?(?:inf(?:inity)?|nan(?:\(\w*\))?)\Z", re.I)
 _HEXISH = re.compile(r"\s*[+-]?0[xX]")
 _PREFIX = re.compile(r"\s*" + _DECIMAL)
@@ -102,7 +102,7 @@ def truth_constant(value: str) -> Optional[bool]:
         return True
     if up in FALSE_CONSTANTS or up.endswith("-NOTFOUND"):
         return False
-    if _STRTOD.match(value) or _SPECIAL.match(value):
+    if _STRTOD.fullmatch(value) or _SPECIAL.match(value):
         return float(value) != 0  # strtod reads the whole string: C's conversion to bool
     if _HEXISH.match(value):
         raise Unknown  # a hexadecimal float: not modelled
@@ -111,7 +111,7 @@ def truth_constant(value: str) -> Optional[bool]:
 
 def scanf_number(value: str) -> Optional[float]:
     """sscanf("%lg"): the number a prefix reads, None when none; Unknown where unsure."""
-    if _STRTOD.match(value):
+    if _STRTOD.fullmatch(value):
         return float(value)
     m = _PREFIX.match(value)
     if m:
@@ -552,7 +552,7 @@ def _genex_one(head: str, parts: List[str], language: Optional[str]) -> FrozenSe
 
 # -- the interpreter ---------------------------------------------------------------------------------
 DEFINE_FLAG = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?:=(\S*))?")
-VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.+-]*\Z")
+VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.+-]*")  # fullmatch
 SOURCE_FILE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c\+\+|c|hip|mm|m|f90|f)$", re.I)
 LANGUAGE_OF = {".c": "C", ".cu": "CUDA", ".hip": "HIP", ".m": "OBJC", ".mm": "OBJCXX"}
 UNARY_TESTS = frozenset(
