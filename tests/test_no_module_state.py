@@ -25,6 +25,8 @@ PURE_MEMOS = {
     "rocm_lint.words._automaton": "the Aho-Corasick automaton of the words given",
     "rocm_lint.python.project_text._ordered": "a word set's sorted tuple (the key of its automaton)",
     "rocm_lint.build.context._pattern_regex": "a glob pattern's regex",
+    "rocm_lint.build.cmake_values._genex_cached": "a generator expression's values for a language",
+    "rocm_lint.build.cmake_eval._definitions_of": "the (name, value) definitions one item gives",
     "rocm_lint.cpp.narrowing._device_automaton": "the Aho-Corasick automaton of the device words (a constant)",
     "rocm_lint.cpp.narrowing._bound_words": "the checkers of the codes given, with the trigger words of the narrowed rules",
     "rocm_lint.rules.lane_masks._type32_patterns": "the 32-bit type regexes for the aliases given",

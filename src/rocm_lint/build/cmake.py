@@ -51,6 +51,18 @@ _CMAKE_CUDA_VAR = re.compile(
     r"|(?:BUILD_)?CUDA(?:_FOUND|_ENABLED)?"
     r"|CUDAToolkit_FOUND|CMAKE_CUDA_COMPILER"
 )
+
+
+def rocm_switch_name(name: str) -> bool:
+    """Is ``name`` spelled as a ROCm switch (``USE_ROCM``, ``MYLIB_ENABLE_HIP``, ``HIP_FOUND``)?"""
+    return len(name) <= 128 and _CMAKE_ROCM_VAR.fullmatch(name) is not None
+
+
+def cuda_switch_name(name: str) -> bool:
+    """Is ``name`` spelled as a CUDA switch (``USE_CUDA``, ``WITH_CUDA``, ``CUDAToolkit_FOUND``)?"""
+    return len(name) <= 128 and _CMAKE_CUDA_VAR.fullmatch(name) is not None
+
+
 _VAR_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # HIP or ROCm named anywhere (not `chip`, `ship`): a file that mentions them knows about ROCm.
 HIP_WORD = re.compile(r"(?<![A-Za-z])(?:hip|rocm)", re.I)

@@ -14,6 +14,13 @@ usual answer).  ``macro_facts``: the macros the build defines differently per pl
 (``add_compile_definitions(FASTOPS_ON_AMD=1)`` under the project's ROCm option), which the
 ``#if`` model reads like ``USE_ROCM``.
 
+A CMake project is first *run* (``rocm_lint.build.cmake_eval``: an abstract interpreter, once
+per platform scenario): where it answers (a source the ROCm run definitely compiles and the
+NVIDIA run never, or the reverse; the macros every way a build compiles a source defines), that
+answer is the fact; where it has none, the readers below decide.  The project's ROCm macro is a
+``macro_facts`` entry ``(name, (False|None, None), (True, value))`` for the sources that build
+compiles: no separate API.
+
 The project's own vocabulary is learned from its build: a CMake option whose branch turns HIP
 on and whose ``else()`` turns CUDA on is a platform test in every CMakeLists.txt on the way up.
 
@@ -46,6 +53,7 @@ from rocm_lint.build.cmake import (
     learn_options,
     path_arguments,
 )
+from rocm_lint.build.cmake_eval import DEFINITE, MAYBE, NEVER, ProjectFacts, evaluate_project
 from rocm_lint.build.compile_db import SOURCE_EXT, compile_key, rocm_compiled
 from rocm_lint.build.logic import ALWAYS, CUDA, ROCM, Worlds
 from rocm_lint.build.importers import EVERYWHERE, import_gate
@@ -360,11 +368,86 @@ def _rocm_database(ws: Workspace, root: str) -> Optional[FrozenSet[str]]:
     return None
 
 
+# -- the interpreter's answer -------------------------------------------------------------------------
+MAX_PROJECTS = 3  # CMake projects tried per file, from the top CMakeLists.txt on the way down
+
+
+@memoized(maxsize=64)
+def _cmake_project(ws: Workspace, directory: str) -> Optional[ProjectFacts]:
+    """``build.cmake_eval.evaluate_project`` of the CMake project whose top CMakeLists.txt is in
+    ``directory`` (nothing above the repository root read)."""
+    root = _chain(ws, directory)[-1]
+    return evaluate_project(root, os.path.join(directory, "CMakeLists.txt"), lambda p: _cmake_text(ws, p))
+
+
+@memoized(maxsize=1024)
+def _projects(ws: Workspace, directory: str) -> Tuple[Tuple[str, ...], Tuple[ProjectFacts, ...]]:
+    """The CMake projects above ``directory`` (top first, the directories on the way up whose
+    CMakeLists.txt exists), and the build files each read; interpreted once per workspace."""
+    tops = [
+        here
+        for here in reversed(_chain(ws, directory))
+        if _cmake_text(ws, os.path.join(here, "CMakeLists.txt"))
+    ]
+    looked: List[str] = []
+    projects: List[ProjectFacts] = []
+    for top in tops[:MAX_PROJECTS]:
+        facts = _cmake_project(ws, top)
+        looked.append(os.path.join(top, "CMakeLists.txt"))
+        if facts is not None:
+            looked.extend(facts.files)
+            projects.append(facts)
+    return tuple(looked), tuple(projects)
+
+
+def _interpreted(ws: Workspace, path: str) -> Optional[ProjectFacts]:
+    """The first project (top down) whose run compiles ``path`` or reads it as a build file."""
+    looked, projects = _projects(ws, os.path.dirname(path))
+    for build_file in looked:
+        ws.note_read(build_file)
+    for facts in projects:
+        if facts.reaches(path):
+            return facts
+    return None
+
+
+_NO_ANSWER = "no answer"
+
+
+def _interpreted_platform(ws: Workspace, path: str) -> Optional[str]:
+    """What the CMake interpreter says of ``path``: ``"rocm"`` (the ROCm scenario compiles it
+    definitely, the NVIDIA one never), ``"cuda"`` (the ROCm scenario never compiles or reads it,
+    the NVIDIA one may), None (both compile it definitely), or ``_NO_ANSWER``."""
+    facts = _interpreted(ws, path)
+    if facts is None:
+        return _NO_ANSWER
+    if SOURCE_EXT.search(path) and (facts.source(CUDA, path) or facts.source(ROCM, path)):
+        nv, ro = facts.compiled(CUDA, path), facts.compiled(ROCM, path)
+        if ro == DEFINITE and nv == NEVER:
+            return ROCM
+        if ro == NEVER and nv in (DEFINITE, MAYBE):
+            return CUDA
+        if ro == DEFINITE and nv == DEFINITE:
+            return None
+        return _NO_ANSWER
+    # a build file: read by one scenario's run only
+    reads = {platform: path in facts.scenarios[platform].files for platform in (CUDA, ROCM)}
+    if reads[CUDA] and not reads[ROCM] and not facts.scenarios[ROCM].lost:
+        return CUDA
+    if reads[ROCM] and not reads[CUDA] and not facts.scenarios[CUDA].lost:
+        return ROCM
+    return _NO_ANSWER
+
+
 def file_platform(ws: Workspace, path: str) -> Optional[str]:
     """``"rocm"``, ``"cuda"`` or None: the platform the project's build gives ``path`` (see the
     module docstring).  The build files looked at are noted as the check's dependencies."""
     path = os.path.abspath(path)
     directory = os.path.dirname(path)
+    if not SOURCE_EXT.search(path) or not _has_database(ws, path):
+        answer = _interpreted_platform(ws, path)
+        if answer != _NO_ANSWER:
+            return answer
     exact, globs, evidence, looked = _directory_index(ws, directory)
     for build_file in looked:
         ws.note_read(build_file)
@@ -395,6 +478,11 @@ def file_platform(ws: Workspace, path: str) -> Optional[str]:
     if platform == CUDA and not evidence:
         return None  # a project that never builds for ROCm: all of it is to port
     return platform
+
+
+def _has_database(ws: Workspace, path: str) -> bool:
+    """Does the build root hold a ROCm ``compile_commands.json`` (the exact answer, asked first)?"""
+    return _rocm_database(ws, _chain(ws, os.path.dirname(path))[-1]) is not None
 
 
 def _side(entries: List[Tuple[Worlds, str]], world: int) -> Tuple[Optional[bool], Optional[str]]:
@@ -446,10 +534,12 @@ def _hip_builds_beside(ws: Workspace, directory: str) -> Tuple[Tuple[str, ...], 
 
 
 @memoized(maxsize=1024)
-def _directory_macros(ws: Workspace, directory: str) -> Tuple[MacroFact, ...]:
+def _directory_macros(ws: Workspace, directory: str, without_cmake: bool = False) -> Tuple[MacroFact, ...]:
     entries = _directory_context(ws, directory)[3] + _hip_builds_beside(ws, directory)[1]
     by_system: Dict[str, Dict[str, List[Tuple[Worlds, str]]]] = {}
     for system, name, where, value in entries:
+        if without_cmake and system == "cmake":
+            continue
         by_system.setdefault(system, {}).setdefault(name, []).append((where, value))
     names = {name for defs in by_system.values() for name in defs} - {""}
     out: List[MacroFact] = []
@@ -476,8 +566,43 @@ def macro_facts(ws: Workspace, path: str) -> Tuple[MacroFact, ...]:
     branch only the ROCm build takes gives ``("FASTOPS_ON_AMD", (False, None), (True, 1))``.
     Only macros whose definition differs between the NVIDIA and the ROCm build; none where the
     build systems on the way up disagree or where the macro is also defined for every platform.
+    For a source a CMake target compiles, the CMake interpreter's scenarios answer
+    (:func:`_interpreted_macros`): the project's own ROCm macro is the entry whose ROCm side is
+    ``(True, value)`` and whose NVIDIA side is not (``MYLIB_USE_HIP`` a function in an included
+    ``.cmake`` file defines, ``$<$<BOOL:${MYLIB_ENABLE_ROCM}>:MYLIB_USE_HIP>``).
     The build files looked at are noted as the check's dependencies."""
-    directory = os.path.dirname(os.path.abspath(path))
+    path = os.path.abspath(path)
+    directory = os.path.dirname(path)
     for build_file in _directory_context(ws, directory)[2] + _hip_builds_beside(ws, directory)[0]:
         ws.note_read(build_file)
-    return _directory_macros(ws, directory)
+    interpreted = _interpreted_macros(ws, path)
+    if interpreted is None:
+        return _directory_macros(ws, directory)
+    # the CMake interpreter answers for the source; the other build systems (setup.py, JIT
+    # builders) still count for the macros it does not name
+    named = {fact[0] for fact in interpreted}
+    others = tuple(f for f in _directory_macros(ws, directory, True) if f[0] not in named)
+    return interpreted + others
+
+
+def _interpreted_macros(ws: Workspace, path: str) -> Optional[Tuple[MacroFact, ...]]:
+    """The macros the CMake interpreter's scenarios define for a source one of them compiles:
+    per platform (True, value) where that build definitely compiles the source with the macro,
+    (False, None) where it definitely compiles it without (and nothing unknown contributes),
+    (None, None) otherwise; only macros whose two sides differ.  None: no answer."""
+    if not SOURCE_EXT.search(path):
+        return None
+    facts = _interpreted(ws, path)
+    if facts is None:
+        return None
+    nv, ro = facts.source(CUDA, path), facts.source(ROCM, path)
+    if nv is None and ro is None:
+        return None
+    names = sorted({m[0] for side in (nv, ro) if side is not None for m in side.macros})
+    out: List[MacroFact] = []
+    for name in names:
+        pair = tuple(side.macro(name) if side is not None else (None, None) for side in (nv, ro))
+        if pair[0] == pair[1]:
+            continue
+        out.append((name, _seed(pair[0]), _seed(pair[1])))
+    return tuple(out)

@@ -71,10 +71,12 @@ class _If:
         self.seen: List[Tuple[Optional[str], Optional[str]]] = []
 
 
-def iter_commands(text: str) -> Iterator[Tuple[str, int, int, List[Arg]]]:
+def iter_commands(text: str, parens: bool = False) -> Iterator[Tuple[str, int, int, List[Arg]]]:
     """Every command of a CMake file in order, the structural ones (``if``, ``else``, ``endif``,
     ``function`` ...) included: (name in lower case, start offset, offset past ``)``, arguments).
-    Comments are skipped; an unterminated command ends the file."""
+    Comments are skipped; an unterminated command ends the file.  ``parens``: the parentheses
+    nested in the arguments are arguments too (``(`` and ``)``, unquoted), as CMake passes them
+    (``if(A AND (B OR C))``)."""
     i, n = 0, len(text)
     while i < n:
         c = text[i]
@@ -97,7 +99,7 @@ def iter_commands(text: str) -> Iterator[Tuple[str, int, int, List[Arg]]]:
         if j >= n or text[j] != "(":
             i = m.end()
             continue
-        args, end = _read_args(text, j + 1)
+        args, end = _read_args(text, j + 1, parens)
         yield m.group(0).lower(), i, end, args
         i = end
 
@@ -144,7 +146,7 @@ def _enter(frame: _If, args: List[Arg]) -> None:
     frame.cond = " ".join(a.value for a in args)
 
 
-def _read_args(text: str, i: int) -> Tuple[List[Arg], int]:
+def _read_args(text: str, i: int, parens: bool = False) -> Tuple[List[Arg], int]:
     """Arguments from just past ``(`` to the matching ``)``: (args, offset past ``)``)."""
     args: List[Arg] = []
     n = len(text)
@@ -165,6 +167,8 @@ def _read_args(text: str, i: int) -> Tuple[List[Arg], int]:
             continue
         if c == "(":
             depth += 1
+            if parens:
+                args.append(Arg(i, i + 1, "(", False, False))
             i += 1
             continue
         if c == ")":
@@ -172,6 +176,8 @@ def _read_args(text: str, i: int) -> Tuple[List[Arg], int]:
             i += 1
             if depth == 0:
                 return args, i
+            if parens:
+                args.append(Arg(i - 1, i, ")", False, False))
             continue
         if c == '"':
             j = i + 1
