@@ -125,7 +125,26 @@ def _script(ws: Workspace, path: str, text: str) -> Script:
                 offset = line_starts[at_line - 1] if at_line - 1 < len(line_starts) else len(code)
                 events.append((offset, (kind, name, at_line)))
     events.sort(key=lambda e: e[0])
-    return Script(path, include_guard(code), once, tuple(e for _, e in events))
+    ordered = tuple(e for _, e in events)
+    guard = include_guard(code)
+    return Script(path, guard if guard and _wraps_all(ordered) else None, once, ordered)
+
+
+def _wraps_all(events: Tuple[Event, ...]) -> bool:
+    """Does the first conditional (an include guard's ``#ifndef``) close at the file's last event?
+    Only then is a defined guard a skipped file (``#ifndef MC`` / ``#define MC ...`` that ends
+    midway is a plain test)."""
+    depth = 0
+    for i, event in enumerate(events):
+        if event[0] != "cond":
+            continue
+        if event[1] in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif event[1] == "endif":
+            depth -= 1
+            if depth == 0:
+                return i == len(events) - 1
+    return False
 
 
 def _line_starts(code: str) -> List[int]:
