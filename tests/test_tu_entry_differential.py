@@ -237,7 +237,8 @@ def _check_seed(seed, tmp_path):
                         assert name not in env, (seed, header, world, name)
             if seen:  # how much of what every entry agrees on the analysis gives
                 common = {n for n in seen[0] if all(e.get(n) == seen[0][n] for e in seen)}
-                user = {n for n in common if n in MACROS or n.startswith("FN_")}
+                named = set(re.findall(r"[A-Za-z_]\w*", (root / "src" / header).read_text()))
+                user = {n for n in common if (n in MACROS or n.startswith("FN_")) and n in named}
                 agreed += len(user)
                 given += len(user & {n for n, m in mine.items() if m[0]})
     return facts, agreed, given

@@ -10,7 +10,8 @@ redefines them as mask-dropping macros under the ROCm macro never passes a mask 
 
 walks the translation units that include the header and records, at every inclusion whose
 content is compiled (its include guard not yet defined, no earlier ``#pragma once`` entry), the
-state on each platform (NVIDIA: ROCm macros undefined; ROCm: ``USE_ROCM`` ... defined, as
+part of the state the header can read (the names its code holds, and those their bodies name:
+a snapshot costs what the header names, not what the unit has defined) on each platform (NVIDIA: ROCm macros undefined; ROCm: ``USE_ROCM`` ... defined, as
 ``rocm_lint.cpp.conditions`` models them): the macros with their values and parameters, and, as
 the ROCm build sees them, integer type aliases, namespace-scope constants, ballot and shuffle
 wrappers.  The walk replays each file's script (``rocm_lint.cpp.tu_script``) through the same
@@ -60,7 +61,7 @@ from rocm_lint.cpp.conditions import (
 )
 from rocm_lint.cpp.facts import SYNC_NAME, Facts, Value
 from rocm_lint.cpp.includes import resolve_include
-from rocm_lint.cpp.tu_script import script_of
+from rocm_lint.cpp.tu_script import IDENTIFIER, script_of
 from rocm_lint.workspace import Workspace, memoized
 
 __all__ = ["Entry", "entry_environment", "MAX_INCLUDERS", "MAX_ROOTS"]
@@ -88,10 +89,33 @@ class _Rocm:
     ballots: Dict[str, Tuple[str, int]] = field(default_factory=dict)
     shuffles: Dict[str, Tuple[str, int]] = field(default_factory=dict)
 
-    def copy(self) -> "_Rocm":
+    def view(self, words: FrozenSet[str]) -> "_Rocm":
+        """What of it a file whose code holds ``words`` can read (the aliases an alias of a
+        name leads to as well)."""
+        links = {n: self.links[n] for n in words & self.links.keys()}
+        names = words | frozenset(links.values())
         return _Rocm(
-            dict(self.aliases), dict(self.links), dict(self.consts), dict(self.ballots), dict(self.shuffles)
+            {n: self.aliases[n] for n in names & self.aliases.keys()},
+            links,
+            {n: self.consts[n] for n in words & self.consts.keys()},
+            {n: self.ballots[n] for n in words & self.ballots.keys()},
+            {n: self.shuffles[n] for n in words & self.shuffles.keys()},
         )
+
+
+def _view(env: Dict[str, "Macro"], words: FrozenSet[str]) -> Dict[str, "Macro"]:
+    """The macros of ``env`` a file whose code holds ``words`` can read: those it names, and
+    those their bodies name (four rounds).  A snapshot per inclusion costs what the header names,
+    not what the translation unit has defined."""
+    out = {n: env[n] for n in words & env.keys()}
+    todo = list(out.values())
+    for _ in range(4):
+        named = {w for m in todo if m[1] for w in IDENTIFIER.findall(m[1])} - out.keys()
+        todo = [env[n] for n in named & env.keys()]
+        if not todo:
+            break
+        out.update((n, env[n]) for n in named & env.keys())
+    return out
 
 
 # one inclusion of a header: (includer, line, NVIDIA's macros or None, (ROCm's macros, declared)
@@ -239,12 +263,13 @@ class _Walker:
                 enters[i] = tri_and(enters[i], tri_not(guard[0]))
         if script.once:
             self.once[header] = (tri_or(before[0], enters[0]), tri_or(before[1], enters[1]))
+        words = script.words
         self.records.setdefault(header, []).append(
             (
                 includer,
                 line,
-                dict(self.raw[0]) if enters[0] is not False else None,
-                (dict(self.raw[1]), self.rocm.copy()) if enters[1] is not False else None,
+                _view(self.raw[0], words) if enters[0] is not False else None,
+                (_view(self.raw[1], words), self.rocm.view(words)) if enters[1] is not False else None,
             )
         )
         if enters != [False, False]:
@@ -315,8 +340,9 @@ Fact = Tuple[str, Tuple[Tri, Optional[Node]], Tuple[Tri, Optional[Node]]]  # as 
 class Entry:
     """What holds at a header's entry in every translation unit that compiles its content."""
 
-    # per platform (NVIDIA, ROCm): name -> Macro of the macros every inclusion agrees on (defined
-    # with the same body and parameters, or undefined); None where no inclusion compiles it there
+    # per platform (NVIDIA, ROCm): name -> Macro of the macros the header names (and those their
+    # bodies name) that every inclusion agrees on (defined with the same body and parameters, or
+    # undefined); None where no inclusion compiles it there
     macros: Tuple[Optional[Dict[str, Macro]], Optional[Dict[str, Macro]]]
     facts: Facts  # as the ROCm build sees them: values, integer aliases, wrappers, mask-free *_sync
 

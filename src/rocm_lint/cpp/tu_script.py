@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import FrozenSet, List, Optional, Tuple
 
 from rocm_lint.cpp import includes
 from rocm_lint.cpp.conditions import Node, parse_condition
@@ -31,12 +31,13 @@ from rocm_lint.cpp.functions import brace_tree, function_of
 from rocm_lint.cpp.preproc import CONDITIONALS, analyse, directive_spans, include_guard
 from rocm_lint.workspace import Workspace, memoized
 
-__all__ = ["Script", "script_of"]
+__all__ = ["IDENTIFIER", "Script", "script_of"]
 
 _MACRO_HEAD = re.compile(r"\s*([A-Za-z_]\w*)(\([^)]*\))?")
 _WORD = re.compile(r"\s*([A-Za-z_]\w*)")
 _SPELLED = re.compile(r'\s*(["<])([^">\n]{1,512})[">]')
 _ONCE = re.compile(r"\s*once\b")
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 # events, each a tuple whose first item says its kind:
 #   ("cond", directive name, condition Node or None)
@@ -54,6 +55,7 @@ class Script:
     guard: Optional[str]  # the include guard (``#ifndef G`` / ``#define G`` first)
     once: bool  # ``#pragma once``
     events: Tuple[Event, ...]
+    words: FrozenSet[str]  # the identifiers of its code: what of an includer's state it can read
 
 
 def script_of(ws: Workspace, path: str) -> Optional[Script]:
@@ -127,7 +129,8 @@ def _script(ws: Workspace, path: str, text: str) -> Script:
     events.sort(key=lambda e: e[0])
     ordered = tuple(e for _, e in events)
     guard = include_guard(code)
-    return Script(path, guard if guard and _wraps_all(ordered) else None, once, ordered)
+    words = frozenset(IDENTIFIER.findall(code))
+    return Script(path, guard if guard and _wraps_all(ordered) else None, once, ordered, words)
 
 
 def _wraps_all(events: Tuple[Event, ...]) -> bool:
