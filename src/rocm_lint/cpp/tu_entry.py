@@ -24,7 +24,7 @@ define it), never "undefined".
 
 The header's entry is the meet over every recorded inclusion, per platform: a macro, alias or
 constant holds when every inclusion agrees on it; anything else gives no fact, and the per-file
-view (``cpp.includes``, ``cpp.facts``) decides as before.  None (no fact at all) for a header
+view (``cpp.includes``, ``cpp.facts``) decides as before (``cpp.tu_meet``).  None (no fact at all) for a header
 nothing in the project includes, one whose includes cannot all be told (``build.headers``:
 ``#include MY_HEADER``, a path that resolves nowhere for sure), one with more than
 ``MAX_INCLUDERS`` includers or ``MAX_ROOTS`` translation units, a walk over ``MAX_TU_FILES``
@@ -41,8 +41,7 @@ check's dependencies on every call, as ``build.headers`` notes its own.
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
 from rocm_lint.build.context import CUDA, ROCM, file_platform, macro_facts
@@ -59,8 +58,9 @@ from rocm_lint.cpp.conditions import (
     tri_or,
     truth,
 )
-from rocm_lint.cpp.facts import SYNC_NAME, Facts, Value
+from rocm_lint.cpp.facts import Facts, Value
 from rocm_lint.cpp.includes import resolve_include
+from rocm_lint.cpp.tu_meet import UNKNOWN, Declared, Entry, Macro, Record, meet
 from rocm_lint.cpp.tu_script import IDENTIFIER, script_of
 from rocm_lint.workspace import Workspace, memoized
 
@@ -72,35 +72,6 @@ MAX_VISITED = 128  # files met backwards from the header
 MAX_BACK_DEPTH = 8
 MAX_TU_FILES = 512  # file entries one walk makes; more: the walk gives nothing
 MAX_TU_DEPTH = 32
-
-# a macro as one platform has it: (defined?, body, parameters or None, where, defined in a branch
-# only ROCm compiles); a fact when ``defined`` is True or False; the first three are compared
-Macro = Tuple[Tri, Optional[str], Optional[str], Tuple[str, int], bool]
-_UNKNOWN: Macro = (None, None, None, ("", 0), False)
-
-
-@dataclass
-class _Rocm:
-    """What the ROCm build has declared so far (the C++ facts' view of a translation unit)."""
-
-    aliases: Dict[str, int] = field(default_factory=dict)  # integer type aliases: name -> bits
-    links: Dict[str, str] = field(default_factory=dict)  # aliases of names not known as integers
-    consts: Dict[str, Value] = field(default_factory=dict)
-    ballots: Dict[str, Tuple[str, int]] = field(default_factory=dict)
-    shuffles: Dict[str, Tuple[str, int]] = field(default_factory=dict)
-
-    def view(self, words: FrozenSet[str]) -> "_Rocm":
-        """What of it a file whose code holds ``words`` can read (the aliases an alias of a
-        name leads to as well)."""
-        links = {n: self.links[n] for n in words & self.links.keys()}
-        names = words | frozenset(links.values())
-        return _Rocm(
-            {n: self.aliases[n] for n in names & self.aliases.keys()},
-            links,
-            {n: self.consts[n] for n in words & self.consts.keys()},
-            {n: self.ballots[n] for n in words & self.ballots.keys()},
-            {n: self.shuffles[n] for n in words & self.shuffles.keys()},
-        )
 
 
 def _view(env: Dict[str, "Macro"], words: FrozenSet[str]) -> Dict[str, "Macro"]:
@@ -116,11 +87,6 @@ def _view(env: Dict[str, "Macro"], words: FrozenSet[str]) -> Dict[str, "Macro"]:
             break
         out.update((n, env[n]) for n in named & env.keys())
     return out
-
-
-# one inclusion of a header: (includer, line, NVIDIA's macros or None, (ROCm's macros, declared)
-# or None), None where that platform does not compile the header's content there
-Record = Tuple[str, int, Optional[Dict[str, Macro]], Optional[Tuple[Dict[str, Macro], _Rocm]]]
 
 
 class _TooLarge(Exception):
@@ -141,7 +107,7 @@ class _Walker:
             Platform(ROCM_WORLD, frozenset(), frozenset()),
         )
         self.raw: Tuple[Dict[str, Macro], Dict[str, Macro]] = ({}, {})
-        self.rocm = _Rocm()
+        self.rocm = Declared()
         self.once: Dict[str, Tuple[Tri, Tri]] = {}
         self.records: Dict[str, List[Record]] = {}
         self.met: set = set()
@@ -180,11 +146,11 @@ class _Walker:
                     if s is True:
                         self._set(i, name, (True, body, params, (path, line), rocm_only))
                     elif s is None:
-                        self._set(i, name, _UNKNOWN)
+                        self._set(i, name, UNKNOWN)
             elif kind == "undef":
                 for i, s in enumerate(current):
                     if s is not False:
-                        self._set(i, event[1], (False, None, None, (path, 0), False) if s else _UNKNOWN)
+                        self._set(i, event[1], (False, None, None, (path, 0), False) if s else UNKNOWN)
             elif kind == "include":
                 self._include(path, event[1], event[2], event[3], current, depth)
             elif current[1] is not False:
@@ -333,103 +299,6 @@ def _roots(ws: Workspace, header: str) -> Optional[List[str]]:
     return roots if len(roots) <= MAX_ROOTS else None
 
 
-Fact = Tuple[str, Tuple[Tri, Optional[Node]], Tuple[Tri, Optional[Node]]]  # as ``cpp.includes``
-
-
-@dataclass(frozen=True)
-class Entry:
-    """What holds at a header's entry in every translation unit that compiles its content."""
-
-    # per platform (NVIDIA, ROCm): name -> Macro of the macros the header names (and those their
-    # bodies name) that every inclusion agrees on (defined with the same body and parameters, or
-    # undefined); None where no inclusion compiles it there
-    macros: Tuple[Optional[Dict[str, Macro]], Optional[Dict[str, Macro]]]
-    facts: Facts  # as the ROCm build sees them: values, integer aliases, wrappers, mask-free *_sync
-
-    def seed(self, leave_out: FrozenSet[str] = frozenset()) -> Tuple[Fact, ...]:
-        """The macros as the ``#if`` model's seed (``preproc.analyse``), ``leave_out`` left out (the
-        header's own include guard).  A platform on which no inclusion compiles the header takes
-        the other's facts (nothing compiled there: any value holds), so no macro reads as a
-        platform switch only for that."""
-        cuda, rocm = self.macros
-        cuda = rocm if cuda is None else cuda
-        rocm = cuda if rocm is None else rocm
-        out: List[Fact] = []
-        for name in sorted(set(cuda or ()) | set(rocm or ())):
-            if name not in leave_out:
-                out.append((name, _seed_side((cuda or {}).get(name)), _seed_side((rocm or {}).get(name))))
-        return tuple(out)
-
-
-def _seed_side(macro: Optional[Macro]) -> Tuple[Tri, Optional[Node]]:
-    if macro is None or macro[0] is None:
-        return None, None
-    if macro[0] is False or macro[2] is not None:
-        return macro[0], None
-    return True, parse_condition(macro[1]) if macro[1] else Node("num", 1)
-
-
-def _agreed_macros(envs: List[Dict[str, Macro]]) -> Dict[str, Macro]:
-    out: Dict[str, Macro] = {}
-    for name, macro in envs[0].items():
-        if macro[0] is None:
-            continue
-        key, rocm_only = macro[:3], macro[4]
-        for other in envs[1:]:
-            seen = other.get(name)
-            if seen is None or seen[:3] != key:
-                break
-            rocm_only = rocm_only and seen[4]
-        else:
-            out[name] = macro if rocm_only == macro[4] else macro[:4] + (rocm_only,)
-    return out
-
-
-def _agreed(tables: List[Dict[str, object]], key=lambda v: v) -> Dict[str, object]:
-    first = tables[0]
-    return {n: v for n, v in first.items() if all(n in t and key(t[n]) == key(v) for t in tables[1:])}
-
-
-def mask_free(macros: Dict[str, Macro]) -> Dict[str, Tuple[str, int]]:
-    """The ``*_sync`` warp functions redefined as function-like macros whose body never uses the
-    first parameter (the mask): a mask passed to them never reaches the intrinsic."""
-    out: Dict[str, Tuple[str, int]] = {}
-    for name, (defined, body, params, where, _) in macros.items():
-        if defined is not True or params is None or not SYNC_NAME.fullmatch(name):
-            continue
-        first = params.strip("() \t").split(",")[0].strip()
-        if first and not re.search(r"(?<![\w#])" + re.escape(first) + r"\b", body or ""):
-            out[name] = where
-    return out
-
-
-def _meet(records: List[Record]) -> Entry:
-    cuda_envs = [r[2] for r in records if r[2] is not None]
-    rocm_envs = [r[3] for r in records if r[3] is not None]
-    cuda = _agreed_macros(cuda_envs) if cuda_envs else None
-    facts = Facts()
-    rocm = None
-    if rocm_envs:
-        rocm = _agreed_macros([env for env, _ in rocm_envs])
-        declared = [d for _, d in rocm_envs]
-        facts.int_aliases = _agreed([d.aliases for d in declared])  # type: ignore[assignment]
-        facts.alias_links = _agreed([d.links for d in declared])  # type: ignore[assignment]
-        facts.ballot_wrappers = _agreed([d.ballots for d in declared], key=lambda v: True)  # type: ignore[assignment]
-        facts.shuffle_wrappers = _agreed([d.shuffles for d in declared], key=lambda v: True)  # type: ignore[assignment]
-        consts = _agreed([d.consts for d in declared], key=lambda v: (v.text, v.type))
-        facts.values = {  # type: ignore[assignment]
-            **consts,
-            **{
-                name: Value(body, where, rocm_only=rocm_only)
-                for name, (defined, body, params, where, rocm_only) in rocm.items()
-                if defined is True and params is None and body
-            },
-        }
-        facts.mask_free_sync = mask_free(rocm)
-        facts.resolve_aliases()
-    return Entry((cuda, rocm), facts)
-
-
 def _compute(ws: Workspace, header: str) -> Optional[Entry]:
     found = includes_of(ws, header)
     if not found or len(found) > MAX_INCLUDERS:
@@ -449,7 +318,7 @@ def _compute(ws: Workspace, header: str) -> Optional[Entry]:
         met |= walk.met
     if not records or any((includer, line, header) not in met for includer, line, _, _ in found):
         return None  # an include of it the walks never met: an includer we could not place
-    return _meet(records)
+    return meet(records)
 
 
 @memoized(maxsize=2048)
