@@ -43,7 +43,7 @@ from rocm_lint.cpp.preproc import analyse, include_guard
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.workspace import Workspace, memoized
 
-__all__ = ["HEADER_EXT", "header_platform"]
+__all__ = ["HEADER_EXT", "header_platform", "includes_of"]
 
 HEADER_EXT = re.compile(r"\.(?:h|hh|hpp|hxx|h\+\+|cuh|inl|inc|ipp|tcc|tpp)\Z", re.I)
 _C_FILE = re.compile(r"\.(?:c|cc|cpp|cxx|c\+\+|cu|hip|h|hh|hpp|hxx|h\+\+|cuh|inl|inc|ipp|tcc|tpp)\Z", re.I)
@@ -242,6 +242,14 @@ def _includes_of(ws: Workspace, header: str) -> Optional[Tuple[Include, ...]]:
         if names and include[0] != header:
             out.append(include)
     return tuple(out)
+
+
+def includes_of(ws: Workspace, header: str) -> Optional[Tuple[Include, ...]]:
+    """The includes in the project that name ``header`` (a real path): (includer's real path,
+    1-based line, quoted?, spelled path) each; None where one may or may not name it, a macro
+    spells its name, or the project cannot be indexed.  Not noted as dependencies: the caller
+    notes the includers whose text its answer reads."""
+    return _includes_of(ws, header)
 
 
 def _search(ws: Workspace, header: str) -> Optional[str]:

@@ -358,6 +358,32 @@ _USING = re.compile(
 _QUALIFIER = re.compile(r"\b(?:const|volatile)\s+")
 
 
+def alias_declarations(code: str) -> List[Tuple[int, str, Optional[int], str]]:
+    """(offset, name, bits, target) of each ``typedef``/``using`` alias of an integer type or of
+    another name, in file order: ``typedef uint32_t U32;`` -> (at, "U32", 32, "uint32_t"),
+    ``using lane_t = unsigned long long;`` -> 64; ``typedef U32 lane_t;`` -> (at, "lane_t", None,
+    "U32") (an alias of a name, which an alias defined earlier may resolve).  Aliases of anything
+    else (``using T = typename K::T;``) are left out."""
+    found: List[Tuple[int, str, str]] = []
+    if "typedef" not in code and "using" not in code:
+        return []
+    # (literal-first patterns: a match inside a longer word is skipped here)
+    for m in _TYPEDEF.finditer(code) if "typedef" in code else ():
+        if not m.start() or not (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+            found.append((m.start(), m.group(2), m.group(1)))
+    for m in _USING.finditer(code) if "using" in code else ():
+        if not m.start() or not (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
+            found.append((m.start(), m.group(1), m.group(2)))
+    found.sort()
+    out: List[Tuple[int, str, Optional[int], str]] = []
+    for at, name, target in found:
+        target = " ".join(_QUALIFIER.sub("", target).split())
+        bits = next((b for pattern, b in _INT_BITS if pattern.fullmatch(target)), None)
+        if bits is not None or (_IDENT.fullmatch(target) and target != name):
+            out.append((at, name, bits, target))
+    return out
+
+
 def int_aliases_in(code: str, pre: Preprocessed) -> Tuple[Dict[str, int], Dict[str, str]]:
     """Integer type aliases one file defines outside NVIDIA-only code: ``typedef uint32_t U32;``,
     ``typedef unsigned int lane_t;``, ``using lane_mask_t = unsigned;`` -> 32, ``typedef uint64_t
@@ -366,27 +392,10 @@ def int_aliases_in(code: str, pre: Preprocessed) -> Tuple[Dict[str, int], Dict[s
     header's alias may resolve (``Facts.resolve_aliases``)."""
     out: Dict[str, int] = {}
     links: Dict[str, str] = {}
-    if "typedef" not in code and "using" not in code:
-        return out, links
-    found: List[Tuple[int, str, str]] = []
-    # (literal-first patterns: a match inside a longer word is skipped here)
-    for m in _TYPEDEF.finditer(code) if "typedef" in code else ():
-        if not m.start() or not (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
-            found.append((m.start(), m.group(2), m.group(1)))
-    for m in _USING.finditer(code) if "using" in code else ():
-        if not m.start() or not (code[m.start() - 1].isalnum() or code[m.start() - 1] == "_"):
-            found.append((m.start(), m.group(1), m.group(2)))
-    if not found:
-        return out, links
-    found.sort()
     line_starts: List[int] = []
-    for at, name, target in found:
-        target = " ".join(_QUALIFIER.sub("", target).split())
-        bits = next((b for pattern, b in _INT_BITS if pattern.fullmatch(target)), None)
+    for at, name, bits, target in alias_declarations(code):
         if bits is None:
             bits = out.get(target)
-        if bits is None and not (_IDENT.fullmatch(target) and target != name):
-            continue  # no integer type, no alias of a name (`using T = typename K::T;`)
         if not line_starts:
             line_starts = [0] + [x.end() for x in re.finditer(r"\n", code)]
         if pre.nvidia_only(_line_of(line_starts, at)):

@@ -56,7 +56,10 @@ def directive_matches(
 
 
 @memoized(maxsize=8192)
-def _resolve(ws: Workspace, name: str, directory: str) -> str:
+def resolve_include(ws: Workspace, name: str, directory: str) -> str:
+    """The real path of the project header an include spelled ``name`` in a file of ``directory``
+    names: ``directory``, its ``include``/``includes`` folders, then the same four levels up
+    (the ``-I`` directories a project's build usually gives); "" where none holds it."""
     here = directory
     for _ in range(4):
         for sub in _SEARCH_SUBDIRS:
@@ -82,7 +85,7 @@ def resolved_includes(ws: Workspace, path: str, text: str) -> List[str]:
     out: List[str] = []
     for m, _ in directive_matches(_QUOTED_INCLUDE, text):
         name = m.group(1)
-        header = _resolve(ws, name, directory)
+        header = resolve_include(ws, name, directory)
         if header and header not in out:
             out.append(header)
     return out

@@ -39,7 +39,8 @@ from rocm_lint.cpp.narrowing import (  # noqa: F401 (the scanner's API)
 )
 from rocm_lint.cpp.vocabulary import learned_macros
 from rocm_lint.cpp.conditions import CUDA_ONLY, ROCM, is_rocm_macro, names_in
-from rocm_lint.cpp.preproc import Preprocessed, analyse
+from rocm_lint.cpp.preproc import Preprocessed, analyse, include_guard
+from rocm_lint.cpp.tu_entry import entry_environment, with_entry_facts
 from rocm_lint.cpp.values import INT_TYPES, WIDTH_SENSITIVE, literal_value
 from rocm_lint.finding import FileError
 from rocm_lint.lines import LineIndex
@@ -304,6 +305,8 @@ class CppUnit:
         cached = self.memo.get("project")
         if cached is None:
             headers = unit_facts(self.workspace, self.path, self.text)
+            if HEADER_PATH.search(self.path):  # what its translation units give a header at its entry
+                headers = with_entry_facts(self.workspace, self.path, headers)
             ballots, shuffles = wrappers_in(self.code, self.pre, self.path)
             aliases, links = int_aliases_in(self.code, self.pre)
             if ballots or shuffles or aliases or links:
@@ -432,9 +435,16 @@ def read_cpp_unit(
         # what the project's own headers define per platform (PTX_AVAILABLE, BNB_HIP ...)
         pre = analyse(scanned, lexed, config.rocm_macros, config.cuda_macros, base=base)
         if _tests_foreign_macros(pre):
-            # the build's per-platform macros first, then what the headers define, and the
-            # macros the file's own includes tie to a platform (cpp.vocabulary)
-            seed = build_context.macro_facts(ws, path) + included_macro_facts(ws, path, text)
+            # what every translation unit has defined at a header's entry (cpp.tu_entry), the
+            # build's per-platform macros, then what the headers define, and the macros the
+            # file's own includes tie to a platform (cpp.vocabulary)
+            entry = entry_environment(ws, path) if HEADER_PATH.search(path) else None
+            guard = include_guard(lexed.code) if entry is not None else None
+            seed = (
+                (entry.seed(frozenset((guard,))) if entry is not None else ())
+                + build_context.macro_facts(ws, path)
+                + included_macro_facts(ws, path, text)
+            )
             rocm_extra, cuda_extra = learned_macros(
                 pre, frozenset(config.rocm_macros), frozenset(config.cuda_macros)
             )

@@ -77,11 +77,7 @@ def _type32_patterns(
 
 def _types32(unit: CppUnit):
     """``_type32_patterns`` for this file's project (its 32-bit aliases)."""
-    return _type32_patterns(
-        unit.project.aliases_of(32)
-        if "typedef" in unit.text or "using" in unit.text or '"' in unit.text
-        else frozenset()
-    )
+    return _type32_patterns(unit.project.aliases_of(32))
 
 
 _ASSIGN = LazyPattern(r"^\s*([A-Za-z_]\w*)\s*=\s*$")
