@@ -305,3 +305,45 @@ def test_rocm_record_of_a_gated_setting_is_the_rule_pages():
     assert _run(source, None, []) == _run(fixed, None, [])
     record, _ = _run(fixed, "6.2", [])
     assert "matmul.allow_tf32" not in record and "cudnn.allow_tf32" not in record
+
+
+# -- ROC401: no guard that turns an ImportError into an AttributeError ----------------------------
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import pynvml\npynvml.nvmlInit()\n",
+        "from pynvml import nvmlInit\n\nnvmlInit()\n",
+        "import pynvml\n\n\ndef init():\n    pynvml.nvmlInit()\n\n\ninit()\n",
+        "import pynvml\n\n\nclass Monitor:\n    count = pynvml.nvmlDeviceGetCount()\n",
+        "import pynvml\n\n\ndef handle(h=pynvml.nvmlDeviceGetHandleByIndex(0)):\n    return h\n",
+    ],
+)
+def test_pynvml_used_at_import_gets_no_guard(source):
+    findings, fixed = _fix(source)
+    (hit,) = [f for f in findings if f.code == "ROC401"]
+    assert hit.fix.applicability.value == "display" and "AttributeError" in hit.fix.message
+    assert fixed == source
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import pynvml\n\n\ndef used():\n    pynvml.nvmlInit()\n",
+        "import pynvml\n\nif pynvml is not None:\n    pynvml.nvmlInit()\n",
+    ],
+)
+def test_pynvml_used_only_later_is_still_guarded(source):
+    findings, fixed = _fix(source)
+    assert "except ImportError:\n    pynvml = None" in fixed
+    # ROCm host without pynvml: the rule page's record: the module imports, nothing else changes
+    saved = sys.modules.get("pynvml")
+    sys.modules["pynvml"] = None  # an AMD host: `import pynvml` raises ImportError
+    try:
+        namespace: dict = {}
+        exec(compile(fixed, "m.py", "exec"), namespace)
+        assert namespace["pynvml"] is None
+    finally:
+        if saved is not None:
+            sys.modules["pynvml"] = saved
+        else:
+            sys.modules.pop("pynvml", None)
