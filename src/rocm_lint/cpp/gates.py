@@ -144,6 +144,55 @@ def gate_lines(unit: CppUnit, first: int, last: int, rocm_text: str) -> Optional
     )
 
 
+def enclosing_groups(unit: CppUnit, first: int, last: int) -> List[List[object]]:
+    """The conditionals that enclose lines ``first..last`` (outermost first), each as its
+    directives in order (``#if``, ``#elif``/``#else``, ``#endif``)."""
+    groups: dict = {}
+    for d in unit.pre.directives:
+        if d.name in ("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif"):
+            groups.setdefault(d.group, []).append(d)
+    out = []
+    for members in groups.values():
+        opening, closing = members[0], members[-1]
+        if closing.name == "endif" and opening.line < first and closing.line > last:
+            out.append(members)
+    out.sort(key=lambda m: m[0].line)
+    return out
+
+
+def line_restores(unit: CppUnit, first: int, last: int) -> Optional[List[Tuple[int, int, str]]]:
+    """Insertions of ``#line N`` after every later ``#elif``/``#else`` and the ``#endif`` of each
+    conditional that encloses ``first..last``: a block a fix writes there adds physical lines,
+    and the ``#line`` that follows it runs only where that branch is compiled.  Every NVIDIA
+    configuration reaches one of these (the next branch it takes, or the ``#endif``), so every
+    later line keeps its number whichever branches are taken.  None when a number cannot be known."""
+    nl = newline_of(unit)
+    out = []
+    for members in enclosing_groups(unit, first, last):
+        for d in members:
+            if d.line <= last or d.name not in ("elif", "elifdef", "elifndef", "else", "endif"):
+                continue
+            number = nvidia_line(unit, d.end_line + 1)
+            if number is None:
+                return None
+            _, end = unit.line_span(d.end_line)
+            out.append((end, end, f"{nl}#line {number}"))
+    return out
+
+
+def gate_edits(unit: CppUnit, first: int, last: int, rocm_text: str) -> Tuple[Tuple[int, int, str], ...]:
+    """``gate_lines``'s edit with the ``line_restores`` it needs, or () where none can be made."""
+    edit = gate_lines(unit, first, last, rocm_text)
+    if edit is None:
+        return ()
+    if edit[2] == rocm_text:  # replaced in place (a ROCm branch): the line count is kept
+        return (edit,)
+    restores = line_restores(unit, first, last)
+    if restores is None:
+        return ()
+    return (edit, *restores)
+
+
 def whole_statement_lines(unit: CppUnit, start: int, end: int) -> Optional[Tuple[int, int]]:
     """(first, last) line of the statement spanning ``start..end`` when those lines hold
     nothing else (no other statement, not part of a directive), else None."""

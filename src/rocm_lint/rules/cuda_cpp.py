@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
-lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_lines", "newline_of", "rocm_if")
+lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_edits", "newline_of", "rocm_if")
 lazy_functions(globals(), "rocm_lint.cpp.values", "literal_value")
 
 ROC701 = Rule(
@@ -213,8 +213,7 @@ def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
                 la, lb = unit.line_span(d.line)
                 line = unit.text[la:lb]
                 rocm_lines.append(line[: start - la] + hip + line[end - la :])
-            edit = gate_lines(unit, first.line, last.line, newline_of(unit).join(rocm_lines))
-            edits = (edit,) if edit else ()
+            edits = gate_edits(unit, first.line, last.line, newline_of(unit).join(rocm_lines))
         for d, header, hip, start, end, _ in run:
             if hip:
                 yield ROC702.hit(

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
-lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_lines", "whole_statement_lines")
+lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_edits", "whole_statement_lines")
 lazy_functions(globals(), "rocm_lint.cpp.values", "literal_value")
 lazy_functions(globals(), "rocm_lint.cpp.facts", "mask_free_sync_macros")
 
@@ -105,8 +105,7 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
             return ()
         start = unit.line_span(lines[0])[0]
         original = unit.text[start : unit.line_span(lines[1])[1]]
-        edit = gate_lines(unit, lines[0], lines[1], original[: a - start] + FULL64 + original[b - start :])
-        return (edit,) if edit else ()
+        return gate_edits(unit, lines[0], lines[1], original[: a - start] + FULL64 + original[b - start :])
     if not re.fullmatch(r"[A-Za-z_]\w*", text):
         return ()
     d = unit.pre.macro(text, unit.line_of(a))
@@ -121,5 +120,4 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
     if body_at == -1:
         return ()
     rel = body_at - start
-    edit = gate_lines(unit, d.line, d.line, line[:rel] + FULL64 + line[rel + len(d.body) :])
-    return (edit,) if edit else ()
+    return gate_edits(unit, d.line, d.line, line[:rel] + FULL64 + line[rel + len(d.body) :])
