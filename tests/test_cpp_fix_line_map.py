@@ -119,3 +119,63 @@ def test_the_enclosing_if_shape_of_the_issue(tmp_path):
     assert line_map(text, {"CUDART_VERSION": 12080}, tmp_path) != line_map(
         old, {"CUDART_VERSION": 12080}, tmp_path
     )
+
+
+# -- the project's ROCm macro -------------------------------------------------------------------
+KERNEL = (
+    "#include <cuda_fp16.h>\n"
+    "__device__ int k(int v) {\n"
+    "  v += __shfl_xor_sync(0xffffffff, v, 1);\n"
+    "  return v;\n"
+    "}\n"
+    "int x = __LINE__;\n"
+)
+
+
+def _project(tmp_path, cmake: str):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(cmake)
+    path = tmp_path / "src" / "kernel.cu"
+    path.write_text(KERNEL)
+    return path
+
+
+def test_a_plain_cmake_project_gets_its_own_rocm_macro(tmp_path):
+    path = _project(
+        tmp_path,
+        "cmake_minimum_required(VERSION 3.18)\nproject(fastops LANGUAGES CXX)\n"
+        'option(WITH_HIP "AMD" OFF)\nif(WITH_HIP)\n  enable_language(HIP)\n'
+        "  add_compile_definitions(FASTOPS_USE_HIP)\nelse()\n  enable_language(CUDA)\nendif()\n"
+        "add_library(fastops src/kernel.cu)\n",
+    )
+    fixed = fix_text(str(path), KERNEL, Config(), unsafe=True).text
+    assert "#ifdef FASTOPS_USE_HIP" in fixed and "USE_ROCM" not in fixed, fixed
+
+    # NVIDIA: the same line map; ROCm (the build's macro defined): what ROC602's page asks for
+    # (includes left out: cpp -E would look for the headers)
+    def bare(text):
+        return text.replace("#include <cuda_fp16.h>", "").replace("#include <hip/hip_fp16.h>", "")
+
+    assert line_map(bare(KERNEL), {}, tmp_path) == line_map(bare(fixed), {}, tmp_path)
+    texts = [t for _, t in line_map(bare(fixed), {"FASTOPS_USE_HIP": 1}, tmp_path)]
+    assert "v += __shfl_xor_sync(0xffffffffffffffffull, v, 1);" in texts
+    assert "v += __shfl_xor_sync(0xffffffff, v, 1);" not in texts
+
+
+def test_no_build_facts_keep_use_rocm(tmp_path):
+    path = tmp_path / "kernel.cu"
+    path.write_text(KERNEL)
+    fixed = fix_text(str(path), KERNEL, Config(), unsafe=True).text
+    assert "#ifdef USE_ROCM" in fixed
+
+
+def test_a_macro_defined_for_both_platforms_is_not_the_rocm_macro(tmp_path):
+    path = _project(
+        tmp_path,
+        "cmake_minimum_required(VERSION 3.18)\nproject(fastops LANGUAGES CXX)\n"
+        "add_compile_definitions(FASTOPS_GPU)\n"
+        'option(WITH_HIP "AMD" OFF)\nif(WITH_HIP)\n  enable_language(HIP)\nelse()\n'
+        "  enable_language(CUDA)\nendif()\nadd_library(fastops src/kernel.cu)\n",
+    )
+    fixed = fix_text(str(path), KERNEL, Config(), unsafe=True).text
+    assert "FASTOPS_GPU" not in fixed and "#ifdef USE_ROCM" in fixed, fixed

@@ -18,9 +18,26 @@ if TYPE_CHECKING:
 _GATE_PREFERENCE = ("USE_ROCM", "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__")
 
 
+def build_rocm_macros(ws, path: str) -> Tuple[str, ...]:
+    """The macros the project's build defines for ``path`` on ROCm and never on NVIDIA
+    (``rocm_lint.build.context.macro_facts``: ``add_compile_definitions(CT2_USE_HIP)`` in the
+    branch only the ROCm build takes), sorted; () where the build says nothing definite."""
+    from rocm_lint.build.context import macro_facts
+
+    out = []
+    for name, nvidia, rocm in macro_facts(ws, path):
+        value = rocm[1]
+        zero = value is not None and getattr(value, "kind", None) == "num" and not value.value
+        if nvidia[0] is False and rocm[0] is True and not zero:
+            out.append(name)
+    return tuple(sorted(out))
+
+
 def rocm_gate_macro(unit: CppUnit) -> str:
-    """The macro a fix tests: the ROCm macro the file already tests (PyTorch's USE_ROCM
-    first), else the first configured one, else USE_ROCM."""
+    """The macro a fix tests: a macro the project's build defines on ROCm only (the one the
+    file tests, else the first), else the ROCm macro the file already tests (PyTorch's
+    USE_ROCM first), else the first configured one, else USE_ROCM (torch extensions, where
+    ``cpp_extension`` defines it, and wherever nothing is known)."""
     cached = unit.memo.get("gate_macro")
     if cached is None:
         used = {
@@ -29,8 +46,11 @@ def rocm_gate_macro(unit: CppUnit) -> str:
             if d.condition is not None
             for n in re.findall(r"[A-Za-z_]\w*", d.arg)
         }
+        built = build_rocm_macros(unit.workspace, unit.path)
         cached = (
-            next((m for m in _GATE_PREFERENCE if m in used), None)
+            next((m for m in built if m in used), None)
+            or (built[0] if built else None)
+            or next((m for m in _GATE_PREFERENCE if m in used), None)
             or next((m for m in unit.config.rocm_macros if m in used), None)
             or (unit.config.rocm_macros[0] if unit.config.rocm_macros else "USE_ROCM")
         )
