@@ -366,6 +366,16 @@ class RecipeTransformer(cst.CSTTransformer):
             new = cst.parse_expression(source)
             return new.with_changes(**parens) if wrap and _needs_parens(parent, new) else new
         alias = self.inline.get(id(f))
+        if (
+            recipe.rocm_source == "False"
+            and isinstance(result, cst.Name)
+            and result.value == "True"
+            and not result.lpar
+        ):
+            # `False if is_rocm else True` reads as `not is_rocm` (ruff's SIM211)
+            if alias:
+                return cst.parse_expression(f"{alias}.version.hip is None")
+            return cst.UnaryOperation(operator=cst.Not(), expression=cst.Name(self.flag_name))
         return cst.IfExp(
             test=cst.parse_expression(f"{alias}.version.hip is not None")
             if alias
