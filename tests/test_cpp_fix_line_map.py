@@ -179,3 +179,40 @@ def test_a_macro_defined_for_both_platforms_is_not_the_rocm_macro(tmp_path):
     )
     fixed = fix_text(str(path), KERNEL, Config(), unsafe=True).text
     assert "FASTOPS_GPU" not in fixed and "#ifdef USE_ROCM" in fixed, fixed
+
+
+# -- readable: adjacent twins merged, one HIP runtime include per file ----------------------------
+def test_three_shuffles_in_a_row_share_one_block(tmp_path):
+    text = (
+        "__device__ int k(int v) {\n"
+        "  v += __shfl_xor_sync(0xffffffff, v, 1);\n"
+        "  v += __shfl_xor_sync(0xffffffff, v, 2);\n"
+        "  v += __shfl_xor_sync(0xffffffff, v, 4);\n"
+        "  return v;\n"
+        "}\n"
+        "int x = __LINE__;\n"
+    )
+    fixed = fix_text("unit.cu", text, Config(), unsafe=True).text
+    assert fixed.count("#ifdef USE_ROCM") == 1 and fixed.count("#line") == 2, fixed
+    assert fixed.count("0xffffffffffffffffull") == 3
+    for defines in ({}, {"X": 1}):
+        assert line_map(text, defines, tmp_path) == line_map(fixed, defines, tmp_path)
+
+
+def test_one_hip_runtime_include_per_file(tmp_path):
+    text = "#include <cuda.h>\n#include <cuda_runtime.h>\n#include <vector>\n#include <cuda_runtime.h>\nint x = __LINE__;\n"
+    fixed = fix_text("unit.cu", text, Config()).text
+    assert fixed.count("#include <hip/hip_runtime.h>") == 1, fixed
+
+    # NVIDIA: the same includes at the same lines (cpp -E would look for the headers: compare
+    # the text the NVIDIA build keeps instead, through the line map of the includes as code)
+    def as_code(t):
+        return t.replace("#include <", "include <")
+
+    assert line_map(as_code(text), {}, tmp_path) == line_map(as_code(fixed), {}, tmp_path)
+
+
+def test_a_hip_include_inside_a_conditional_does_not_stand_for_a_later_one():
+    text = "#if X\n#include <cuda.h>\n#endif\n#include <cuda_runtime.h>\n"
+    fixed = fix_text("unit.cu", text, Config()).text
+    assert fixed.count("#include <hip/hip_runtime.h>") == 2, fixed

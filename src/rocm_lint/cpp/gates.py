@@ -157,6 +157,12 @@ def gate_lines(unit: CppUnit, first: int, last: int, rocm_text: str) -> Optional
         return None
     nl = newline_of(unit)
     after = at + last - first + 1
+    if not rocm_text:  # nothing in its place on ROCm: the lines are NVIDIA's only
+        return (
+            start,
+            end,
+            f"#if {rocm_condition(unit, negate=True)}{nl}#line {at}{nl}{original}{nl}#endif{nl}#line {after}",
+        )
     return (
         start,
         end,
