@@ -173,12 +173,15 @@ def gate_lines(unit: CppUnit, first: int, last: int, rocm_text: str) -> Optional
 def enclosing_groups(unit: CppUnit, first: int, last: int) -> List[List[object]]:
     """The conditionals that enclose lines ``first..last`` (outermost first), each as its
     directives in order (``#if``, ``#elif``/``#else``, ``#endif``)."""
-    groups: dict = {}
-    for d in unit.pre.directives:
-        if d.name in ("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif"):
-            groups.setdefault(d.group, []).append(d)
+    groups = unit.memo.get("conditional_groups")
+    if groups is None:  # once per file: a file with many fixes asks for each
+        groups = {}
+        for d in unit.pre.directives:
+            if d.name in ("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif"):
+                groups.setdefault(d.group, []).append(d)
+        unit.memo["conditional_groups"] = groups
     out = []
-    for members in groups.values():
+    for members in groups.values():  # type: ignore[union-attr]
         opening, closing = members[0], members[-1]
         if closing.name == "endif" and opening.line < first and closing.line > last:
             out.append(members)
