@@ -367,6 +367,10 @@ def test_summary_counts_safe_and_hidden_unsafe_fixes(tmp_path):
     assert sorted(fixes) == ["display", "safe", "unsafe", "unsafe"]
     assert "1 fixable with --fix (2 hidden fixes can be enabled with --unsafe-fixes)." in proc.stderr
     assert "3 fixable with --fix." in run_cli("check", ".", "--unsafe-fixes", cwd=tmp_path).stderr
+    # after --fix applied the safe one: no "No fixes available", which would say otherwise
+    fixed = run_cli("check", "--fix", ".", cwd=tmp_path).stderr
+    assert "No fixes available" not in fixed, fixed
+    assert "Fixed 1 finding" in fixed and "2 hidden fixes can be enabled with --unsafe-fixes." in fixed
     (tmp_path / "t.py").unlink()
     assert (
         "No fixes available (2 hidden fixes can be enabled with --unsafe-fixes)."

@@ -481,6 +481,7 @@ def test_differential_on_the_vendored_sample(tmp_path):
         "lab.train",
         "lab_main",
         "shop",
+        "arch_guards",
     } <= set(statuses), sorted(statuses)
     # the ROCm side changed where a flag or inline test was used
     assert rocm_changed >= 5, rocm_changed
@@ -522,6 +523,28 @@ def test_differential_catches_a_new_name_code_can_see(tmp_path):
     statuses, _ = compare(tmp_path / "a", tmp_path / "b", ["config_train", "lab_main"], tmp_path)
     assert statuses["config_train"].startswith("different") and "namespace" in statuses["config_train"]
     assert statuses["lab_main"].startswith("different: the fixed module fails"), statuses
+
+
+def test_rocm_record_is_what_the_rule_page_says(tmp_path):
+    """The ROCm half: the fixed module imported with ``torch.version.hip`` set (an MI300 reporting
+    capability (9, 4)) gives the record ROC106's page asks for, written here from the page: AMD
+    GPUs count as lacking the NVIDIA architecture, so a guard that requires it refuses them and an
+    optional path falls back. The original sends them down every NVIDIA path."""
+    for side in ("a", "b"):
+        (tmp_path / side).mkdir()
+        shutil.copy(SAMPLES / "arch_guards.py", tmp_path / side / "arch_guards.py")
+    _write_stubs(tmp_path)
+    changed = fix_tree(tmp_path / "b")
+    assert list(changed) == [tmp_path / "b" / "arch_guards.py"]
+    for path, (_, new) in changed.items():
+        path.write_text(new, "utf-8")
+    statuses, _ = compare(tmp_path / "a", tmp_path / "b", ["arch_guards"], tmp_path)
+    assert statuses == {"arch_guards": "identical"}, statuses  # NVIDIA: the same program
+    rocm = import_record(tmp_path, tmp_path / "b", "arch_guards", hip="6.2")["namespace"]
+    expected = {"GEMM": "'refused'", "BLACKWELL": "None", "TMA": "'refused'", "ATTENTION": "'sdpa'"}
+    assert {k: rocm[k] for k in expected} == expected, rocm
+    original = import_record(tmp_path, tmp_path / "a", "arch_guards", hip="6.2")["namespace"]
+    assert {k: original[k] for k in expected} != expected  # (the hazard is real under the stub)
 
 
 if __name__ == "__main__":

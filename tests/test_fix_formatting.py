@@ -264,7 +264,8 @@ def _fixed_text(source: str) -> str:
 
 
 def test_a_guarded_import_is_set_off_from_the_imports_before_it(tmp_path):
-    source = "import os\n\nimport pynvml\nimport torch\n\nprint(os.sep, pynvml, torch)\n"
+    # (pynvml used inside a function: a use at import time gets no guard, ROC401)
+    source = "import os\n\nimport pynvml\nimport torch\n\n\ndef f():\n    return os.sep, pynvml, torch\n"
     from test_fixes import fixed_text
 
     fixed = fixed_text(source, unsafe=True).text
@@ -455,17 +456,18 @@ def test_a_multi_line_statement_with_a_comment_is_not_joined(tmp_path, inner):
 
 
 def test_a_tuple_value_is_split_as_ruff_splits_a_literal(tmp_path):
-    """pytorch/benchmark: a gated ``x = (False, False)`` pushed past 88 became ``(\\n(False, False)\\n)``;
+    """pytorch/benchmark: a gated ``x = (False, False)`` (ROC102's tuple form, no longer gated: a
+    ROC104 setting of the same shape stands in) pushed past 88 became ``(\\n(False, False)\\n)``;
     ruff format splits a literal of several items one per line."""
     source = (
         "import torch\n\n\ndef f():\n"
-        "    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = (False, False)\n"
+        "    torch.backends.cuda.cufft_plan_cache[0].max_size = (40960000000000, 4096000000000)\n"
     )
     (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 88\n")
     path = tmp_path / "m.py"
     path.write_text(source)
     fixed = _fixed(path)
-    assert "= (\n            False,\n            False,\n        )\n" in fixed, fixed
+    assert "= (\n            40960000000000,\n            4096000000000,\n        )\n" in fixed, fixed
     out = tmp_path / "fixed.py"
     out.write_text(fixed)
     diff = subprocess.run(
@@ -555,8 +557,8 @@ def test_a_gate_that_is_a_whole_if_body_joins_its_test(tmp_path, header, expecte
     evaluated once), laid out as ruff format lays it out."""
     source = (
         "import torch\n\n\ndef f(args):\n" + header + "        # unhappy with a larger cuBLASLt workspace\n"
-        "        torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False\n"
-        "        torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False\n"
+        "        torch.backends.cuda.matmul.allow_tf32 = True\n"
+        "        torch.backends.cudnn.allow_tf32 = True\n"
     )
     (tmp_path / "pyproject.toml").write_text("")
     path = tmp_path / "m.py"

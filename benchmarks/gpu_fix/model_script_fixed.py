@@ -10,9 +10,9 @@ import torch._inductor.config as inductor_config
 
 is_rocm = torch.version.hip is not None
 
+torch.backends.cuda.matmul.allow_tf32 = True
+torch.backends.cudnn.allow_tf32 = True
 if not is_rocm:
-    torch.backends.cuda.matmul.allow_tf32 = True
-    torch.backends.cudnn.allow_tf32 = True
     inductor_config.triton.cudagraphs = True
     inductor_config.triton.cudagraph_trees = True
 

@@ -80,6 +80,8 @@ def _summary(report, fixed: int, baselined: int, args: argparse.Namespace, uncha
     )
     if fixable and not args.fix:  # ruff's wording
         summary += f" {fixable} fixable with --fix" + (f" ({hidden_note})." if hidden else ".")
+    elif hidden and fixed:  # (fixes were applied: "No fixes available" would say otherwise)
+        summary += f" {hidden_note[0].upper()}{hidden_note[1:]}."
     elif hidden:
         summary += f" No fixes available ({hidden_note})."
     if unchanged:  # --baseline-commit

@@ -18,9 +18,26 @@ if TYPE_CHECKING:
 _GATE_PREFERENCE = ("USE_ROCM", "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__")
 
 
+def build_rocm_macros(ws, path: str) -> Tuple[str, ...]:
+    """The macros the project's build defines for ``path`` on ROCm and never on NVIDIA
+    (``rocm_lint.build.context.macro_facts``: ``add_compile_definitions(CT2_USE_HIP)`` in the
+    branch only the ROCm build takes), sorted; () where the build says nothing definite."""
+    from rocm_lint.build.context import macro_facts
+
+    out = []
+    for name, nvidia, rocm in macro_facts(ws, path):
+        value = rocm[1]
+        zero = value is not None and getattr(value, "kind", None) == "num" and not value.value
+        if nvidia[0] is False and rocm[0] is True and not zero:
+            out.append(name)
+    return tuple(sorted(out))
+
+
 def rocm_gate_macro(unit: CppUnit) -> str:
-    """The macro a fix tests: the ROCm macro the file already tests (PyTorch's USE_ROCM
-    first), else the first configured one, else USE_ROCM."""
+    """The macro a fix tests: a macro the project's build defines on ROCm only (the one the
+    file tests, else the first), else the ROCm macro the file already tests (PyTorch's
+    USE_ROCM first), else the first configured one, else USE_ROCM (torch extensions, where
+    ``cpp_extension`` defines it, and wherever nothing is known)."""
     cached = unit.memo.get("gate_macro")
     if cached is None:
         used = {
@@ -29,8 +46,11 @@ def rocm_gate_macro(unit: CppUnit) -> str:
             if d.condition is not None
             for n in re.findall(r"[A-Za-z_]\w*", d.arg)
         }
+        built = build_rocm_macros(unit.workspace, unit.path)
         cached = (
-            next((m for m in _GATE_PREFERENCE if m in used), None)
+            next((m for m in built if m in used), None)
+            or (built[0] if built else None)
+            or next((m for m in _GATE_PREFERENCE if m in used), None)
             or next((m for m in unit.config.rocm_macros if m in used), None)
             or (unit.config.rocm_macros[0] if unit.config.rocm_macros else "USE_ROCM")
         )
@@ -137,11 +157,69 @@ def gate_lines(unit: CppUnit, first: int, last: int, rocm_text: str) -> Optional
         return None
     nl = newline_of(unit)
     after = at + last - first + 1
+    if not rocm_text:  # nothing in its place on ROCm: the lines are NVIDIA's only
+        return (
+            start,
+            end,
+            f"#if {rocm_condition(unit, negate=True)}{nl}#line {at}{nl}{original}{nl}#endif{nl}#line {after}",
+        )
     return (
         start,
         end,
         (f"{rocm_if(unit)}{nl}{rocm_text}{nl}#else{nl}#line {at}{nl}{original}{nl}#endif{nl}#line {after}"),
     )
+
+
+def enclosing_groups(unit: CppUnit, first: int, last: int) -> List[List[object]]:
+    """The conditionals that enclose lines ``first..last`` (outermost first), each as its
+    directives in order (``#if``, ``#elif``/``#else``, ``#endif``)."""
+    groups = unit.memo.get("conditional_groups")
+    if groups is None:  # once per file: a file with many fixes asks for each
+        groups = {}
+        for d in unit.pre.directives:
+            if d.name in ("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif"):
+                groups.setdefault(d.group, []).append(d)
+        unit.memo["conditional_groups"] = groups
+    out = []
+    for members in groups.values():  # type: ignore[union-attr]
+        opening, closing = members[0], members[-1]
+        if closing.name == "endif" and opening.line < first and closing.line > last:
+            out.append(members)
+    out.sort(key=lambda m: m[0].line)
+    return out
+
+
+def line_restores(unit: CppUnit, first: int, last: int) -> Optional[List[Tuple[int, int, str]]]:
+    """Insertions of ``#line N`` after every later ``#elif``/``#else`` and the ``#endif`` of each
+    conditional that encloses ``first..last``: a block a fix writes there adds physical lines,
+    and the ``#line`` that follows it runs only where that branch is compiled.  Every NVIDIA
+    configuration reaches one of these (the next branch it takes, or the ``#endif``), so every
+    later line keeps its number whichever branches are taken.  None when a number cannot be known."""
+    nl = newline_of(unit)
+    out = []
+    for members in enclosing_groups(unit, first, last):
+        for d in members:
+            if d.line <= last or d.name not in ("elif", "elifdef", "elifndef", "else", "endif"):
+                continue
+            number = nvidia_line(unit, d.end_line + 1)
+            if number is None:
+                return None
+            _, end = unit.line_span(d.end_line)
+            out.append((end, end, f"{nl}#line {number}"))
+    return out
+
+
+def gate_edits(unit: CppUnit, first: int, last: int, rocm_text: str) -> Tuple[Tuple[int, int, str], ...]:
+    """``gate_lines``'s edit with the ``line_restores`` it needs, or () where none can be made."""
+    edit = gate_lines(unit, first, last, rocm_text)
+    if edit is None:
+        return ()
+    if edit[2] == rocm_text:  # replaced in place (a ROCm branch): the line count is kept
+        return (edit,)
+    restores = line_restores(unit, first, last)
+    if restores is None:
+        return ()
+    return (edit, *restores)
 
 
 def whole_statement_lines(unit: CppUnit, start: int, end: int) -> Optional[Tuple[int, int]]:

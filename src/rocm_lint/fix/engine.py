@@ -113,7 +113,7 @@ def plan_flag(
     A module whose namespace code can observe (``fix.namespace``) gets no new name: inline."""
     from rocm_lint.finding import GateStatement, RocmValue, WrapExpression
     from rocm_lint.fix.format_place import flag_index
-    from rocm_lint.fix.namespace import observed_namespace, star_may_bind
+    from rocm_lint.fix.namespace import asked_by_other_modules, observed_namespace, star_may_bind
     from rocm_lint.fix.scopes import (
         fresh_flag_name,
         identifiers,
@@ -159,7 +159,14 @@ def plan_flag(
     if reused is not None:
         plan.name, plan.usable_after = reused[0], reused[1]
     elif module_alias is not None and torch_index is not None and not observed():
-        name = fresh_flag_name(tree, path, avoid=lambda n: star_may_bind(n, tree, path, config) is not None)
+        name = fresh_flag_name(
+            tree,
+            path,
+            avoid=lambda n: (
+                star_may_bind(n, tree, path, config) is not None
+                or asked_by_other_modules(n, path, config) is not None
+            ),
+        )
         if name is not None:
             # After the whole import block that holds torch's import (fix.format_place: a flag
             # between two imports makes the later ones E402 and splits isort's block).

@@ -151,11 +151,30 @@ class Layout:
         if not parenthesize or not self.fits(head + "("):
             return None
         flat = "    " + _code(value)
-        if self.fits(flat) or not isinstance(value, cst.IfExp) or value.lpar:
+        if self.fits(flat) or value.lpar:
             body = [flat]
-        else:
+        elif isinstance(value, cst.IfExp):
             body = self.conditional(value, 4)
+        elif isinstance(value, cst.BooleanOperation):
+            body = self.operands(value, 4)
+        else:
+            body = [flat]
         return [head + "("] + body + [")" + tail]
+
+    def operands(self, node: cst.BooleanOperation, ind: int) -> List[str]:
+        """``a and b and c`` one operand per line, each after the first led by its operator."""
+        op = type(node.operator)
+        items: List[Tuple[str, object]] = []
+
+        def walk(n, lead: str) -> None:
+            if isinstance(n, cst.BooleanOperation) and type(n.operator) is op and not n.lpar:
+                walk(n.left, lead)
+                walk(n.right, "and " if op is cst.And else "or ")
+            else:
+                items.append((lead, n))
+
+        walk(node, "")
+        return [" " * ind + lead + _code(n) for lead, n in items]
 
 
 def _value_of(small) -> Tuple[Optional[object], bool]:
@@ -166,6 +185,8 @@ def _value_of(small) -> Tuple[Optional[object], bool]:
         return small.value, True
     if isinstance(small, cst.Expr):
         return small.value, False
+    if isinstance(small, cst.Assert) and small.msg is None:
+        return small.test, True
     return None, False
 
 
@@ -207,6 +228,8 @@ def wrap_statement(
     if len(stmt.body) != 1:
         return None
     small = stmt.body[0]
+    if isinstance(small, cst.Assert) and small.msg is not None:
+        return wrap_assert(stmt, indent, limit, config)
     flat = _code(small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT))
     value, parenthesize = _value_of(small)
     if value is None or not flat.endswith(_code(value)):
@@ -227,6 +250,75 @@ def wrap_statement(
         None
         if new is None
         else new.with_changes(leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace)
+    )
+
+
+def wrap_assert(stmt: cst.SimpleStatementLine, indent: int, limit: int, config):
+    """``assert test, msg`` past ``limit``: the test in parentheses (``assert (\n    test\n), msg``)."""
+    if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assert) or stmt.body[0].msg is None:
+        return None
+    small = stmt.body[0]
+    new = _relaid(
+        indent,
+        limit,
+        config,
+        "assert ",
+        small.test,
+        ", " + _code(small.msg),
+        stmt.trailing_whitespace.comment,
+        True,
+        "",
+        cst.SimpleStatementLine,
+    )
+    return (
+        None
+        if new is None
+        else new.with_changes(leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace)
+    )
+
+
+def wrap_if(stmt: cst.If, indent: int, limit: int, config) -> Optional[cst.If]:
+    """An ``if`` whose test runs past ``limit``: the test in parentheses, on one line or one
+    operand per line (``if (\n    a\n    and b\n):``), as ruff format lays it out."""
+    if stmt.test.lpar:
+        return None
+    header = getattr(stmt.body, "header", None)
+    test = stmt.test
+    if (
+        isinstance(test, cst.UnaryOperation)
+        and isinstance(test.operator, cst.Not)
+        and len(test.expression.lpar) == 1
+        and isinstance(test.expression, cst.BooleanOperation)
+    ):
+        # `if not (a and b):` keeps its own parentheses as the split point (ruff hugs them)
+        layout = Layout(limit, indent)
+        inner = test.expression.with_changes(lpar=[], rpar=[])
+        if layout.fits("if " + _code(test) + ":", _comment_width(header.comment if header else None)):
+            return None
+        body = ["    " + _code(inner)]
+        if not layout.fits(body[0]):
+            body = layout.operands(inner, 4)
+        try:
+            new = cst.parse_statement("\n".join(["if not ("] + body + ["):"]) + "\n    pass\n", config=config)
+        except cst.ParserSyntaxError:
+            return None
+        return stmt.with_changes(test=new.test, whitespace_before_test=new.whitespace_before_test)
+    new = _relaid(
+        indent,
+        limit,
+        config,
+        "if ",
+        stmt.test,
+        ":",
+        header.comment if header else None,
+        True,
+        "    pass\n",
+        cst.If,
+    )
+    return (
+        None
+        if new is None
+        else stmt.with_changes(test=new.test, whitespace_before_test=new.whitespace_before_test)
     )
 
 

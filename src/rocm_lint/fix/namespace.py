@@ -412,3 +412,128 @@ def observed_namespace(
         where = os.path.relpath(importers[0], os.path.dirname(os.path.abspath(path)))
         return f"`{where}` star-imports the module (`from ... import *`)"
     return None
+
+
+# -- names other modules ask the module for -----------------------------------------------------
+# A new flag is a new attribute of the module.  Another project module that asks the module for
+# that name by itself sees it: `from pkg.utils import is_rocm` (in `try:` with an
+# `except ImportError:` fallback `def is_rocm(): ...`, the fallback stops running and the
+# importer gets a bool where it called a function), `getattr(utils, "is_rocm", None)`,
+# `hasattr(...)`, `utils.is_rocm`.  Found by reading the project's files that mention the name.
+_ASKED: Dict[Tuple[str, bytes], Tuple[float, Optional[List[Tuple[str, bytes]]]]] = {}
+
+
+def _files_mentioning(root: str, word: bytes) -> Optional[List[Tuple[str, bytes]]]:
+    """(file, content) of the Python files under ``root`` whose text holds ``word``; None when
+    there are too many files to read."""
+    key = (root, word)
+    cached = _ASKED.get(key)
+    if cached is not None and time.monotonic() - cached[0] < SCAN_TTL:
+        return cached[1]
+    found: Optional[List[Tuple[str, bytes]]] = []
+    count = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and d not in ("__pycache__", "node_modules", "site-packages")
+            and not os.path.isfile(os.path.join(folder, d, "pyvenv.cfg"))
+        ]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            count += 1
+            if count > MAX_SCAN_FILES:
+                found = None
+                break
+            path = os.path.join(folder, name)
+            try:
+                data = read_bounded(path, MAX_FILE_BYTES)
+            except OSError:
+                continue
+            if not isinstance(data, str) and word in data:
+                found.append((path, data))
+        if found is None:
+            break
+    if len(_ASKED) > 32:
+        _ASKED.clear()
+    _ASKED[key] = (time.monotonic(), found)
+    return found
+
+
+def _project_roots(path: str, project) -> List[str]:
+    roots = [_top_package_parent(path), _marked_root(path)] + [r for r in project.roots if os.path.isdir(r)]
+    roots = [r for r in dict.fromkeys(os.path.realpath(r) for r in roots)]
+    return [r for r in roots if not any(o != r and r.startswith(o.rstrip(os.sep) + os.sep) for o in roots)]
+
+
+def _imported_file(project, importer: str, module: str, roots: List[str]) -> Optional[str]:
+    target = _resolve(project, importer, module)
+    if target is None and not module.startswith("."):  # run from the project's root
+        for root in roots:
+            for r in (root, os.path.join(root, "src")):
+                target = _module_file(r, module)
+                if target:
+                    return target
+    return target
+
+
+def asked_by_other_modules(name: str, path: Optional[str], config=None) -> Optional[str]:
+    """Why another project module may ask the module at ``path`` for ``name`` (None: none does):
+    ``from <it> import name``, or, in a module that imports it, ``getattr(m, "name")``,
+    ``hasattr(m, "name")`` or ``m.name``."""
+    if not path:
+        return None
+    project = _project(config)
+    me = os.path.realpath(path)
+    stem = os.path.splitext(os.path.basename(me))[0]
+    if stem == "__init__":  # a package: imported by its directory's name
+        stem = os.path.basename(os.path.dirname(me))
+    roots = _project_roots(path, project)
+    for root in roots:
+        files = _files_mentioning(root, name.encode())
+        if files is None:
+            return "the project has too many files to rule out an import of the name"
+        for importer, data in files:
+            if os.path.realpath(importer) == me:
+                continue
+            try:
+                tree = ast.parse(data)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            where = os.path.relpath(importer, os.path.dirname(me))
+            imports_me = False
+            for node in ast.walk(tree):
+                modules: List[Tuple[str, List[str]]] = []
+                if isinstance(node, ast.ImportFrom):
+                    base = "." * (node.level or 0) + (node.module or "")
+                    names = [a.name for a in node.names]
+                    modules.append((base, names))
+                    # `from pkg import utils`: the module itself
+                    modules += [
+                        (base.rstrip(".") + "." + n if base.strip(".") else base + n, []) for n in names
+                    ]
+                elif isinstance(node, ast.Import):
+                    modules += [(a.name, []) for a in node.names]
+                for module, names in modules:
+                    if stem not in module and not (names and stem in names):
+                        continue
+                    target = _imported_file(project, importer, module, roots)
+                    if target is None or os.path.realpath(target) != me:
+                        continue
+                    if name in names:
+                        return f"`{where}` imports `{name}` from the module (line {node.lineno})"
+                    imports_me = True
+            if imports_me:
+                for node in ast.walk(tree):
+                    if (
+                        isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Name)
+                        and node.func.id in ("getattr", "hasattr", "setattr", "delattr")
+                        and len(node.args) >= 2
+                        and isinstance(node.args[1], ast.Constant)
+                        and node.args[1].value == name
+                    ) or (isinstance(node, ast.Attribute) and node.attr == name):
+                        return f"`{where}` asks the module for `{name}` (line {node.lineno})"
+    return None

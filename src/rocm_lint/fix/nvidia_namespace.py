@@ -276,6 +276,96 @@ def _project_stars(root: str) -> Optional[List[Tuple[str, ast.ImportFrom]]]:
     return stars
 
 
+_ASKED: Dict[Tuple[str, str], Tuple[float, Optional[List[Tuple[str, ast.Module]]]]] = {}
+
+
+def _project_files_naming(root: str, name: str) -> Optional[List[Tuple[str, ast.Module]]]:
+    """The project's Python files whose text holds ``name`` as a word, parsed (None: more files
+    than the limit)."""
+    known = _ASKED.get((root, name))
+    if known is not None and time.monotonic() - known[0] <= REUSE_SECONDS:
+        return known[1]
+    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    found: Optional[List[Tuple[str, ast.Module]]] = []
+    seen = 0
+    for folder, subdirs, files in os.walk(root):
+        subdirs[:] = sorted(
+            d
+            for d in subdirs
+            if d[:1] != "."
+            and d not in ("__pycache__", "node_modules", "site-packages")
+            and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+        )
+        for file in files:
+            if not file.endswith(".py"):
+                continue
+            seen += 1
+            if seen > FILE_LIMIT:
+                found = None
+                break
+            path = os.path.join(folder, file)
+            try:
+                data = read_bounded(path, BYTES_LIMIT)
+            except OSError:
+                continue
+            if isinstance(data, str) or not word.search(data):
+                continue
+            tree = _parse_file(path)
+            if tree is not None:
+                found.append((path, tree))
+        if found is None:
+            break
+    if len(_ASKED) > 32:
+        _ASKED.clear()
+    _ASKED[(root, name)] = (time.monotonic(), found)
+    return found
+
+
+def _asked_for(path: str, name: str) -> Optional[str]:
+    """Why another module of the project may ask the module at ``path`` for ``name`` by itself:
+    ``from <module> import name`` (a `try/except ImportError` fallback stops running once the
+    name exists), or ``getattr``/``hasattr``/an attribute ``.name`` in a module that imports it."""
+    root = _project_root(path)
+    files = _project_files_naming(root, name)
+    if files is None:
+        return f"the project has too many files to rule out an import of `{name}`"
+    me = os.path.realpath(path)
+    roots = [root, os.path.join(root, "src")]
+    for importer, tree in files:
+        if os.path.realpath(importer) == me:
+            continue
+        where = os.path.relpath(importer, root)
+        imports_me = False
+        for node in ast.walk(tree):
+            asked: List[Tuple[ast.ImportFrom, List[str]]] = []
+            if isinstance(node, ast.ImportFrom):
+                asked.append((node, [a.name for a in node.names]))
+                for a in node.names:  # `from pkg import utils`: the module itself
+                    sub = (node.module + "." if node.module else "") + a.name
+                    asked.append((ast.ImportFrom(module=sub, names=[], level=node.level), []))
+            elif isinstance(node, ast.Import):
+                asked += [(ast.ImportFrom(module=a.name, names=[], level=0), []) for a in node.names]
+            for imp, names in asked:
+                if _target(importer, imp, roots) != me:
+                    continue
+                if name in names:
+                    return f"`{where}` imports `{name}` from the module (line {node.lineno})"
+                imports_me = True
+        if not imports_me:
+            continue
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr", "setattr", "delattr")
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value == name
+            ) or (isinstance(node, ast.Attribute) and node.attr == name):
+                return f"`{where}` asks the module for `{name}` (line {node.lineno})"
+    return None
+
+
 def _source_may_bind(tree: Optional[ast.Module], name: str) -> bool:
     """May ``from <tree's module> import *`` bind ``name``?"""
     if tree is None:
@@ -353,6 +443,9 @@ class NamespaceView:
         why = self._star_binding(name, -1)
         if why:
             return f"the fix adds `{name}`, but {why}"
+        asked = _asked_for(self.path, name) if self.path else None
+        if asked:
+            return f"the fix adds `{name}`, but {asked}: it would find the new name"
         if not self.path or _module_all(self.tree):
             return None
         root = _project_root(self.path)

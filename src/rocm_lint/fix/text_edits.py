@@ -70,11 +70,23 @@ def _overlaps(taken: List[Tuple[int, int, str]], a: int, b: int) -> bool:
     return False
 
 
-def _same_on_nvidia(language: str, old: str, new: str) -> bool:
+def _build_rocm_macros(path: str) -> Tuple[str, ...]:
+    """The ROCm-only macros of the project's build for ``path`` (what the fixes may test besides
+    the built-in ROCm macros): undefined in the NVIDIA view, as the NVIDIA build leaves them."""
+    from rocm_lint.cpp.gates import build_rocm_macros
+    from rocm_lint.workspace import Workspace
+
+    try:
+        return build_rocm_macros(Workspace(), path)
+    except (OSError, ValueError):
+        return ()
+
+
+def _same_on_nvidia(language: str, old: str, new: str, rocm_macros: Tuple[str, ...] = ()) -> bool:
     if language in ("cuda", "cpp"):
         from rocm_lint.cpp.nvidia_view import same_on_nvidia
 
-        return same_on_nvidia(old, new, lines=True)
+        return same_on_nvidia(old, new, rocm_macros, lines=True)
     # Python and config files: only a fix that changes comments alone (ROC001's) is the same
     # program; config files have no other safe fixes.
     from rocm_lint.unused_noqa import only_comments_changed
@@ -102,10 +114,12 @@ def apply_text_fixes(
             result.dropped = [(f, why) for f in candidates]
             return result
 
+    macros = _build_rocm_macros(path) if language in ("cuda", "cpp") else ()
+
     def attempt(subset):
         new, applied, skipped = _apply(text, subset)
         # C++ fixes, safe or unsafe, all live behind a ROCm macro: the NVIDIA view must not move.
-        if not _same_on_nvidia(language, text, new):
+        if not _same_on_nvidia(language, text, new, macros):
             return None, "the fix would change the NVIDIA program"
         return (new, applied, skipped), None
 

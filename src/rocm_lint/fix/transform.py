@@ -201,6 +201,22 @@ class RecipeTransformer(cst.CSTTransformer):
             return False
         return len(self.lines[pos.start.line - 1].rstrip("\r\n")) <= self.line_length
 
+    def _wrapped_if(self, original, updated):
+        """An ``if`` (not an ``elif``) whose one-line test a fix made too long."""
+        parent = self.parents[-2] if len(self.parents) > 1 else None
+        pos = self.positions.get(original.test)
+        if (
+            isinstance(parent, cst.If)
+            or pos is None
+            or pos.start.line != pos.end.line
+            or len(self.lines[pos.start.line - 1].rstrip("\r\n")) > self.line_length
+        ):
+            return updated
+        from rocm_lint.fix.layout import wrap_if
+
+        new = wrap_if(updated, self._indent(), self.line_length, self.module.config_for_parsing)
+        return updated if new is None else new
+
     def _wrapped(self, original, updated, wrap, deeper: int = 0):
         if self.line_length is None or not self._was_short(original):
             return updated
@@ -232,6 +248,8 @@ class RecipeTransformer(cst.CSTTransformer):
         return updated if new is None else new
 
     def leave_If(self, original, updated):
+        if id(original) in self.widened and self.line_length is not None:
+            updated = self._wrapped_if(original, updated)
         if not self.created or self.line_length is None:
             return updated
         from rocm_lint.fix.format_nest import collapse_gate
@@ -332,7 +350,7 @@ class RecipeTransformer(cst.CSTTransformer):
         f, recipe = self.values.pop(key)
         self.applied.add(id(f))
         for node in reversed(self.parents):  # the statement (or header part) now longer
-            if isinstance(node, (cst.SimpleStatementLine, cst.With, cst.Decorator)):
+            if isinstance(node, (cst.SimpleStatementLine, cst.With, cst.Decorator, cst.If)):
                 self.widened.add(id(node))
                 break
             if isinstance(node, (cst.BaseCompoundStatement, cst.IndentedBlock)):
@@ -342,10 +360,22 @@ class RecipeTransformer(cst.CSTTransformer):
         parens = dict(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if wrap else {}
         if isinstance(recipe, WrapExpression):
             inner = cst.Module([]).code_for_node(result)
+            if not isinstance(result, (cst.Comparison, cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                inner = f"({inner})"  # (a comparison binds tighter than `and`/`or`: no parentheses)
             source = recipe.template.format(expr=inner, torch=self.inline.get(id(f), self.torch_alias))
             new = cst.parse_expression(source)
-            return new.with_changes(**parens) if wrap else new
+            return new.with_changes(**parens) if wrap and _needs_parens(parent, new) else new
         alias = self.inline.get(id(f))
+        if (
+            recipe.rocm_source == "False"
+            and isinstance(result, cst.Name)
+            and result.value == "True"
+            and not result.lpar
+        ):
+            # `False if is_rocm else True` reads as `not is_rocm` (ruff's SIM211)
+            if alias:
+                return cst.parse_expression(f"{alias}.version.hip is None")
+            return cst.UnaryOperation(operator=cst.Not(), expression=cst.Name(self.flag_name))
         return cst.IfExp(
             test=cst.parse_expression(f"{alias}.version.hip is not None")
             if alias
@@ -354,6 +384,17 @@ class RecipeTransformer(cst.CSTTransformer):
             orelse=result,
             **parens,
         )
+
+
+def _needs_parens(parent, new) -> bool:
+    """Whether ``new`` (a boolean operation put where an expression was) needs parentheses in
+    ``parent``: not as an `if`/`while`/`assert` test, nor inside an operation of the same
+    operator (`a and (b and c)` is `a and b and c`)."""
+    if isinstance(parent, (cst.If, cst.While, cst.Assert)):
+        return False
+    if isinstance(parent, cst.BooleanOperation) and isinstance(new, cst.BooleanOperation):
+        return type(parent.operator) is not type(new.operator)
+    return True
 
 
 def _unindented_blanks(lines):

@@ -374,8 +374,10 @@ def _dunder_all(tree: ast.Module) -> FrozenSet[str]:
 def _fix_of(rule: Rule, recipe: Optional[Recipe], why: str = "") -> Optional[Fix]:
     """The Fix a recipe promises, with the rule's applicability (the fix engine makes the edits);
     for a rule that has fixes, at a place with none, a display-only fix that says why."""
-    if rule.fix is None or rule.fix == Applicability.DISPLAY:
+    if rule.fix is None:
         return None
+    if rule.fix == Applicability.DISPLAY:  # a rule that explains, on each finding, why it has no fix
+        return Fix(Applicability.DISPLAY, "not fixed: " + why) if why else None
     if recipe is None:
         return Fix(Applicability.DISPLAY, "not fixed: " + (why or _NO_SAFE_REWRITE))
     return Fix(rule.fix, recipe.message, recipe=recipe)

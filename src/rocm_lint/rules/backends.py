@@ -44,8 +44,9 @@ ROC102 = Rule(
     "ungated-reduced-precision-reduction",
     "allow_fp16/bf16_reduced_precision_reduction turned off without a ROCm gate: ROCm GEMMs ignore it",
     triggers=("reduced_precision_reduction",),
-    fix=Applicability.SAFE,
-    fix_availability=FixAvailability.SOMETIMES,
+    # No autofix: a gate would skip a request for full precision that Inductor honours on ROCm.
+    fix=Applicability.DISPLAY,
+    fix_availability=FixAvailability.ALWAYS,
     messages={
         "default": "turning off `{flag}` is ignored by ROCm's rocBLAS/hipBLASLt GEMMs, so "
         "reduced-precision reductions stay allowed there: " + _GATE_IT + " and check GEMM "
@@ -166,6 +167,127 @@ def _enables(attr: str, value: ast.AST, ctx: ModuleContext) -> bool:
     return isinstance(known, str) and known.lower() == "tf32"
 
 
+# -- observed settings ----------------------------------------------------------------------
+# A gate skips the setter on ROCm.  That keeps the ROCm program what it was only when nothing
+# there observes the setting: the module reads it back (an assert, a saved value restored in a
+# `finally:` or by a context manager, a value passed on), the value may turn the switch *off*
+# (forcing IEEE precision must still happen on ROCm), or the code exists for ROCm (TunableOp).
+# Decided by data flow over the module: the reads of the same setting, and the value assigned.
+
+# Settings torch couples: each read observes the setters of its channels.
+_CHANNELS = {
+    "torch.backends.cuda.matmul.allow_tf32": ("matmul",),
+    "torch.backends.cuda.matmul.fp32_precision": ("matmul",),
+    "torch.backends.cudnn.allow_tf32": ("cudnn",),
+    "torch.backends.cudnn.fp32_precision": ("cudnn",),
+    "torch.backends.cudnn.conv.fp32_precision": ("cudnn",),
+    "torch.backends.cudnn.rnn.fp32_precision": ("cudnn",),
+    "torch.backends.fp32_precision": ("matmul", "cudnn"),
+    "torch.set_float32_matmul_precision": ("matmul",),
+    "torch.get_float32_matmul_precision": ("matmul",),
+    "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": ("fp16",),
+    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": ("bf16",),
+}
+_GETTERS = {"torch.get_float32_matmul_precision"}
+_ROCM_PURPOSE = "torch.cuda.tunable"  # TunableOp: GEMM tuning that exists mainly for ROCm
+
+
+def _reads_of_settings(ctx: ModuleContext) -> dict:
+    """{channel: line of the first read} for every read of a setting in the module: a load of
+    the attribute, ``getattr(owner, "name")``, or a getter call."""
+
+    def compute() -> dict:
+        found: dict = {}
+
+        def note(qual: Optional[str], line: int) -> None:
+            for channel in _CHANNELS.get(qual or "", ()):
+                found[channel] = min(found.get(channel, line), line)
+
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                if node.attr in ("allow_tf32", "fp32_precision") or node.attr.endswith("precision_reduction"):
+                    note(ctx.qualname(node), node.lineno)
+            elif isinstance(node, ast.Call):
+                qual = ctx.qualname(node.func)
+                if qual in _GETTERS:
+                    note(qual, node.lineno)
+                elif qual == "getattr" and len(node.args) >= 2:
+                    name = ctx.constant(node.args[1])
+                    if isinstance(name, str):
+                        note(f"{ctx.qualname(node.args[0])}.{name}", node.lineno)
+        return found
+
+    return ctx.memo("ROC10x:setting reads", compute)
+
+
+def _serves_rocm(ctx: ModuleContext) -> bool:
+    """Does the enclosing function (the module, at top level) call ROCm's own machinery
+    (``torch.cuda.tunable``: TunableOp)?"""
+    scope = ctx.function if ctx.function is not None else ctx.tree
+
+    def compute() -> bool:
+        for node in ast.walk(scope):
+            if isinstance(node, (ast.Attribute, ast.Name)):
+                qual = ctx.qualname(node) or ""
+                if qual == _ROCM_PURPOSE or qual.startswith(_ROCM_PURPOSE + "."):
+                    return True
+        return False
+
+    return ctx.memo(f"ROC10x:serves rocm:{id(scope)}", compute)
+
+
+def _observed(setting: str, ctx: ModuleContext, turns_on: bool) -> str:
+    """Why gating the setter of ``setting`` would change what ROCm does ("" if nothing would)."""
+    short = setting.rsplit(".", 1)[-1]
+    if not turns_on:
+        if short.endswith("precision_reduction"):
+            return (
+                f"turning `{short}` off asks for full-precision reductions, and Inductor's Triton "
+                "matmul templates honour that on ROCm too (only the BLAS libraries ignore it): a "
+                "gate would drop the request there; keep it and check BLAS accuracy on ROCm"
+            )
+        return (
+            f"the value assigned to `{short}` is not known to turn TF32 on: where it is False it "
+            "forces IEEE precision, which must still happen on ROCm, and a gate would skip it; "
+            "gate only the code that turns it on"
+        )
+    reads = _reads_of_settings(ctx)
+    lines = [reads[c] for c in _CHANNELS.get(setting, ()) if c in reads]
+    if lines:
+        return (
+            f"the module reads the setting back (line {min(lines)}: a saved value restored, an "
+            "assert, a value passed on): on ROCm it would see another value once the gate skips "
+            "the setter; gate the whole save/set/restore by hand, or leave it"
+        )
+    if _serves_rocm(ctx):
+        return (
+            "this code calls `torch.cuda.tunable` (TunableOp, which exists mainly for ROCm): a "
+            "ROCm gate here would switch off what the code is for on ROCm"
+        )
+    return ""
+
+
+def _known_to_enable(attr: str, value: ast.AST, ctx: ModuleContext) -> bool:
+    """Is the assigned value surely one that turns TF32 on (a constant, not a parameter)?"""
+    if ctx.parameter_default(value) is not None:
+        return False
+    known = ctx.constant(value)
+    if known is ...:
+        return False
+    if attr in TF32_FLAGS:
+        return known is True
+    return isinstance(known, str) and known.lower() == "tf32"
+
+
+def _tf32_fix(setting: str, value: Optional[ast.AST], ctx: ModuleContext, whole: bool):
+    """(recipe, why not) for a TF32 setter."""
+    if not whole:
+        return None, ""
+    turns_on = value is None or _known_to_enable(setting, value, ctx)
+    why = _observed(setting, ctx, turns_on)
+    return (None, why) if why else (GATE, "")
+
+
 @ROC101.checker(ast.Assign, ast.AnnAssign)
 def tf32_assignment(node: ast.Assign, ctx: ModuleContext) -> Iterator[PyHit]:
     targets = _targets(node)
@@ -175,7 +297,8 @@ def tf32_assignment(node: ast.Assign, ctx: ModuleContext) -> Iterator[PyHit]:
         qual = ctx.qualname(target)
         if qual in _TF32_SWITCHES and node.value is not None and _enables(qual, node.value, ctx):
             only_switches = all(ctx.qualname(t) in _TF32_SWITCHES for t in targets)
-            yield PyHit(target, ROC101.message("switch", what=qual), GATE if only_switches else None)
+            recipe, why = _tf32_fix(qual, node.value, ctx, only_switches)
+            yield PyHit(target, ROC101.message("switch", what=qual), recipe, why)
 
 
 def _tf32_precision(arg: ast.AST, ctx: ModuleContext) -> Optional[str]:
@@ -193,7 +316,7 @@ def _tf32_precision(arg: ast.AST, ctx: ModuleContext) -> Optional[str]:
 
 @ROC101.checker(ast.Call)
 def tf32_call(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
-    message = None
+    message, setting, value = None, "torch.set_float32_matmul_precision", None
     if ctx.qualname(node.func) == "torch.set_float32_matmul_precision":
         arg = (
             node.args[0]
@@ -207,8 +330,10 @@ def tf32_call(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
         assigned = _setattr(node, ctx)
         if assigned is not None and assigned[0] in _TF32_SWITCHES and _enables(*assigned, ctx):
             message = ROC101.message("switch", what=assigned[0])
+            setting, value = assigned
     if message is not None:
-        yield PyHit(node, message, GATE if ctx.is_whole_statement(node) else None)
+        recipe, why = _tf32_fix(setting, value, ctx, ctx.is_whole_statement(node))
+        yield PyHit(node, message, recipe, why)
 
 
 # -- ROC102 ---------------------------------------------------------------------------------
@@ -246,6 +371,12 @@ def _reduction_message(attr: str) -> str:
     return ROC102.message(flag=attr.rsplit(".", 1)[-1])
 
 
+def _no_reduction_gate(attr: str, ctx: ModuleContext) -> str:
+    """Why a ROC102 setter is not gated: it asks for full-precision reductions (a value that may
+    turn reduced precision off), which Inductor's Triton matmul templates honour on ROCm too."""
+    return _observed(attr, ctx, turns_on=False)
+
+
 @ROC102.checker(ast.Assign, ast.AnnAssign)
 def reduction_assignment(node: ast.Assign, ctx: ModuleContext) -> Iterator[PyHit]:
     if node.value is None:
@@ -257,7 +388,8 @@ def reduction_assignment(node: ast.Assign, ctx: ModuleContext) -> Iterator[PyHit
             and ctx.qualname(target) in REDUCTION_FLAGS
             and _disallows_reduction(node.value, ctx)
         ):
-            yield PyHit(target, _reduction_message(ctx.qualname(target)), GATE if len(targets) == 1 else None)
+            attr = ctx.qualname(target)
+            yield PyHit(target, _reduction_message(attr), None, _no_reduction_gate(attr, ctx))
 
 
 @ROC102.checker(ast.Call)
@@ -266,7 +398,7 @@ def reduction_setattr(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
     if assigned is not None:
         attr, value = assigned
         if attr in REDUCTION_FLAGS and _disallows_reduction(value, ctx):
-            yield PyHit(node, _reduction_message(attr), GATE if ctx.is_whole_statement(node) else None)
+            yield PyHit(node, _reduction_message(attr), None, _no_reduction_gate(attr, ctx))
 
 
 # -- ROC103 ---------------------------------------------------------------------------------

@@ -50,9 +50,23 @@ ROC106 = Rule(
 )
 # the walk records what names hold a capability (rules.capability_model) before the checker reads them
 ROC106.observer(ast.Assign, ast.AnnAssign)(record_capability_bindings)
-# The fix: test the platform before the capability.
-_CUDA_FIRST = "{torch}.version.cuda is not None and ({expr})"
+# The fix: test the platform before the capability, so that on ROCm the test says "this NVIDIA
+# architecture is absent" whatever the GPU reports.  Which way that is depends on what the test's
+# True means: ``cap >= (9, 0)``, ``major == 9``, ``cc in (90, 100)`` hold when the architecture is
+# present (an optimisation that is enabled, or a requirement that is met): ROCm must get False
+# (``cuda is not None and ...``).  ``cap < (9, 0)``, ``major != 9``, ``cc not in (...)`` hold when
+# it is absent (the guard that raises, returns, skips, or the fallback): ROCm must get True
+# (``cuda is None or ...``).  Either way a guard that refuses GPUs without the architecture still
+# refuses AMD GPUs, and an optional fast path is left to NVIDIA; never the other way round.
+_CUDA_FIRST = "{torch}.version.cuda is not None and {expr}"
 _CUDA_FIRST_MESSAGE = "Test `torch.version.cuda is not None` first (AMD GPUs then skip the NVIDIA path)"
+_ROCM_LACKS = "{torch}.version.cuda is None or {expr}"
+_ROCM_LACKS_MESSAGE = (
+    "Test `torch.version.cuda is None` first (AMD GPUs then count as lacking the NVIDIA "
+    "architecture: a guard that refuses such GPUs refuses them too)"
+)
+# ``cap OP constant`` whose True means "the architecture is present".
+_PRESENT_WHEN_TRUE = (ast.Gt, ast.GtE, ast.Eq, ast.In)
 
 # PaddlePaddle's twin (its ROCm/DCU builds report the gfx version the same way).
 # What torch.cuda.get_device_capability() returns on ROCm: hipDeviceProp major/minor, which
@@ -220,5 +234,9 @@ def sm_capability_check(node: ast.Compare, ctx: ModuleContext) -> Iterator[PyHit
         if not gpus or _only_logged(node, ctx) or _short_circuited(node, ctx) or _picks_an_error(node, ctx):
             continue
         message = ROC106.message(snippet=ctx.snippet(node), gpus=", ".join(gpus))
-        yield PyHit(node, message, WrapExpression(span_of(node), _CUDA_FIRST, _CUDA_FIRST_MESSAGE))
+        if isinstance(op, _PRESENT_WHEN_TRUE):
+            recipe = WrapExpression(span_of(node), _CUDA_FIRST, _CUDA_FIRST_MESSAGE)
+        else:
+            recipe = WrapExpression(span_of(node), _ROCM_LACKS, _ROCM_LACKS_MESSAGE)
+        yield PyHit(node, message, recipe)
         return  # one finding per comparison

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
-lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_lines", "newline_of", "rocm_if")
+lazy_functions(globals(), "rocm_lint.cpp.gates", "enclosing_groups", "gate_edits", "newline_of", "rocm_if")
 lazy_functions(globals(), "rocm_lint.cpp.values", "literal_value")
 
 ROC701 = Rule(
@@ -219,17 +219,26 @@ def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
             runs[-1].append(item + (fixable,))
         else:
             runs.append([item + (fixable,)])
+    # One include of each HIP header per file: `cuda.h` and `cuda_runtime.h` both stand for
+    # `hip/hip_runtime.h`; a later one is left out of the ROCm side where an earlier one of the
+    # fix is compiled whenever it is (in the same block, or outside every conditional).
+    emitted: set = set()
     for run in runs:
         edits: Tuple[Tuple[int, int, str], ...] = ()
         if run[0][5]:
             first, last = run[0][0], run[-1][0]
             rocm_lines = []
+            mine: set = set()
             for d, header, hip, start, end, _ in run:
+                if hip in mine or hip in emitted:
+                    continue
+                mine.add(hip)
                 la, lb = unit.line_span(d.line)
                 line = unit.text[la:lb]
                 rocm_lines.append(line[: start - la] + hip + line[end - la :])
-            edit = gate_lines(unit, first.line, last.line, newline_of(unit).join(rocm_lines))
-            edits = (edit,) if edit else ()
+            if not enclosing_groups(unit, first.line, last.line):
+                emitted |= mine
+            edits = gate_edits(unit, first.line, last.line, newline_of(unit).join(rocm_lines))
         for d, header, hip, start, end, _ in run:
             if hip:
                 yield ROC702.hit(

@@ -4,7 +4,7 @@ function, and its unsafe fix (a ROCm twin with the 64-bit all-lanes mask)."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple
 
 from rocm_lint.finding import Applicability
 from rocm_lint.lazy import LazyPattern, lazy_functions
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
-lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_lines", "whole_statement_lines")
+lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_edits", "whole_statement_lines")
 lazy_functions(globals(), "rocm_lint.cpp.values", "literal_value")
 lazy_functions(globals(), "rocm_lint.cpp.facts", "mask_free_sync_macros")
 
@@ -61,6 +61,7 @@ def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
     if "_sync" not in unit.code and "__syncwarp" not in unit.code:
         return
     mask_free = None
+    found: List[Tuple[int, int, str, Optional[Tuple[int, int]], str]] = []
     for m, paren in calls(unit, _SYNC_MASK_CALL):
         args = unit.args(paren)
         if not args or args[0][0] >= args[0][1]:
@@ -74,17 +75,55 @@ def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
         # a mask macro whose ROCm value its author defined under a ROCm-only branch: explicitly handled
         if what is None or unit.defined_for_rocm(unit.code[a:b].strip(), a):
             continue
-        edits = _full_mask_fix(unit, unit.code[a:b].strip(), a, b)
+        text = unit.code[a:b].strip()
+        span = _literal_statement(unit, text, a, b)
+        found.append((a, b, ROC602.message(mask=what, call=m.group(0)), span, text))
+    # Statements on adjacent lines (three shuffles in a row) share one twin block: one `#ifdef`,
+    # one `#else`, one `#line`, instead of a block each.
+    groups: List[List[object]] = []
+    for i, (a, b, _, span, _) in enumerate(found):
+        if span is None:
+            continue
+        if groups and groups[-1][0] <= span[0] <= groups[-1][1] + 1:  # type: ignore[operator]
+            groups[-1][1] = max(groups[-1][1], span[1])  # type: ignore[call-overload]
+            groups[-1][2].append(i)  # type: ignore[union-attr]
+        else:
+            groups.append([span[0], span[1], [i]])
+    shared: dict = {}
+    for first, last, members in groups:
+        start = unit.line_span(first)[0]  # type: ignore[arg-type]
+        rocm = unit.text[start : unit.line_span(last)[1]]  # type: ignore[arg-type]
+        for i in sorted(members, key=lambda i: -found[i][0]):  # type: ignore[union-attr]
+            a, b = found[i][0], found[i][1]
+            rocm = rocm[: a - start] + FULL64 + rocm[b - start :]
+        edits = gate_edits(unit, first, last, rocm)
+        for i in members:  # type: ignore[union-attr]
+            shared[i] = edits
+    for i, (a, b, message, span, text) in enumerate(found):
+        edits = shared[i] if span is not None else _full_mask_fix(unit, text, a, b)
         yield ROC602.hit(
             a,
             b,
-            ROC602.message(mask=what, call=m.group(0)),
+            message,
             edits=edits,
             fix_message="use the 64-bit all-lanes mask on ROCm",
             no_fix="no ROCm twin can be written here: the mask is neither a literal in the call "
             "nor a `#define` of one this fix rewrites, or the statement holding it cannot "
             "be copied whole",
         )
+
+
+def _literal_statement(unit: CppUnit, text: str, a: int, b: int) -> Optional[Tuple[int, int]]:
+    """(first, last) lines of the statement holding a literal full mask at ``a..b``, when the
+    statement can be twinned whole; None for anything else (a macro name: ``_full_mask_fix``)."""
+    if literal_value(text) != FULL32:
+        return None
+    stmt = unit.statement_start(a)
+    semi = unit.code.find(";", b)
+    if semi == -1:
+        return None
+    lead = len(unit.code[stmt:a]) - len(unit.code[stmt:a].lstrip())
+    return whole_statement_lines(unit, stmt + lead, semi + 1)
 
 
 FULL64 = "0xffffffffffffffffull"
@@ -105,8 +144,7 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
             return ()
         start = unit.line_span(lines[0])[0]
         original = unit.text[start : unit.line_span(lines[1])[1]]
-        edit = gate_lines(unit, lines[0], lines[1], original[: a - start] + FULL64 + original[b - start :])
-        return (edit,) if edit else ()
+        return gate_edits(unit, lines[0], lines[1], original[: a - start] + FULL64 + original[b - start :])
     if not re.fullmatch(r"[A-Za-z_]\w*", text):
         return ()
     d = unit.pre.macro(text, unit.line_of(a))
@@ -121,5 +159,4 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
     if body_at == -1:
         return ()
     rel = body_at - start
-    edit = gate_lines(unit, d.line, d.line, line[:rel] + FULL64 + line[rel + len(d.body) :])
-    return (edit,) if edit else ()
+    return gate_edits(unit, d.line, d.line, line[:rel] + FULL64 + line[rel + len(d.body) :])

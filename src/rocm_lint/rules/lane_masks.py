@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # (the C++ machinery is imported when a C++ file is checked, not by a Python check)
 lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
-lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_lines", "whole_statement_lines")
+lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_edits", "whole_statement_lines")
 
 ROC601 = Rule(
     "ROC601",
@@ -386,10 +386,10 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
         rocm,
         count=1,
     )
-    edit = gate_lines(unit, lines[0], lines[1], rocm)
-    if edit is None:
+    edit = gate_edits(unit, lines[0], lines[1], rocm)
+    if not edit:
         return ()
-    edits.append(edit)
+    edits.extend(edit)
     for u in uses:
         u_start = u[0]
         u_stmt = unit.statement_start(u_start)
@@ -406,10 +406,11 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
         rel = u_start - ua
         call = u[2]
         new = text[:rel] + _SAME_MEANING_64[call] + text[rel + len(call) :]
-        edit = gate_lines(unit, span[0], span[1], new)
-        if edit is None:
+        edit = gate_edits(unit, span[0], span[1], new)
+        if not edit:
             return ()
-        edits.append(edit)
+        edits.extend(edit)
+    edits = sorted(set(edits))  # (the same `#line` after an enclosing `#endif`, once)
     starts = [e[0] for e in edits]
     if len(set(starts)) != len(starts):
         return ()

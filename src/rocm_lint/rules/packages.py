@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import TYPE_CHECKING, Iterator, Optional, Set
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set
 
 from rocm_lint.domain import NVIDIA, ROCM
 from rocm_lint.finding import Applicability, GuardImport
@@ -111,10 +111,76 @@ def _imports_pynvml(node: ast.AST) -> bool:
     )
 
 
+def _bound_by(node: ast.AST) -> Set[str]:
+    if isinstance(node, ast.Import):
+        return {a.asname or a.name.split(".")[0] for a in node.names}
+    return {a.asname or a.name for a in node.names if a.name != "*"}
+
+
+def _mentions(node: ast.AST, names: Set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _used_at_import(tree: ast.Module, names: Set[str], after: int) -> Optional[int]:
+    """The first line after ``after`` where code that runs while the module is imported reads one
+    of ``names`` with no test of it around: module-level statements, class bodies, decorators and
+    defaults, and the bodies of the module's functions that such code calls (transitively).
+    Function bodies nobody calls at import time are not counted; a use under an ``if`` whose
+    test names the name (``if pynvml is not None:``) is guarded."""
+    functions: Dict[str, ast.AST] = {
+        s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    seen: Set[str] = set()
+    found: List[int] = []
+
+    def visit(node: ast.AST, in_called: bool) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            for d in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
+                visit(d, in_called)
+            for d in getattr(node, "decorator_list", []):
+                visit(d, in_called)
+            return
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)) and _mentions(node.test, names):
+            return  # a use that tests the name first
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
+            if in_called or node.lineno > after:
+                found.append(node.lineno)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.lineno > after:
+            fn = functions.get(node.func.id)
+            if fn is not None and fn.name not in seen and fn.name not in names:
+                seen.add(fn.name)
+                before = len(found)
+                for stmt in fn.body:
+                    visit(stmt, True)
+                if len(found) > before:
+                    found[before:] = [node.lineno]  # reported at the call
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_called)
+
+    for stmt in tree.body:
+        visit(stmt, False)
+    return min(found) if found else None
+
+
 @ROC401.checker(ast.Import, ast.ImportFrom)
 def unguarded_pynvml_import(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
     state = ctx.state
     if state.in_function or state.import_guarded or not _imports_pynvml(node):
+        return
+    names = _bound_by(node)
+    line = _used_at_import(ctx.tree, names, getattr(node, "end_lineno", node.lineno))
+    if line is not None:
+        name = sorted(names)[0]
+        yield PyHit(
+            node,
+            ROC401.message(),
+            None,
+            f"`{name}` is used when the module is imported (line {line}): with the import guarded, "
+            f"an AMD host would get an AttributeError on None there instead of this clear "
+            f"ImportError; guard that use too (`if {name} is not None:`) or import pynvml where it "
+            "is needed",
+        )
         return
     yield PyHit(
         node,
