@@ -61,13 +61,16 @@ def test_cpp_files_are_scanned_with_device_code_or_for_the_cuda_host_api(name):
     assert {c for _, c in codes_by_line(DEVICE_KERNEL, name)} == {"ROC601", "ROC602"}
     # host code that uses the CUDA API is half of the port: its headers and version tests break
     # under HIP; the device-code rules (a CPU `32`, a host constant 0xffffffff) do not run on it
+    # (a source: a host header is often one vendor's side of a split its includers make, and
+    # stays unread)
+    source = name in ("k.cpp", "k.cc")
     host_only = "#include <cuda_runtime.h>\nint lanes = 32;\nunsigned full = 0xffffffff;\n"
-    assert codes_by_line(host_only, name) == [(1, "ROC702")]
+    assert codes_by_line(host_only, name) == ([(1, "ROC702")] if source else [])
     assert codes_by_line(host_only, "k.cu") == [(1, "ROC702")]
     version_test = "#include <cuda.h>\nint f() {\n#if CUDART_VERSION >= 12000\n  return 1;\n#endif\n}\n"
-    assert codes_by_line(version_test, name) == [(1, "ROC702"), (3, "ROC703")]
+    assert codes_by_line(version_test, name) == ([(1, "ROC702"), (3, "ROC703")] if source else [])
     launcher = "void launch() {\n  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024);\n}\n"
-    assert codes_by_line(launcher, name) == [(2, "ROC711")]
+    assert codes_by_line(launcher, name) == ([(2, "ROC711")] if source else [])
     # a portable header that asks the compiler's version alone is no CUDA host code
     portable = "#if defined(__CUDACC__) && __CUDACC_VER_MAJOR__ <= 11\n#define OLD 1\n#endif\n"
     assert codes_by_line(portable, name) == []

@@ -99,8 +99,8 @@ def test_other_files_keep_their_language(path):
         ("torch>=2.7.0,<2.7.1,!=2.7.0.post1", None),  # three clauses: left open
         ("torch>=2.7.0rc1,<2.7.1", None),  # a pre-release bound: left open
         ("torch>=2.7.0.1,<2.7.0.2", ("range", "2.7.0.1")),
-        # Triton: a ROCm torch brings it as pytorch-triton-rocm; only an exact pin
-        ("triton==3.1.0", ("==", "3.1.0")),
+        # Triton: no exact-pin hazard (PyPI's wheels carry the AMD backend; rules/distributions.py)
+        ("triton==3.1.0", None),
         ("triton>=3.0", None),
         ("triton>=3.1.0,<3.1.1", None),
         ("pytorch-triton-rocm==3.1.0", None),
@@ -209,7 +209,7 @@ def test_what_a_requirement_asks_for(text, code):
         "nvidia-ml-py",
         "cupy",
         "torch==2.4.0+rocm6.1",
-        "triton>=3.0",  # (an exact `triton==` pin is ROC407's: it shadows ROCm torch's Triton)
+        "triton>=3.0",
         "ray[default]",
         "pkg[cudf]",
         "llama_cpp_binaries @ https://x/llama_cpp_binaries-0.1+rocm7.2-py3-none-any.whl",

@@ -412,7 +412,10 @@ def read_cpp_unit(
     the checkers on it, drops what NVIDIA-only code yields (``CppUnit.drops``), applies
     ``supersedes`` and the suppressions (``rocm_lint.engine.unit_findings``)."""
     host_only = language != "cuda" and not holds_device_code(text)
-    if host_only and not holds_cuda_host_code(text):
+    if host_only and (HEADER_PATH.search(path) or not holds_cuda_host_code(text)):
+        # A host *header* of the CUDA API is often one vendor's side of a split its includers
+        # make (`#if X_USE_HIP` a HIP header `#elif` this one) that the build files do not name:
+        # only a source (.cpp/.cc) is read for the host-code rules.
         return None
     # A lone CR ends a line for C/C++ compilers (and for LineIndex, noqa and the fixes): the
     # lexer and the #if model read a copy where it is an LF, same length, so offsets and the

@@ -118,9 +118,8 @@ ROC406 = Rule(
 ROC407 = Rule(
     "ROC407",
     "exact-torch-pin",
-    "exact `torch`/`torchvision`/`torchaudio` pin (`==2.4.0`, or a range only one release meets) or exact "
-    "`triton` pin in a dependency manifest or `pip install`: any other ROCm release is replaced by PyPI's "
-    "CUDA wheel, and ROCm's Triton is shadowed",
+    "exact `torch`/`torchvision`/`torchaudio` pin (`==2.4.0`, or a range only one release meets) in a "
+    "dependency manifest or `pip install`: any other ROCm release is replaced by PyPI's CUDA wheel",
     triggers=(
         "torch==",
         "torch ==",
