@@ -7,18 +7,12 @@ import re
 from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple
 
 from rocm_lint.finding import Applicability
-from rocm_lint.lazy import LazyPattern, lazy_functions
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
 from rocm_lint.rules.warp import IDENTS
 
 if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit
-
-# (the C++ machinery is imported when a C++ file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
-lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_edits", "whole_statement_lines")
-lazy_functions(globals(), "rocm_lint.cpp.values", "literal_value")
-lazy_functions(globals(), "rocm_lint.cpp.facts", "mask_free_sync_macros")
 
 ROC602 = Rule(
     "ROC602",
@@ -47,6 +41,8 @@ _SYNC_MASK_CALL = LazyPattern(
 
 def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
     """How ``text`` (a mask argument) is a 32-bit full mask on ROCm, or None."""
+    from rocm_lint.cpp.values import literal_value
+
     expanded = unit.expand(text, at)
     value = literal_value(expanded)
     if value is None and IDENTS.search(expanded):  # `(U32)-1`: the project's type names
@@ -58,6 +54,10 @@ def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
 
 @ROC602.source_checker()
 def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
+    from rocm_lint.cpp.gates import gate_edits
+    from rocm_lint.cpp.facts import mask_free_sync_macros
+    from rocm_lint.cpp.scanner import calls
+
     if "_sync" not in unit.code and "__syncwarp" not in unit.code:
         return
     mask_free = None
@@ -116,6 +116,9 @@ def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
 def _literal_statement(unit: CppUnit, text: str, a: int, b: int) -> Optional[Tuple[int, int]]:
     """(first, last) lines of the statement holding a literal full mask at ``a..b``, when the
     statement can be twinned whole; None for anything else (a macro name: ``_full_mask_fix``)."""
+    from rocm_lint.cpp.gates import whole_statement_lines
+    from rocm_lint.cpp.values import literal_value
+
     if literal_value(text) != FULL32:
         return None
     stmt = unit.statement_start(a)
@@ -133,6 +136,9 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
     """The unsafe fix: a ROCm twin of the statement with a 64-bit mask (a literal argument),
     or of the ``#define`` that names the 32-bit mask (every use of the macro changes on ROCm:
     unsafe when it also serves as a plain number)."""
+    from rocm_lint.cpp.gates import gate_edits, whole_statement_lines
+    from rocm_lint.cpp.values import literal_value
+
     if literal_value(text) == FULL32:
         stmt = unit.statement_start(a)
         semi = unit.code.find(";", b)
