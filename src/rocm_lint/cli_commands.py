@@ -67,7 +67,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        rule_url = lambda code: get_rule(code).url if get_rule(code) else None
+        def rule_url(code):
+            return get_rule(code).url if get_rule(code) else None
+
         json.dump(
             {
                 "environment": env,

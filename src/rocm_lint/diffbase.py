@@ -282,7 +282,10 @@ def changed_since(ref: str, paths: Sequence[str]) -> ChangedLines:
         what=what,
     )
     tracked = _git(["ls-files", "-z", "--cached"], top, what=what)
-    join = lambda rel: os.path.realpath(os.path.join(top, os.fsdecode(rel)))
+
+    def join(rel):
+        return os.path.realpath(os.path.join(top, os.fsdecode(rel)))
+
     changed = {join(rel): frozenset(lines) for rel, lines in parse_diff(patch).items()}
     return ChangedLines(
         top=top,

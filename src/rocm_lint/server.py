@@ -307,7 +307,9 @@ class RocmLintServer(LanguageServer):
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:
-    key = lambda p: (p.line, p.character)
+    def key(p):
+        return (p.line, p.character)
+
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
