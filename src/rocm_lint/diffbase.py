@@ -283,10 +283,12 @@ def changed_since(ref: str, paths: Sequence[str]) -> ChangedLines:
     )
     tracked = _git(["ls-files", "-z", "--cached"], top, what=what)
 
-    def join(rel):
+    def join(rel: bytes) -> str:
         return os.path.realpath(os.path.join(top, os.fsdecode(rel)))
 
-    changed = {join(rel): frozenset(lines) for rel, lines in parse_diff(patch).items()}
+    changed: Dict[str, Optional[FrozenSet[int]]] = {
+        join(rel): frozenset(lines) for rel, lines in parse_diff(patch).items()
+    }
     return ChangedLines(
         top=top,
         base=base,

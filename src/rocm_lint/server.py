@@ -307,7 +307,7 @@ class RocmLintServer(LanguageServer):
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:
-    def key(p):
+    def key(p: types.Position) -> Tuple[int, int]:
         return (p.line, p.character)
 
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)

@@ -257,7 +257,7 @@ def _removal(text: str, m: Marker, stale_starts: set, starts: List[int]) -> Tupl
     held nothing else) out of the line; the line itself stays."""
     keep = [c for c in m.codes if c[1] not in stale_starts]
 
-    def pos(offset):
+    def pos(offset: int) -> Tuple[int, int]:
         return (m.line, offset - starts[m.line - 1])
 
     if keep:

@@ -34,7 +34,7 @@ def render_summary(
     root: Optional[str] = None,
     files_checked: Optional[int] = None,
 ) -> None:
-    def name(path):
+    def name(path: str) -> str:
         return display_name(repo_path(path, root or ""))
 
     files = Counter(name(f.path) for f in findings)

@@ -142,7 +142,7 @@ def ballot_calls(unit: CppUnit) -> List[Tuple[int, int, int, str]]:
     wrappers the file or its project headers define (``unit.project``), in file order."""
     from rocm_lint.cpp.scanner import calls
 
-    cached = unit.memo.get("ballot_calls")
+    cached = cast(Optional[List[Tuple[int, int, int, str]]], unit.memo.get("ballot_calls"))
     if cached is None:
         found = [(m.start(), m.end(), paren, m.group(0)) for m, paren in calls(unit, _BALLOT)]
         wrappers = unit.project.ballot_wrappers
