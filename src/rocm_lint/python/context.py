@@ -108,7 +108,7 @@ class ModuleContext(SourceView):
         self.state = State()
         self.statement: Optional[ast.stmt] = None  # the innermost statement being visited
         self.node: Optional[ast.AST] = None  # the node being checked
-        self.function: Optional[ast.AST] = None  # the innermost function being visited
+        self.function: Optional[_Function] = None  # the innermost function being visited
         self.stack: List[ast.AST] = []  # the visited node's ancestors, module first
         # Names assigned exactly once anywhere in the module, with their value:
         # lets ``MODE = "reduce-overhead"; torch.compile(m, mode=MODE)`` resolve.
