@@ -604,7 +604,7 @@ class Interpreter(CommandSemantics):
         return results.pop() if len(results) == 1 else None
 
     def _condition_tokens(self, cmd: Cmd, st: State):
-        per_arg: List[List[List[Tuple[str, bool]]]] = []
+        per_arg: List[Sequence[Sequence[Tuple[str, bool]]]] = []
         for a in cmd.args:
             kind, raw = arg_text(cmd, a)
             try:
@@ -839,7 +839,7 @@ def _definitions_of(item: str, lang: str, flags: bool) -> Optional[Tuple[FrozenS
         options = genex(item, lang)
     except Unknown:
         return None
-    out = []
+    out: List[FrozenSet[Tuple[str, str]]] = []
     for option in options:
         defs: Set[Tuple[str, str]] = set()
         for word in option.split(";") if not flags else [option]:
@@ -852,7 +852,7 @@ def _definitions_of(item: str, lang: str, flags: bool) -> Optional[Tuple[FrozenS
                 defs.add((m.group(1), m.group(2) if m.group(2) is not None else "1"))
             elif word:
                 return None
-        out.append(frozenset(tuple(d) for d in defs))  # type: ignore[misc]
+        out.append(frozenset(defs))
     return tuple(out)
 
 
@@ -946,8 +946,8 @@ def scenario_facts(st: Optional[State], scenario: Optional[str], root: str) -> S
         out = []
         for n in sorted(names):
             definite = all(n in table and table[n][0] for _, table, _ in rows)
-            values = {table[n][1] for _, table, _ in rows if n in table}
-            out.append((n, definite, values.pop() if len(values) == 1 else None))
+            seen = {table[n][1] for _, table, _ in rows if n in table}
+            out.append((n, definite, seen.pop() if len(seen) == 1 else None))
         sources[path] = SourceFacts(compiled, tuple(out), any(r[2] for r in rows))
     return ScenarioFacts(sources, lost, False)
 
