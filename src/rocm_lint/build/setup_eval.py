@@ -95,7 +95,7 @@ class Mod:
 
 @dataclass(frozen=True)
 class Func:
-    node: ast.AST
+    node: Union[ast.FunctionDef, ast.AsyncFunctionDef]
     defaults: Tuple[object, ...]
     kw_defaults: Tuple[object, ...]
     closure: Optional[Dict[str, object]] = field(default=None, compare=False)  # the definer's names
@@ -1172,7 +1172,7 @@ class _Run:
                 pattern = args[0] if name == "glob" else "**/" + args[0]
                 found = self.glob(os.path.join(recv.path, pattern), True)
                 if isinstance(found, Seq):
-                    return Seq("list", tuple((PathV(p), d) for p, d in found.items), found.open)
+                    return Seq("list", tuple((PathV(str(p)), d) for p, d in found.items), found.open)  # paths
                 return found
             if name == "joinpath" and all(_text(a) is not None for a in args):
                 return PathV(os.path.join(recv.path, *[_text(a) or "" for a in args]))  # all text (above)
@@ -1384,7 +1384,7 @@ class _Run:
         """Functions nothing in the module calls (an importer's entry point, a method setuptools
         calls) and those the interpreter gave up inlining: run once as "maybe", arguments unknown."""
         called = self.shared.loaded
-        todo: List[ast.AST] = list(self.shared.methods)
+        todo: List[Union[ast.FunctionDef, ast.AsyncFunctionDef]] = list(self.shared.methods)
         for stmt in self.tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if id(stmt) in self.bailed or (stmt.name not in called and id(stmt) not in self.evaluated):
@@ -1394,8 +1394,8 @@ class _Run:
                 continue
             self.alive = True
             self.maybe = 1
-            defaults = tuple(UNK for _ in node.args.defaults)  # type: ignore[attr-defined]
-            kw = tuple(UNK for _ in node.args.kw_defaults)  # type: ignore[attr-defined]
+            defaults = tuple(UNK for _ in node.args.defaults)
+            kw = tuple(UNK for _ in node.args.kw_defaults)
             call = ast.Call(func=ast.Name(id="_", ctx=ast.Load()), args=[], keywords=[])
             self.stack.clear()
             self.inline(Func(node, defaults, kw), [], {}, False, call)
@@ -1614,7 +1614,7 @@ class _Shared:
     def __init__(self, tree: ast.Module) -> None:
         self.stored: Set[str] = set()
         self.loaded: Set[str] = set()
-        self.methods: List[ast.AST] = []  # functions of a class body
+        self.methods: List[Union[ast.FunctionDef, ast.AsyncFunctionDef]] = []  # functions of a class body
         for n in ast.walk(tree):
             if isinstance(n, ast.Name):
                 (self.stored if isinstance(n.ctx, ast.Store) else self.loaded).add(n.id)
