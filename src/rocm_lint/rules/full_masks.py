@@ -4,7 +4,7 @@ function, and its unsafe fix (a ROCm twin with the 64-bit all-lanes mask)."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Tuple
 
 from rocm_lint.finding import Applicability
 from rocm_lint.lazy import LazyPattern
@@ -80,24 +80,24 @@ def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
         found.append((a, b, ROC602.message(mask=what, call=m.group(0)), span, text))
     # Statements on adjacent lines (three shuffles in a row) share one twin block: one `#ifdef`,
     # one `#else`, one `#line`, instead of a block each.
-    groups: List[List[object]] = []
+    groups: List[List[Any]] = []  # [first line, last line, indices into found]
     for i, (a, b, _, span, _) in enumerate(found):
         if span is None:
             continue
-        if groups and groups[-1][0] <= span[0] <= groups[-1][1] + 1:  # type: ignore[operator]
-            groups[-1][1] = max(groups[-1][1], span[1])  # type: ignore[call-overload]
-            groups[-1][2].append(i)  # type: ignore[union-attr]
+        if groups and groups[-1][0] <= span[0] <= groups[-1][1] + 1:
+            groups[-1][1] = max(groups[-1][1], span[1])
+            groups[-1][2].append(i)
         else:
             groups.append([span[0], span[1], [i]])
     shared: dict = {}
     for first, last, members in groups:
-        start = unit.line_span(first)[0]  # type: ignore[arg-type]
-        rocm = unit.text[start : unit.line_span(last)[1]]  # type: ignore[arg-type]
-        for i in sorted(members, key=lambda i: -found[i][0]):  # type: ignore[union-attr]
+        start = unit.line_span(first)[0]
+        rocm = unit.text[start : unit.line_span(last)[1]]
+        for i in sorted(members, key=lambda i: -found[i][0]):
             a, b = found[i][0], found[i][1]
             rocm = rocm[: a - start] + FULL64 + rocm[b - start :]
         edits = gate_edits(unit, first, last, rocm)
-        for i in members:  # type: ignore[union-attr]
+        for i in members:
             shared[i] = edits
     for i, (a, b, message, span, text) in enumerate(found):
         edits = shared[i] if span is not None else _full_mask_fix(unit, text, a, b)

@@ -373,7 +373,7 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
     lines = whole_statement_lines(unit, stmt + len(decl.group(0)) - len(decl.group(0).lstrip()), semi + 1)
     if lines is None:
         return ()
-    edits = []
+    edits: List[Tuple[int, int, str]] = []
     a, b = unit.line_span(lines[0])
     b = unit.line_span(lines[1])[1]
     original = unit.text[a:b]
