@@ -117,7 +117,10 @@ def report_parity(builtin, semgrep, cwd):
     are ROC702 in files PyTorch's hipify rewrites, ROC707 on every CUTLASS/CuTe/libcu++ include,
     and the line hazards of CUTLASS/CuTe-bound files (the built-in scanner reports ROC707 alone
     there); anything else is a Semgrep rule to look at, and is listed."""
-    where = lambda path: os.path.normpath(os.path.join(cwd, path))
+
+    def where(path):
+        return os.path.normpath(os.path.join(cwd, path))
+
     ours = {(where(f["filename"]), f["location"]["row"], f["code"]) for f in builtin}
     bound = {
         where(f["filename"])

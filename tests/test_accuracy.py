@@ -13,8 +13,8 @@ from rocm_lint.registry import all_rules
 BENCH = ROOT / "benchmarks" / "accuracy"
 SCORE = BENCH / "score.py"
 sys.path.insert(0, str(BENCH))
-from labels import label_paths, load_labels
-from scoring import Finding, grep_findings, score_file
+from labels import label_paths, load_labels  # noqa: E402 - benchmarks/accuracy is on sys.path only now
+from scoring import Finding, grep_findings, score_file  # noqa: E402 - likewise
 
 CODES = {r.code for r in all_rules()}
 COMMIT_RE = "[0-9a-f]{40}"

@@ -110,30 +110,12 @@ def _modules() -> Dict[str, Path]:
 MODULES = _modules()
 
 
-def _lazy_import(node: ast.AST):
-    """(module, names) of a deferred import written as a string, ``lazy_functions(globals(),
-    "rocm_lint.cpp.scanner", "calls", ...)`` (``rocm_lint.lazy``): an import like any other for
-    the layer, cycle and private-name rules.  None for anything else."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))):
-        return None
-    if (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) != "lazy_functions":
-        return None
-    strings = [a.value for a in node.args[1:] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-    assert len(strings) == len(node.args) - 1 and strings, (
-        f"lazy_functions with a computed name: {ast.dump(node)}"
-    )
-    return strings[0], strings[1:]
-
-
 def _imports(name: str, path: Path) -> Dict[str, List[str]]:
     """{imported rocm_lint module: [names taken from it]} for one module."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     out: Dict[str, List[str]] = {}
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-        lazy = _lazy_import(node)
-        if lazy is not None:  # lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls", ...)
-            out.setdefault(lazy[0], []).extend(lazy[1])
-        elif isinstance(node, ast.Import):
+        if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("rocm_lint"):
                     out.setdefault(alias.name, [])
@@ -204,13 +186,28 @@ def test_no_import_cycle():
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
-def test_string_imports_are_imports():
-    """The rule families that reach a reader through ``lazy_functions`` strings import it, for
-    these tests, as a plain import would (a layer break written as a string is still one)."""
+def test_function_level_imports_are_imports():
+    """A rule family imports a reader inside the function that calls it (so a Python check does not
+    load the C++ reader); for these tests that is an import like a module-level one (a layer break
+    inside a function is still one)."""
     assert "rocm_lint.cpp.scanner" in IMPORTS["rocm_lint.rules.lane_masks"]
     assert "calls" in IMPORTS["rocm_lint.rules.lane_masks"]["rocm_lint.cpp.scanner"]
-    node = ast.parse('lazy_functions(globals(), "rocm_lint.engine", "check_paths")').body[0].value
-    assert _lazy_import(node) == ("rocm_lint.engine", ["check_paths"])
+
+
+def test_no_name_is_injected_at_run_time():
+    """No module reaches its own namespace (``globals()``, or ``vars()``/``locals()`` with no
+    argument) to bind names at run time: every name a module uses is visible to ruff, mypy and
+    editors."""
+    offenders = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and (node.func.id == "globals" or node.func.id in ("locals", "vars") and not node.args)
+            ):
+                offenders.append(f"{name}:{node.lineno}")
+    assert not offenders, offenders
 
 
 def test_no_private_names_across_modules():

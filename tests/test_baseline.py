@@ -76,9 +76,9 @@ def test_new_and_changed_lines_are_reported(project):
     )
     proc = check(project, ".", "--output-format", "concise")
     assert proc.returncode == 1
-    assert [l.split(":")[1] for l in proc.stdout.splitlines()] == ["4"]  # the new ballot only
+    assert [ln.split(":")[1] for ln in proc.stdout.splitlines()] == ["4"]  # the new ballot only
     (project / "train.py").write_text(TRAIN.replace("= True", "= bool(1)"))
-    codes = sorted(l.split()[1] for l in check(project, ".").stdout.splitlines())
+    codes = sorted(ln.split()[1] for ln in check(project, ".").stdout.splitlines())
     assert codes == ["ROC101", "ROC601"]  # the changed line is new
 
 
@@ -86,7 +86,7 @@ def test_a_duplicate_of_a_baselined_line_is_reported(project):
     (project / "train.py").write_text(TRAIN + TRAIN.split("\n", 1)[1])
     proc = check(project, "train.py")
     assert proc.returncode == 1
-    assert [l.split(":")[1] for l in proc.stdout.splitlines()] == ["3"]
+    assert [ln.split(":")[1] for ln in proc.stdout.splitlines()] == ["3"]
 
 
 def test_baseline_works_from_another_directory(project):

@@ -8,7 +8,6 @@ from dataclasses import replace
 
 import pytest
 
-from rocm_lint import engine
 from rocm_lint.build import context as build_context
 from rocm_lint.build.context import CUDA
 from rocm_lint.build.headers import header_platform as _header_platform

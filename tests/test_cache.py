@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT, run_cli
+from conftest import FIXTURES, run_cli
 
 from rocm_lint import engine, engine_paths
 from rocm_lint.config import Config

@@ -2,11 +2,10 @@
 
 import json
 import os
-import stat
 
 import pytest
 
-from conftest import FIXTURES, RULE_FIXTURES, run_cli
+from conftest import run_cli
 
 HAZARD = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
 
@@ -55,7 +54,10 @@ def test_default_path_is_cwd(project):
 
 def test_select_ignore_extend_select(project):
     (project / "more.py").write_text("import torch\ntorch.compile(m, mode='reduce-overhead')\n")
-    codes = lambda p: sorted(l.split()[1] for l in p.stdout.splitlines())
+
+    def codes(p):
+        return sorted(ln.split()[1] for ln in p.stdout.splitlines())
+
     assert codes(run_cli("check", project)) == ["ROC101", "ROC201"]
     assert codes(run_cli("check", "--select", "ROC2", project)) == ["ROC201"]
     assert codes(run_cli("check", "--ignore", "ROC101", project)) == ["ROC201"]
@@ -156,7 +158,7 @@ def test_rule_command_unknown_code():
 def test_rules_command_lists_catalogue():
     proc = run_cli("rules")
     assert proc.returncode == 0
-    assert any(l.startswith("ROC101  ungated-tf32-switch") for l in proc.stdout.splitlines())
+    assert any(ln.startswith("ROC101  ungated-tf32-switch") for ln in proc.stdout.splitlines())
     data = json.loads(run_cli("rules", "--json").stdout)
     by_code = {r["code"]: r for r in data}
     assert by_code["ROC401"]["fix"] == "unsafe"
@@ -182,7 +184,7 @@ def test_syntax_error_reported_and_others_checked(project):
     proc = run_cli("check", project)
     _assert_reported(proc, "broken.py: syntax error at line 2")
     assert "train.py:2:1: ROC101" in proc.stdout
-    assert len([l for l in proc.stderr.splitlines() if "error:" in l]) == 1
+    assert len([ln for ln in proc.stderr.splitlines() if "error:" in ln]) == 1
 
 
 def test_undecodable_bytes(project):
@@ -424,7 +426,10 @@ def test_show_settings_says_where_each_value_came_from(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[1] == f"config file: {tmp_path / 'pyproject.toml'}"
-    row = lambda key: next(line for line in lines if line.startswith(key + " "))
+
+    def row(key):
+        return next(line for line in lines if line.startswith(key + " "))
+
     assert row("ignore").endswith(f'= ["ROC401"]  # {tmp_path / "pyproject.toml"}')
     assert row("select").endswith("# default")
     assert row("extend-select").endswith('= ["ROC2"]  # command line')

@@ -321,7 +321,6 @@ def test_logical_warp_through_a_header_shuffle_wrapper(tmp_path):
 # -- one lex per header content, shared by the include follower, the facts and the scan -----------
 from rocm_lint.cpp import includes as _includes  # noqa: E402
 from rocm_lint.cpp.lexer import lex as _lex  # noqa: E402
-from rocm_lint.workspace import Workspace  # noqa: E402
 
 _CFG_SAME = "#pragma once\n#define NV_PATH 1\n"
 _CFG_SPLIT = (

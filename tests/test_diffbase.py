@@ -285,9 +285,19 @@ def test_a_notebook_counts_whole_when_git_says_it_changed(repo):
     (repo / "proto.ipynb").write_text(_notebook("import torch\n" + TF32))
     git(repo, "add", "proto.ipynb")
     git(repo, "commit", "-qm", "notebook")
-    check = lambda: run_cli(
-        "check", "--output-format", "json", "--no-cache", "--baseline-commit", "HEAD", "proto.ipynb", cwd=repo
-    )
+
+    def check():
+        return run_cli(
+            "check",
+            "--output-format",
+            "json",
+            "--no-cache",
+            "--baseline-commit",
+            "HEAD",
+            "proto.ipynb",
+            cwd=repo,
+        )
+
     assert findings(check()) == []  # untouched
     (repo / "proto.ipynb").write_text(_notebook("import torch\n" + TF32, "x = 1\n"))
     assert [(c["cell"], c["location"]["row"]) for c in json.loads(check().stdout)] == [(1, 2)]

@@ -3,8 +3,6 @@ backslash-continued ``#if`` and ROC702 after an existing ``#line`` said nothing)
 without a fix carries a display-only fix (JSON ``fix.applicability: display``) whose message is
 the reason."""
 
-from pathlib import Path
-
 import pytest
 
 from conftest import ROOT

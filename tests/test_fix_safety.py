@@ -3,7 +3,6 @@ NVIDIA-path check is independent of the fixer (it rejects what the old fixer wro
 
 import ast
 import json
-import textwrap
 
 import pytest
 

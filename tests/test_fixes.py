@@ -13,7 +13,6 @@ from hypothesis import given, settings, strategies as st
 from conftest import FIXTURES, RULE_FIXTURES, run_cli
 from rocm_lint.config import Config
 from rocm_lint.engine import check_python_source
-from rocm_lint.finding import Applicability
 from rocm_lint.fix.engine import fix_source
 from rocm_lint.fix.files import ChangedOnDisk, fix_file, write_atomic
 from rocm_lint.fix.nvidia_path import same_on_nvidia

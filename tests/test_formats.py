@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
@@ -53,7 +52,7 @@ def project(tmp_path):
 
 
 def findings_by_code(proc):
-    return sorted(l.split()[1] for l in proc.stdout.splitlines())
+    return sorted(ln.split()[1] for ln in proc.stdout.splitlines())
 
 
 # -- SARIF -------------------------------------------------------------------------------------
@@ -142,7 +141,7 @@ def test_sarif_passes_microsofts_validator(project, tmp_path_factory):
     )
     report = validator.stdout + validator.stderr
     assert "Analysis completed successfully" in report, report
-    problems = [l for l in report.splitlines() if re.search(r": (error|warning) [A-Z]+\d+:", l)]
+    problems = [ln for ln in report.splitlines() if re.search(r": (error|warning) [A-Z]+\d+:", ln)]
     assert problems == [], "\n".join(problems)
 
 
@@ -151,17 +150,17 @@ def test_github_annotations(project):
     proc = run_cli("check", ".", "--output-format", "github", cwd=project)
     assert proc.returncode == 2
     lines = proc.stdout.splitlines()
-    tf32 = next(l for l in lines if "ROC101" in l)
+    tf32 = next(ln for ln in lines if "ROC101" in ln)
     col = TRAIN.splitlines()[1].index("torch") + 1
     assert tf32.startswith(
         f"::error title=rocm-lint (ROC101),file=train.py,line=2,col={col},endLine=2,endColumn="
     )
     assert "::train.py:2:" in tf32
     assert any(
-        l.startswith("::error title=rocm-lint (ROC301),file=my scripts/launch.sh,line=1,") for l in lines
+        ln.startswith("::error title=rocm-lint (ROC301),file=my scripts/launch.sh,line=1,") for ln in lines
     )
-    assert any("file=broken.py::" in l and "binary" in l for l in lines)
-    assert all(l.startswith("::error ") for l in lines)
+    assert any("file=broken.py::" in ln and "binary" in ln for ln in lines)
+    assert all(ln.startswith("::error ") for ln in lines)
 
 
 def test_github_escaping():
@@ -225,7 +224,7 @@ def test_full_frame_points_at_the_hazard_in_characters(project):
     proc = run_cli("check", "train.py", "--output-format", "full", cwd=project)
     assert "\x1b[" not in proc.stdout  # not a terminal: no colour
     lines = proc.stdout.splitlines()
-    at = lines.index(next(l for l in lines if l.startswith("2 | ")))
+    at = lines.index(next(ln for ln in lines if ln.startswith("2 | ")))
     source, caret = lines[at][4:], lines[at + 1][4:]
     assert caret.index("^") == source.index("torch")
 
@@ -236,7 +235,7 @@ def test_force_color_highlights_and_no_color_wins(project):
     plain_text = ANSI.sub("", colored.stdout)
     assert plain_text == run_cli("check", "csrc/k.cu", "--output-format", "full", cwd=project).stdout
     # pygments coloured the C++ code frame: the keyword `unsigned` carries its own colour code
-    frame = next(l for l in colored.stdout.splitlines() if "__ballot_sync" in l and "|" in l)
+    frame = next(ln for ln in colored.stdout.splitlines() if "__ballot_sync" in ln and "|" in ln)
     assert re.search(r"\x1b\[[0-9;]+munsigned", frame)
     never = run_cli(
         "check",

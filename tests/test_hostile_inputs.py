@@ -327,7 +327,10 @@ def test_a_bom_does_not_shift_line_1_columns(tmp_path):
     text = b"unsigned m = __ballot_sync(0xffffffff, p);\n"
     plain.write_bytes(text)
     marked.write_bytes(b"\xef\xbb\xbf" + text)
-    where = lambda path: [(f.line, f.col, f.code) for f in check_file(str(path), Config())]
+
+    def where(path):
+        return [(f.line, f.col, f.code) for f in check_file(str(path), Config())]
+
     assert where(marked) == where(plain) != []
 
 

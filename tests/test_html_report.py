@@ -102,7 +102,10 @@ def test_report_structure_and_numbers(sample):
     doc = Parsed(page.read_text("utf-8"))
     want = expected_numbers(findings)
     assert want["total"] >= 10 and len(want["families"]) >= 5  # the sample project gives real work
-    count = lambda ident: int(doc.by_id(ident)["data-count"])
+
+    def count(ident):
+        return int(doc.by_id(ident)["data-count"])
+
     assert count("total-findings") == want["total"]
     assert count("total-files") == want["files"] and count("total-rules") == want["rules"]
     assert [count(f"total-{k}") for k in ("safe", "unsafe", "manual")] == [
@@ -228,8 +231,11 @@ def test_report_in_a_browser(browser, sample):
     )
     assert dict(bars) == want["families"]
     assert len(bars) == len(page.query_selector_all("#family-chart rect"))
+
     # the numbers a person reads equal the JSON output's
-    number = lambda sel: int(page.locator(sel).inner_text().split()[0])
+    def number(sel):
+        return int(page.locator(sel).inner_text().split()[0])
+
     assert number("#total-findings b") == want["total"]
     assert [number(f"#total-{k} b") for k in ("safe", "unsafe", "manual")] == [
         want[k] for k in ("safe", "unsafe", "manual")
@@ -460,9 +466,12 @@ def test_commit_equals_git_rev_parse(tmp_path):
         GIT_CONFIG_GLOBAL=os.devnull,
         GIT_CONFIG_NOSYSTEM="1",
     )
-    run = lambda *a, cwd=tmp_path / "r": subprocess.run(
-        [git, *a], cwd=cwd, env=env, check=True, capture_output=True, text=True
-    ).stdout.strip()
+
+    def run(*a, cwd=tmp_path / "r"):
+        return subprocess.run(
+            [git, *a], cwd=cwd, env=env, check=True, capture_output=True, text=True
+        ).stdout.strip()
+
     (tmp_path / "r").mkdir()
     run("init", "-q", "-b", "trunk")
     (tmp_path / "r" / "a.py").write_text("x = 1\n")
@@ -486,10 +495,19 @@ def _hue_and_contrast(colour):
     import colorsys
 
     r, g, b = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
-    lin = lambda c: c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-    lum = lambda rgb: 0.2126 * lin(rgb[0]) + 0.7152 * lin(rgb[1]) + 0.0722 * lin(rgb[2])
-    ratio = lambda a, b: (max(a, b) + 0.05) / (min(a, b) + 0.05)
-    hexrgb = lambda h: tuple(int(h[i : i + 2], 16) / 255 for i in (1, 3, 5))
+
+    def lin(c):
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    def lum(rgb):
+        return 0.2126 * lin(rgb[0]) + 0.7152 * lin(rgb[1]) + 0.0722 * lin(rgb[2])
+
+    def ratio(a, b):
+        return (max(a, b) + 0.05) / (min(a, b) + 0.05)
+
+    def hexrgb(h):
+        return tuple(int(h[i : i + 2], 16) / 255 for i in (1, 3, 5))
+
     from rocm_lint.output.html_assets import DARK_BACKGROUND, LIGHT_BACKGROUND
 
     hue, _, sat = colorsys.rgb_to_hls(r, g, b)

@@ -32,7 +32,7 @@ def lines(src):
         ("# noqa: ROC1", True),  # flake8 matches prefixes
         ("# noqa: ROC201", False),
         ("# noqa: E501", False),
-        ("#noqa", False),  # flake8 needs "# noqa"
+        ("#noqa", False),  # flake8 needs a space after the hash
         ("# not a noqa", False),
     ],
 )

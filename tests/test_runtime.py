@@ -17,7 +17,7 @@ inductor_config = pytest.importorskip("torch._inductor.config")
 
 from rocm_lint import runtime  # noqa: E402
 from rocm_lint.registry import get_rule  # noqa: E402
-from conftest import FIXTURES, ROOT  # noqa: E402
+from conftest import ROOT  # noqa: E402
 
 
 @pytest.fixture

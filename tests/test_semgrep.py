@@ -291,9 +291,9 @@ def test_every_semgrep_finding_is_a_builtin_finding(path, semgrep_findings, monk
         assert {c for _, c in found if c == "ROC707"} <= {f.code for f in ours}
         return
     if any(f.code == "ROC707" for f in ours):  # libcu++: once per file in the built-in scanner
-        found = {(l, c) for l, c in found if c != "ROC707"}
+        found = {(ln, c) for ln, c in found if c != "ROC707"}
     # By design: Semgrep does not read clang-tidy's NOLINT or rocm-lint's ignore comments.
-    found = {(l, c) for l, c in found if not SUPPRESSED.search(lines[l - 1])}
+    found = {(ln, c) for ln, c in found if not SUPPRESSED.search(lines[ln - 1])}
     # By design: Semgrep sees `threadIdx.x & 31` on its line, not a function that uses a 32-lane
     # logical warp consistently (with its calls); only the built-in scanner reads that.
     if any(c == "ROC603" for _, c in found):
@@ -301,16 +301,16 @@ def test_every_semgrep_finding_is_a_builtin_finding(path, semgrep_findings, monk
     # By design: a file that declares its own `warpSize` constant reads that one (no ROC604);
     # Semgrep matches each use and cannot see the declaration elsewhere in the file.
     if re.search(r"\b(?:constexpr|const)\b[^;{}()=\n]*\bwarpSize\s*=", path.read_text("utf-8")):
-        found = {(l, c) for l, c in found if c != "ROC604"}
+        found = {(ln, c) for ln, c in found if c != "ROC604"}
     # By design: Semgrep's ROC701 is every asm statement that is not AMD GCN; the built-in scanner
     # reports PTX only (an opcode PTX alone has, or a shared one with a PTX qualifier:
     # rocm_lint.cpp.asm), so CPU SIMD asm (RISC-V V, ARM SVE, POWER VSX) is Semgrep's alone.
     if any(c == "ROC701" for _, c in found):
-        found = {(l, c) for l, c in found if c != "ROC701" or _ptx_on_line(lines, l)}
+        found = {(ln, c) for ln, c in found if c != "ROC701" or _ptx_on_line(lines, ln)}
     # By design: what Semgrep cannot see (docs/semgrep.md), per fixture: a vendor #if/#elif chain
     # naming its own ROCm and NVIDIA macros (ROC702), a feature macro the file defines only under
     # a ROCm test (ROC705).
-    found = {(l, c) for l, c in found if c not in BEYOND_SEMGREP.get(path.name, ())}
+    found = {(ln, c) for ln, c in found if c not in BEYOND_SEMGREP.get(path.name, ())}
     assert sorted(found - {(f.line, f.code) for f in ours}) == []
 
 
@@ -421,7 +421,10 @@ def test_semgrep_fixes_give_rocm_what_the_builtin_fixes_give(path, semgrep_fixed
     findings = check_source(str(path), unsuppressed, Config())
     builtin_fixed = apply_text_fixes(str(path), unsuppressed, findings, "cuda").text
     assert builtin_fixed != unsuppressed
-    rocm = lambda text, name: translation_unit(text, tmp_path, name, defines=ROCM_DEFINES)
+
+    def rocm(text, name):
+        return translation_unit(text, tmp_path, name, defines=ROCM_DEFINES)
+
     assert rocm(after, "semgrep") == rocm(builtin_fixed, "builtin")
 
 
@@ -467,12 +470,15 @@ def test_no_ifdef_fix_where_the_file_tests_use_rocm_by_value(tmp_path):
     found = semgrep_json(by_value)
     assert {r["extra"]["metadata"]["rocm-lint-code"] for r in found} >= {"ROC702", "ROC703"}
     assert [(r["path"], r["start"]["line"]) for r in found if r["extra"].get("fix")] == []
+
     # The same lines have a fix where the file tests the macro with #ifdef ...
-    key = lambda r: (
-        Path(r["path"]).name.split("-", 2)[2],
-        r["start"]["line"],
-        r["extra"]["metadata"]["rocm-lint-code"],
-    )
+    def key(r):
+        return (
+            Path(r["path"]).name.split("-", 2)[2],
+            r["start"]["line"],
+            r["extra"]["metadata"]["rocm-lint-code"],
+        )
+
     with_fix = {key(r): r for r in semgrep_json(defined) if r["extra"].get("fix")}
     value_keys = {key(r) for r in found if "-value-" in r["path"]}
     assert len(with_fix) >= 8 and set(with_fix) <= value_keys
@@ -526,9 +532,12 @@ def test_directories_and_named_files_are_scanned_python_is_not(tmp_path):
         "--metrics=off",
         "--disable-version-check",
     ]
-    run = lambda args: json.loads(
-        subprocess.run(base + args, capture_output=True, text=True, timeout=300, cwd=tmp_path).stdout
-    )
+
+    def run(args):
+        return json.loads(
+            subprocess.run(base + args, capture_output=True, text=True, timeout=300, cwd=tmp_path).stdout
+        )
+
     for args in (["."], ["k.cu"], ["--scan-unknown-extensions", "k.cu"]):
         data = run(args)
         assert {r["path"] for r in data["results"]} == {"k.cu"}, args
@@ -747,25 +756,28 @@ def test_precommit_hook(tmp_path_factory):
     (project / "train.py").write_text("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
     _git("init", "--quiet", cwd=project, env=env)
     _git("add", "-A", cwd=project, env=env)
-    run = lambda *files: subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pre_commit",
-            "try-repo",
-            str(hooks),
-            "rocm-lint-semgrep",
-            "--color",
-            "never",
-            "--files",
-            *files,
-        ],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+
+    def run(*files):
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pre_commit",
+                "try-repo",
+                str(hooks),
+                "rocm-lint-semgrep",
+                "--color",
+                "never",
+                "--files",
+                *files,
+            ],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
     failed = run("kernel.cu", "train.py")
     out = failed.stdout + failed.stderr
     assert failed.returncode == 1, out

@@ -9,8 +9,8 @@ import pytest
 pytest.importorskip("pygls")
 pytest_lsp = pytest.importorskip("pytest_lsp")
 
-from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from lsprotocol import types  # noqa: E402 - after the importorskip that skips without pytest-lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402 - likewise
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 

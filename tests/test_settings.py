@@ -2,7 +2,6 @@
 (``.rocm-lint.toml``, ``rocm-lint.toml``, ``[tool.rocm-lint]``) and their precedence, ``--config``,
 bounded config reads, the flake8 plugin reading the same settings as the CLI, ``--show-settings``."""
 
-import json
 import os
 import subprocess
 import sys

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Optional
 
 from rocm_lint.cli_args import build_parser
 from rocm_lint.cli_report import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, error
@@ -67,7 +68,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        rule_url = lambda code: get_rule(code).url if get_rule(code) else None
+        def rule_url(code: str) -> Optional[str]:
+            return get_rule(code).url if get_rule(code) else None
+
         json.dump(
             {
                 "environment": env,

@@ -113,7 +113,8 @@ def render_report(
     write (a full disk) leaves the old file and is one error line and exit 2."""
     import io
 
-    target = io.StringIO() if args.output_file else (out or sys.stdout)
+    buffer = io.StringIO() if args.output_file else None
+    target = buffer if buffer is not None else (out or sys.stdout)
     fmt = args.output_format or ("full" if target.isatty() else "concise")
     _render(fmt, report, config, args, target, sources, workspace)
     if args.show_fixes and shown is not None:
@@ -122,8 +123,8 @@ def render_report(
             sys.stderr if fmt in MACHINE_FORMATS or args.statistics else target,
             applied=bool(args.fix),
         )
-    if args.output_file:
-        if not write_report(args.output_file, target.getvalue(), config):
+    if buffer is not None:
+        if not write_report(args.output_file, buffer.getvalue(), config):
             return EXIT_ERROR
     else:
         target.flush()

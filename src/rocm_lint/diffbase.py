@@ -282,8 +282,13 @@ def changed_since(ref: str, paths: Sequence[str]) -> ChangedLines:
         what=what,
     )
     tracked = _git(["ls-files", "-z", "--cached"], top, what=what)
-    join = lambda rel: os.path.realpath(os.path.join(top, os.fsdecode(rel)))
-    changed = {join(rel): frozenset(lines) for rel, lines in parse_diff(patch).items()}
+
+    def join(rel: bytes) -> str:
+        return os.path.realpath(os.path.join(top, os.fsdecode(rel)))
+
+    changed: Dict[str, Optional[FrozenSet[int]]] = {
+        join(rel): frozenset(lines) for rel, lines in parse_diff(patch).items()
+    }
     return ChangedLines(
         top=top,
         base=base,

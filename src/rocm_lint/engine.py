@@ -431,7 +431,7 @@ def _check_source(
         text, codes, family, found
     ):  # before the checkers: their families import on first use
         return []
-    checkers = source_checkers(family, codes)
+    checkers: Sequence[SourceChecker] = source_checkers(family, codes)
     if not checkers:
         return []
     if family == "cuda":

@@ -224,7 +224,7 @@ def filter_findings(findings: Iterable, text: str, tree: Optional[ast.Module] = 
 # -- C++ and config files ------------------------------------------------------------------
 # ``// rocm-lint: ignore[ROC601,ROC602]`` (any comment style; bare ``rocm-lint: ignore`` = all),
 # clang-tidy's ``// NOLINT(ROC601)`` / ``// NOLINTNEXTLINE(ROC601)`` (bare = all), and
-# ``# noqa: ROC301`` in the hash-comment languages.  Codes may be prefixes (``ROC6``).
+# ``noqa: ROC301`` after a hash in the hash-comment languages.  Codes may be prefixes (``ROC6``).
 _IGNORE = re.compile(r"rocm-lint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
 _NOLINT = re.compile(r"\bNOLINT(?P<next>NEXTLINE)?\b(?:\((?P<codes>[^)]*)\))?")
 _COMMENT_MARKERS = ("rocm-lint", "NOLINT", "noqa")

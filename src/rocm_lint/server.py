@@ -28,7 +28,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import BinaryIO, Dict, List, Optional, Sequence, Tuple, cast
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -307,7 +307,9 @@ class RocmLintServer(LanguageServer):
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:
-    key = lambda p: (p.line, p.character)
+    def key(p: types.Position) -> Tuple[int, int]:
+        return (p.line, p.character)
+
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
@@ -409,5 +411,5 @@ def main() -> int:
     gc.set_threshold(20_000, 20, 100)
     server = create_server()
     server.freeze_pending = True
-    server.start_io(stdin=BoundedStdin(sys.stdin.buffer))
+    server.start_io(stdin=cast(BinaryIO, BoundedStdin(sys.stdin.buffer)))  # reads as pygls does
     return server.exit_code

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from types import SimpleNamespace
-from typing import BinaryIO, Optional
+from typing import BinaryIO, Optional, Union
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
@@ -86,7 +86,7 @@ class Protocol(LanguageServerProtocol):
             }
             self._send_data({"jsonrpc": "2.0", "id": None, "error": error})  # its id was not read
             return
-        msg_id: Optional[object] = getattr(message, "id", None)
+        msg_id: Optional[Union[str, int]] = getattr(message, "id", None)
         if self._shutdown and msg_id is not None and getattr(message, "method", "") not in ("", types.EXIT):
             self._send_response(
                 msg_id,

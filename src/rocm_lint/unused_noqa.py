@@ -117,7 +117,7 @@ def markers(text: str, language: str) -> Optional[List[Marker]]:
         comments = _python_comments(text)
         if comments is None:
             return None
-        patterns = (_NOQA,)
+        patterns: Tuple[re.Pattern[str], ...] = (_NOQA,)
     elif language in CPP:
         comments, patterns = _line_comments(text, language), (_IGNORE, _NOLINT)
     else:
@@ -128,7 +128,7 @@ def markers(text: str, language: str) -> Optional[List[Marker]]:
         for pattern in patterns:
             for m in pattern.finditer(comment):
                 if pattern is _NOQA and not comment[: m.start()].rstrip().endswith("#"):
-                    continue  # flake8's `# noqa`: the word right after a `#`
+                    continue  # flake8's noqa comment: the word right after a hash
                 if m.group("codes") is None:
                     continue  # a bare suppression: never judged
                 base = a + m.start("codes")
@@ -256,7 +256,10 @@ def _removal(text: str, m: Marker, stale_starts: set, starts: List[int]) -> Tupl
     """Edits that take the stale codes out of the marker, or the marker (and the comment, when it
     held nothing else) out of the line; the line itself stays."""
     keep = [c for c in m.codes if c[1] not in stale_starts]
-    pos = lambda offset: (m.line, offset - starts[m.line - 1])
+
+    def pos(offset: int) -> Tuple[int, int]:
+        return (m.line, offset - starts[m.line - 1])
+
     if keep:
         first, last = m.codes[0][1], m.codes[-1][2]
         separator = ", " if ", " in text[first:last] or " " in text[first:last] else ","

@@ -14,7 +14,7 @@ import itertools
 import os
 import re
 from fnmatch import fnmatchcase
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from rocm_lint.build.cmake_values import (
     CUDA,
@@ -52,6 +52,26 @@ from rocm_lint.build.cmake_values import (
 class CommandSemantics:
     """The ``_c_*`` handlers (the interpreter's own methods: ``_path``, ``_unknown_command``,
     ``_run_listfile`` ... are ``Interpreter``'s)."""
+
+    if TYPE_CHECKING:  # the interpreter's state and methods the handlers use (``Interpreter``)
+        root: str
+        scenario: Optional[str]
+        frames: List[Any]
+        current_dir: str
+        list_file: str
+        written: Optional[Set[str]]
+
+        def _in_tree(self, path: str) -> bool: ...
+
+        def _run_listfile(self, path: str, st: State, directory: bool) -> Optional[State]: ...
+
+        def _turn_on(self, lang: str) -> None: ...
+
+        def _enumerate(self, tokens: List[Tuple[str, bool]], st: State) -> Optional[Set[bool]]: ...
+
+        def _unknown_command(self, name: str, args: List[Item], st: State) -> State: ...
+
+        def _path(self, p: str) -> str: ...
 
     def _c_set(self, args: List[Item], st: State) -> State:
         if not args or not isinstance(args[0], str):
@@ -158,9 +178,10 @@ class CommandSemantics:
         rest = args[2:]
         out_var = var
         if op in ("LENGTH", "GET", "JOIN", "FIND", "SUBLIST"):
-            out_var = rest[-1] if rest and isinstance(rest[-1], str) else None
-            if out_var is None:
+            last = rest[-1] if rest else None
+            if not isinstance(last, str):
                 raise Unknown
+            out_var = last
         if op == "TRANSFORM" and "OUTPUT_VARIABLE" in rest:
             k = rest.index("OUTPUT_VARIABLE")
             if k + 1 >= len(rest) or not isinstance(rest[k + 1], str):
@@ -419,7 +440,7 @@ class CommandSemantics:
             count = st.get("ARGC")
             if count is None or len(count) != 1:
                 raise Unknown
-            argv = []
+            argv: List[Item] = []
             for k in range(first, int(next(iter(count)) or 0)):
                 v = st.get(f"ARGV{k}")
                 if v is None or len(v) != 1:

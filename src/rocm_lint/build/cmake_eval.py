@@ -47,7 +47,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, cast
 
 from rocm_lint.build.cmake_commands import CommandSemantics
 from rocm_lint.build.cmake_condition import Condition
@@ -382,7 +382,7 @@ class Interpreter(CommandSemantics):
         rest = words[1:]
         items: Optional[List[str]] = None
         if all_known(rest):
-            items = self._foreach_items(rest, st)
+            items = self._foreach_items(cast(List[str], rest), st)  # all known: all text
         if items is None or len(items) > MAX_ITERATIONS:
             return self._widen(node, st, var)
         before = st.normal(var)
@@ -475,6 +475,7 @@ class Interpreter(CommandSemantics):
         i, n = 0, len(raw)
         while i < n:
             m = PLAIN_TEXT.match(raw, i)
+            assert m is not None  # the pattern matches the empty text too
             if m.end() > i:  # a run of characters with no escape and no reference
                 lit.append(m.group(0))
                 i = m.end()
@@ -537,10 +538,10 @@ class Interpreter(CommandSemantics):
                     if value is None:
                         raise Unknown
                     return {value}
-        value = st.cached(name) if kind == "CACHE" else st.get(name)
-        if value is None:
+        found = st.cached(name) if kind == "CACHE" else st.get(name)
+        if found is None:
             raise Unknown
-        return {"" if v is None else v for v in value}
+        return {"" if v is None else v for v in found}
 
     def _alternatives(self, cmd: Cmd, st: State) -> List[List[Item]]:
         """The argument lists the command may get: unquoted arguments split into list elements;
@@ -551,10 +552,9 @@ class Interpreter(CommandSemantics):
             try:
                 values = self._expand(raw, kind, st)
                 if kind == "unquoted":
-                    options = [tuple(x for x in v.split(";") if x) if "\\" not in v else None for v in values]
-                    if any(o is None for o in options):
+                    if any("\\" in v for v in values):
                         raise Unknown
-                    per_arg.append(sorted(set(options)))  # type: ignore[arg-type]
+                    per_arg.append(sorted({tuple(x for x in v.split(";") if x) for v in values}))
                 else:
                     per_arg.append([(v,) for v in sorted(values)])
             except Unknown:
@@ -604,7 +604,7 @@ class Interpreter(CommandSemantics):
         return results.pop() if len(results) == 1 else None
 
     def _condition_tokens(self, cmd: Cmd, st: State):
-        per_arg: List[List[List[Tuple[str, bool]]]] = []
+        per_arg: List[Sequence[Sequence[Tuple[str, bool]]]] = []
         for a in cmd.args:
             kind, raw = arg_text(cmd, a)
             try:
@@ -709,8 +709,8 @@ class Interpreter(CommandSemantics):
                 finally:
                     self.macro_args.pop()
             st.scopes.append(dict(st.scopes[-1]))
-            for k, v in values.items():
-                st.set(k, None if v is None else frozenset({v}))
+            for var, arg in values.items():
+                st.set(var, None if arg is None else frozenset({arg}))
             st.set("CMAKE_CURRENT_FUNCTION_LIST_DIR", frozenset({os.path.dirname(func.path)}))
             frame = _Frame("function")
             self.frames.append(frame)
@@ -839,7 +839,7 @@ def _definitions_of(item: str, lang: str, flags: bool) -> Optional[Tuple[FrozenS
         options = genex(item, lang)
     except Unknown:
         return None
-    out = []
+    out: List[FrozenSet[Tuple[str, str]]] = []
     for option in options:
         defs: Set[Tuple[str, str]] = set()
         for word in option.split(";") if not flags else [option]:
@@ -852,7 +852,7 @@ def _definitions_of(item: str, lang: str, flags: bool) -> Optional[Tuple[FrozenS
                 defs.add((m.group(1), m.group(2) if m.group(2) is not None else "1"))
             elif word:
                 return None
-        out.append(frozenset(tuple(d) for d in defs))  # type: ignore[misc]
+        out.append(frozenset(defs))
     return tuple(out)
 
 
@@ -946,8 +946,8 @@ def scenario_facts(st: Optional[State], scenario: Optional[str], root: str) -> S
         out = []
         for n in sorted(names):
             definite = all(n in table and table[n][0] for _, table, _ in rows)
-            values = {table[n][1] for _, table, _ in rows if n in table}
-            out.append((n, definite, values.pop() if len(values) == 1 else None))
+            seen = {table[n][1] for _, table, _ in rows if n in table}
+            out.append((n, definite, seen.pop() if len(seen) == 1 else None))
         sources[path] = SourceFacts(compiled, tuple(out), any(r[2] for r in rows))
     return ScenarioFacts(sources, lost, False)
 

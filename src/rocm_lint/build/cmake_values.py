@@ -386,9 +386,9 @@ def join(a: Optional[State], b: Optional[State]) -> Optional[State]:
         if pa is not pb:
             out.props[key] = join_items(pa, pb)
     out.owned = set()
-    for key in a.flags.keys() | b.flags.keys():
-        va, vb = a.flags.get(key), b.flags.get(key)
-        out.flags[key] = va if va == vb else (True if key == "lost" else None)
+    for flag in a.flags.keys() | b.flags.keys():
+        va, vb = a.flags.get(flag), b.flags.get(flag)
+        out.flags[flag] = va if va == vb else (True if flag == "lost" else None)
     out.guards = a.guards | b.guards
     return out
 
@@ -404,7 +404,8 @@ def join_all(states: Iterable[Optional[State]]) -> Optional[State]:
 def _split_genex(text: str) -> List[Union[str, Tuple[str, List[str]]]]:
     """Literal text and ``$<name:arg,arg>`` pieces (arguments left unevaluated)."""
     out: List[Union[str, Tuple[str, List[str]]]] = []
-    i, n, lit = 0, len(text), []
+    i, n = 0, len(text)
+    lit: List[str] = []
     while i < n:
         if text.startswith("$<", i):
             depth, j = 1, i + 2
@@ -543,7 +544,7 @@ def _genex_one(head: str, parts: List[str], language: Optional[str]) -> FrozenSe
     if head == "COMPILE_LANGUAGE" and len(args) == 1:
         if language is None:
             raise Unknown
-        langs = set()
+        langs: Set[str] = set()
         for v in args[0]:
             langs.update(x.strip() for x in v.split(","))
         return frozenset({"1" if language in langs else "0"})

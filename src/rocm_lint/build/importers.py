@@ -76,7 +76,7 @@ def _import_index(ws: Workspace, root: str) -> Optional[Dict[str, Tuple[str, ...
                 continue
             if not isinstance(data, bytes) or b"import" not in data:
                 continue
-            words = set()
+            words: Set[str] = set()
             for line in _IMPORT_LINE.finditer(data):
                 text = line.group(0)
                 if text.rstrip().endswith(b"("):  # ``from . import (`` ... ``)``: the next lines too

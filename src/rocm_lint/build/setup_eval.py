@@ -40,7 +40,7 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from rocm_lint.build.cmake import source_pattern
 from rocm_lint.build.logic import Worlds
@@ -95,7 +95,7 @@ class Mod:
 
 @dataclass(frozen=True)
 class Func:
-    node: ast.AST
+    node: Union[ast.FunctionDef, ast.AsyncFunctionDef]
     defaults: Tuple[object, ...]
     kw_defaults: Tuple[object, ...]
     closure: Optional[Dict[str, object]] = field(default=None, compare=False)  # the definer's names
@@ -520,8 +520,8 @@ class _Run:
             self.frame.raised = True
             self.alive = False
         elif isinstance(s, ast.Assert):
-            t = truth(self.expr(s.test))
-            if t is False:
+            holds = truth(self.expr(s.test))
+            if holds is False:
                 self.frame.raised = True
                 self.alive = False
         elif isinstance(s, (ast.Import, ast.ImportFrom)):
@@ -560,10 +560,10 @@ class _Run:
             self.maybe -= 1
             self.join_snapshots([first, second])
 
-    def for_loop(self, s: ast.For) -> None:
+    def for_loop(self, s: Union[ast.For, ast.AsyncFor]) -> None:
         items = _seq_of(self.expr(s.iter))
         if items is None or items.open or len(items.items) > 256 or not all(d for _, d in items.items):
-            element = UNK
+            element: object = UNK
             if items is not None and not items.open and items.items:
                 element = items.items[0][0]
                 for v, _ in items.items[1:]:
@@ -701,9 +701,9 @@ class _Run:
         if isinstance(container, Seq) and isinstance(key, int) and not isinstance(key, bool):
             if container.open or not -len(container.items) <= key < len(container.items):
                 return Seq(container.kind, container.items, True)
-            items = list(container.items)
-            items[key] = (value, items[key][1])
-            return Seq(container.kind, tuple(items), container.open)
+            elems = list(container.items)
+            elems[key] = (value, elems[key][1])
+            return Seq(container.kind, tuple(elems), container.open)
         return UNK
 
     # -- expressions -------------------------------------------------------------------------------
@@ -1131,10 +1131,10 @@ class _Run:
                     return default
                 return v
             if name == "update" and len(args) == 1 and isinstance(args[0], DictV):
-                new = recv
-                for k, v, _ in args[0].items:
-                    new = self.set_item(new, k, v)  # type: ignore[arg-type]
-                self.update(m.target, new)
+                updated: object = recv
+                for key, value, _ in args[0].items:
+                    updated = self.set_item(updated, key, value)
+                self.update(m.target, updated)
                 return None
             if name in ("keys", "values", "items"):
                 pick = {"keys": lambda k, v: k, "values": lambda k, v: v}.get(
@@ -1172,10 +1172,10 @@ class _Run:
                 pattern = args[0] if name == "glob" else "**/" + args[0]
                 found = self.glob(os.path.join(recv.path, pattern), True)
                 if isinstance(found, Seq):
-                    return Seq("list", tuple((PathV(p), d) for p, d in found.items), found.open)
+                    return Seq("list", tuple((PathV(str(p)), d) for p, d in found.items), found.open)  # paths
                 return found
             if name == "joinpath" and all(_text(a) is not None for a in args):
-                return PathV(os.path.join(recv.path, *[_text(a) for a in args]))  # type: ignore[misc]
+                return PathV(os.path.join(recv.path, *[_text(a) or "" for a in args]))  # all text (above)
             if name in ("exists", "is_dir", "is_file") and not args:
                 return self.exists(recv.path, name)
         return UNK
@@ -1217,7 +1217,9 @@ class _Run:
             for options in texts:
                 if not all(_text(o) is not None for o in options):
                     return UNK
-                combos = [c + [_text(o)] for c in combos for o in options][:MAX_ALTERNATIVES]  # type: ignore[list-item]
+                combos = [c + [_text(o) or ""] for c in combos for o in options][
+                    :MAX_ALTERNATIVES
+                ]  # all text
             if not combos[0]:
                 return UNK
             out = {os.path.join(*c) for c in combos}
@@ -1251,9 +1253,10 @@ class _Run:
         if name == "os.listdir" and len(args) == 1 and _text(args[0]) is not None:
             return self.listdir(_text(args[0]))  # type: ignore[arg-type]
         if name in ("pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath") and args:
-            texts = [_text(a) for a in args]
-            if all(t is not None for t in texts):
-                return PathV(os.path.join(*texts))  # type: ignore[arg-type]
+            parts = [_text(a) for a in args]
+            known = [p for p in parts if p is not None]
+            if len(known) == len(parts):
+                return PathV(os.path.join(*known))
             return UNK
         if name.startswith("builtins."):
             return self.builtin(short, args, kwargs)
@@ -1271,8 +1274,8 @@ class _Run:
             t = _text(args[0])
             return t if t is not None else (str(args[0]) if isinstance(args[0], (int, float)) else UNK)
         if short == "bool" and len(args) == 1:
-            t = truth(args[0])
-            return UNK if t is None else t
+            b = truth(args[0])
+            return UNK if b is None else b
         if short == "len" and len(args) == 1:
             seq = _seq_of(args[0])
             if seq is not None and not seq.open and all(d for _, d in seq.items):
@@ -1381,18 +1384,18 @@ class _Run:
         """Functions nothing in the module calls (an importer's entry point, a method setuptools
         calls) and those the interpreter gave up inlining: run once as "maybe", arguments unknown."""
         called = self.shared.loaded
-        todo: List[ast.AST] = list(self.shared.methods)
-        for node in self.tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if id(node) in self.bailed or (node.name not in called and id(node) not in self.evaluated):
-                    todo.append(node)
+        todo: List[Union[ast.FunctionDef, ast.AsyncFunctionDef]] = list(self.shared.methods)
+        for stmt in self.tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if id(stmt) in self.bailed or (stmt.name not in called and id(stmt) not in self.evaluated):
+                    todo.append(stmt)
         for node in todo:
             if id(node) in self.evaluated and id(node) not in self.bailed:
                 continue
             self.alive = True
             self.maybe = 1
-            defaults = tuple(UNK for _ in node.args.defaults)  # type: ignore[attr-defined]
-            kw = tuple(UNK for _ in node.args.kw_defaults)  # type: ignore[attr-defined]
+            defaults = tuple(UNK for _ in node.args.defaults)
+            kw = tuple(UNK for _ in node.args.kw_defaults)
             call = ast.Call(func=ast.Name(id="_", ctx=ast.Load()), args=[], keywords=[])
             self.stack.clear()
             self.inline(Func(node, defaults, kw), [], {}, False, call)
@@ -1611,7 +1614,7 @@ class _Shared:
     def __init__(self, tree: ast.Module) -> None:
         self.stored: Set[str] = set()
         self.loaded: Set[str] = set()
-        self.methods: List[ast.AST] = []  # functions of a class body
+        self.methods: List[Union[ast.FunctionDef, ast.AsyncFunctionDef]] = []  # functions of a class body
         for n in ast.walk(tree):
             if isinstance(n, ast.Name):
                 (self.stored if isinstance(n.ctx, ast.Store) else self.loaded).add(n.id)
@@ -1705,6 +1708,6 @@ def evaluate(
     if built:
         # a scenario that builds nothing (it stops first: ``raise`` where nvcc is missing)
         # defines nothing for a compiler that never runs: its macros are unknown there
-        for key, where in list(macros.items()):
-            macros[key] = tuple(w if results[k].builds else None for k, w in enumerate(where))  # type: ignore[assignment]
+        for key, certs in list(macros.items()):
+            macros[key] = tuple(w if results[k].builds else None for k, w in enumerate(certs))  # type: ignore[assignment]
     return Evaluation(sources, macros, any(r.evidence for r in results))

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, cast
 
 from rocm_lint.cpp.conditions import parse_condition
 from rocm_lint.cpp.nvidia_view import macro_tests
 
 if TYPE_CHECKING:
+    from rocm_lint.cpp.preproc import Directive
     from rocm_lint.cpp.scanner import CppUnit
 
 
@@ -170,10 +171,10 @@ def gate_lines(unit: CppUnit, first: int, last: int, rocm_text: str) -> Optional
     )
 
 
-def enclosing_groups(unit: CppUnit, first: int, last: int) -> List[List[object]]:
+def enclosing_groups(unit: CppUnit, first: int, last: int) -> List[List[Directive]]:
     """The conditionals that enclose lines ``first..last`` (outermost first), each as its
     directives in order (``#if``, ``#elif``/``#else``, ``#endif``)."""
-    groups = unit.memo.get("conditional_groups")
+    groups = cast("Optional[Dict[int, List[Directive]]]", unit.memo.get("conditional_groups"))
     if groups is None:  # once per file: a file with many fixes asks for each
         groups = {}
         for d in unit.pre.directives:
@@ -181,7 +182,7 @@ def enclosing_groups(unit: CppUnit, first: int, last: int) -> List[List[object]]
                 groups.setdefault(d.group, []).append(d)
         unit.memo["conditional_groups"] = groups
     out = []
-    for members in groups.values():  # type: ignore[union-attr]
+    for members in groups.values():
         opening, closing = members[0], members[-1]
         if closing.name == "endif" and opening.line < first and closing.line > last:
             out.append(members)

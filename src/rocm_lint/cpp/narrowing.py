@@ -8,7 +8,7 @@ holds the findings equal with and without the narrowing."""
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import FrozenSet
+from typing import FrozenSet, Sequence
 
 # A .cpp/.h file is scanned only if it holds one of these words, or inline assembly that is PTX
 # or AMD GCN: a CPU backend's SIMD kernels (RISC-V V, ARM SVE, LoongArch LASX, POWER VSX asm) are
@@ -82,7 +82,7 @@ def holds_cuda_host_code(text: str) -> bool:
     return any(w in text for w in CUDA_HOST_WORDS)
 
 
-def host_checkers(checkers: list) -> list:
+def host_checkers(checkers: Sequence) -> list:
     """The checkers of ``checkers`` that read host code (:data:`HOST_CODE_RULES`)."""
     return [c for c in checkers if c.rule.code in HOST_CODE_RULES]
 
@@ -130,7 +130,7 @@ def _device_automaton():
 WORD_BOUND_RULES = frozenset({"ROC701", "ROC702", "ROC704", "ROC706", "ROC707", "ROC708", "ROC709", "ROC710"})
 
 
-def narrowed_checkers(checkers: tuple, found: FrozenSet[str]) -> list:
+def narrowed_checkers(checkers: Sequence, found: FrozenSet[str]) -> list:
     """``checkers`` (the registry's tuple for the file's language and codes) less those of
     :data:`WORD_BOUND_RULES` whose trigger words ``found`` (the trigger words present in the
     file: ``engine.present_words``) holds none of."""

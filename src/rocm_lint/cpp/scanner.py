@@ -444,7 +444,7 @@ def read_cpp_unit(
             entry = entry_environment(ws, path) if HEADER_PATH.search(path) else None
             guard = include_guard(lexed.code) if entry is not None else None
             seed = (
-                (entry.seed(frozenset((guard,))) if entry is not None else ())
+                (entry.seed(frozenset((guard,) if guard is not None else ())) if entry is not None else ())
                 + build_context.macro_facts(ws, path)
                 + included_macro_facts(ws, path, text)
             )

@@ -69,6 +69,7 @@ def tokenize(code: str, start: int, end: int) -> List[Tuple[str, str, int]]:
         if m is None or m.end() == pos:
             raise Unknown(f"character {code[pos]!r}")
         kind = m.lastgroup
+        assert kind is not None  # every alternative of _TOKEN is a named group
         out.append((kind, m.group(kind), m.start(kind)))
         pos = m.end()
     return out

@@ -120,6 +120,7 @@ class _Walker:
     def _set(self, i: int, name: str, macro: Macro) -> None:
         self.raw[i][name] = macro
         defined, body, params = macro[0], macro[1], macro[2]
+        local: Tuple[Tri, Optional[Node]]
         if defined is True and params is None:
             local = (True, parse_condition(body) if body else Node("num", 1))
         else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple, TypeVar
 
 from rocm_lint.cpp.conditions import Node, Tri, parse_condition
 from rocm_lint.cpp.facts import Facts, Value
@@ -106,7 +106,10 @@ def _agreed_macros(envs: List[Dict[str, Macro]]) -> Dict[str, Macro]:
     return out
 
 
-def _agreed(tables: List[Dict[str, object]], key=lambda v: v) -> Dict[str, object]:
+_V = TypeVar("_V")
+
+
+def _agreed(tables: List[Dict[str, _V]], key: Callable[[_V], Any] = lambda v: v) -> Dict[str, _V]:
     first = tables[0]
     return {n: v for n, v in first.items() if all(n in t and key(t[n]) == key(v) for t in tables[1:])}
 
@@ -138,12 +141,12 @@ def meet(records: List[Record]) -> Entry:
     if rocm_envs:
         rocm = _agreed_macros([env for env, _ in rocm_envs])
         declared = [d for _, d in rocm_envs]
-        facts.int_aliases = _agreed([d.aliases for d in declared])  # type: ignore[assignment]
-        facts.alias_links = _agreed([d.links for d in declared])  # type: ignore[assignment]
-        facts.ballot_wrappers = _agreed([d.ballots for d in declared], key=lambda v: True)  # type: ignore[assignment]
-        facts.shuffle_wrappers = _agreed([d.shuffles for d in declared], key=lambda v: True)  # type: ignore[assignment]
+        facts.int_aliases = _agreed([d.aliases for d in declared])
+        facts.alias_links = _agreed([d.links for d in declared])
+        facts.ballot_wrappers = _agreed([d.ballots for d in declared], key=lambda v: True)
+        facts.shuffle_wrappers = _agreed([d.shuffles for d in declared], key=lambda v: True)
         consts = _agreed([d.consts for d in declared], key=lambda v: (v.text, v.type))
-        facts.values = {  # type: ignore[assignment]
+        facts.values = {
             **consts,
             **{
                 name: Value(body, where, rocm_only=rocm_only)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import FrozenSet, List, Optional, Tuple
+from typing import Any, FrozenSet, List, Optional, Tuple
 
 from rocm_lint.cpp import includes
 from rocm_lint.cpp.conditions import Node, parse_condition
@@ -46,7 +46,7 @@ IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 #   ("alias", name, bits or None, target)     an integer type alias, or an alias of a name
 #   ("const", name, initializer, declared type, line)
 #   ("ballot", name, line) / ("shuffle", name, line)   a wrapper the file defines
-Event = Tuple[object, ...]
+Event = Tuple[Any, ...]  # its items' types follow from its kind (above)
 
 
 @dataclass(frozen=True)

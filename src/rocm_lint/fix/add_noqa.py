@@ -100,7 +100,7 @@ def _with_codes(body: str, codes: List[str], language: str) -> str:
     if language in ("cuda", "cpp"):
         return _cpp_line(body, codes)
     if _BARE_NOQA.search(_hash_comment(body)):
-        return body  # `# noqa` without codes covers every code already
+        return body  # a noqa comment without codes covers every code already
     m = _NOQA_CODES.search(body, _comment_start(body, language))
     if m:
         return body[: m.start("codes")] + _merged(m.group("codes"), codes) + body[m.end("codes") :]

@@ -73,10 +73,10 @@ class RecipeTransformer(cst.CSTTransformer):
             elif isinstance(f.recipe, GuardImport):
                 self.guard_lines.setdefault(f.line, []).append(f)
             elif isinstance(f.recipe, (RocmValue, WrapExpression)):
-                l, c, el, ec = f.recipe.span
+                ln, c, el, ec = f.recipe.span
                 key = (
-                    l,
-                    char_col(lines[l - 1], c),
+                    ln,
+                    char_col(lines[ln - 1], c),
                     el,
                     char_col(lines[el - 1], ec),
                 )  # LibCST counts characters

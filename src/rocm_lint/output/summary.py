@@ -34,7 +34,9 @@ def render_summary(
     root: Optional[str] = None,
     files_checked: Optional[int] = None,
 ) -> None:
-    name = lambda path: display_name(repo_path(path, root or ""))
+    def name(path: str) -> str:
+        return display_name(repo_path(path, root or ""))
+
     files = Counter(name(f.path) for f in findings)
     checked = f" ({_plural(files_checked, 'file')} checked)" if files_checked is not None else ""
     w = out.write

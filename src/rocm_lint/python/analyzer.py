@@ -12,7 +12,7 @@ import ast
 import bisect
 import os
 import re
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, cast
 
 from rocm_lint.domain import NVIDIA
 from rocm_lint.finding import Applicability, Finding, Fix, Recipe
@@ -155,6 +155,7 @@ class Analyzer:
             finally:
                 self.ctx.function = outer_fn
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            stmt = cast(ast.Try, stmt)  # (a TryStar has a Try's fields)
             guarded = state.import_guarded or any(_catches_import_error(h) for h in stmt.handlers)
             self.walk_block(stmt.body, state._replace(import_guarded=guarded))
             for handler in stmt.handlers:

@@ -22,7 +22,19 @@ from __future__ import annotations
 
 import ast
 import bisect
-from typing import Callable, Dict, Generic, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
+from typing import (
+    Callable,
+    Dict,
+    Generic,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
 from rocm_lint.config import Config
 from rocm_lint.domain import NVIDIA_ONLY_IMPORTS
@@ -96,7 +108,7 @@ class ModuleContext(SourceView):
         self.state = State()
         self.statement: Optional[ast.stmt] = None  # the innermost statement being visited
         self.node: Optional[ast.AST] = None  # the node being checked
-        self.function: Optional[ast.AST] = None  # the innermost function being visited
+        self.function: Optional[_Function] = None  # the innermost function being visited
         self.stack: List[ast.AST] = []  # the visited node's ancestors, module first
         # Names assigned exactly once anywhere in the module, with their value:
         # lets ``MODE = "reduce-overhead"; torch.compile(m, mode=MODE)`` resolve.
@@ -494,6 +506,9 @@ class ModuleContext(SourceView):
 register_context(ModuleContext)
 
 
+_Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+
+
 def platform_words(config: Config) -> List[str]:
     """The words (lower case, substrings of a line) that make a binding or function worth
     evaluating as a platform test in phase 1; the names learned as predicates join them."""
@@ -522,7 +537,7 @@ def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
         stack.extend(reversed(nested))
 
 
-def _own_returns(fn: ast.AST) -> Iterator[ast.Return]:
+def _own_returns(fn: _Function) -> Iterator[ast.Return]:
     """The ``return`` statements of ``fn`` itself (statements only, nested defs left out)."""
     stack = list(fn.body)
     while stack:
@@ -536,7 +551,7 @@ def _own_returns(fn: ast.AST) -> Iterator[ast.Return]:
                 stack.extend(clause.body)
 
 
-def _is_parameter(fn: ast.AST, name: str) -> bool:
+def _is_parameter(fn: _Function, name: str) -> bool:
     args = fn.args
     every = [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
     return any(a is not None and a.arg == name for a in every)

@@ -276,7 +276,7 @@ class Scopes:
             for item in items:
                 if isinstance(item, ast.AST) and not isinstance(item, (ast.stmt, ast.excepthandler)):
                     yield from ast.walk(item)
-                elif isinstance(item, ast.excepthandler) and item.type is not None:
+                elif isinstance(item, ast.ExceptHandler) and item.type is not None:
                     yield from ast.walk(item.type)
 
 

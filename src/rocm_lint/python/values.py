@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple, cast
 
 from rocm_lint.domain import NVIDIA, ROCM
 from rocm_lint.python.predicates import binding_kind
@@ -401,6 +401,7 @@ class ValueFlow:
                 if not any([self._block(arm, platform, frame, out) for arm in arms]):
                     return False
             elif isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+                s = cast(ast.Try, s)  # (a TryStar has a Try's fields)
                 body = self._block(s.body, platform, frame, out)
                 if body and s.orelse:
                     body = self._block(s.orelse, platform, frame, out)
@@ -413,7 +414,7 @@ class ValueFlow:
                 self._block(s.body, platform, frame, out)
                 self._block(getattr(s, "orelse", []), platform, frame, out)
             elif type(s).__name__ == "Match":
-                for case in s.cases:
+                for case in getattr(s, "cases"):  # (ast.Match: Python 3.10 and later)
                     self._block(case.body, platform, frame, out)
         return True
 

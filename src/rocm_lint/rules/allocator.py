@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING, Iterator, Optional, Tuple
 
 from rocm_lint.domain import ALLOC_CONF_VARS, AUTOTUNE_ENV
 from rocm_lint.finding import Applicability, GateStatement, Recipe, RocmValue, span_of
-from rocm_lint.lazy import LazyPattern, lazy_functions
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.python.context import ModuleContext
 from rocm_lint.python.patterns import env_settings
 from rocm_lint.rule import FixAvailability, Hit, PyHit, Rule
 
 if TYPE_CHECKING:
     from rocm_lint.configfiles.unit import ConfigUnit, Setting
-
-# (the config-file machinery is imported when a config file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.configfiles.unit", "default_of", "truthy")
 
 _MESSAGE = (
     "`max_split_size_mb` in {where}: combined with expandable segments (on by default from "
@@ -142,6 +138,8 @@ def max_split_size_in_environment(unit: ConfigUnit) -> Iterator[Hit]:
 @ROC302.source_checker()
 def max_autotune_in_environment(unit: ConfigUnit) -> Iterator[Hit]:
     """``TORCHINDUCTOR_MAX_AUTOTUNE*`` set to a true value (also as the default of ``${X:-1}``)."""
+    from rocm_lint.configfiles.unit import default_of, truthy
+
     for s in _runtime_settings(unit):
         if s.name in AUTOTUNE_ENV:
             value = default_of(s) if s.computed else s.value

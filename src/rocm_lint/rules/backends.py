@@ -389,6 +389,7 @@ def reduction_assignment(node: ast.Assign, ctx: ModuleContext) -> Iterator[PyHit
             and _disallows_reduction(node.value, ctx)
         ):
             attr = ctx.qualname(target)
+            assert attr is not None  # one of REDUCTION_FLAGS (above)
             yield PyHit(target, _reduction_message(attr), None, _no_reduction_gate(attr, ctx))
 
 

@@ -7,7 +7,7 @@ path anywhere in the module."""
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from rocm_lint.domain import NVIDIA, ROCM
 from rocm_lint.lazy import LazyPattern
@@ -90,7 +90,7 @@ def _run_on_rocm(body: List[ast.stmt], ctx: ModuleContext, steps: List[int]) -> 
 
 def _raising_functions(ctx: ModuleContext) -> Dict[str, str]:
     """Module-level functions defined once whose body, run on ROCm, raises -> why."""
-    defs: Dict[str, List[ast.AST]] = {}
+    defs: Dict[str, List[Union[ast.FunctionDef, ast.AsyncFunctionDef]]] = {}
     for stmt in ctx.tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             defs.setdefault(stmt.name, []).append(stmt)
@@ -204,7 +204,7 @@ def _holds_cuda_extension(node: ast.AST, ctx: ModuleContext) -> bool:
 
 
 @ROC504.checker(ast.If, ast.IfExp)
-def cuda_extension_only_on_nvidia(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
+def cuda_extension_only_on_nvidia(node: Union[ast.If, ast.IfExp], ctx: ModuleContext) -> Iterator[PyHit]:
     if ctx.state.rocm_only or _false_on_rocm(node.test, ctx) is not True:
         return
     body = node.body if isinstance(node, ast.IfExp) else ast.Module(body=node.body, type_ignores=[])

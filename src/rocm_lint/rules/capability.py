@@ -101,9 +101,10 @@ def _sm_constants(node: ast.AST, kind: str, ctx: ModuleContext, many: bool) -> O
     node = ctx.resolve(node)
     if not isinstance(node, (ast.Constant, ast.Tuple, ast.List, ast.Set)):
         # a local tuple, a parameter's default, a helper's return: the value-flow layer
-        node = _literal(ctx.values.value(node, ROCM).constant())
-        if node is None:
+        literal = _literal(ctx.values.value(node, ROCM).constant())
+        if literal is None:
             return None
+        node = literal
     if many:
         if not isinstance(node, (ast.Tuple, ast.List, ast.Set)) or not node.elts:
             return None
@@ -130,13 +131,14 @@ def _sm_constants(node: ast.AST, kind: str, ctx: ModuleContext, many: bool) -> O
     return None
 
 
-def _literal(value: object) -> Optional[ast.AST]:
+def _literal(value: object) -> Optional[ast.expr]:
     """A known value as the literal that writes it (numbers and tuples of them), else None."""
-    if type(value) in (int, float):
+    if isinstance(value, (int, float)) and type(value) in (int, float):
         return ast.Constant(value)
     if isinstance(value, tuple):
         elts = [_literal(v) for v in value]
-        return None if any(e is None for e in elts) else ast.Tuple(elts=elts, ctx=ast.Load())
+        known = [e for e in elts if e is not None]
+        return None if len(known) != len(elts) else ast.Tuple(elts=known, ctx=ast.Load())
     return None
 
 

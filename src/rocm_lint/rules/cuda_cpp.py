@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple, cast
 
 from rocm_lint.cpp.asm import is_amd_assembly, ptx_instruction
 from rocm_lint.finding import Applicability
-from rocm_lint.lazy import LazyPattern, lazy_functions
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
 
 if TYPE_CHECKING:
+    from rocm_lint.cpp.preproc import Directive
     from rocm_lint.cpp.scanner import CppUnit
-
-# (the C++ machinery is imported when a C++ file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
-lazy_functions(globals(), "rocm_lint.cpp.gates", "enclosing_groups", "gate_edits", "newline_of", "rocm_if")
-lazy_functions(globals(), "rocm_lint.cpp.values", "literal_value")
 
 ROC701 = Rule(
     "ROC701",
@@ -177,9 +173,9 @@ CUDA_HEADERS: Dict[str, Optional[str]] = {
 _INCLUDE = LazyPattern(r"\s*[<\"]([^>\"]+)[>\"]")
 
 
-def includes(unit: CppUnit) -> List[Tuple[object, str, int, int]]:
+def includes(unit: CppUnit) -> List[Tuple[Directive, str, int, int]]:
     """(directive, header, start, end) of every ``#include`` with a literal header name."""
-    cached = unit.memo.get("includes")
+    cached = cast(Optional[List[Tuple["Directive", str, int, int]]], unit.memo.get("includes"))
     if cached is None:
         cached = []
         for d in unit.pre.directives:
@@ -188,7 +184,7 @@ def includes(unit: CppUnit) -> List[Tuple[object, str, int, int]]:
                 if m:
                     cached.append((d, m.group(1).strip().lstrip("./"), m.start(1), m.end(1)))
         unit.memo["includes"] = cached
-    return cached  # type: ignore[return-value]
+    return cached
 
 
 def _cuda_header(header: str) -> Tuple[bool, Optional[str]]:
@@ -203,6 +199,8 @@ def _cuda_header(header: str) -> Tuple[bool, Optional[str]]:
 
 @ROC702.source_checker()
 def find_cuda_only_headers(unit: CppUnit) -> Iterator[Hit]:
+    from rocm_lint.cpp.gates import enclosing_groups, gate_edits, newline_of, rocm_if
+
     found = []
     for d, header, start, end in includes(unit):
         is_cuda, hip = _cuda_header(header)
@@ -336,7 +334,9 @@ _ASM = LazyPattern(r"(?:asm|__asm__|__asm)\b(?:\s+(?:volatile|__volatile__|goto|
 
 def asm_blocks(unit: CppUnit) -> List[Tuple[int, int, str]]:
     """(start, end, assembly text) of every asm statement."""
-    cached = unit.memo.get("asm")
+    from rocm_lint.cpp.scanner import calls
+
+    cached = cast(Optional[List[Tuple[int, int, str]]], unit.memo.get("asm"))
     if cached is None:
         cached = []
         if "asm" not in unit.code:
@@ -356,7 +356,7 @@ def asm_blocks(unit: CppUnit) -> List[Tuple[int, int, str]]:
                 i += 1
             cached.append((m.start(), end, "".join(parts)))
         unit.memo["asm"] = cached
-    return cached  # type: ignore[return-value]
+    return cached
 
 
 @ROC701.source_checker()
@@ -386,6 +386,9 @@ _ALL_LANES = {0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF, -1}
 
 @ROC708.source_checker()
 def find_nvidia_only_primitives(unit: CppUnit) -> Iterator[Hit]:
+    from rocm_lint.cpp.scanner import calls
+    from rocm_lint.cpp.values import literal_value
+
     code = unit.code
     for m in (
         _PRIMITIVES.finditer(code)
@@ -425,7 +428,6 @@ from rocm_lint.rule import PyHit  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover - Python's reader loads with a Python file, not with a C++ one
     from rocm_lint.python.context import ModuleContext
-lazy_functions(globals(), "rocm_lint.python.patterns", "uses_nvidia_interconnect")
 
 _TRITON_ASM_CALL = "inline_asm_elementwise"
 # Files and folders of NVIDIA-only code (Triton's own `language/extra/cuda`, Hopper/Blackwell kernels).
@@ -459,6 +461,8 @@ def _asm_argument(node: ast.Call) -> Optional[ast.AST]:
 
 @ROC701.checker(ast.Call)
 def triton_inline_ptx(node: ast.Call, ctx: ModuleContext) -> Iterator[PyHit]:
+    from rocm_lint.python.patterns import uses_nvidia_interconnect
+
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
     if name != _TRITON_ASM_CALL:

@@ -9,17 +9,12 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 from rocm_lint.domain import ROCM
 from rocm_lint.finding import Applicability
-from rocm_lint.lazy import LazyPattern, lazy_functions
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
 
 if TYPE_CHECKING:
     from rocm_lint.cpp.conditions import Node
     from rocm_lint.cpp.scanner import CppUnit
-
-# (the C++ machinery is imported when a C++ file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.cpp.conditions", "Platform", "names_in", "truth")
-lazy_functions(globals(), "rocm_lint.cpp.functions", "brace_tree", "function_of", "innermost_block")
-lazy_functions(globals(), "rocm_lint.cpp.gates", "rocm_condition", "rocm_gate_macro")
 
 
 _GUARD = (
@@ -83,6 +78,8 @@ _COMPARISONS = {"==", "!=", "<", ">", "<=", ">="}
 
 def _compares(node: Optional[Node], names) -> List[str]:
     """Comparison operators in ``node`` with one of ``names`` on a side."""
+    from rocm_lint.cpp.conditions import names_in
+
     if node is None:
         return []
     out = []
@@ -98,6 +95,8 @@ def _compares(node: Optional[Node], names) -> List[str]:
 
 
 def _mentions_rocm(unit: CppUnit, node: Optional[Node]) -> bool:
+    from rocm_lint.cpp.conditions import names_in
+
     return any(unit.rocm_macro(n) for n in names_in(node))
 
 
@@ -120,6 +119,8 @@ def _stopped_on_rocm_before(unit: CppUnit, offset: int) -> bool:
     """Does the function holding ``offset`` stop on ROCm before it (MinkowskiEngine's
     `#if defined __HIP_PLATFORM_HCC__` `TORCH_CHECK(false, "not supported on HIP")` `#endif` at the
     top of the body)?  Then nothing after runs on ROCm: a version guard there drops nothing."""
+    from rocm_lint.cpp.functions import brace_tree, function_of, innermost_block
+
     code = unit.code
     tree = unit.memo.get("brace-tree")
     if tree is None:
@@ -148,12 +149,17 @@ def _decided_without_version(unit: CppUnit, node: Optional[Node]) -> bool:
 
 
 def _rocm_value(unit: CppUnit, node: Optional[Node]):
+    from rocm_lint.cpp.conditions import Platform, truth
+
     world = Platform(ROCM, frozenset(unit.config.rocm_macros), frozenset(unit.config.cuda_macros))
     return truth(world.evaluate(node))
 
 
 @ROC703.source_checker()
 def find_cuda_version_guards(unit: CppUnit) -> Iterator[Hit]:
+    from rocm_lint.cpp.conditions import names_in
+    from rocm_lint.cpp.gates import rocm_condition, rocm_gate_macro
+
     code = unit.code
     # groups a later #elif of which names ROCm: the chain says what ROCm gets
     # (`#if __CUDACC_VER_MAJOR__ > 9 ... <cuda_fp16.h>` `#elif defined(__HIPCC__)` `<hip/hip_fp16.h>`)
@@ -236,7 +242,7 @@ def _dropped_whatever_the_arch(unit: CppUnit, d) -> bool:
     ``!defined(GGML_USE_HIP)``)?  The project drops the branch on ROCm on purpose, not the arch
     test.  A CUDA version test (``__CUDACC_VER_MAJOR__ >= 12 && __CUDA_ARCH__ >= 900``) does not
     count: ROC703 leaves such a condition to this rule."""
-    from rocm_lint.cpp.conditions import CUDA_ONLY
+    from rocm_lint.cpp.conditions import CUDA_ONLY, Platform, truth
 
     world = Platform(ROCM, frozenset(unit.config.rocm_macros), frozenset(unit.config.cuda_macros))
     for name, defs in unit.pre.macros.items():

@@ -26,32 +26,14 @@ from collections import deque
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 from rocm_lint.domain import NVIDIA
-from rocm_lint.lazy import LazyPattern, lazy_functions
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.python.context import ModuleContext
 from rocm_lint.rules.distributions import distribution
 from rocm_lint.requirements import Parsed, clauses, marker_false_on_linux, parse_requirement
 from rocm_lint.rule import Hit, PyHit, Rule
 
 if TYPE_CHECKING:
-    from rocm_lint.configfiles.manifest_platform import (
-        names_other_platform,
-        nvidia_variant,
-        only_nvidia_images_use,
-        replaced_by_rocm_build,
-    )
-    from rocm_lint.configfiles.manifests import read_manifest
     from rocm_lint.configfiles.unit import ConfigUnit
-
-# (the manifest reader is imported when a config file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.configfiles.manifests", "read_manifest")
-lazy_functions(
-    globals(),
-    "rocm_lint.configfiles.manifest_platform",
-    "names_other_platform",
-    "nvidia_variant",
-    "only_nvidia_images_use",
-    "replaced_by_rocm_build",
-)
 
 _LANGUAGES = ("manifest", "shell", "dockerfile", "yaml", "dotenv", "python")
 
@@ -322,6 +304,13 @@ def _silent_file(unit: ConfigUnit) -> bool:
     """Files the ROCm install never reads: named for CUDA or for another platform, with a ROCm twin
     beside them, a CI definition that names no ROCm job, an image for the NVIDIA container runtime,
     a container-build file only NVIDIA images use, a manifest the project's ROCm build swaps out."""
+    from rocm_lint.configfiles.manifest_platform import (
+        names_other_platform,
+        nvidia_variant,
+        only_nvidia_images_use,
+        replaced_by_rocm_build,
+    )
+
     cached = unit.memo.get("deps.silent")
     if cached is None:
         cached = (
@@ -343,6 +332,8 @@ def _silent_file(unit: ConfigUnit) -> bool:
 
 def _findings(unit: ConfigUnit) -> List[Tuple[str, int, int, str]]:
     """(code, start, end, message) of every dependency hazard in the unit, computed once."""
+    from rocm_lint.configfiles.manifests import read_manifest
+
     cached = unit.memo.get("deps.findings")
     if cached is not None:
         return cached  # type: ignore[return-value]

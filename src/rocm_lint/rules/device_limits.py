@@ -8,18 +8,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterator, Optional
 
-from rocm_lint.lazy import LazyPattern, lazy_functions
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import CPP_LANGUAGES, Hit, Rule
 
 if TYPE_CHECKING:
-    from rocm_lint.cpp.functions import brace_tree, function_of
-    from rocm_lint.cpp.scanner import CppUnit, calls
-    from rocm_lint.cpp.values import int_expression
-
-# (the C++ machinery is imported when a C++ file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
-lazy_functions(globals(), "rocm_lint.cpp.functions", "brace_tree", "function_of")
-lazy_functions(globals(), "rocm_lint.cpp.values", "int_expression")
+    from rocm_lint.cpp.scanner import CppUnit
 
 LDS_BYTES = 64 * 1024  # LDS per workgroup on gfx90a (MI200) and gfx942 (MI300); gfx950 has 160 KiB
 
@@ -71,6 +64,10 @@ def _local_value(code: str, name: str, start: int, end: int) -> Optional[str]:
 
 @ROC711.source_checker()
 def dynamic_shared_memory_above_lds(unit: CppUnit) -> Iterator[Hit]:
+    from rocm_lint.cpp.functions import brace_tree, function_of
+    from rocm_lint.cpp.scanner import calls
+    from rocm_lint.cpp.values import int_expression
+
     code = unit.code
     if _LIMIT_QUERY.search(code):
         return

@@ -7,14 +7,11 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Iterator, List, Tuple
 
-from rocm_lint.lazy import LazyPattern, lazy_functions
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import CPP_LANGUAGES, Hit, Rule
 
 if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit
-
-# (the C++ machinery is imported when a C++ file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.cpp.functions", "opener_before")
 
 ROC709 = Rule(
     "ROC709",
@@ -86,6 +83,8 @@ def _in_directive(unit: CppUnit, offset: int) -> bool:
 def _name_before(code: str, end: int, floor: int, template: bool = False) -> Tuple[int, str]:
     """(start, name) of the identifier that ends ``code[floor:end]`` (a qualified name with
     ``::``; with ``template``, after skipping one `<...>` argument list), or (-1, "")."""
+    from rocm_lint.cpp.functions import opener_before
+
     i = end
     while i > floor and code[i - 1].isspace():
         i -= 1

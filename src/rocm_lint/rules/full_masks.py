@@ -4,21 +4,15 @@ function, and its unsafe fix (a ROCm twin with the 64-bit all-lanes mask)."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Tuple
 
 from rocm_lint.finding import Applicability
-from rocm_lint.lazy import LazyPattern, lazy_functions
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
 from rocm_lint.rules.warp import IDENTS
 
 if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit
-
-# (the C++ machinery is imported when a C++ file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
-lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_edits", "whole_statement_lines")
-lazy_functions(globals(), "rocm_lint.cpp.values", "literal_value")
-lazy_functions(globals(), "rocm_lint.cpp.facts", "mask_free_sync_macros")
 
 ROC602 = Rule(
     "ROC602",
@@ -47,6 +41,8 @@ _SYNC_MASK_CALL = LazyPattern(
 
 def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
     """How ``text`` (a mask argument) is a 32-bit full mask on ROCm, or None."""
+    from rocm_lint.cpp.values import literal_value
+
     expanded = unit.expand(text, at)
     value = literal_value(expanded)
     if value is None and IDENTS.search(expanded):  # `(U32)-1`: the project's type names
@@ -58,6 +54,10 @@ def _full32(unit: CppUnit, text: str, at: int) -> Optional[str]:
 
 @ROC602.source_checker()
 def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
+    from rocm_lint.cpp.gates import gate_edits
+    from rocm_lint.cpp.facts import mask_free_sync_macros
+    from rocm_lint.cpp.scanner import calls
+
     if "_sync" not in unit.code and "__syncwarp" not in unit.code:
         return
     mask_free = None
@@ -80,24 +80,24 @@ def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
         found.append((a, b, ROC602.message(mask=what, call=m.group(0)), span, text))
     # Statements on adjacent lines (three shuffles in a row) share one twin block: one `#ifdef`,
     # one `#else`, one `#line`, instead of a block each.
-    groups: List[List[object]] = []
+    groups: List[List[Any]] = []  # [first line, last line, indices into found]
     for i, (a, b, _, span, _) in enumerate(found):
         if span is None:
             continue
-        if groups and groups[-1][0] <= span[0] <= groups[-1][1] + 1:  # type: ignore[operator]
-            groups[-1][1] = max(groups[-1][1], span[1])  # type: ignore[call-overload]
-            groups[-1][2].append(i)  # type: ignore[union-attr]
+        if groups and groups[-1][0] <= span[0] <= groups[-1][1] + 1:
+            groups[-1][1] = max(groups[-1][1], span[1])
+            groups[-1][2].append(i)
         else:
             groups.append([span[0], span[1], [i]])
     shared: dict = {}
     for first, last, members in groups:
-        start = unit.line_span(first)[0]  # type: ignore[arg-type]
-        rocm = unit.text[start : unit.line_span(last)[1]]  # type: ignore[arg-type]
-        for i in sorted(members, key=lambda i: -found[i][0]):  # type: ignore[union-attr]
+        start = unit.line_span(first)[0]
+        rocm = unit.text[start : unit.line_span(last)[1]]
+        for i in sorted(members, key=lambda i: -found[i][0]):
             a, b = found[i][0], found[i][1]
             rocm = rocm[: a - start] + FULL64 + rocm[b - start :]
         edits = gate_edits(unit, first, last, rocm)
-        for i in members:  # type: ignore[union-attr]
+        for i in members:
             shared[i] = edits
     for i, (a, b, message, span, text) in enumerate(found):
         edits = shared[i] if span is not None else _full_mask_fix(unit, text, a, b)
@@ -116,6 +116,9 @@ def find_32_bit_full_masks(unit: CppUnit) -> Iterator[Hit]:
 def _literal_statement(unit: CppUnit, text: str, a: int, b: int) -> Optional[Tuple[int, int]]:
     """(first, last) lines of the statement holding a literal full mask at ``a..b``, when the
     statement can be twinned whole; None for anything else (a macro name: ``_full_mask_fix``)."""
+    from rocm_lint.cpp.gates import whole_statement_lines
+    from rocm_lint.cpp.values import literal_value
+
     if literal_value(text) != FULL32:
         return None
     stmt = unit.statement_start(a)
@@ -133,6 +136,9 @@ def _full_mask_fix(unit: CppUnit, text: str, a: int, b: int) -> Tuple[Tuple[int,
     """The unsafe fix: a ROCm twin of the statement with a 64-bit mask (a literal argument),
     or of the ``#define`` that names the 32-bit mask (every use of the macro changes on ROCm:
     unsafe when it also serves as a plain number)."""
+    from rocm_lint.cpp.gates import gate_edits, whole_statement_lines
+    from rocm_lint.cpp.values import literal_value
+
     if literal_value(text) == FULL32:
         stmt = unit.statement_start(a)
         semi = unit.code.find(";", b)

@@ -286,8 +286,9 @@ def _e4m3_dtype(node: ast.AST, ctx: ModuleContext, depth: int = 0) -> Optional[s
         return qual.split(".", 1)[1]
     if isinstance(node, ast.IfExp) and depth < 3:
         arms = {_e4m3_dtype(node.body, ctx, depth + 1), _e4m3_dtype(node.orelse, ctx, depth + 1)}
-        if None not in arms:
-            return " / ".join(sorted(arms))
+        known = {a for a in arms if a is not None}
+        if len(known) == len(arms):
+            return " / ".join(sorted(known))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fp8_dtype":
         return "current_platform.fp8_dtype()"
     return None

@@ -6,19 +6,15 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from functools import lru_cache
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, cast
 
 from rocm_lint.finding import Applicability
-from rocm_lint.lazy import LazyPattern, lazy_functions
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import CPP_LANGUAGES, FixAvailability, Hit, Rule
 from rocm_lint.rules.warp import IDENTS, defined_at, names_pattern
 
 if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit
-
-# (the C++ machinery is imported when a C++ file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
-lazy_functions(globals(), "rocm_lint.cpp.gates", "gate_edits", "whole_statement_lines")
 
 ROC601 = Rule(
     "ROC601",
@@ -112,7 +108,7 @@ _INITIALISER = LazyPattern(r"=[^,;]*,\s*")
 def _declarations_32(unit: CppUnit):
     """{name: [(start of the type, end of the name's `;`/`,`/`=`)]} of every declarator in a
     declaration with a 32-bit type (``unsigned a = 0, mask;``), in file order."""
-    cached = unit.memo.get("declared_32")
+    cached = cast(Optional[Dict[str, List[Tuple[int, int]]]], unit.memo.get("declared_32"))
     if cached is None:
         code = unit.code
         cached = {}
@@ -144,7 +140,9 @@ def ballot_calls(unit: CppUnit) -> List[Tuple[int, int, int, str]]:
     """(start, end of the name, offset of the ``(``, name) of every ballot in the file: the
     intrinsics (``__ballot_sync``, ``__ballot``, ``__activemask``) and calls of the ballot
     wrappers the file or its project headers define (``unit.project``), in file order."""
-    cached = unit.memo.get("ballot_calls")
+    from rocm_lint.cpp.scanner import calls
+
+    cached = cast(Optional[List[Tuple[int, int, int, str]]], unit.memo.get("ballot_calls"))
     if cached is None:
         found = [(m.start(), m.end(), paren, m.group(0)) for m, paren in calls(unit, _BALLOT)]
         wrappers = unit.project.ballot_wrappers
@@ -154,7 +152,7 @@ def ballot_calls(unit: CppUnit) -> List[Tuple[int, int, int, str]]:
                     found.append((m.start(), m.end(), paren, m.group(0)))
             found.sort()
         cached = unit.memo["ballot_calls"] = found
-    return cached  # type: ignore[return-value]
+    return cached
 
 
 _RETURN_TYPES = frozenset(
@@ -302,7 +300,7 @@ def _narrow_calls(unit: CppUnit) -> Dict[str, List[Tuple[int, int, str, str]]]:
     """{name: [(start, end, call, argument text)]} of every 32-bit bit count (``__popc(...)``,
     ``__ffs``, ``__clz``, ``__brev``) whose argument mentions ``name``, in file order: found once
     per file and looked up per ballot variable (a kernel with thousands of ballots stays linear)."""
-    cached = unit.memo.get("narrow_calls")
+    cached = cast(Optional[Dict[str, List[Tuple[int, int, str, str]]]], unit.memo.get("narrow_calls"))
     if cached is None:
         code = unit.code
         cached = {}
@@ -315,7 +313,7 @@ def _narrow_calls(unit: CppUnit) -> Dict[str, List[Tuple[int, int, str, str]]]:
             for name in set(IDENTS.findall(arg[:400])):
                 cached.setdefault(name, []).append((m.start(), end, m.group(1), arg))
         unit.memo["narrow_calls"] = cached
-    return cached  # type: ignore[return-value]
+    return cached
 
 
 # A variable's 32-bit shift tests (``mask & (1 << lane)``,
@@ -364,6 +362,8 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
     """The unsafe fix: on ROCm the declaration is 64-bit and its __popc/__ffs become the ll forms.
     Only when every bit-count use has a 64-bit twin of the same meaning, each use is a whole
     statement on its own lines, and nothing tests the mask with a 32-bit shift."""
+    from rocm_lint.cpp.gates import gate_edits, whole_statement_lines
+
     if shifts or any(u[2] not in _SAME_MEANING_64 for u in uses):
         return ()
     code = unit.code
@@ -373,7 +373,7 @@ def _fix_declaration(unit: CppUnit, name, stmt, end, decl, uses, shifts) -> Tupl
     lines = whole_statement_lines(unit, stmt + len(decl.group(0)) - len(decl.group(0).lstrip()), semi + 1)
     if lines is None:
         return ()
-    edits = []
+    edits: List[Tuple[int, int, str]] = []
     a, b = unit.line_span(lines[0])
     b = unit.line_span(lines[1])[1]
     original = unit.text[a:b]

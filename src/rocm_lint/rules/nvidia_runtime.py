@@ -87,7 +87,9 @@ def _quiet(ctx: ModuleContext, errors, keys) -> bool:
     """The places that have chosen already: a handler for the failure, an `if` naming the library
     or NVIDIA, a helper named for NVIDIA (called from the NVIDIA side of a split), a module with an
     AMD path."""
-    if ctx.caught(ctx.statement, errors) or under_if_naming(ctx, ctx.statement, keys, env_opt_in=False):
+    stmt = ctx.statement  # (set while the walk visits a statement)
+    caught = stmt is not None and ctx.caught(stmt, errors)
+    if caught or under_if_naming(ctx, ctx.statement, keys, env_opt_in=False):
         return True
     fn = ctx.function
     if fn is not None and _NVIDIA_HELPER.search(fn.name):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Union
 
 from rocm_lint.domain import NVIDIA, ROCM
 from rocm_lint.finding import Applicability, GuardImport
@@ -111,7 +111,7 @@ def _imports_pynvml(node: ast.AST) -> bool:
     )
 
 
-def _bound_by(node: ast.AST) -> Set[str]:
+def _bound_by(node: Union[ast.Import, ast.ImportFrom]) -> Set[str]:
     if isinstance(node, ast.Import):
         return {a.asname or a.name.split(".")[0] for a in node.names}
     return {a.asname or a.name for a in node.names if a.name != "*"}
@@ -164,12 +164,12 @@ def _used_at_import(tree: ast.Module, names: Set[str], after: int) -> Optional[i
 
 
 @ROC401.checker(ast.Import, ast.ImportFrom)
-def unguarded_pynvml_import(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
+def unguarded_pynvml_import(node: Union[ast.Import, ast.ImportFrom], ctx: ModuleContext) -> Iterator[PyHit]:
     state = ctx.state
     if state.in_function or state.import_guarded or not _imports_pynvml(node):
         return
     names = _bound_by(node)
-    line = _used_at_import(ctx.tree, names, getattr(node, "end_lineno", node.lineno))
+    line = _used_at_import(ctx.tree, names, node.end_lineno or node.lineno)
     if line is not None:
         name = sorted(names)[0]
         yield PyHit(
@@ -227,7 +227,9 @@ def _named_after_backend(ctx: ModuleContext) -> bool:
 
 
 @ROC402.checker(ast.Import, ast.ImportFrom)
-def nvidia_only_package_import(node: ast.AST, ctx: ModuleContext) -> Iterator[PyHit]:
+def nvidia_only_package_import(
+    node: Union[ast.Import, ast.ImportFrom], ctx: ModuleContext
+) -> Iterator[PyHit]:
     state = ctx.state
     if state.in_function or state.import_guarded:
         return  # lazy imports sit on a path the caller opted into; guarded ones have a fallback

@@ -6,16 +6,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterator, Optional, Set, Tuple
 
-from rocm_lint.lazy import LazyPattern, lazy_functions
+from rocm_lint.lazy import LazyPattern
 from rocm_lint.rule import CPP_LANGUAGES, Hit, Rule
 from rocm_lint.rules.warp import IDENTS, defined_at, names_pattern
 
 if TYPE_CHECKING:
     from rocm_lint.cpp.scanner import CppUnit
-
-# (the C++ machinery is imported when a C++ file is checked, not by a Python check)
-lazy_functions(globals(), "rocm_lint.cpp.scanner", "calls")
-lazy_functions(globals(), "rocm_lint.cpp.logical_warp", "LogicalWarps", "hardware_indexed_arrays")
 
 ROC603 = Rule(
     "ROC603",
@@ -89,6 +85,8 @@ _CUB_WARP = LazyPattern(r"Warp(?:Reduce|Scan|Exchange|Load|Store|MergeSort)\s*<[
 
 def wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
     """(start, end, what) of every hard-coded ``size`` used as the wave width."""
+    from rocm_lint.cpp.scanner import calls
+
     code = unit.code
     math, named = (_MATH32, _NAMED32) if size == 32 else (_MATH64, _NAMED64)
     for d in unit.pre.directives:
@@ -193,6 +191,8 @@ def wave_hits(unit: CppUnit, size: int) -> Iterator[Tuple[int, int, str]]:
 
 @ROC603.source_checker()
 def find_warp_size_32(unit: CppUnit) -> Iterator[Hit]:
+    from rocm_lint.cpp.logical_warp import LogicalWarps, hardware_indexed_arrays
+
     seen: Set[int] = set()
     warps = None
     lone = []  # lane math in helpers nothing in the file calls: decided by the file's other warp code
