@@ -75,6 +75,9 @@ NOT_YET_MOVED = {
     "rocm_lint.fix.namespace._SCANS": "star imports under a root, reused for SCAN_TTL seconds",
     "rocm_lint.fix.nvidia_namespace._PROJECTS": "star imports of a project, reused for REUSE_SECONDS",
     "rocm_lint.fix.files._swept": "directories already swept of stale temporary files",
+    # like _SCANS and _PROJECTS: time-bounded, at most 32 entries; to move with them
+    "rocm_lint.fix.namespace._ASKED": "which project modules ask for a name, reused for a few seconds",
+    "rocm_lint.fix.nvidia_namespace._ASKED": "which project modules ask for a name (the checker's own copy)",
 }
 
 _MUTABLE_CALLS = {

@@ -32,9 +32,6 @@ from typing import Dict, List, Optional, Set, Tuple
 from rocm_lint.build.logic import Worlds
 from rocm_lint.config import Config
 from rocm_lint.domain import NVIDIA, ROCM
-from rocm_lint.python.analyzer import walk_gated
-from rocm_lint.python.context import ModuleContext
-from rocm_lint.python.project import Project
 from rocm_lint.workspace import Workspace, memoized
 
 __all__ = ["import_gate", "EVERYWHERE", "NVIDIA_ONLY", "ROCM_ONLY"]
@@ -161,6 +158,12 @@ def _sites(ws: Workspace, importer: str, module: str, top: str) -> Optional[List
         return []
     ids = {id(node) for node in wanted}
     config = Config()
+    # Python's reader, imported when a builder module's importers are asked (a C++ check that
+    # meets no builder loads none of it: tests/test_import_hygiene.py)
+    from rocm_lint.python.analyzer import walk_gated
+    from rocm_lint.python.context import ModuleContext
+    from rocm_lint.python.project import Project
+
     ctx = ModuleContext(importer, tree, config, text, Project(config, workspace=ws))
     found: List[Tuple[Optional[str], bool]] = []
 

@@ -181,8 +181,26 @@ def enclosing_groups(unit: CppUnit, first: int, last: int) -> List[List[Directiv
             if d.name in ("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif"):
                 groups.setdefault(d.group, []).append(d)
         unit.memo["conditional_groups"] = groups
+    # The groups open after each directive, in line order (a stack: conditionals nest), so a
+    # file with many fixes asks a bisect and its nesting depth, not every group, per fix.
+    stacks = cast("Optional[Tuple[List[int], List[Tuple[int, ...]]]]", unit.memo.get("conditional_stacks"))
+    if stacks is None:
+        lines: List[int] = []
+        opened: List[Tuple[int, ...]] = []
+        stack: Tuple[int, ...] = ()
+        for d in sorted((d for ms in groups.values() for d in ms), key=lambda d: d.line):
+            if d.name in ("if", "ifdef", "ifndef"):
+                stack = stack + (d.group,)
+            elif d.name == "endif" and stack and stack[-1] == d.group:
+                stack = stack[:-1]
+            lines.append(d.line)
+            opened.append(stack)
+        stacks = (lines, opened)
+        unit.memo["conditional_stacks"] = stacks
+    at = bisect_left(stacks[0], first) - 1
     out = []
-    for members in groups.values():
+    for group in stacks[1][at] if at >= 0 else ():
+        members = groups[group]
         opening, closing = members[0], members[-1]
         if closing.name == "endif" and opening.line < first and closing.line > last:
             out.append(members)

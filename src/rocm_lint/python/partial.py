@@ -66,6 +66,13 @@ READS: Dict[str, Tuple[str, ...]] = {
     "ROC802": ("cutlass",),
     "ROC106": ("get_device_capability", "get_device_properties"),
     "ROC404": ("which", "find_executable", "exists", "isfile", "access"),
+    # rules/backends.py: whether the module reads a setting back, restores it or calls
+    # torch.cuda.tunable decides ROC101's fix (the family's rules share the module's walk)
+    "ROC101": ("allow_tf32", "precision", "tunable"),
+    "ROC102": ("reduced_precision_reduction",),
+    "ROC103": ("sdp",),
+    "ROC104": ("cufft_plan_cache",),
+    "ROC105": ("init_process_group",),
 }
 # Rules of a module with a whole-module reader that is not theirs (audited): packages.py's
 # ``_looks_up(ctx.tree)`` is ROC404's alone.
