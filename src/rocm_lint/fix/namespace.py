@@ -210,16 +210,10 @@ def _read_text(path: str) -> Optional[str]:
     return data.decode("utf-8", "replace")
 
 
-_SCANS: Dict[str, Tuple[float, Optional[List[Tuple[str, str]]]]] = {}
-
-
-def _star_imports_under(root: str) -> Optional[List[Tuple[str, str]]]:
-    """(file, imported module) for every ``from X import *`` in the Python files under ``root``;
-    None when there are too many files to read."""
-    cached = _SCANS.get(root)
-    if cached is not None and time.monotonic() - cached[0] < SCAN_TTL:
-        return cached[1]
-    found: Optional[List[Tuple[str, str]]] = []
+def _python_files(root: str) -> Optional[List[Tuple[str, bytes]]]:
+    """(file, bytes) of the readable Python files under ``root`` (hidden, cache, virtual
+    environment and site-packages folders skipped); None past MAX_SCAN_FILES files."""
+    out: List[Tuple[str, bytes]] = []
     count = 0
     for folder, dirs, files in os.walk(root):
         dirs[:] = [
@@ -234,18 +228,35 @@ def _star_imports_under(root: str) -> Optional[List[Tuple[str, str]]]:
                 continue
             count += 1
             if count > MAX_SCAN_FILES:
-                found = None
-                break
+                return None
             path = os.path.join(folder, name)
             try:
                 data = read_bounded(path, MAX_FILE_BYTES)
             except OSError:
                 continue
-            if isinstance(data, str) or not _ANY_STAR.search(data):
-                continue
-            found.extend((path, m.group(1).decode("ascii", "replace")) for m in _STAR.finditer(data))
-        if found is None:
-            break
+            if not isinstance(data, str):
+                out.append((path, data))
+    return out
+
+
+_SCANS: Dict[str, Tuple[float, Optional[List[Tuple[str, str]]]]] = {}
+
+
+def _star_imports_under(root: str) -> Optional[List[Tuple[str, str]]]:
+    """(file, imported module) for every ``from X import *`` in the Python files under ``root``;
+    None when there are too many files to read."""
+    cached = _SCANS.get(root)
+    if cached is not None and time.monotonic() - cached[0] < SCAN_TTL:
+        return cached[1]
+    files = _python_files(root)
+    found: Optional[List[Tuple[str, str]]] = None
+    if files is not None:
+        found = [
+            (path, m.group(1).decode("ascii", "replace"))
+            for path, data in files
+            if _ANY_STAR.search(data)
+            for m in _STAR.finditer(data)
+        ]
     if len(_SCANS) > 16:
         _SCANS.clear()
     _SCANS[root] = (time.monotonic(), found)
@@ -430,32 +441,8 @@ def _files_mentioning(root: str, word: bytes) -> Optional[List[Tuple[str, bytes]
     cached = _ASKED.get(key)
     if cached is not None and time.monotonic() - cached[0] < SCAN_TTL:
         return cached[1]
-    found: Optional[List[Tuple[str, bytes]]] = []
-    count = 0
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [
-            d
-            for d in dirs
-            if not d.startswith(".")
-            and d not in ("__pycache__", "node_modules", "site-packages")
-            and not os.path.isfile(os.path.join(folder, d, "pyvenv.cfg"))
-        ]
-        for name in files:
-            if not name.endswith(".py"):
-                continue
-            count += 1
-            if count > MAX_SCAN_FILES:
-                found = None
-                break
-            path = os.path.join(folder, name)
-            try:
-                data = read_bounded(path, MAX_FILE_BYTES)
-            except OSError:
-                continue
-            if not isinstance(data, str) and word in data:
-                found.append((path, data))
-        if found is None:
-            break
+    files = _python_files(root)
+    found = None if files is None else [(path, data) for path, data in files if word in data]
     if len(_ASKED) > 32:
         _ASKED.clear()
     _ASKED[key] = (time.monotonic(), found)
